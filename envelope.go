@@ -1,0 +1,359 @@
+package headgate
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// State is where a job is in its lifecycle.
+type State string
+
+const (
+	StatePending     State = "pending"     // staged: waits for ReleasePending
+	StateScheduled   State = "scheduled"   // waits for its time
+	StateAvailable   State = "available"   // ready to be admitted
+	StateRunning     State = "running"     // leased to a worker
+	StateRetryable   State = "retryable"   // failed, waits for its retry time
+	StateCompleted   State = "completed"   // succeeded (kept for its retention)
+	StateArchived    State = "archived"    // skipped, or failed with attempts spent
+	StateCancelled   State = "cancelled"   // cancelled by an operator
+	StateUndecodable State = "undecodable" // its payload or kind could not be handled
+	StateQuarantined State = "quarantined" // crashed up to the crash limit; waits for an operator
+)
+
+// States lists every state in lifecycle order.
+var States = []State{StatePending, StateScheduled, StateAvailable, StateRunning, StateRetryable,
+	StateCompleted, StateArchived, StateCancelled, StateUndecodable, StateQuarantined}
+
+// Terminal reports whether a job in this state is finished.
+func (s State) Terminal() bool {
+	switch s {
+	case StateCompleted, StateArchived, StateCancelled, StateUndecodable, StateQuarantined:
+		return true
+	}
+	return false
+}
+
+// ReplaceMask selects what a duplicate enqueue replaces in the job that holds its unique
+// key, while that job is still scheduled, available or retryable.
+type ReplaceMask uint8
+
+const (
+	// ReplacePayload replaces payload, fingerprint and schema version.
+	ReplacePayload ReplaceMask = 1 << iota
+	// ReplaceScheduledAt replaces the run time of a holder that is scheduled.
+	ReplaceScheduledAt
+	// ReplacePriority replaces the priority.
+	ReplacePriority
+	// ReplaceMaxAttempts replaces the attempt limit.
+	ReplaceMaxAttempts
+
+	replaceAll = ReplacePayload | ReplaceScheduledAt | ReplacePriority | ReplaceMaxAttempts
+)
+
+// Defaults applied by Enqueue to zero fields.
+const (
+	DefaultQueue         = "default"
+	DefaultMaxAttempts   = 25
+	DefaultSchemaVersion = 1
+	DefaultWeight        = 1
+)
+
+// Limits on what a job may carry.
+const (
+	MaxPayloadBytes  = 32 << 20 // payload, result and output bytes
+	MaxSchemaVersion = 1<<31 - 1
+	MaxWeight        = 1 << 20
+	MaxNameBytes     = 256 // ids, kinds, queues, partitions, fingerprints, classes, tags
+	MaxBatch         = 10_000
+	MaxMessageBytes  = 4096 // progress message
+)
+
+// Envelope is one job as a producer describes it and as the store hands it to a worker.
+type Envelope struct {
+	ID      string // required; reusing an id with the same kind, fingerprint and queue is an idempotent replay
+	Kind    string // required; selects the handler
+	Payload []byte
+
+	Queue        string // defaults to DefaultQueue
+	PartitionKey string // admission takes turns across partitions (tenants)
+	Fingerprint  string // identifies jobs that crash alike; a quarantined fingerprint blocks its siblings
+	Priority     int32  // higher first, inside a partition
+	StickyWorker string // only this worker may admit the job
+	ScheduledAt  time.Time
+	// Retention keeps a finished job this long; 0 deletes it at success (failures are
+	// kept until evicted by an operator).
+	Retention     time.Duration
+	MaxAttempts   int // defaults to DefaultMaxAttempts
+	SchemaVersion int // payload schema version; defaults to DefaultSchemaVersion
+	Weight        int // admission cost in rate tokens and round-robin credit; defaults to 1
+	Tags          []string
+	RateClass     string // token bucket charged at admission; unconfigured classes are unlimited
+
+	// UniqueKey makes the job unique by (queue, kind, key) in the namespace. With
+	// UniqueWindow 0 the key is held until the job is terminal; with a window it is held
+	// until the window ends, whatever the job's state.
+	UniqueKey      string
+	UniqueWindow   time.Duration
+	UniqueReplace  ReplaceMask   // what a duplicate replaces in the holder
+	UniqueDebounce time.Duration // a duplicate replaces payload, fingerprint and tags and pushes the holder to now+debounce
+
+	Pending bool // stage the job until ReleasePending
+
+	// Set by the store.
+	Attempt      int // failed attempts (Retry outcomes)
+	CrashAttempt int // attempts lost to expired leases
+}
+
+// LeaseRef identifies one admission of a job: the holder's proof in every write.
+type LeaseRef struct {
+	JobID   string
+	LeaseID string
+	Fence   int64
+}
+
+// Checkpoint is a job's step record: the step in progress (a crash is charged to it) and
+// the steps done (a later attempt skips them).
+type Checkpoint struct {
+	InProgress string
+	Done       []string
+	// CrashesByStep counts lost leases per step in progress; kept by the store.
+	CrashesByStep map[string]int
+}
+
+// Claim is a job admitted to a worker.
+type Claim struct {
+	Envelope   Envelope
+	LeaseID    string
+	Fence      int64
+	ExpiresAt  time.Time
+	Checkpoint Checkpoint
+}
+
+// LeaseRef returns the reference the holder passes to Ack, Renew and the other writes.
+func (c *Claim) LeaseRef() LeaseRef {
+	return LeaseRef{JobID: c.Envelope.ID, LeaseID: c.LeaseID, Fence: c.Fence}
+}
+
+// Job is the full stored record of a job.
+type Job struct {
+	Envelope
+	State          State
+	Fence          int64
+	LeaseID        string
+	LeaseExpiresAt time.Time
+	CreatedAt      time.Time
+	FinalizedAt    time.Time
+	Checkpoint     Checkpoint
+	// Held is true while the job is available but set aside by a quarantined fingerprint.
+	Held bool
+}
+
+// validateName checks a name that becomes part of a Redis key. Braces would change the
+// cluster hash tag, control characters are never meaningful; queue and worker names
+// also may not contain ':' because another key segment follows them.
+func validateName(field, v string, colonOK bool) error {
+	if len(v) > MaxNameBytes {
+		return invalid(field, "longer than %d bytes", MaxNameBytes)
+	}
+	for _, r := range v {
+		switch {
+		case r == '{' || r == '}':
+			return invalid(field, "%q contains a brace", v)
+		case r < 0x20 || r == 0x7f:
+			return invalid(field, "%q contains a control character", v)
+		case r == ':' && !colonOK:
+			return invalid(field, "%q contains ':'", v)
+		}
+	}
+	return nil
+}
+
+func validateRequired(field, v string, colonOK bool) error {
+	if v == "" {
+		return invalid(field, "is empty")
+	}
+	return validateName(field, v, colonOK)
+}
+
+func validateDuration(field string, d time.Duration) error {
+	if d < 0 {
+		return invalid(field, "is negative (%s)", d)
+	}
+	return nil
+}
+
+// normalize validates one envelope and returns it with defaults applied.
+func normalize(field string, e Envelope) (Envelope, error) {
+	if err := validateRequired(field+".ID", e.ID, true); err != nil {
+		return e, err
+	}
+	if err := validateRequired(field+".Kind", e.Kind, true); err != nil {
+		return e, err
+	}
+	if len(e.Payload) > MaxPayloadBytes {
+		return e, invalid(field+".Payload", "is %d bytes, more than the %d byte limit", len(e.Payload), MaxPayloadBytes)
+	}
+	if e.Queue == "" {
+		e.Queue = DefaultQueue
+	}
+	checks := []struct {
+		field   string
+		v       string
+		colonOK bool
+	}{
+		{"Queue", e.Queue, false},
+		{"PartitionKey", e.PartitionKey, true},
+		{"Fingerprint", e.Fingerprint, true},
+		{"StickyWorker", e.StickyWorker, false},
+		{"RateClass", e.RateClass, true},
+	}
+	for _, c := range checks {
+		if err := validateName(field+"."+c.field, c.v, c.colonOK); err != nil {
+			return e, err
+		}
+	}
+	if !e.ScheduledAt.IsZero() && e.ScheduledAt.UnixMilli() < 0 {
+		return e, invalid(field+".ScheduledAt", "is before 1970")
+	}
+	for _, d := range []struct {
+		field string
+		d     time.Duration
+	}{{"Retention", e.Retention}, {"UniqueWindow", e.UniqueWindow}, {"UniqueDebounce", e.UniqueDebounce}} {
+		if err := validateDuration(field+"."+d.field, d.d); err != nil {
+			return e, err
+		}
+	}
+	switch {
+	case e.MaxAttempts < 0:
+		return e, invalid(field+".MaxAttempts", "is negative (%d)", e.MaxAttempts)
+	case e.SchemaVersion < 0 || e.SchemaVersion > MaxSchemaVersion:
+		return e, invalid(field+".SchemaVersion", "is %d, outside 0..%d", e.SchemaVersion, MaxSchemaVersion)
+	case e.Weight < 0 || e.Weight > MaxWeight:
+		return e, invalid(field+".Weight", "is %d, outside 0..%d", e.Weight, MaxWeight)
+	case e.UniqueReplace&^replaceAll != 0:
+		return e, invalid(field+".UniqueReplace", "has unknown bits %#x", uint8(e.UniqueReplace&^replaceAll))
+	case e.UniqueKey == "" && (e.UniqueWindow != 0 || e.UniqueReplace != 0 || e.UniqueDebounce != 0):
+		return e, invalid(field+".UniqueKey", "is empty but unique options are set")
+	}
+	if e.MaxAttempts == 0 {
+		e.MaxAttempts = DefaultMaxAttempts
+	}
+	if e.SchemaVersion == 0 {
+		e.SchemaVersion = DefaultSchemaVersion
+	}
+	if e.Weight == 0 {
+		e.Weight = DefaultWeight
+	}
+	tags, err := canonicalTags(field+".Tags", e.Tags)
+	if err != nil {
+		return e, err
+	}
+	e.Tags = tags
+	return e, nil
+}
+
+// canonicalTags sorts and dedupes tags.
+func canonicalTags(field string, tags []string) ([]string, error) {
+	if len(tags) == 0 {
+		return nil, nil
+	}
+	out := make([]string, 0, len(tags))
+	for _, t := range tags {
+		if err := validateRequired(field, t, true); err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	slices.Sort(out)
+	n := 1
+	for i := 1; i < len(out); i++ {
+		if out[i] != out[n-1] {
+			out[n] = out[i]
+			n++
+		}
+	}
+	return out[:n], nil
+}
+
+// uniqueField scopes a unique key to its queue and kind inside the namespace.
+func uniqueField(e *Envelope) string {
+	if e.UniqueKey == "" {
+		return ""
+	}
+	return e.Queue + "\n" + e.Kind + "\n" + e.UniqueKey
+}
+
+func ms(d time.Duration) int64 { return d.Milliseconds() }
+
+func unixMs(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+func fromMs(v int64) time.Time {
+	if v == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(v)
+}
+
+// jobFromHash decodes a job hash (HGETALL) into a Job.
+func jobFromHash(id string, h map[string]string) *Job {
+	i64 := func(f string) int64 { v, _ := strconv.ParseInt(h[f], 10, 64); return v }
+	j := &Job{
+		Envelope: Envelope{
+			ID:             id,
+			Kind:           h["kind"],
+			Payload:        []byte(h["payload"]),
+			Queue:          h["queue"],
+			PartitionKey:   h["part"],
+			Fingerprint:    h["fp"],
+			Priority:       int32(i64("prio")),
+			StickyWorker:   h["sticky"],
+			ScheduledAt:    fromMs(i64("sched")),
+			Retention:      time.Duration(i64("ret")) * time.Millisecond,
+			MaxAttempts:    int(i64("maxa")),
+			SchemaVersion:  int(i64("schema")),
+			Weight:         int(i64("weight")),
+			RateClass:      h["rc"],
+			UniqueWindow:   time.Duration(i64("uwin")) * time.Millisecond,
+			Attempt:        int(i64("attempt")),
+			CrashAttempt:   int(i64("crash")),
+		},
+		State:          State(h["state"]),
+		Fence:          i64("fence"),
+		LeaseID:        h["lease"],
+		LeaseExpiresAt: fromMs(i64("exp")),
+		CreatedAt:      fromMs(i64("created")),
+		FinalizedAt:    fromMs(i64("fin")),
+		Held:           h["held"] == "1",
+	}
+	if t := h["tags"]; t != "" {
+		j.Tags = strings.Split(t, "\n")
+	}
+	if u := h["ukey"]; u != "" {
+		// queue \n kind \n key
+		if parts := strings.SplitN(u, "\n", 3); len(parts) == 3 {
+			j.UniqueKey = parts[2]
+		}
+	}
+	j.Checkpoint.InProgress = h["step"]
+	if d := h["done"]; d != "" {
+		j.Checkpoint.Done = strings.Split(d, "\n")
+	}
+	for f, v := range h {
+		if step, ok := strings.CutPrefix(f, "crash:"); ok {
+			if j.Checkpoint.CrashesByStep == nil {
+				j.Checkpoint.CrashesByStep = map[string]int{}
+			}
+			n, _ := strconv.Atoi(v)
+			j.Checkpoint.CrashesByStep[step] = n
+		}
+	}
+	return j
+}

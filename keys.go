@@ -1,0 +1,111 @@
+package headgate
+
+// keys names every Redis key of one namespace. All of them start with the prefix
+// "hg:{<namespace>}:", so a namespace lives in one cluster slot and every script over it
+// runs there. No other Go file builds a key; lua/lib.lua mirrors these functions for the
+// keys scripts derive from the prefix, and TestLuaKeysMatchGo holds the two in step.
+//
+// Queue and worker names never contain ':' (see validateName), and the one segment that
+// may (partition, id, fingerprint, class, duty name) always comes last, so no two keys
+// of different kinds or names collide.
+type keys struct{ prefix string }
+
+func newKeys(namespace string) keys { return keys{prefix: "hg:{" + namespace + "}:"} }
+
+// Prefix is passed to every script as KEYS[1]; it routes the call to the namespace's slot.
+func (k keys) Prefix() string { return k.prefix }
+
+// Job is a HASH: one job's fields (see the field list in store.go).
+func (k keys) Job(id string) string { return k.prefix + "job:" + id }
+
+// Errors is a LIST: a job's error and attempt-log history, newest last, capped.
+func (k keys) Errors(id string) string { return k.prefix + "errors:" + id }
+
+// Result is a HASH: a completed job's result {schema, bytes, fence, at}.
+func (k keys) Result(id string) string { return k.prefix + "result:" + id }
+
+// Output is a HASH: a job's latest output {schema, bytes, fence, at}.
+func (k keys) Output(id string) string { return k.prefix + "output:" + id }
+
+// Progress is a HASH: a job's latest progress {current, total, message, fence, at}.
+func (k keys) Progress(id string) string { return k.prefix + "progress:" + id }
+
+// Jobs is a ZSET of every job id, all scored 0, so it lists in id order.
+func (k keys) Jobs() string { return k.prefix + "jobs" }
+
+// Queues is a SET of every queue name that has had a job.
+func (k keys) Queues() string { return k.prefix + "queues" }
+
+// Counts is a HASH: state -> number of the queue's jobs in it.
+func (k keys) Counts(queue string) string { return k.prefix + "q:" + queue + ":counts" }
+
+// Ring is a ZSET of the queue's partitions with unpinned available work, scored by turn order.
+func (k keys) Ring(queue string) string { return k.prefix + "q:" + queue + ":ring" }
+
+// RingState is a HASH of the ring's round-robin state: "turn" -> partition whose turn is
+// in progress, "d:<partition>" -> its unspent credit.
+func (k keys) RingState(queue string) string { return k.prefix + "q:" + queue + ":drr" }
+
+// Partition is a ZSET of a partition's unpinned available jobs, all scored 0, members
+// ranked by priority, scheduled time and id (see rank in lua/lib.lua).
+func (k keys) Partition(queue, partition string) string {
+	return k.prefix + "q:" + queue + ":p:" + partition
+}
+
+// PinnedRing is a ZSET like Ring, of the partitions with work pinned to one worker.
+func (k keys) PinnedRing(queue, worker string) string {
+	return k.prefix + "q:" + queue + ":w:" + worker + ":ring"
+}
+
+// PinnedRingState is a HASH like RingState, for PinnedRing.
+func (k keys) PinnedRingState(queue, worker string) string {
+	return k.prefix + "q:" + queue + ":w:" + worker + ":drr"
+}
+
+// PinnedPartition is a ZSET like Partition, of the jobs pinned to one worker.
+func (k keys) PinnedPartition(queue, worker, partition string) string {
+	return k.prefix + "q:" + queue + ":w:" + worker + ":p:" + partition
+}
+
+// Wake is a LIST of wake-up tokens pushed when the queue gets available work; idle
+// workers block on it. Capped at a few tokens.
+func (k keys) Wake(queue string) string { return k.prefix + "q:" + queue + ":wake" }
+
+// Scheduled is a ZSET of scheduled and retryable job ids scored by due time (ms).
+func (k keys) Scheduled() string { return k.prefix + "scheduled" }
+
+// Leases is a ZSET of running job ids scored by lease expiry (ms).
+func (k keys) Leases() string { return k.prefix + "leases" }
+
+// Retained is a ZSET of terminal job ids scored by eviction time (ms).
+func (k keys) Retained() string { return k.prefix + "retained" }
+
+// Unique is a HASH: strict unique field -> holder job id.
+func (k keys) Unique() string { return k.prefix + "unique" }
+
+// Throttle is a HASH: throttle unique field -> holder job id.
+func (k keys) Throttle() string { return k.prefix + "throttle" }
+
+// ThrottleExpiry is a ZSET of throttle unique fields scored by the end of their window (ms).
+func (k keys) ThrottleExpiry() string { return k.prefix + "throttle:expiry" }
+
+// Quarantine is a HASH: quarantined fingerprint -> id of the job that crashed into it.
+func (k keys) Quarantine() string { return k.prefix + "quarantine" }
+
+// Held is a SET of available job ids set aside because their fingerprint is quarantined.
+func (k keys) Held(fingerprint string) string { return k.prefix + "held:" + fingerprint }
+
+// Paused is a SET of paused queue names.
+func (k keys) Paused() string { return k.prefix + "paused" }
+
+// Limits is a HASH: queue -> the most unfinished jobs it accepts.
+func (k keys) Limits() string { return k.prefix + "limits" }
+
+// Rate is a HASH: a rate class's token bucket {tokens, burst, limit, window, refilled}.
+func (k keys) Rate(class string) string { return k.prefix + "rate:" + class }
+
+// Duty is a HASH: a maintenance duty's lease {holder, exp}.
+func (k keys) Duty(name string) string { return k.prefix + "duty:" + name }
+
+// Clock is a STRING: the frozen store time in ms, when a test froze it.
+func (k keys) Clock() string { return k.prefix + "clock" }

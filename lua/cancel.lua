@@ -1,0 +1,26 @@
+--[[
+cancel.lua: an operator cancels an unfinished job. It becomes cancelled (terminal); a
+running holder loses its lease, so its later ack is LeaseRejected.
+
+KEYS[1]  namespace prefix; derived keys (lib.lua): job:<id>, leases, scheduled, retained,
+         unique, held:<fp>, clock, q:<queue>:{counts,ring,drr,p:<part>},
+         q:<queue>:w:<worker>:{ring,drr,p:<part>}
+ARGV[1]  job id
+Replies  {0} | {-7} not found | {-8, state} already terminal
+Cost     O(log N)
+]]
+local P = KEYS[1]
+local id = ARGV[1]
+local j = load_job(P, id)
+if not j then return { E_NOT_FOUND } end
+if not UNFINISHED[j.state] then return { E_NOT_CANCELLABLE, j.state } end
+local now = now_ms(P)
+if j.state == 'running' then
+  drop_lease(P, id)
+elseif j.state == 'available' then
+  unindex_available_job(P, id, j)
+elseif j.state == 'scheduled' or j.state == 'retryable' then
+  rcall('ZREM', K.scheduled(P), id)
+end
+finalize(P, id, j, 'cancelled', now)
+return { OK }

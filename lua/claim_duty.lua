@@ -1,0 +1,20 @@
+--[[
+claim_duty.lua: takes or renews a named maintenance duty, so one worker in the fleet runs it.
+
+The duty is free when nobody holds it or the holder's lease has run out on the store
+clock; the current holder renews it.
+
+KEYS[1]  namespace prefix; derived keys (lib.lua): duty:<name>, clock
+ARGV[1]  duty name
+ARGV[2]  holder id
+ARGV[3]  lease ms
+Replies  {0, 1} claimed | {0, 0} held by another
+Cost     O(1)
+]]
+local P = KEYS[1]
+local k = K.duty(P, ARGV[1])
+local now = now_ms(P)
+local v = rcall('HMGET', k, 'holder', 'exp')
+if v[1] and v[1] ~= ARGV[2] and tonumber(v[2]) > now then return { OK, 0 } end
+rcall('HSET', k, 'holder', ARGV[2], 'exp', now + tonumber(ARGV[3]))
+return { OK, 1 }

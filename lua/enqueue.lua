@@ -1,0 +1,206 @@
+--[[
+enqueue.lua: writes a batch of jobs, all or nothing.
+
+Checks, in order, before any write:
+  1. ids: an existing id with the same kind+fingerprint+queue is replayed (success, no
+     write); any other existing id is IdConflict.
+  2. per new job: a quarantined fingerprint is Quarantined; a held unique key
+     (strict: until the holder is terminal; throttle: until the window ends) is
+     Duplicate, after applying debounce / the replace mask to a holder that is still
+     scheduled, available or retryable (that replacement is the whole effect).
+  3. backpressure: a queue whose unfinished jobs plus the batch's new jobs would pass
+     its limit rejects the whole batch.
+Then every new job is written: pending, scheduled (future) or available.
+
+KEYS[1]  namespace prefix "hg:{<ns>}:"; keys derived from it (lib.lua): job:<id>,
+         jobs, queues, q:<queue>:{counts,ring,drr,p:<part>,w:<worker>:*,wake},
+         scheduled, unique, throttle, throttle:expiry, quarantine, limits, clock
+ARGV[1]  number of jobs n
+ARGV[2]  fields per job (20); then n groups of:
+         id, kind, queue, partition, fingerprint, priority, sticky worker,
+         scheduled_at ms (0 = now), retention ms, max attempts, schema version, weight,
+         rate class, unique field (scoped by Go, "" = none), unique window ms,
+         replace mask, debounce ms, pending (0/1), tags ("\n"-joined), payload
+Replies  {0, state_1, scheduled_at_1, ..., state_n, scheduled_at_n}
+         {-1, id}                                    IdConflict
+         {-2, existing id, replaced 0/1}             Duplicate
+         {-3, fingerprint}                           Quarantined
+         {-4, queue, limit, current, incoming}       Backpressure
+Cost     O(n * log N): a constant number of commands per job.
+]]
+local P = KEYS[1]
+local n = tonumber(ARGV[1])
+local F = tonumber(ARGV[2])
+local now = now_ms(P)
+
+local REPLACE_PAYLOAD, REPLACE_SCHEDULED_AT, REPLACE_PRIORITY, REPLACE_MAX_ATTEMPTS = 1, 2, 4, 8
+
+local jobs = {}
+for i = 1, n do
+  local b = 2 + (i - 1) * F
+  jobs[i] = {
+    id = ARGV[b + 1], kind = ARGV[b + 2], queue = ARGV[b + 3], part = ARGV[b + 4],
+    fp = ARGV[b + 5], prio = tonumber(ARGV[b + 6]), sticky = ARGV[b + 7],
+    sched = tonumber(ARGV[b + 8]), ret = ARGV[b + 9], maxa = ARGV[b + 10],
+    schema = ARGV[b + 11], weight = ARGV[b + 12], rc = ARGV[b + 13], ukey = ARGV[b + 14],
+    uwin = tonumber(ARGV[b + 15]), urepl = tonumber(ARGV[b + 16]), udeb = tonumber(ARGV[b + 17]),
+    pending = ARGV[b + 18], tags = ARGV[b + 19], payload = ARGV[b + 20],
+  }
+end
+
+-- 1. ids
+local reply = { OK }
+for i, e in ipairs(jobs) do
+  local have = rcall('HMGET', K.job(P, e.id), 'kind', 'fp', 'queue', 'state', 'sched')
+  if have[1] then
+    if have[1] ~= e.kind or str(have[2]) ~= e.fp or have[3] ~= e.queue then
+      return { E_ID_CONFLICT, e.id }
+    end
+    e.replay = true
+    e.state, e.sched = have[4], tonumber(have[5])
+  end
+end
+
+local function bit_set(mask, b) return math.floor(mask / b) % 2 == 1 end
+
+-- Applies debounce and the replace mask of a duplicate to its holder; true if it changed.
+local function replace(hid, e)
+  local h = load_job(P, hid)
+  if not h or not (h.state == 'scheduled' or h.state == 'available' or h.state == 'retryable') then
+    return false
+  end
+  local hk = K.job(P, hid)
+  local replaced = false
+  local state, sched, prio = h.state, h.sched, h.prio
+  if e.udeb > 0 then
+    rcall('HSET', hk, 'schema', e.schema, 'payload', e.payload, 'fp', e.fp, 'tags', e.tags)
+    state, sched = 'scheduled', now + e.udeb
+    replaced = true
+  end
+  if bit_set(e.urepl, REPLACE_PAYLOAD) then
+    rcall('HSET', hk, 'schema', e.schema, 'payload', e.payload, 'fp', e.fp)
+    replaced = true
+  end
+  if bit_set(e.urepl, REPLACE_SCHEDULED_AT) and state == 'scheduled' then
+    sched = e.sched
+    if sched == 0 then sched = now end
+    replaced = true
+  end
+  if bit_set(e.urepl, REPLACE_PRIORITY) then
+    prio = e.prio
+    replaced = true
+  end
+  if bit_set(e.urepl, REPLACE_MAX_ATTEMPTS) then
+    rcall('HSET', hk, 'maxa', e.maxa)
+    replaced = true
+  end
+  if not replaced then return false end
+  -- Re-file the holder under its new state, time and priority.
+  if h.state == 'available' then unindex_available_job(P, hid, h) end
+  rcall('HSET', hk, 'prio', prio)
+  h.prio, h.held = prio, ''
+  if state == 'available' then
+    make_available(P, hid, h, now)
+  else
+    schedule(P, hid, h, state, sched)
+  end
+  return true
+end
+
+-- 2. quarantine and uniqueness
+for _, e in ipairs(jobs) do
+  if not e.replay then
+    if e.fp ~= '' and rcall('HEXISTS', K.quarantine(P), e.fp) == 1 then
+      return { E_QUARANTINED, e.fp }
+    end
+    if e.ukey ~= '' then
+      local hid
+      if e.uwin > 0 then
+        local until_ms = rcall('ZSCORE', K.throttle_expiry(P), e.ukey)
+        if until_ms and tonumber(until_ms) > now then hid = rcall('HGET', K.throttle(P), e.ukey) end
+      else
+        hid = rcall('HGET', K.unique(P), e.ukey)
+      end
+      if hid then
+        local replaced = 0
+        if (e.urepl > 0 or e.udeb > 0) and replace(hid, e) then replaced = 1 end
+        return { E_DUPLICATE, hid, replaced }
+      end
+    end
+  end
+end
+
+-- 3. backpressure
+local incoming, order = {}, {}
+for _, e in ipairs(jobs) do
+  if not e.replay then
+    if not incoming[e.queue] then
+      incoming[e.queue] = 0
+      order[#order + 1] = e.queue
+    end
+    incoming[e.queue] = incoming[e.queue] + 1
+  end
+end
+for _, q in ipairs(order) do
+  local limit = rcall('HGET', K.limits(P), q)
+  if limit then
+    limit = tonumber(limit)
+    local current = unfinished(P, q)
+    if current + incoming[q] > limit then
+      return { E_BACKPRESSURE, q, limit, current, incoming[q] }
+    end
+  end
+end
+
+-- 4. write
+local woken = {}
+for _, e in ipairs(jobs) do
+  if not e.replay then
+    if e.udeb > 0 then
+      e.sched = now + e.udeb
+    elseif e.sched == 0 then
+      e.sched = now
+    end
+    if e.pending == '1' then
+      e.state = 'pending'
+    elseif e.sched > now then
+      e.state = 'scheduled'
+    else
+      e.state = 'available'
+    end
+    local fields = { 'kind', e.kind, 'queue', e.queue, 'state', e.state, 'prio', e.prio,
+      'sched', e.sched, 'ret', e.ret, 'maxa', e.maxa, 'schema', e.schema, 'weight', e.weight,
+      'created', now, 'payload', e.payload }
+    local function opt(name, v) if v ~= '' then fields[#fields + 1] = name; fields[#fields + 1] = v end end
+    opt('part', e.part)
+    opt('fp', e.fp)
+    opt('sticky', e.sticky)
+    opt('rc', e.rc)
+    opt('tags', e.tags)
+    if e.ukey ~= '' then
+      opt('ukey', e.ukey)
+      fields[#fields + 1] = 'uwin'
+      fields[#fields + 1] = e.uwin
+      if e.uwin > 0 then
+        rcall('HSET', K.throttle(P), e.ukey, e.id)
+        rcall('ZADD', K.throttle_expiry(P), now + e.uwin, e.ukey)
+      else
+        rcall('HSET', K.unique(P), e.ukey, e.id)
+      end
+    end
+    rcall('HSET', K.job(P, e.id), unpack(fields))
+    rcall('ZADD', K.jobs(P), 0, e.id)
+    rcall('SADD', K.queues(P), e.queue)
+    move_count(P, e.queue, nil, e.state)
+    if e.state == 'scheduled' then
+      rcall('ZADD', K.scheduled(P), e.sched, e.id)
+    elseif e.state == 'available' then
+      index_available(P, e.id, e.queue, e.part, e.sticky, e.prio, e.sched)
+      woken[e.queue] = true
+    end
+  end
+  reply[#reply + 1] = e.state
+  reply[#reply + 1] = e.sched
+end
+for q in pairs(woken) do wake(P, q) end
+return reply

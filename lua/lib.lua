@@ -1,0 +1,266 @@
+--[[
+lib.lua: helpers shared by every script. scripts.go prepends this file to each script
+once, at load time, so each script still runs as one atomic EVAL.
+
+Every key here is derived from the namespace prefix P = KEYS[1] ("hg:{<ns>}:") and
+mirrors one function of keys.go; TestLuaKeysMatchGo holds the two in step. Names that
+reach a key (queue, worker, partition, id, fingerprint, class, duty) were validated by
+Go: no '{', '}' or control characters, and queue and worker names have no ':', so the
+segment that may contain ':' always comes last and no two keys can collide.
+]]
+local rcall = redis.call
+
+local K = {}
+function K.job(P, id) return P .. 'job:' .. id end
+function K.errors(P, id) return P .. 'errors:' .. id end
+function K.result(P, id) return P .. 'result:' .. id end
+function K.output(P, id) return P .. 'output:' .. id end
+function K.progress(P, id) return P .. 'progress:' .. id end
+function K.jobs(P) return P .. 'jobs' end
+function K.queues(P) return P .. 'queues' end
+function K.counts(P, q) return P .. 'q:' .. q .. ':counts' end
+function K.ring(P, q) return P .. 'q:' .. q .. ':ring' end
+function K.ring_state(P, q) return P .. 'q:' .. q .. ':drr' end
+function K.partition(P, q, part) return P .. 'q:' .. q .. ':p:' .. part end
+function K.pinned_ring(P, q, w) return P .. 'q:' .. q .. ':w:' .. w .. ':ring' end
+function K.pinned_ring_state(P, q, w) return P .. 'q:' .. q .. ':w:' .. w .. ':drr' end
+function K.pinned_partition(P, q, w, part) return P .. 'q:' .. q .. ':w:' .. w .. ':p:' .. part end
+function K.wake(P, q) return P .. 'q:' .. q .. ':wake' end
+function K.scheduled(P) return P .. 'scheduled' end
+function K.leases(P) return P .. 'leases' end
+function K.retained(P) return P .. 'retained' end
+function K.unique(P) return P .. 'unique' end
+function K.throttle(P) return P .. 'throttle' end
+function K.throttle_expiry(P) return P .. 'throttle:expiry' end
+function K.quarantine(P) return P .. 'quarantine' end
+function K.held(P, fp) return P .. 'held:' .. fp end
+function K.paused(P) return P .. 'paused' end
+function K.limits(P) return P .. 'limits' end
+function K.rate(P, class) return P .. 'rate:' .. class end
+function K.duty(P, name) return P .. 'duty:' .. name end
+function K.clock(P) return P .. 'clock' end
+
+-- Reply codes, translated in one place by scripts.go (replyError).
+local OK = 0
+local E_ID_CONFLICT = -1
+local E_DUPLICATE = -2
+local E_QUARANTINED = -3
+local E_BACKPRESSURE = -4
+local E_LEASE_REJECTED = -5
+local E_NOT_FOUND = -7
+local E_NOT_CANCELLABLE = -8
+
+-- The store clock: a frozen value in K.clock when a test set one, else Redis TIME.
+local function now_ms(P)
+  local frozen = rcall('GET', K.clock(P))
+  if frozen then return tonumber(frozen) end
+  local t = rcall('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+local UNFINISHED = { pending = true, scheduled = true, available = true, running = true, retryable = true }
+local ERROR_HISTORY = 64 -- newest entries of a job's error history that are kept
+
+-- Rank of an available job inside its partition: members of a partition ZSET all score 0,
+-- so ZRANGE order is this string's order: priority DESC, scheduled_at ASC, id ASC.
+local RANK_WIDTH = 25
+local function rank(prio, sched, id)
+  return string.format('%010d%015d', 2147483647 - prio, sched) .. id
+end
+
+local function num(v) return tonumber(v) or 0 end
+local function str(v) if v then return v end return '' end
+
+local function move_count(P, q, from, to)
+  if from then rcall('HINCRBY', K.counts(P, q), from, -1) end
+  if to then rcall('HINCRBY', K.counts(P, q), to, 1) end
+end
+
+local function unfinished(P, q)
+  local c = rcall('HMGET', K.counts(P, q), 'pending', 'scheduled', 'available', 'running', 'retryable')
+  return num(c[1]) + num(c[2]) + num(c[3]) + num(c[4]) + num(c[5])
+end
+
+local function push_error(P, id, line)
+  local k = K.errors(P, id)
+  rcall('RPUSH', k, line)
+  rcall('LTRIM', k, -ERROR_HISTORY, -1)
+end
+
+-- Partition ZSET and ring of an available job: pinned jobs live apart, per worker, so
+-- work pinned to one worker never sits in front of another worker's candidates.
+local function partition_of(P, q, sticky, part)
+  if sticky ~= '' then
+    return K.pinned_partition(P, q, sticky, part), K.pinned_ring(P, q, sticky), K.pinned_ring_state(P, q, sticky)
+  end
+  return K.partition(P, q, part), K.ring(P, q), K.ring_state(P, q)
+end
+
+-- Puts a partition at the back of its ring (a ZSET scored by turn order).
+local function ring_push_back(ring, part)
+  local last = rcall('ZRANGE', ring, -1, -1, 'WITHSCORES')
+  local score = 0
+  if last[2] then score = tonumber(last[2]) + 1 end
+  rcall('ZADD', ring, score, part)
+end
+
+local function wake(P, q)
+  local k = K.wake(P, q)
+  rcall('RPUSH', k, '1')
+  rcall('LTRIM', k, -16, -1)
+end
+
+-- Adds a job to its partition's available set; a partition that was empty joins the back
+-- of its ring. The caller sets the state and wakes the queue.
+local function index_available(P, id, q, part, sticky, prio, sched)
+  local pz, ring = partition_of(P, q, sticky, part)
+  rcall('ZADD', pz, 0, rank(prio, sched, id))
+  if rcall('ZSCORE', ring, part) == false then ring_push_back(ring, part) end
+end
+
+-- Removes a job from its partition's available set; an emptied partition leaves its ring
+-- and forgets its round-robin credit.
+local function unindex_available(P, id, q, part, sticky, prio, sched)
+  local pz, ring, rs = partition_of(P, q, sticky, part)
+  rcall('ZREM', pz, rank(prio, sched, id))
+  if rcall('ZCARD', pz) == 0 then
+    rcall('ZREM', ring, part)
+    rcall('HDEL', rs, 'd:' .. part)
+    if rcall('HGET', rs, 'turn') == part then rcall('HDEL', rs, 'turn') end
+  end
+end
+
+-- Removes an available job from wherever admission would look for it: its partition,
+-- or the set of siblings held back by a quarantined fingerprint.
+local function unindex_available_job(P, id, j)
+  if j.held == '1' then
+    rcall('SREM', K.held(P, j.fp), id)
+    rcall('HDEL', K.job(P, id), 'held')
+  else
+    unindex_available(P, id, j.queue, j.part, j.sticky, j.prio, j.sched)
+  end
+end
+
+-- Reads the fields of a job that transitions need; nil when the job does not exist.
+local function load_job(P, id)
+  local v = rcall('HMGET', K.job(P, id), 'state', 'queue', 'part', 'sticky', 'prio', 'sched',
+    'fp', 'ret', 'ukey', 'uwin', 'held', 'attempt', 'maxa', 'crash', 'rc', 'charge', 'step', 'lease', 'fence')
+  if not v[1] then return nil end
+  return {
+    state = v[1], queue = v[2], part = str(v[3]), sticky = str(v[4]), prio = num(v[5]),
+    sched = num(v[6]), fp = str(v[7]), ret = num(v[8]), ukey = str(v[9]), uwin = num(v[10]),
+    held = str(v[11]), attempt = num(v[12]), maxa = num(v[13]), crash = num(v[14]),
+    rc = str(v[15]), charge = num(v[16]), step = str(v[17]), lease = str(v[18]), fence = num(v[19]),
+  }
+end
+
+-- Releases a strict unique key held by this job (throttle windows run out on their own).
+local function release_unique(P, id, j)
+  if j.ukey ~= '' and j.uwin == 0 and rcall('HGET', K.unique(P), j.ukey) == id then
+    rcall('HDEL', K.unique(P), j.ukey)
+  end
+end
+
+-- Backoff after the n-th failure: base * 2^(n-1), at most cap.
+local function backoff(n, base, cap)
+  local shift = n - 1
+  if shift < 0 then shift = 0 end
+  if shift > 20 then shift = 20 end
+  return math.min(base * (2 ^ shift), cap)
+end
+
+-- Moves a job out of running: the lease and its expiry entry go.
+local function drop_lease(P, id)
+  rcall('ZREM', K.leases(P), id)
+  rcall('HDEL', K.job(P, id), 'lease', 'exp')
+end
+
+-- Ends a job in a terminal state. Retention > 0 schedules eviction; quarantined jobs wait
+-- for an operator and are never evicted.
+local function finalize(P, id, j, state, now)
+  rcall('HSET', K.job(P, id), 'state', state, 'fin', now)
+  move_count(P, j.queue, j.state, state)
+  release_unique(P, id, j)
+  if j.ret > 0 and state ~= 'quarantined' then
+    rcall('ZADD', K.retained(P), now + j.ret, id)
+  end
+end
+
+-- Deletes a job and everything stored under its id.
+local function delete_job(P, id, j)
+  rcall('DEL', K.job(P, id), K.errors(P, id), K.result(P, id), K.output(P, id), K.progress(P, id))
+  rcall('ZREM', K.jobs(P), id)
+  rcall('ZREM', K.retained(P), id)
+  move_count(P, j.queue, j.state, nil)
+end
+
+-- Reschedules a job (scheduled or retryable) to run at `at`.
+local function schedule(P, id, j, state, at)
+  rcall('HSET', K.job(P, id), 'state', state, 'sched', at)
+  rcall('ZADD', K.scheduled(P), at, id)
+  move_count(P, j.queue, j.state, state)
+end
+
+-- Makes a job available now, keeping its route (queue, partition, sticky worker).
+local function make_available(P, id, j, now)
+  local sched = j.sched
+  if sched > now then sched = now end
+  rcall('HSET', K.job(P, id), 'state', 'available', 'sched', sched)
+  move_count(P, j.queue, j.state, 'available')
+  if j.fp ~= '' and rcall('HEXISTS', K.quarantine(P), j.fp) == 1 then
+    rcall('SADD', K.held(P, j.fp), id)
+    rcall('HSET', K.job(P, id), 'held', '1')
+  else
+    index_available(P, id, j.queue, j.part, j.sticky, j.prio, sched)
+  end
+end
+
+-- Token bucket of a rate class, refilled lazily on the store clock. nil when the class is
+-- not configured (unlimited). Refill keeps the remainder of a partial token so the bucket
+-- never admits more than burst + limit * elapsed / window.
+local function load_bucket(P, class, now)
+  local k = K.rate(P, class)
+  local v = rcall('HMGET', k, 'tokens', 'burst', 'limit', 'window', 'refilled')
+  if not v[2] then return nil end
+  local b = { key = k, tokens = num(v[1]), burst = num(v[2]), limit = num(v[3]), window = num(v[4]), refilled = num(v[5]) }
+  if b.tokens >= b.burst then
+    b.refilled = now
+  elseif b.limit > 0 and b.window > 0 and now > b.refilled then
+    local gained = math.floor((now - b.refilled) * b.limit / b.window)
+    if b.tokens + gained >= b.burst then
+      b.tokens = b.burst
+      b.refilled = now
+    elseif gained > 0 then
+      b.tokens = b.tokens + gained
+      b.refilled = b.refilled + math.ceil(gained * b.window / b.limit)
+    end
+  end
+  return b
+end
+
+local function save_bucket(b)
+  rcall('HSET', b.key, 'tokens', b.tokens, 'refilled', b.refilled)
+end
+
+-- Trues up a rate class after the job reported its actual weight: the bucket gets back
+-- what was charged and pays what was used.
+local function true_up(P, id, j, actual, now)
+  if actual < 0 then return end
+  if j.charge > 0 and j.rc ~= '' then
+    local b = load_bucket(P, j.rc, now)
+    if b then
+      b.tokens = math.min(b.burst, b.tokens + j.charge - actual)
+      save_bucket(b)
+    end
+  end
+  rcall('HSET', K.job(P, id), 'charge', 0)
+end
+
+-- The fence check every write from a worker passes: still running, same lease, same fence.
+local function holder(P, id, lease, fence)
+  local j = load_job(P, id)
+  if not j or j.state ~= 'running' or j.lease ~= lease or j.fence ~= tonumber(fence) then
+    return nil
+  end
+  return j
+end

@@ -1,0 +1,15 @@
+--[[
+set_rate_limit.lua: configures a rate class's token bucket, full, refilled from now.
+
+KEYS[1]  namespace prefix; derived keys (lib.lua): rate:<class>, clock
+ARGV[1]  class
+ARGV[2]  limit (tokens per window)
+ARGV[3]  window ms
+ARGV[4]  burst (bucket size)
+Replies  {0}
+Cost     O(1)
+]]
+local P = KEYS[1]
+local now = now_ms(P)
+rcall('HSET', K.rate(P, ARGV[1]), 'tokens', ARGV[4], 'burst', ARGV[4], 'limit', ARGV[2], 'window', ARGV[3], 'refilled', now)
+return { OK }

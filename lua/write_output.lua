@@ -1,0 +1,20 @@
+--[[
+write_output.lua: the holder of a running job stores its output, stamped with the fence
+and the store time. A later write replaces it.
+
+KEYS[1]  namespace prefix; derived keys (lib.lua): job:<id>, output:<id>, clock
+ARGV[1]  job id
+ARGV[2]  lease id
+ARGV[3]  fence
+ARGV[4]  schema version (> 0)
+ARGV[5]  bytes
+Replies  {0, store time ms} | {-5} LeaseRejected
+Cost     O(1)
+]]
+local P = KEYS[1]
+local id = ARGV[1]
+local j = holder(P, id, ARGV[2], ARGV[3])
+if not j then return { E_LEASE_REJECTED } end
+local now = now_ms(P)
+rcall('HSET', K.output(P, id), 'schema', ARGV[4], 'bytes', ARGV[5], 'fence', j.fence, 'at', now)
+return { OK, now }

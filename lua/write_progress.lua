@@ -1,0 +1,21 @@
+--[[
+write_progress.lua: the holder of a running job stores its progress, stamped with the
+fence and the store time. A later write replaces it.
+
+KEYS[1]  namespace prefix; derived keys (lib.lua): job:<id>, progress:<id>, clock
+ARGV[1]  job id
+ARGV[2]  lease id
+ARGV[3]  fence
+ARGV[4]  current
+ARGV[5]  total
+ARGV[6]  message
+Replies  {0, store time ms} | {-5} LeaseRejected
+Cost     O(1)
+]]
+local P = KEYS[1]
+local id = ARGV[1]
+local j = holder(P, id, ARGV[2], ARGV[3])
+if not j then return { E_LEASE_REJECTED } end
+local now = now_ms(P)
+rcall('HSET', K.progress(P, id), 'current', ARGV[4], 'total', ARGV[5], 'message', ARGV[6], 'fence', j.fence, 'at', now)
+return { OK, now }

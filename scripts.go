@@ -1,0 +1,144 @@
+package headgate
+
+import (
+	"context"
+	"embed"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+)
+
+//go:embed lua/*.lua
+var luaFiles embed.FS
+
+// Reply codes of the scripts (lua/lib.lua), translated by replyError.
+const (
+	replyOK             = 0
+	replyIDConflict     = -1
+	replyDuplicate      = -2
+	replyQuarantined    = -3
+	replyBackpressure   = -4
+	replyLeaseRejected  = -5
+	replyNotFound       = -7
+	replyNotCancellable = -8
+)
+
+// script is one transition: lua/lib.lua followed by lua/<name>.lua, run as one EVAL.
+type script struct {
+	name string
+	*redis.Script
+}
+
+func loadScript(name string) script {
+	lib, err := luaFiles.ReadFile("lua/lib.lua")
+	if err != nil {
+		panic(err)
+	}
+	body, err := luaFiles.ReadFile("lua/" + name + ".lua")
+	if err != nil {
+		panic(err)
+	}
+	return script{name: name, Script: redis.NewScript(string(lib) + "\n" + string(body))}
+}
+
+// The transitions, one script each.
+var (
+	scriptEnqueue           = loadScript("enqueue")
+	scriptAdmit             = loadScript("admit")
+	scriptAck               = loadScript("ack")
+	scriptRenew             = loadScript("renew")
+	scriptCheckpoint        = loadScript("checkpoint")
+	scriptReclaim           = loadScript("reclaim")
+	scriptPromote           = loadScript("promote")
+	scriptEvict             = loadScript("evict")
+	scriptClaimDuty         = loadScript("claim_duty")
+	scriptReleaseDuty       = loadScript("release_duty")
+	scriptWriteOutput       = loadScript("write_output")
+	scriptWriteProgress     = loadScript("write_progress")
+	scriptCancel            = loadScript("cancel")
+	scriptReleasePending    = loadScript("release_pending")
+	scriptReleaseQuarantine = loadScript("release_quarantine")
+	scriptSetRateLimit      = loadScript("set_rate_limit")
+)
+
+// scriptKeys is what every script takes as KEYS: the namespace prefix, from which each
+// script derives the keys its header lists.
+func (s *Store) scriptKeys() []string { return []string{s.keys.Prefix()} }
+
+// run executes a script (EVALSHA, then EVAL when the server lacks it, as after a restart
+// or failover) and returns its reply after the status code, or the typed error the code
+// stands for.
+func (s *Store) run(ctx context.Context, sc script, jobID string, args ...any) ([]any, error) {
+	v, err := sc.Run(ctx, s.rdb, s.scriptKeys(), args...).Result()
+	if err != nil {
+		return nil, fmt.Errorf("headgate: %s: %w", sc.name, err)
+	}
+	reply, ok := v.([]any)
+	if !ok || len(reply) == 0 {
+		return nil, fmt.Errorf("headgate: %s: unexpected reply %v", sc.name, v)
+	}
+	code, _ := reply[0].(int64)
+	if code != replyOK {
+		return nil, replyError(sc.name, jobID, code, reply[1:])
+	}
+	return reply[1:], nil
+}
+
+// replyError translates a script's error reply into the typed error it stands for.
+func replyError(script, jobID string, code int64, rest []any) error {
+	switch code {
+	case replyIDConflict:
+		return &IdConflictError{JobID: asString(rest, 0)}
+	case replyDuplicate:
+		return &DuplicateError{ExistingID: asString(rest, 0), Replaced: asInt(rest, 1) == 1}
+	case replyQuarantined:
+		return &QuarantinedError{Fingerprint: asString(rest, 0)}
+	case replyBackpressure:
+		return &BackpressureError{Queue: asString(rest, 0), Limit: asInt(rest, 1), Current: asInt(rest, 2), Incoming: asInt(rest, 3)}
+	case replyLeaseRejected:
+		return &LeaseRejectedError{JobID: jobID}
+	case replyNotFound:
+		return fmt.Errorf("%w: %q", ErrJobNotFound, jobID)
+	case replyNotCancellable:
+		return &NotCancellableError{JobID: jobID, State: State(asString(rest, 0))}
+	}
+	return fmt.Errorf("headgate: %s: unexpected reply code %d %v", script, code, rest)
+}
+
+func asString(v []any, i int) string {
+	if i >= len(v) {
+		return ""
+	}
+	switch x := v[i].(type) {
+	case string:
+		return x
+	case int64:
+		return fmt.Sprint(x)
+	}
+	return ""
+}
+
+func asInt(v []any, i int) int64 {
+	if i >= len(v) {
+		return 0
+	}
+	switch x := v[i].(type) {
+	case int64:
+		return x
+	case string:
+		var n int64
+		fmt.Sscan(x, &n)
+		return n
+	}
+	return 0
+}
+
+// hashFromReply turns an HGETALL list inside a script reply into a map.
+func hashFromReply(v any) map[string]string {
+	list, _ := v.([]any)
+	h := make(map[string]string, len(list)/2)
+	for i := 0; i+1 < len(list); i += 2 {
+		h[asString(list, i)] = asString(list, i+1)
+	}
+	return h
+}

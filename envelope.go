@@ -68,7 +68,8 @@ const (
 	MaxWeight        = 1 << 20
 	MaxNameBytes     = 256 // ids, kinds, queues, partitions, fingerprints, classes, tags
 	MaxBatch         = 10_000
-	MaxMessageBytes  = 4096 // progress message
+	MaxCapacity      = 1_000 // jobs admitted by one Admit call
+	MaxMessageBytes  = 4096  // progress message
 )
 
 // Envelope is one job as a producer describes it and as the store hands it to a worker.
@@ -307,23 +308,23 @@ func jobFromHash(id string, h map[string]string) *Job {
 	i64 := func(f string) int64 { v, _ := strconv.ParseInt(h[f], 10, 64); return v }
 	j := &Job{
 		Envelope: Envelope{
-			ID:             id,
-			Kind:           h["kind"],
-			Payload:        []byte(h["payload"]),
-			Queue:          h["queue"],
-			PartitionKey:   h["part"],
-			Fingerprint:    h["fp"],
-			Priority:       int32(i64("prio")),
-			StickyWorker:   h["sticky"],
-			ScheduledAt:    fromMs(i64("sched")),
-			Retention:      time.Duration(i64("ret")) * time.Millisecond,
-			MaxAttempts:    int(i64("maxa")),
-			SchemaVersion:  int(i64("schema")),
-			Weight:         int(i64("weight")),
-			RateClass:      h["rc"],
-			UniqueWindow:   time.Duration(i64("uwin")) * time.Millisecond,
-			Attempt:        int(i64("attempt")),
-			CrashAttempt:   int(i64("crash")),
+			ID:            id,
+			Kind:          h["kind"],
+			Payload:       []byte(h["payload"]),
+			Queue:         h["queue"],
+			PartitionKey:  h["part"],
+			Fingerprint:   h["fp"],
+			Priority:      int32(i64("prio")),
+			StickyWorker:  h["sticky"],
+			ScheduledAt:   fromMs(i64("sched")),
+			Retention:     time.Duration(i64("ret")) * time.Millisecond,
+			MaxAttempts:   int(i64("maxa")),
+			SchemaVersion: int(i64("schema")),
+			Weight:        int(i64("weight")),
+			RateClass:     h["rc"],
+			UniqueWindow:  time.Duration(i64("uwin")) * time.Millisecond,
+			Attempt:       int(i64("attempt")),
+			CrashAttempt:  int(i64("crash")),
 		},
 		State:          State(h["state"]),
 		Fence:          i64("fence"),

@@ -70,15 +70,21 @@ type ListOptions struct {
 	Queue string // "" = any
 	State State  // "" = any
 	Kind  string // "" = any
-	// After is the cursor: the last id of the previous page ("" = from the start).
-	After string
-	// Limit is the most jobs returned. Defaults to 100, at most 1,000.
+	// Cursor continues a listing: the cursor ListJobs returned for the previous page
+	// ("" = from the start).
+	Cursor string
+	// Limit is about how many keys a page reads (SCAN's COUNT). Defaults to 100, at
+	// most 1,000.
 	Limit int
 }
 
-// ListJobs returns jobs in id order that match opts, and the cursor of the next page
-// ("" when the listing is done). Each call reads a bounded number of jobs, so a page
-// with sparse matches may be short but still have a next cursor.
+// ListJobs returns a page of the jobs that match opts and the cursor of the next page
+// ("" when the listing is done). Pages follow a SCAN of the server that holds the
+// namespace, in no particular order; each call reads a bounded part of that server's
+// key space, so a page with sparse matches may be short, even empty, and still have a
+// next cursor. A job enqueued or deleted during a listing may or may not appear; a job
+// present throughout appears at least once. Keeping no index of all jobs spares every
+// enqueue and delete a write; listing is the operator's path, not the workers'.
 func (s *Store) ListJobs(ctx context.Context, opts ListOptions) ([]*Job, string, error) {
 	limit := opts.Limit
 	switch {
@@ -87,48 +93,63 @@ func (s *Store) ListJobs(ctx context.Context, opts ListOptions) ([]*Job, string,
 	case limit < 0 || limit > 1000:
 		return nil, "", invalid("Limit", "is %d, outside 1..1000", limit)
 	}
-	const scanFactor = 10 // ids read per call, at most, per job asked for
-	min := "-"
-	if opts.After != "" {
-		min = "(" + opts.After
-	}
-	var out []*Job
-	scanned, cursor := 0, ""
-	for scanned < scanFactor*limit && len(out) < limit {
-		ids, err := s.rdb.ZRangeByLex(ctx, s.keys.Jobs(), &redis.ZRangeBy{Min: min, Max: "+", Count: int64(limit)}).Result()
+	var cursor uint64
+	if opts.Cursor != "" {
+		c, err := strconv.ParseUint(opts.Cursor, 10, 64)
 		if err != nil {
-			return nil, "", err
+			return nil, "", invalid("Cursor", "%q is not a cursor ListJobs returned", opts.Cursor)
 		}
-		if len(ids) == 0 {
-			return out, "", nil
-		}
-		pipe := s.rdb.Pipeline()
-		cmds := make([]*redis.MapStringStringCmd, len(ids))
-		for i, id := range ids {
-			cmds[i] = pipe.HGetAll(ctx, s.keys.Job(id))
-		}
+		cursor = c
+	}
+	node, err := s.node(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	pattern, idAt := s.keys.JobPattern()
+	keys, next, err := node.Scan(ctx, cursor, pattern, int64(limit)).Result()
+	if err != nil {
+		return nil, "", err
+	}
+	ids := make([]string, len(keys))
+	for i, k := range keys {
+		ids[i] = k[idAt:]
+	}
+	pipe := s.rdb.Pipeline()
+	cmds := make([]*redis.MapStringStringCmd, len(ids))
+	for i, id := range ids {
+		cmds[i] = pipe.HGetAll(ctx, s.keys.Job(id))
+	}
+	if len(ids) > 0 {
 		if _, err := pipe.Exec(ctx); err != nil {
 			return nil, "", err
 		}
-		for i, id := range ids {
-			scanned++
-			cursor = id
-			h := cmds[i].Val()
-			if len(h) == 0 {
-				continue
-			}
-			j := jobFromHash(id, h)
-			if (opts.Queue == "" || j.Queue == opts.Queue) && (opts.State == "" || j.State == opts.State) &&
-				(opts.Kind == "" || j.Kind == opts.Kind) {
-				out = append(out, j)
-				if len(out) == limit {
-					break
-				}
-			}
-		}
-		min = "(" + cursor
 	}
-	return out, cursor, nil
+	var out []*Job
+	for i, id := range ids {
+		h := cmds[i].Val()
+		if len(h) == 0 {
+			continue
+		}
+		j := jobFromHash(id, h)
+		if (opts.Queue == "" || j.Queue == opts.Queue) && (opts.State == "" || j.State == opts.State) &&
+			(opts.Kind == "" || j.Kind == opts.Kind) {
+			out = append(out, j)
+		}
+	}
+	nextCursor := ""
+	if next != 0 {
+		nextCursor = strconv.FormatUint(next, 10)
+	}
+	return out, nextCursor, nil
+}
+
+// node returns the client of the server holding the namespace: on a cluster, the master
+// of its slot, so that SCAN walks the right key space.
+func (s *Store) node(ctx context.Context) (redis.UniversalClient, error) {
+	if cc, ok := s.rdb.(*redis.ClusterClient); ok {
+		return cc.MasterForKey(ctx, s.keys.Prefix())
+	}
+	return s.rdb, nil
 }
 
 // QueueStats is a queue's state at one moment.

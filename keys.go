@@ -15,8 +15,15 @@ func newKeys(namespace string) keys { return keys{prefix: "hg:{" + namespace + "
 // Prefix is passed to every script as KEYS[1]; it routes the call to the namespace's slot.
 func (k keys) Prefix() string { return k.prefix }
 
-// Job is a HASH: one job's fields (see the field list in store.go).
+// Job is a HASH: one job's fields (see JOB_FIELDS in lua/lib.lua and jobFromHash).
 func (k keys) Job(id string) string { return k.prefix + "job:" + id }
+
+// JobPattern is the SCAN pattern of every job hash of the namespace, and the length of
+// the prefix before a job's id.
+func (k keys) JobPattern() (string, int) {
+	p := k.prefix + "job:"
+	return p + "*", len(p)
+}
 
 // Errors is a LIST: a job's error and attempt-log history, newest last, capped.
 func (k keys) Errors(id string) string { return k.prefix + "errors:" + id }
@@ -29,9 +36,6 @@ func (k keys) Output(id string) string { return k.prefix + "output:" + id }
 
 // Progress is a HASH: a job's latest progress {current, total, message, fence, at}.
 func (k keys) Progress(id string) string { return k.prefix + "progress:" + id }
-
-// Jobs is a ZSET of every job id, all scored 0, so it lists in id order.
-func (k keys) Jobs() string { return k.prefix + "jobs" }
 
 // Queues is a SET of every queue name that has had a job.
 func (k keys) Queues() string { return k.prefix + "queues" }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"embed"
 	"fmt"
+	"regexp"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -23,7 +25,8 @@ const (
 	replyNotCancellable = -8
 )
 
-// script is one transition: lua/lib.lua followed by lua/<name>.lua, run as one EVAL.
+// script is one transition: the parts of lua/lib.lua it uses, then lua/<name>.lua, run
+// as one EVAL.
 type script struct {
 	name string
 	*redis.Script
@@ -38,7 +41,84 @@ func loadScript(name string) script {
 	if err != nil {
 		panic(err)
 	}
-	return script{name: name, Script: redis.NewScript(string(lib) + "\n" + string(body))}
+	return script{name: name, Script: redis.NewScript(libFor(string(lib), string(body)) + "\n" + string(body))}
+}
+
+// libChunk is one top-level definition of lua/lib.lua with the comment above it.
+type libChunk struct {
+	defines []string
+	text    string
+}
+
+var (
+	luaDefinition = regexp.MustCompile(`^(?:local function ([A-Za-z_]\w*)|function (K\.\w+)|local ([A-Za-z_][\w, ]*?)\s*=)`)
+	luaIdentifier = regexp.MustCompile(`K\.\w+|[A-Za-z_]\w*`)
+)
+
+// parseLib splits lib.lua into its top-level definitions: a definition starts at a line
+// in column 0 that begins with "local" or "function"; comment lines in column 0 belong to
+// the definition below them.
+func parseLib(src string) []libChunk {
+	_, src, _ = strings.Cut(src, "]]\n") // the header
+	var chunks []libChunk
+	var comments []string
+	for line := range strings.Lines(src) {
+		switch m := luaDefinition.FindStringSubmatch(line); {
+		case m != nil:
+			c := libChunk{text: strings.Join(comments, "") + line}
+			for _, names := range m[1:] {
+				for n := range strings.SplitSeq(names, ",") {
+					if n = strings.TrimSpace(n); n != "" {
+						c.defines = append(c.defines, n)
+					}
+				}
+			}
+			chunks = append(chunks, c)
+			comments = nil
+		case strings.HasPrefix(line, "--"):
+			comments = append(comments, line)
+		case len(chunks) > 0:
+			chunks[len(chunks)-1].text += line
+		}
+	}
+	return chunks
+}
+
+// libFor returns the definitions of lib.lua that body uses, directly or through other
+// definitions, in lib.lua's order. Lua runs a script's whole text on every call, so
+// leaving out what a script does not use keeps each call cheap.
+func libFor(lib, body string) string {
+	chunks := parseLib(lib)
+	definedBy := map[string]int{}
+	for i, c := range chunks {
+		for _, n := range c.defines {
+			definedBy[n] = i
+		}
+	}
+	included := make([]bool, len(chunks))
+	var visit func(text string)
+	visit = func(text string) {
+		for _, id := range luaIdentifier.FindAllString(text, -1) {
+			names := []string{id}
+			if strings.HasPrefix(id, "K.") {
+				names = append(names, "K") // the table K.* functions live in
+			}
+			for _, n := range names {
+				if i, ok := definedBy[n]; ok && !included[i] {
+					included[i] = true
+					visit(chunks[i].text)
+				}
+			}
+		}
+	}
+	visit(body)
+	var b strings.Builder
+	for i, c := range chunks {
+		if included[i] {
+			b.WriteString(c.text)
+		}
+	}
+	return b.String()
 }
 
 // The transitions, one script each.

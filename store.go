@@ -142,8 +142,9 @@ func (s *Store) Enqueue(ctx context.Context, jobs ...Envelope) ([]EnqueueResult,
 	for i := range jobs {
 		out[i] = EnqueueResult{
 			ID:          jobs[i].ID,
-			State:       State(asString(reply, 2*i)),
-			ScheduledAt: fromMs(asInt(reply, 2*i+1)),
+			State:       State(asString(reply, 3*i)),
+			ScheduledAt: fromMs(asInt(reply, 3*i+1)),
+			Replayed:    asInt(reply, 3*i+2) == 1,
 		}
 	}
 	return out, nil
@@ -173,8 +174,8 @@ func (s *Store) Admit(ctx context.Context, req AdmitRequest) ([]Claim, error) {
 	switch {
 	case len(req.Queues) == 0:
 		return nil, invalid("Queues", "is empty")
-	case req.Capacity <= 0:
-		return nil, invalid("Capacity", "must be positive, not %d", req.Capacity)
+	case req.Capacity <= 0 || req.Capacity > MaxCapacity:
+		return nil, invalid("Capacity", "is %d, outside 1..%d", req.Capacity, MaxCapacity)
 	case req.Lease < time.Millisecond:
 		return nil, invalid("Lease", "must be at least 1ms, not %s", req.Lease)
 	case req.Quantum < 0 || req.Quantum > MaxWeight:
@@ -196,16 +197,17 @@ func (s *Store) Admit(ctx context.Context, req AdmitRequest) ([]Claim, error) {
 	}
 	claims := make([]Claim, len(reply))
 	for i, v := range reply {
-		pair, _ := v.([]any)
-		if len(pair) != 2 {
+		r, _ := v.([]any)
+		if len(r) != 4 {
 			return nil, fmt.Errorf("headgate: admit: unexpected reply %v", v)
 		}
-		j := jobFromHash(asString(pair, 0), hashFromReply(pair[1]))
+		// The hash is as it was before admission; admission set the rest.
+		j := jobFromHash(asString(r, 0), hashFromReply(r[1]))
 		claims[i] = Claim{
 			Envelope:   j.Envelope,
-			LeaseID:    j.LeaseID,
-			Fence:      j.Fence,
-			ExpiresAt:  j.LeaseExpiresAt,
+			LeaseID:    req.LeaseID,
+			Fence:      asInt(r, 2),
+			ExpiresAt:  time.UnixMilli(asInt(r, 3)),
 			Checkpoint: j.Checkpoint,
 		}
 	}

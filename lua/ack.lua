@@ -15,7 +15,7 @@ LeaseRejected and nothing changes. Outcomes:
 An actual weight >= 0 trues up the rate class charged at admission.
 
 KEYS[1]  namespace prefix; derived keys (lib.lua): job:<id>, errors:<id>, result:<id>,
-         output:<id>, progress:<id>, jobs, leases, scheduled, retained, unique,
+         output:<id>, progress:<id>, leases, scheduled, retained, unique,
          quarantine, held:<fp>, rate:<class>, clock, q:<queue>:{counts,ring,drr,p:<part>,wake},
          q:<queue>:w:<worker>:{ring,drr,p:<part>}
 ARGV[1]  retry backoff base ms
@@ -41,21 +41,28 @@ for i = 1, n do
 end
 local now = now_ms(P)
 
+local END_FIELDS = { 'state', 'lease', 'fence', 'queue', 'ret', 'ukey', 'uwin', 'charge', 'rc' }
+local lapsed = {} -- leases of deleted jobs, removed together at the end
+
 -- Applies one ack; returns the job's state after it, or nil when the caller is not the holder.
 local function ack(id, lease, fence, outcome, err, delay, actual, result_schema, result_bytes, logs)
-  local j = holder(P, id, lease, fence)
+  -- Success and revoke, the common outcomes, need only these fields.
+  local fields = JOB_FIELDS
+  if outcome == 'success' or outcome == 'revoke' then fields = END_FIELDS end
+  local j = holder(P, id, lease, fence, fields)
   if not j then return nil end
   true_up(P, id, j, actual, now)
-  drop_lease(P, id)
   local logline = nil
   if logs ~= '' then logline = 'logs: ' .. logs end
 
+  if outcome == 'revoke' or (outcome == 'success' and j.ret == 0) then
+    lapsed[#lapsed + 1] = id
+    release_unique(P, id, j)
+    delete_job(P, id, j)
+    return 'deleted'
+  end
+  drop_lease(P, id)
   if outcome == 'success' then
-    if j.ret == 0 then
-      release_unique(P, id, j)
-      delete_job(P, id, j)
-      return 'deleted'
-    end
     finalize(P, id, j, 'completed', now)
     if result_schema > 0 then
       rcall('HSET', K.result(P, id), 'schema', result_schema, 'bytes', result_bytes, 'fence', j.fence, 'at', now)
@@ -81,10 +88,6 @@ local function ack(id, lease, fence, outcome, err, delay, actual, result_schema,
     if err ~= '' then push_error(P, id, state .. ': ' .. err) end
     if logline then push_error(P, id, logline) end
     return state
-  elseif outcome == 'revoke' then
-    release_unique(P, id, j)
-    delete_job(P, id, j)
-    return 'deleted'
   elseif outcome == 'snooze' then
     schedule(P, id, j, 'scheduled', now + delay)
     if logline then push_error(P, id, logline) end
@@ -107,4 +110,6 @@ for i = 1, n do
     reply[#reply + 1] = { E_LEASE_REJECTED, '' }
   end
 end
+if #lapsed > 0 then rcall('ZREM', K.leases(P), unpack(lapsed)) end
+flush_counts(P)
 return reply

@@ -26,7 +26,8 @@ ARGV[4]  lease duration ms
 ARGV[5]  quantum (weight units per partition turn)
 ARGV[6]  visit budget: the most jobs examined in this call
 ARGV[7]  number of queues m; ARGV[8..7+m] queue names
-Replies  {0, {id_1, hash_1}, ..., {id_k, hash_k}}, each hash an HGETALL list after admission
+Replies  {0, {id, hash, fence, lease expiry ms}, ...}: hash is the job's HGETALL list as
+         it was before admission; state, lease, fence and expiry are what admission set
 Cost     O(budget * log N): every examined job is a bounded number of commands, and at
          most `budget` jobs are examined.
 ]]
@@ -38,10 +39,13 @@ local nq = tonumber(ARGV[7])
 local now = now_ms(P)
 local expires = now + lease_ms
 
+local MAX_WEIGHT = 1048576 -- as MaxWeight in envelope.go
 local reply = { OK }
 local admitted = 0
 local buckets = {}
+local leases = {}
 
+-- Charges a rate class; false when it lacks the tokens. Buckets are read once per call.
 local function rate_ok(class, weight)
   if class == '' then return true end
   local b = buckets[class]
@@ -55,81 +59,137 @@ local function rate_ok(class, weight)
   return true
 end
 
-local function admit(id, q, charge)
-  local jk = K.job(P, id)
-  local fence = rcall('HINCRBY', jk, 'fence', 1)
-  rcall('HSET', jk, 'state', 'running', 'lease', lease_id, 'exp', expires, 'charge', charge)
-  rcall('ZADD', K.leases(P), expires, id)
-  move_count(P, q, 'available', 'running')
-  reply[#reply + 1] = { id, rcall('HGETALL', jk) }
-  admitted = admitted + 1
+local function field(list, name)
+  for i = 1, #list, 2 do
+    if list[i] == name then return list[i + 1] end
+  end
+  return nil
 end
 
--- One turn of the partition at the head of `r`. Returns 'empty' when the ring has no
--- partition, 'passed' when the partition could not admit for lack of tokens or work,
--- 'progress' otherwise (it admitted, or it banked credit toward a heavy job).
-local function visit(r, q)
-  local part = rcall('ZRANGE', r.ring, 0, 0)[1]
-  if not part then return 'empty' end
+-- One turn of `part`, the head of ring r: the partition spends its credit on its jobs
+-- in rank order. Returns true when the turn admitted a job or banked credit toward a
+-- heavy one, false when the partition was passed over.
+local function turn(r, q, part)
   local pz = r.partition(part)
   local dfield = 'd:' .. part
-  local st = rcall('HMGET', r.state, 'turn', dfield)
-  local credit = num(st[2])
-  if st[1] ~= part then
-    credit = credit + quantum
-    rcall('HSET', r.state, 'turn', part)
-  end
-  local got = 0
-  local function end_turn(keep_credit)
-    rcall('ZREM', r.ring, part)
-    if rcall('ZCARD', pz) == 0 then
-      rcall('HDEL', r.state, dfield, 'turn')
-      return
+  local stored = nil
+  if r.credits then stored = rcall('HGET', r.state, dfield) end
+  local credit = num(stored)
+  local continuing = r.turn == part
+  if not continuing then credit = credit + quantum end
+  r.turn = nil
+  -- A partition alone in its ring shares turns with no one: it takes what it can.
+  local alone = r.size == 1 and not stored
+  if alone then credit = capacity * MAX_WEIGHT end
+
+  local got, outcome, emptied = 0, 'done', false
+  while outcome == 'done' and credit >= 1 and admitted < capacity and budget > 0 do
+    -- At most `credit` jobs fit (every weight is >= 1); one more tells whether the
+    -- partition empties.
+    local want = math.min(capacity - admitted, credit, budget)
+    local members = rcall('ZRANGE', pz, 0, want)
+    local taken = {}
+    for i = 1, math.min(want, #members) do
+      local m = members[i]
+      local id = string.sub(m, RANK_WIDTH + 1)
+      local jk = K.job(P, id)
+      local h = rcall('HGETALL', jk)
+      budget = budget - 1
+      local fp, class, weight = str(field(h, 'fp')), str(field(h, 'rc')), num(field(h, 'weight'))
+      if is_quarantined(P, fp) then
+        taken[#taken + 1] = m
+        rcall('SADD', K.held(P, fp), id)
+        rcall('HSET', jk, 'held', '1')
+      elseif weight > credit then
+        outcome = 'carry'
+        break
+      elseif not rate_ok(class, weight) then
+        outcome = 'passed'
+        break
+      else
+        taken[#taken + 1] = m
+        credit = credit - weight
+        local charge = 0
+        if class ~= '' and buckets[class] then charge = weight end
+        local fence = num(field(h, 'fence')) + 1
+        rcall('HSET', jk, 'state', 'running', 'lease', lease_id, 'exp', expires, 'charge', charge, 'fence', fence)
+        leases[#leases + 1] = expires
+        leases[#leases + 1] = id
+        move_count(P, q, 'available', 'running')
+        reply[#reply + 1] = { id, h, fence, expires }
+        admitted = admitted + 1
+        got = got + 1
+      end
     end
+    if #taken > 0 then rcall('ZREM', pz, unpack(taken)) end
+    if #taken == #members then emptied = true end
+    if emptied then break end
+  end
+
+  if alone then
+    if emptied then
+      ring_remove(r.ring, part)
+      r.size = 0
+    end
+    return got > 0
+  elseif emptied then
+    -- An emptied partition leaves the ring and forgets its credit.
+    ring_remove(r.ring, part)
+    r.size = r.size - 1
+    credit = 0
+  elseif outcome == 'done' and credit >= 1 then
+    -- Capacity or budget ran out mid-turn: the partition keeps the head and its credit.
+    rcall('HSET', r.state, 'turn', part, dfield, credit)
+    r.credits = true
+    return true
+  else
     ring_push_back(r.ring, part)
-    if keep_credit and credit > 0 then
-      rcall('HSET', r.state, dfield, credit)
-    else
-      rcall('HDEL', r.state, dfield)
-    end
-    rcall('HDEL', r.state, 'turn')
+    if outcome == 'passed' then credit = 0 end
   end
-  while true do
-    if admitted >= capacity or budget <= 0 then
-      -- The turn continues on the next call.
-      rcall('HSET', r.state, dfield, credit)
-      if got > 0 then return 'progress' end
-      return 'passed'
+  if credit > 0 then
+    rcall('HSET', r.state, dfield, credit)
+    r.credits = true
+  elseif stored then
+    rcall('HDEL', r.state, dfield)
+  end
+  if continuing then rcall('HDEL', r.state, 'turn') end
+  return got > 0 or outcome == 'carry'
+end
+
+-- Serves the rings of one queue, alternating between them, until capacity or budget
+-- runs out or every partition of every ring was passed over since its last admission.
+local function serve(q, rings)
+  local live = 0
+  for _, r in ipairs(rings) do
+    r.size = rcall('ZCARD', r.ring)
+    if r.size > 0 then
+      local st = rcall('HLEN', r.state)
+      r.credits = st > 0
+      if r.credits then r.turn = rcall('HGET', r.state, 'turn') end
+      r.heads, r.pos, r.passed = {}, 1, 0
+      live = live + 1
     end
-    local m = rcall('ZRANGE', pz, 0, 0)[1]
-    if not m then
-      end_turn(false)
-      if got > 0 then return 'progress' end
-      return 'passed'
-    end
-    budget = budget - 1
-    local id = string.sub(m, RANK_WIDTH + 1)
-    local v = rcall('HMGET', K.job(P, id), 'fp', 'rc', 'weight')
-    local fp, class, weight = str(v[1]), str(v[2]), num(v[3])
-    if fp ~= '' and rcall('HEXISTS', K.quarantine(P), fp) == 1 then
-      rcall('ZREM', pz, m)
-      rcall('SADD', K.held(P, fp), id)
-      rcall('HSET', K.job(P, id), 'held', '1')
-    elseif weight > credit then
-      -- Credit carries over: a job heavier than the quantum runs after enough turns.
-      end_turn(true)
-      return 'progress'
-    elseif not rate_ok(class, weight) then
-      end_turn(false)
-      if got > 0 then return 'progress' end
-      return 'passed'
-    else
-      rcall('ZREM', pz, m)
-      credit = credit - weight
-      local charge = 0
-      if class ~= '' and buckets[class] then charge = weight end
-      admit(id, q, charge)
-      got = got + 1
+  end
+  local idx = 0
+  while live > 0 and admitted < capacity and budget > 0 do
+    idx = idx % #rings + 1
+    local r = rings[idx]
+    if r.size > 0 and r.passed < r.size then
+      if r.pos > #r.heads then
+        -- The next partitions in turn order; those served go to the back behind them.
+        r.heads = rcall('ZRANGE', r.ring, 0, math.min(r.size, capacity - admitted + 8) - 1)
+        r.pos = 1
+      end
+      local part = r.heads[r.pos]
+      r.pos = r.pos + 1
+      if not part then
+        r.passed, r.size = 0, 0
+      elseif turn(r, q, part) then
+        r.passed = 0
+      else
+        r.passed = r.passed + 1
+      end
+      if r.passed >= r.size then live = live - 1 end
     end
   end
 end
@@ -149,36 +209,13 @@ for i = 1, nq do
       ring = K.ring(P, q), state = K.ring_state(P, q),
       partition = function(part) return K.partition(P, q, part) end,
     }
-    -- A ring stays live until it is empty or every partition in it was passed over
-    -- since its last admission.
-    local live = 0
-    for _, r in ipairs(rings) do
-      r.size = rcall('ZCARD', r.ring)
-      r.passed = 0
-      r.live = r.size > 0
-      if r.live then live = live + 1 end
-    end
-    local idx = 1
-    while live > 0 and admitted < capacity and budget > 0 do
-      local r = rings[idx]
-      if r.live then
-        local res = visit(r, q)
-        if res == 'progress' then
-          r.passed = 0
-        else
-          r.passed = r.passed + 1
-        end
-        if res == 'empty' or r.passed >= r.size then
-          r.live = false
-          live = live - 1
-        end
-      end
-      idx = idx % #rings + 1
-    end
+    serve(q, rings)
   end
 end
 
+if #leases > 0 then rcall('ZADD', K.leases(P), unpack(leases)) end
 for _, b in pairs(buckets) do
   if b then save_bucket(b) end
 end
+flush_counts(P)
 return reply

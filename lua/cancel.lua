@@ -23,4 +23,5 @@ elseif j.state == 'scheduled' or j.state == 'retryable' then
   rcall('ZREM', K.scheduled(P), id)
 end
 finalize(P, id, j, 'cancelled', now)
+flush_counts(P)
 return { OK }

@@ -13,7 +13,7 @@ Checks, in order, before any write:
 Then every new job is written: pending, scheduled (future) or available.
 
 KEYS[1]  namespace prefix "hg:{<ns>}:"; keys derived from it (lib.lua): job:<id>,
-         jobs, queues, q:<queue>:{counts,ring,drr,p:<part>,w:<worker>:*,wake},
+         queues, q:<queue>:{counts,ring,drr,p:<part>,w:<worker>:*,wake},
          scheduled, unique, throttle, throttle:expiry, quarantine, limits, clock
 ARGV[1]  number of jobs n
 ARGV[2]  fields per job (20); then n groups of:
@@ -21,7 +21,7 @@ ARGV[2]  fields per job (20); then n groups of:
          scheduled_at ms (0 = now), retention ms, max attempts, schema version, weight,
          rate class, unique field (scoped by Go, "" = none), unique window ms,
          replace mask, debounce ms, pending (0/1), tags ("\n"-joined), payload
-Replies  {0, state_1, scheduled_at_1, ..., state_n, scheduled_at_n}
+Replies  {0, state_1, scheduled_at_1, replayed_1 (0/1), ..., replayed_n}
          {-1, id}                                    IdConflict
          {-2, existing id, replaced 0/1}             Duplicate
          {-3, fingerprint}                           Quarantined
@@ -110,7 +110,7 @@ end
 -- 2. quarantine and uniqueness
 for _, e in ipairs(jobs) do
   if not e.replay then
-    if e.fp ~= '' and rcall('HEXISTS', K.quarantine(P), e.fp) == 1 then
+    if is_quarantined(P, e.fp) then
       return { E_QUARANTINED, e.fp }
     end
     if e.ukey ~= '' then
@@ -124,6 +124,7 @@ for _, e in ipairs(jobs) do
       if hid then
         local replaced = 0
         if (e.urepl > 0 or e.udeb > 0) and replace(hid, e) then replaced = 1 end
+        flush_counts(P)
         return { E_DUPLICATE, hid, replaced }
       end
     end
@@ -171,16 +172,15 @@ for _, e in ipairs(jobs) do
     local fields = { 'kind', e.kind, 'queue', e.queue, 'state', e.state, 'prio', e.prio,
       'sched', e.sched, 'ret', e.ret, 'maxa', e.maxa, 'schema', e.schema, 'weight', e.weight,
       'created', now, 'payload', e.payload }
-    local function opt(name, v) if v ~= '' then fields[#fields + 1] = name; fields[#fields + 1] = v end end
-    opt('part', e.part)
-    opt('fp', e.fp)
-    opt('sticky', e.sticky)
-    opt('rc', e.rc)
-    opt('tags', e.tags)
+    local n = #fields
+    -- Empty optional fields are left out: the job hash stays small.
+    if e.part ~= '' then fields[n + 1], fields[n + 2], n = 'part', e.part, n + 2 end
+    if e.fp ~= '' then fields[n + 1], fields[n + 2], n = 'fp', e.fp, n + 2 end
+    if e.sticky ~= '' then fields[n + 1], fields[n + 2], n = 'sticky', e.sticky, n + 2 end
+    if e.rc ~= '' then fields[n + 1], fields[n + 2], n = 'rc', e.rc, n + 2 end
+    if e.tags ~= '' then fields[n + 1], fields[n + 2], n = 'tags', e.tags, n + 2 end
     if e.ukey ~= '' then
-      opt('ukey', e.ukey)
-      fields[#fields + 1] = 'uwin'
-      fields[#fields + 1] = e.uwin
+      fields[n + 1], fields[n + 2], fields[n + 3], fields[n + 4] = 'ukey', e.ukey, 'uwin', e.uwin
       if e.uwin > 0 then
         rcall('HSET', K.throttle(P), e.ukey, e.id)
         rcall('ZADD', K.throttle_expiry(P), now + e.uwin, e.ukey)
@@ -189,8 +189,10 @@ for _, e in ipairs(jobs) do
       end
     end
     rcall('HSET', K.job(P, e.id), unpack(fields))
-    rcall('ZADD', K.jobs(P), 0, e.id)
-    rcall('SADD', K.queues(P), e.queue)
+    if incoming[e.queue] then
+      rcall('SADD', K.queues(P), e.queue)
+      incoming[e.queue] = nil
+    end
     move_count(P, e.queue, nil, e.state)
     if e.state == 'scheduled' then
       rcall('ZADD', K.scheduled(P), e.sched, e.id)
@@ -201,6 +203,8 @@ for _, e in ipairs(jobs) do
   end
   reply[#reply + 1] = e.state
   reply[#reply + 1] = e.sched
+  reply[#reply + 1] = e.replay and 1 or 0
 end
 for q in pairs(woken) do wake(P, q) end
+flush_counts(P)
 return reply

@@ -3,7 +3,7 @@ evict.lua: deletes terminal jobs whose retention has lapsed, and forgets throttl
 that have ended. Quarantined jobs are never in `retained`: they wait for an operator.
 
 KEYS[1]  namespace prefix; derived keys (lib.lua): retained, throttle, throttle:expiry,
-         job:<id>, errors:<id>, result:<id>, output:<id>, progress:<id>, jobs, clock,
+         job:<id>, errors:<id>, result:<id>, output:<id>, progress:<id>, clock,
          q:<queue>:counts
 ARGV[1]  limit: the most jobs evicted (and, separately, windows forgotten) in this call
 Replies  {0, evicted, windows forgotten}
@@ -28,4 +28,5 @@ for _, ukey in ipairs(ended) do
   rcall('HDEL', K.throttle(P), ukey)
   rcall('ZREM', K.throttle_expiry(P), ukey)
 end
+flush_counts(P)
 return { OK, evicted, #ended }

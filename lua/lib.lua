@@ -16,7 +16,6 @@ function K.errors(P, id) return P .. 'errors:' .. id end
 function K.result(P, id) return P .. 'result:' .. id end
 function K.output(P, id) return P .. 'output:' .. id end
 function K.progress(P, id) return P .. 'progress:' .. id end
-function K.jobs(P) return P .. 'jobs' end
 function K.queues(P) return P .. 'queues' end
 function K.counts(P, q) return P .. 'q:' .. q .. ':counts' end
 function K.ring(P, q) return P .. 'q:' .. q .. ':ring' end
@@ -61,6 +60,33 @@ end
 local UNFINISHED = { pending = true, scheduled = true, available = true, running = true, retryable = true }
 local ERROR_HISTORY = 64 -- newest entries of a job's error history that are kept
 
+-- Whether a fingerprint is quarantined, asked of Redis at most once per call, and not at
+-- all while nothing is quarantined.
+local quarantine_known = nil
+local function is_quarantined(P, fp)
+  if fp == '' then return false end
+  if quarantine_known == nil then
+    quarantine_known = {}
+    if rcall('HLEN', K.quarantine(P)) == 0 then quarantine_known.none = true end
+  end
+  if quarantine_known.none then return false end
+  local q = quarantine_known[fp]
+  if q == nil then
+    q = rcall('HEXISTS', K.quarantine(P), fp) == 1
+    quarantine_known[fp] = q
+  end
+  return q
+end
+
+-- Quarantines a fingerprint: new enqueues with it are refused and its siblings are held.
+local function quarantine(P, fp, id)
+  rcall('HSET', K.quarantine(P), fp, id)
+  if quarantine_known then
+    quarantine_known.none = nil
+    quarantine_known[fp] = true
+  end
+end
+
 -- Rank of an available job inside its partition: members of a partition ZSET all score 0,
 -- so ZRANGE order is this string's order: priority DESC, scheduled_at ASC, id ASC.
 local RANK_WIDTH = 25
@@ -71,9 +97,26 @@ end
 local function num(v) return tonumber(v) or 0 end
 local function str(v) if v then return v end return '' end
 
+-- State counts per queue move in memory during a call and are written once, by
+-- flush_counts, which every script that changes a state calls before it returns.
+local count_delta = {}
 local function move_count(P, q, from, to)
-  if from then rcall('HINCRBY', K.counts(P, q), from, -1) end
-  if to then rcall('HINCRBY', K.counts(P, q), to, 1) end
+  local d = count_delta[q]
+  if not d then
+    d = {}
+    count_delta[q] = d
+  end
+  if from then d[from] = (d[from] or 0) - 1 end
+  if to then d[to] = (d[to] or 0) + 1 end
+end
+
+local function flush_counts(P)
+  for q, d in pairs(count_delta) do
+    for state, n in pairs(d) do
+      if n ~= 0 then rcall('HINCRBY', K.counts(P, q), state, n) end
+    end
+  end
+  count_delta = {}
 end
 
 local function unfinished(P, q)
@@ -96,12 +139,36 @@ local function partition_of(P, q, sticky, part)
   return K.partition(P, q, part), K.ring(P, q), K.ring_state(P, q)
 end
 
--- Puts a partition at the back of its ring (a ZSET scored by turn order).
+-- Rings are ZSETs of partitions scored by turn order. Within one call, the highest
+-- score and ring membership are read once and then tracked here.
+local ring_last = {}
+local ring_has = {}
+local function ring_contains(ring, part)
+  local k = ring .. '\n' .. part
+  local v = ring_has[k]
+  if v == nil then
+    v = rcall('ZSCORE', ring, part) ~= false
+    ring_has[k] = v
+  end
+  return v
+end
+
+-- Puts a partition at the back of its ring (adding it when absent).
 local function ring_push_back(ring, part)
-  local last = rcall('ZRANGE', ring, -1, -1, 'WITHSCORES')
-  local score = 0
-  if last[2] then score = tonumber(last[2]) + 1 end
-  rcall('ZADD', ring, score, part)
+  local last = ring_last[ring]
+  if last == nil then
+    local r = rcall('ZRANGE', ring, -1, -1, 'WITHSCORES')
+    last = tonumber(r[2]) or -1
+  end
+  last = last + 1
+  ring_last[ring] = last
+  rcall('ZADD', ring, last, part)
+  ring_has[ring .. '\n' .. part] = true
+end
+
+local function ring_remove(ring, part)
+  rcall('ZREM', ring, part)
+  ring_has[ring .. '\n' .. part] = false
 end
 
 local function wake(P, q)
@@ -115,7 +182,7 @@ end
 local function index_available(P, id, q, part, sticky, prio, sched)
   local pz, ring = partition_of(P, q, sticky, part)
   rcall('ZADD', pz, 0, rank(prio, sched, id))
-  if rcall('ZSCORE', ring, part) == false then ring_push_back(ring, part) end
+  if not ring_contains(ring, part) then ring_push_back(ring, part) end
 end
 
 -- Removes a job from its partition's available set; an emptied partition leaves its ring
@@ -124,7 +191,7 @@ local function unindex_available(P, id, q, part, sticky, prio, sched)
   local pz, ring, rs = partition_of(P, q, sticky, part)
   rcall('ZREM', pz, rank(prio, sched, id))
   if rcall('ZCARD', pz) == 0 then
-    rcall('ZREM', ring, part)
+    ring_remove(ring, part)
     rcall('HDEL', rs, 'd:' .. part)
     if rcall('HGET', rs, 'turn') == part then rcall('HDEL', rs, 'turn') end
   end
@@ -141,17 +208,26 @@ local function unindex_available_job(P, id, j)
   end
 end
 
--- Reads the fields of a job that transitions need; nil when the job does not exist.
+-- The fields of a job hash that transitions read, in the order load_job reads them.
+local JOB_FIELDS = { 'state', 'queue', 'part', 'sticky', 'prio', 'sched', 'fp', 'ret', 'ukey', 'uwin',
+  'held', 'attempt', 'maxa', 'crash', 'rc', 'charge', 'step', 'lease', 'fence' }
+local JOB_NUMBERS = { prio = true, sched = true, ret = true, uwin = true, attempt = true, maxa = true,
+  crash = true, charge = true, fence = true }
+
+-- Reads the named fields of a job into j (a new table when j is nil); nil when the job
+-- does not exist. Absent fields read as '' or 0.
+local function load_fields(P, id, fields, j)
+  local v = rcall('HMGET', K.job(P, id), unpack(fields))
+  j = j or {}
+  for i, f in ipairs(fields) do
+    if JOB_NUMBERS[f] then j[f] = num(v[i]) else j[f] = str(v[i]) end
+  end
+  if j.state == '' then return nil end
+  return j
+end
+
 local function load_job(P, id)
-  local v = rcall('HMGET', K.job(P, id), 'state', 'queue', 'part', 'sticky', 'prio', 'sched',
-    'fp', 'ret', 'ukey', 'uwin', 'held', 'attempt', 'maxa', 'crash', 'rc', 'charge', 'step', 'lease', 'fence')
-  if not v[1] then return nil end
-  return {
-    state = v[1], queue = v[2], part = str(v[3]), sticky = str(v[4]), prio = num(v[5]),
-    sched = num(v[6]), fp = str(v[7]), ret = num(v[8]), ukey = str(v[9]), uwin = num(v[10]),
-    held = str(v[11]), attempt = num(v[12]), maxa = num(v[13]), crash = num(v[14]),
-    rc = str(v[15]), charge = num(v[16]), step = str(v[17]), lease = str(v[18]), fence = num(v[19]),
-  }
+  return load_fields(P, id, JOB_FIELDS)
 end
 
 -- Releases a strict unique key held by this job (throttle windows run out on their own).
@@ -189,8 +265,7 @@ end
 -- Deletes a job and everything stored under its id.
 local function delete_job(P, id, j)
   rcall('DEL', K.job(P, id), K.errors(P, id), K.result(P, id), K.output(P, id), K.progress(P, id))
-  rcall('ZREM', K.jobs(P), id)
-  rcall('ZREM', K.retained(P), id)
+  if j.ret > 0 and not UNFINISHED[j.state] then rcall('ZREM', K.retained(P), id) end
   move_count(P, j.queue, j.state, nil)
 end
 
@@ -207,7 +282,7 @@ local function make_available(P, id, j, now)
   if sched > now then sched = now end
   rcall('HSET', K.job(P, id), 'state', 'available', 'sched', sched)
   move_count(P, j.queue, j.state, 'available')
-  if j.fp ~= '' and rcall('HEXISTS', K.quarantine(P), j.fp) == 1 then
+  if is_quarantined(P, j.fp) then
     rcall('SADD', K.held(P, j.fp), id)
     rcall('HSET', K.job(P, id), 'held', '1')
   else
@@ -256,9 +331,11 @@ local function true_up(P, id, j, actual, now)
   rcall('HSET', K.job(P, id), 'charge', 0)
 end
 
--- The fence check every write from a worker passes: still running, same lease, same fence.
-local function holder(P, id, lease, fence)
-  local j = load_job(P, id)
+-- The fence check every write from a worker passes: still running, same lease, same
+-- fence. Returns the job with `fields` (which must include state, lease and fence), or nil.
+local HOLDER_FIELDS = { 'state', 'lease', 'fence' }
+local function holder(P, id, lease, fence, fields)
+  local j = load_fields(P, id, fields or HOLDER_FIELDS)
   if not j or j.state ~= 'running' or j.lease ~= lease or j.fence ~= tonumber(fence) then
     return nil
   end

@@ -21,6 +21,7 @@ for _, id in ipairs(due) do
   end
 end
 for q in pairs(woken) do wake(P, q) end
+flush_counts(P)
 local nxt = rcall('ZRANGE', K.scheduled(P), 0, 0, 'WITHSCORES')
 local next_due = -1
 if nxt[2] then next_due = tonumber(nxt[2]) end

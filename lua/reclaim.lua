@@ -34,11 +34,12 @@ for _, id in ipairs(expired) do
     if crash >= crash_limit then
       quarantined = 1
       finalize(P, id, j, 'quarantined', now)
-      if j.fp ~= '' then rcall('HSET', K.quarantine(P), j.fp, id) end
+      if j.fp ~= '' then quarantine(P, j.fp, id) end
     else
       schedule(P, id, j, 'retryable', now + backoff(crash, base, cap))
     end
     reply[#reply + 1] = { id, j.fp, crash, quarantined }
   end
 end
+flush_counts(P)
 return reply

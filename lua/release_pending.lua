@@ -24,4 +24,5 @@ for _, id in ipairs(ARGV) do
     reply[#reply + 1] = id
   end
 end
+flush_counts(P)
 return reply

@@ -1,0 +1,282 @@
+package rqueuetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/headgate/headgate"
+	"github.com/redis/go-redis/v9"
+)
+
+// NewStoreFunc returns a store in a fresh namespace of its own for one test, cleaned up
+// with the test. Exercise calls it once per case, from parallel subtests.
+type NewStoreFunc func(t testing.TB) *headgate.Store
+
+// conformanceCase is one behaviour of the job contract, checked on a fresh store.
+type conformanceCase struct {
+	name string
+	run  func(t *testing.T, s *headgate.Store)
+}
+
+// Exercise runs the whole job contract against stores made by newStore: every
+// transition and every branch of it, the admission and enqueue policies, and the
+// two live-backend proofs. Each case runs as a parallel subtest on its own store, and a
+// case reports every violation it finds, not only the first.
+func Exercise(t *testing.T, newStore NewStoreFunc) {
+	t.Helper()
+	var all []conformanceCase
+	all = append(all, transitionCases...)
+	all = append(all, policyCases...)
+	all = append(all, validationCases...)
+	for _, c := range all {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			s := newStore(t)
+			c.run(t, s)
+			checkCounts(t, s)
+		})
+	}
+	t.Run("StickyRouting", func(t *testing.T) {
+		t.Parallel()
+		AssertStickyRouting(t, newStore(t))
+	})
+	t.Run("EnqueueBackpressure", func(t *testing.T) {
+		t.Parallel()
+		AssertEnqueueBackpressure(t, newStore(t), "bp")
+	})
+}
+
+// epoch is where the cases freeze the store clock.
+var epoch = time.UnixMilli(1_700_000_000_000)
+
+func ctxFor(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func freeze(t testing.TB, s *headgate.Store) context.Context {
+	t.Helper()
+	ctx := ctxFor(t)
+	if err := s.FreezeClock(ctx, epoch); err != nil {
+		t.Fatalf("freeze clock: %v", err)
+	}
+	return ctx
+}
+
+func advance(t testing.TB, ctx context.Context, s *headgate.Store, d time.Duration) {
+	t.Helper()
+	if err := s.AdvanceClock(ctx, d); err != nil {
+		t.Fatalf("advance clock: %v", err)
+	}
+}
+
+func job(id string) headgate.Envelope {
+	return headgate.Envelope{ID: id, Kind: "test:job", Payload: []byte(`{"n":1}`), Retention: time.Hour}
+}
+
+func mustEnqueue(t testing.TB, ctx context.Context, s *headgate.Store, jobs ...headgate.Envelope) []headgate.EnqueueResult {
+	t.Helper()
+	res, err := s.Enqueue(ctx, jobs...)
+	if err != nil {
+		t.Fatalf("enqueue: %v", err)
+	}
+	return res
+}
+
+func admitReq(worker string, capacity int, queues ...string) headgate.AdmitRequest {
+	if len(queues) == 0 {
+		queues = []string{headgate.DefaultQueue}
+	}
+	return headgate.AdmitRequest{Worker: worker, LeaseID: worker + "-lease", Queues: queues,
+		Capacity: capacity, Lease: time.Minute}
+}
+
+func mustAdmit(t testing.TB, ctx context.Context, s *headgate.Store, req headgate.AdmitRequest) []headgate.Claim {
+	t.Helper()
+	claims, err := s.Admit(ctx, req)
+	if err != nil {
+		t.Fatalf("admit: %v", err)
+	}
+	return claims
+}
+
+// admitOne admits exactly one job and fails otherwise.
+func admitOne(t testing.TB, ctx context.Context, s *headgate.Store, queues ...string) headgate.Claim {
+	t.Helper()
+	claims := mustAdmit(t, ctx, s, admitReq("w1", 1, queues...))
+	if len(claims) != 1 {
+		t.Fatalf("admit: got %d claims, want 1", len(claims))
+	}
+	return claims[0]
+}
+
+func mustAck(t testing.TB, ctx context.Context, s *headgate.Store, c headgate.Claim, o headgate.Outcome, opts *headgate.AckOpts) headgate.State {
+	t.Helper()
+	st, err := s.Ack(ctx, c.LeaseRef(), o, opts)
+	if err != nil {
+		t.Fatalf("ack %s of %s: %v", o, c.Envelope.ID, err)
+	}
+	return st
+}
+
+// stateOf returns a job's state, or headgate.StateDeleted when it is gone.
+func stateOf(t testing.TB, ctx context.Context, s *headgate.Store, id string) headgate.State {
+	t.Helper()
+	j, err := s.GetJob(ctx, id)
+	if errors.Is(err, headgate.ErrJobNotFound) {
+		return headgate.StateDeleted
+	}
+	if err != nil {
+		t.Fatalf("get job %s: %v", id, err)
+	}
+	return j.State
+}
+
+func getJob(t testing.TB, ctx context.Context, s *headgate.Store, id string) *headgate.Job {
+	t.Helper()
+	j, err := s.GetJob(ctx, id)
+	if err != nil {
+		t.Fatalf("get job %s: %v", id, err)
+	}
+	return j
+}
+
+func wantState(t testing.TB, ctx context.Context, s *headgate.Store, id string, want headgate.State) {
+	t.Helper()
+	if got := stateOf(t, ctx, s, id); got != want {
+		t.Errorf("job %s is %s, want %s", id, got, want)
+	}
+}
+
+func ids(claims []headgate.Claim) []string {
+	out := make([]string, len(claims))
+	for i, c := range claims {
+		out[i] = c.Envelope.ID
+	}
+	return out
+}
+
+// wantErr checks that err is an E (errors.As) and returns it.
+func wantErr[E error](t testing.TB, err error) E {
+	t.Helper()
+	var target E
+	if !errors.As(err, &target) {
+		t.Errorf("got error %v, want %T", err, target)
+	}
+	return target
+}
+
+// snapshot renders every key of the store's namespace with its contents, so a test can
+// show that a refused call changed nothing.
+func snapshot(t testing.TB, ctx context.Context, s *headgate.Store) string {
+	t.Helper()
+	rdb := s.Client()
+	pattern := "hg:{" + s.Namespace() + "}:*"
+	var names []string
+	scan := func(ctx context.Context, c redis.UniversalClient) error {
+		iter := c.Scan(ctx, 0, pattern, 1000).Iterator()
+		for iter.Next(ctx) {
+			names = append(names, iter.Val())
+		}
+		return iter.Err()
+	}
+	var err error
+	if cc, ok := rdb.(*redis.ClusterClient); ok {
+		err = cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error { return scan(ctx, c) })
+	} else {
+		err = scan(ctx, rdb)
+	}
+	if err != nil {
+		t.Fatalf("snapshot scan: %v", err)
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	var b strings.Builder
+	for _, k := range names {
+		typ := rdb.Type(ctx, k).Val()
+		var v any
+		switch typ {
+		case "string":
+			v = rdb.Get(ctx, k).Val()
+		case "hash":
+			v = rdb.HGetAll(ctx, k).Val()
+		case "list":
+			v = rdb.LRange(ctx, k, 0, -1).Val()
+		case "set":
+			m := rdb.SMembers(ctx, k).Val()
+			slices.Sort(m)
+			v = m
+		case "zset":
+			v = rdb.ZRangeWithScores(ctx, k, 0, -1).Val()
+		}
+		fmt.Fprintf(&b, "%s %s %v\n", k, typ, v)
+	}
+	return b.String()
+}
+
+// unchanged runs f, which must fail, and checks that it left the namespace as it was.
+func unchanged(t testing.TB, ctx context.Context, s *headgate.Store, what string, f func() error) error {
+	t.Helper()
+	before := snapshot(t, ctx, s)
+	err := f()
+	if err == nil {
+		t.Errorf("%s: succeeded, want an error", what)
+		return nil
+	}
+	if after := snapshot(t, ctx, s); after != before {
+		t.Errorf("%s: refused with %v but changed the store:\nbefore:\n%s\nafter:\n%s", what, err, before, after)
+	}
+	return err
+}
+
+// checkCounts compares the per-queue state counts the scripts maintain with the states of
+// the jobs actually stored: every transition must move its counts exactly.
+func checkCounts(t testing.TB, s *headgate.Store) {
+	t.Helper()
+	ctx := ctxFor(t)
+	actual := map[string]map[headgate.State]int64{}
+	cursor := ""
+	seen := map[string]bool{}
+	for {
+		page, next, err := s.ListJobs(ctx, headgate.ListOptions{Cursor: cursor, Limit: 1000})
+		if err != nil {
+			t.Fatalf("list jobs: %v", err)
+		}
+		for _, j := range page {
+			if seen[j.ID] {
+				continue
+			}
+			seen[j.ID] = true
+			if actual[j.Queue] == nil {
+				actual[j.Queue] = map[headgate.State]int64{}
+			}
+			actual[j.Queue][j.State]++
+		}
+		if next == "" {
+			break
+		}
+		cursor = next
+	}
+	stats, err := s.QueueStats(ctx)
+	if err != nil {
+		t.Fatalf("queue stats: %v", err)
+	}
+	for _, st := range stats {
+		want := actual[st.Queue]
+		for _, state := range headgate.States {
+			if st.Counts[state] != want[state] {
+				t.Errorf("queue %s: count of %s is %d, but %d jobs are %s", st.Queue, state, st.Counts[state], want[state], state)
+			}
+		}
+		delete(actual, st.Queue)
+	}
+	for q, c := range actual {
+		t.Errorf("queue %s has jobs %v but no stats", q, c)
+	}
+}

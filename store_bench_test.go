@@ -1,0 +1,167 @@
+package headgate_test
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/headgate/headgate"
+	"github.com/headgate/headgate/internal/redistest"
+)
+
+// benchStore returns a store on a private redis-server, so a benchmark's backlog and
+// timing are its own.
+func benchStore(b *testing.B) *headgate.Store {
+	b.Helper()
+	srv := redistest.Start(b)
+	s, err := headgate.NewStore(srv.Client(b), &headgate.StoreConfig{Namespace: "bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s
+}
+
+func benchJobs(prefix string, n, partitions int) []headgate.Envelope {
+	jobs := make([]headgate.Envelope, n)
+	for i := range jobs {
+		jobs[i] = headgate.Envelope{ID: fmt.Sprintf("%s-%08d", prefix, i), Kind: "bench",
+			Payload: []byte(`{"n":1}`), PartitionKey: fmt.Sprint("p", i%partitions)}
+	}
+	return jobs
+}
+
+func fill(b *testing.B, s *headgate.Store, prefix string, n, partitions int) {
+	b.Helper()
+	ctx := context.Background()
+	jobs := benchJobs(prefix, n, partitions)
+	for i := 0; i < n; i += 1000 {
+		if _, err := s.Enqueue(ctx, jobs[i:min(i+1000, n)]...); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkEnqueue reports enqueue throughput, one job a call and in batches.
+func BenchmarkEnqueue(b *testing.B) {
+	for _, batch := range []int{1, 100} {
+		b.Run(fmt.Sprint("batch=", batch), func(b *testing.B) {
+			s := benchStore(b)
+			ctx := context.Background()
+			jobs := benchJobs("e", b.N*batch, 100)
+			redisCPU(b, s)
+			b.ResetTimer()
+			for i := range b.N {
+				if _, err := s.Enqueue(ctx, jobs[i*batch:(i+1)*batch]...); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N*batch)/b.Elapsed().Seconds(), "jobs/s")
+			b.ReportMetric(redisCPU(b, s)/float64(b.N*batch), "redis-µs/job")
+		})
+	}
+}
+
+// BenchmarkAdmit reports the cost of admitting a job at a small and a large backlog;
+// admission must cost the same whatever the backlog. Admitted jobs go back (rate
+// limited, outside the timer) so the backlog stays the same size.
+func BenchmarkAdmit(b *testing.B) {
+	for _, backlog := range []int{1_000, 1_000_000} {
+		b.Run(fmt.Sprint("backlog=", backlog), func(b *testing.B) {
+			s := benchStore(b)
+			fill(b, s, "a", backlog, 100)
+			benchAdmit(b, s, headgate.AdmitRequest{Worker: "w", LeaseID: "l", Queues: []string{"default"},
+				Capacity: 50, Lease: time.Minute})
+		})
+	}
+}
+
+func benchAdmit(b *testing.B, s *headgate.Store, req headgate.AdmitRequest) {
+	b.Helper()
+	ctx := context.Background()
+	admitted := 0
+	var cpu float64
+	b.ResetTimer()
+	for range b.N {
+		redisCPU(b, s)
+		claims, err := s.Admit(ctx, req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(claims) == 0 {
+			b.Fatal("nothing admitted")
+		}
+		admitted += len(claims)
+		b.StopTimer()
+		cpu += redisCPU(b, s)
+		acks := make([]headgate.AckRequest, len(claims))
+		for i, c := range claims {
+			acks[i] = headgate.AckRequest{Lease: c.LeaseRef(), Outcome: headgate.OutcomeRateLimited}
+		}
+		if _, err := s.AckMany(ctx, acks); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(admitted), "ns/job")
+	b.ReportMetric(cpu/float64(admitted), "redis-µs/job")
+}
+
+// BenchmarkAck reports the cost of acking admitted jobs, 50 per call.
+func BenchmarkAck(b *testing.B) {
+	s := benchStore(b)
+	ctx := context.Background()
+	acked := 0
+	var cpu float64
+	for i := range b.N {
+		b.StopTimer()
+		if _, err := s.Enqueue(ctx, benchJobs(fmt.Sprint("k", i), 50, 10)...); err != nil {
+			b.Fatal(err)
+		}
+		claims, err := s.Admit(ctx, headgate.AdmitRequest{Worker: "w", LeaseID: "l", Queues: []string{"default"},
+			Capacity: 50, Lease: time.Minute})
+		if err != nil {
+			b.Fatal(err)
+		}
+		acks := make([]headgate.AckRequest, len(claims))
+		for i, c := range claims {
+			acks[i] = headgate.AckRequest{Lease: c.LeaseRef(), Outcome: headgate.OutcomeSuccess}
+		}
+		redisCPU(b, s)
+		b.StartTimer()
+		if _, err := s.AckMany(ctx, acks); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		cpu += redisCPU(b, s)
+		b.StartTimer()
+		acked += len(acks)
+	}
+	b.ReportMetric(float64(acked)/b.Elapsed().Seconds(), "jobs/s")
+	b.ReportMetric(cpu/float64(acked), "redis-µs/job")
+}
+
+var usecRE = regexp.MustCompile(`cmdstat_(evalsha|eval):calls=(\d+),usec=(\d+)`)
+
+// redisCPU returns the microseconds the server spent running scripts since the last
+// reset (INFO commandstats), then resets the counters. It measures the server's work,
+// which the client's timing on a shared machine does not.
+func redisCPU(b *testing.B, s *headgate.Store) float64 {
+	b.Helper()
+	ctx := context.Background()
+	info, err := s.Client().Info(ctx, "commandstats").Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	total := 0.0
+	for _, m := range usecRE.FindAllStringSubmatch(info, -1) {
+		v, _ := strconv.ParseFloat(m[3], 64)
+		total += v
+	}
+	if err := s.Client().ConfigResetStat(ctx).Err(); err != nil {
+		b.Fatal(err)
+	}
+	return total
+}

@@ -20,4 +20,8 @@ func TestConformance(t *testing.T) {
 		t.Parallel()
 		rqueuetest.Exercise(t, rqueuetest.NewRedisStore)
 	})
+	t.Run("Cluster", func(t *testing.T) {
+		t.Parallel()
+		rqueuetest.Exercise(t, rqueuetest.NewClusterStore)
+	})
 }

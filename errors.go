@@ -86,3 +86,15 @@ type NotCancellableError struct {
 func (e *NotCancellableError) Error() string {
 	return fmt.Sprintf("headgate: job %q is %s and cannot be cancelled", e.JobID, e.State)
 }
+
+// NotDurableError: the batch was written, but fewer replicas than StoreConfig.DurableReplicas
+// confirmed it within DurableTimeout, so a failover now could lose it. Enqueueing the
+// same jobs again (same ids) is safe: a replay writes nothing twice.
+type NotDurableError struct {
+	Replicas int // replicas that confirmed
+	Wanted   int
+}
+
+func (e *NotDurableError) Error() string {
+	return fmt.Sprintf("headgate: enqueue written but confirmed by %d of %d replicas; retry with the same ids", e.Replicas, e.Wanted)
+}

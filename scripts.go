@@ -150,6 +150,47 @@ func (s *Store) scriptKeys() []string { return []string{s.keys.Prefix()} }
 // stands for.
 func (s *Store) run(ctx context.Context, sc script, jobID string, args ...any) ([]any, error) {
 	v, err := sc.Run(ctx, s.rdb, s.scriptKeys(), args...).Result()
+	return decodeReply(sc, jobID, v, err)
+}
+
+// runDurable is run followed, on the same connection, by WAIT for the configured number
+// of replicas: Redis replicates asynchronously, and only WAIT tells a producer that a
+// write would survive the loss of the master.
+func (s *Store) runDurable(ctx context.Context, sc script, args ...any) ([]any, error) {
+	node, err := s.node(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, eval := range []bool{false, true} {
+		pipe := node.Pipeline()
+		var cmd *redis.Cmd
+		if eval {
+			cmd = sc.Eval(ctx, pipe, s.scriptKeys(), args...)
+		} else {
+			cmd = sc.EvalSha(ctx, pipe, s.scriptKeys(), args...)
+		}
+		wait := pipe.Do(ctx, "WAIT", s.cfg.DurableReplicas, ms(s.cfg.DurableTimeout))
+		_, _ = pipe.Exec(ctx) // errors are read from each command
+		if !eval && redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
+			continue
+		}
+		reply, err := decodeReply(sc, "", cmd.Val(), cmd.Err())
+		if err != nil {
+			return nil, err
+		}
+		acked, err := wait.Int()
+		if err != nil {
+			return reply, fmt.Errorf("headgate: %s: wait for replicas: %w", sc.name, err)
+		}
+		if acked < s.cfg.DurableReplicas {
+			return reply, &NotDurableError{Replicas: acked, Wanted: s.cfg.DurableReplicas}
+		}
+		return reply, nil
+	}
+	panic("unreachable")
+}
+
+func decodeReply(sc script, jobID string, v any, err error) ([]any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("headgate: %s: %w", sc.name, err)
 	}

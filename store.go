@@ -17,6 +17,8 @@ const (
 	CrashLimitDefault = 3
 	RetryBaseDefault  = time.Second
 	RetryCapDefault   = time.Hour
+
+	DurableTimeoutDefault = time.Second
 )
 
 // StoreConfig configures a Store.
@@ -32,6 +34,13 @@ type StoreConfig struct {
 	RetryBase time.Duration
 	// RetryCap bounds the backoff. Defaults to RetryCapDefault.
 	RetryCap time.Duration
+	// DurableReplicas, when > 0, makes Enqueue wait (Redis WAIT) until that many
+	// replicas have the batch; fewer within DurableTimeout is *NotDurableError. Redis
+	// replicates asynchronously, so without it a failover can lose jobs a producer was
+	// told were enqueued. Defaults to 0: no waiting.
+	DurableReplicas int
+	// DurableTimeout bounds the wait for replicas. Defaults to DurableTimeoutDefault.
+	DurableTimeout time.Duration
 }
 
 // WithDefaults returns a copy of the config with zero fields set to their defaults.
@@ -40,6 +49,7 @@ func (c *StoreConfig) WithDefaults() *StoreConfig {
 	out.CrashLimit = cmp.Or(out.CrashLimit, CrashLimitDefault)
 	out.RetryBase = cmp.Or(out.RetryBase, RetryBaseDefault)
 	out.RetryCap = cmp.Or(out.RetryCap, RetryCapDefault)
+	out.DurableTimeout = cmp.Or(out.DurableTimeout, DurableTimeoutDefault)
 	return &out
 }
 
@@ -54,6 +64,10 @@ func (c *StoreConfig) validate() error {
 		return invalid("RetryBase", "must be at least 1ms")
 	case c.RetryCap < c.RetryBase:
 		return invalid("RetryCap", "must be at least RetryBase")
+	case c.DurableReplicas < 0:
+		return invalid("DurableReplicas", "cannot be negative")
+	case c.DurableTimeout < time.Millisecond:
+		return invalid("DurableTimeout", "must be at least 1ms")
 	}
 	return nil
 }
@@ -95,7 +109,9 @@ type EnqueueResult struct {
 
 // Enqueue writes a batch of jobs, all or nothing. See lua/enqueue.lua for the order of
 // checks. It returns *InvalidError, *IdConflictError, *QuarantinedError,
-// *DuplicateError or *BackpressureError, and then nothing new was written.
+// *DuplicateError or *BackpressureError, and then nothing new was written. With
+// DurableReplicas set it may also return the results together with *NotDurableError:
+// written, but not yet confirmed by enough replicas.
 func (s *Store) Enqueue(ctx context.Context, jobs ...Envelope) ([]EnqueueResult, error) {
 	if len(jobs) > MaxBatch {
 		return nil, invalid("jobs", "batch of %d is more than %d", len(jobs), MaxBatch)
@@ -134,8 +150,14 @@ func (s *Store) Enqueue(ctx context.Context, jobs ...Envelope) ([]EnqueueResult,
 			e.Weight, e.RateClass, uf, ms(e.UniqueWindow), int(e.UniqueReplace), ms(e.UniqueDebounce),
 			pending, strings.Join(e.Tags, "\n"), e.Payload)
 	}
-	reply, err := s.run(ctx, scriptEnqueue, "", args...)
-	if err != nil {
+	var reply []any
+	var err error
+	if s.cfg.DurableReplicas > 0 {
+		reply, err = s.runDurable(ctx, scriptEnqueue, args...)
+	} else {
+		reply, err = s.run(ctx, scriptEnqueue, "", args...)
+	}
+	if reply == nil {
 		return nil, err
 	}
 	out := make([]EnqueueResult, len(jobs))
@@ -147,7 +169,7 @@ func (s *Store) Enqueue(ctx context.Context, jobs ...Envelope) ([]EnqueueResult,
 			Replayed:    asInt(reply, 3*i+2) == 1,
 		}
 	}
-	return out, nil
+	return out, err // err: a *NotDurableError for a batch that was written
 }
 
 // AdmitRequest asks for work for one worker.

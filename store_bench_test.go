@@ -165,3 +165,43 @@ func redisCPU(b *testing.B, s *headgate.Store) float64 {
 	}
 	return total
 }
+
+// BenchmarkAdmitPastBlockedWork compares admission for a worker that has, in front of
+// its own work, 100k jobs pinned to another worker and a partition whose rate class is
+// empty, with admission that has neither. Neither may cost the worker a scan.
+func BenchmarkAdmitPastBlockedWork(b *testing.B) {
+	for _, blocked := range []bool{false, true} {
+		b.Run(fmt.Sprint("blocked=", blocked), func(b *testing.B) {
+			s := benchStore(b)
+			ctx := context.Background()
+			if blocked {
+				pinned := benchJobs("pinned", 100_000, 100)
+				empty := benchJobs("empty", 1_000, 1)
+				for i := range pinned {
+					pinned[i].StickyWorker, pinned[i].Priority = "other", 100
+				}
+				for i := range empty {
+					empty[i].RateClass, empty[i].PartitionKey = "empty", "blocked"
+				}
+				if err := s.SetRateLimit(ctx, "empty", headgate.RateLimit{Limit: 1, Window: 24 * time.Hour, Burst: 1}); err != nil {
+					b.Fatal(err)
+				}
+				for _, jobs := range [][]headgate.Envelope{pinned, empty} {
+					for i := 0; i < len(jobs); i += 1000 {
+						if _, err := s.Enqueue(ctx, jobs[i:min(i+1000, len(jobs))]...); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+				// Spend the class's only token, so the blocked partition stays in front.
+				if _, err := s.Admit(ctx, headgate.AdmitRequest{Worker: "w", LeaseID: "l0", Queues: []string{"default"},
+					Capacity: 1, Lease: time.Hour}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			fill(b, s, "own", 10_000, 100)
+			benchAdmit(b, s, headgate.AdmitRequest{Worker: "w", LeaseID: "l", Queues: []string{"default"},
+				Capacity: 50, Lease: time.Minute})
+		})
+	}
+}

@@ -78,8 +78,9 @@ local function turn(r, q, part)
   local continuing = r.turn == part
   if not continuing then credit = credit + quantum end
   r.turn = nil
-  -- A partition alone in its ring shares turns with no one: it takes what it can.
-  local alone = r.size == 1 and not stored
+  -- The only partition with work for this worker shares turns with no one: it takes
+  -- what it can.
+  local alone = r.alone and not stored
   if alone then credit = capacity * MAX_WEIGHT end
 
   local got, outcome, emptied = 0, 'done', false
@@ -159,9 +160,10 @@ end
 -- Serves the rings of one queue, alternating between them, until capacity or budget
 -- runs out or every partition of every ring was passed over since its last admission.
 local function serve(q, rings)
-  local live = 0
+  local live, total = 0, 0
   for _, r in ipairs(rings) do
     r.size = rcall('ZCARD', r.ring)
+    total = total + r.size
     if r.size > 0 then
       local st = rcall('HLEN', r.state)
       r.credits = st > 0
@@ -170,7 +172,12 @@ local function serve(q, rings)
       live = live + 1
     end
   end
+  for _, r in ipairs(rings) do r.alone = r.size == 1 and total == 1 end
+  -- With pinned and shared work both waiting, the rings alternate, and the ring after
+  -- the last one served goes first on the next call.
+  local both = live == 2
   local idx = 0
+  if both and rcall('HGET', rings[1].state, 'next') == 'shared' then idx = 1 end
   while live > 0 and admitted < capacity and budget > 0 do
     idx = idx % #rings + 1
     local r = rings[idx]
@@ -191,6 +198,11 @@ local function serve(q, rings)
       end
       if r.passed >= r.size then live = live - 1 end
     end
+  end
+  if both then
+    local nxt = 'pinned'
+    if idx == 1 then nxt = 'shared' end
+    rcall('HSET', rings[1].state, 'next', nxt)
   end
 end
 

@@ -71,14 +71,16 @@ local function replace(hid, e)
   end
   local hk = K.job(P, hid)
   local replaced = false
-  local state, sched, prio = h.state, h.sched, h.prio
+  local state, sched, prio, fp = h.state, h.sched, h.prio, h.fp
   if e.udeb > 0 then
     rcall('HSET', hk, 'schema', e.schema, 'payload', e.payload, 'fp', e.fp, 'tags', e.tags)
+    fp = e.fp
     state, sched = 'scheduled', now + e.udeb
     replaced = true
   end
   if bit_set(e.urepl, REPLACE_PAYLOAD) then
     rcall('HSET', hk, 'schema', e.schema, 'payload', e.payload, 'fp', e.fp)
+    fp = e.fp
     replaced = true
   end
   if bit_set(e.urepl, REPLACE_SCHEDULED_AT) and state == 'scheduled' then
@@ -98,7 +100,7 @@ local function replace(hid, e)
   -- Re-file the holder under its new state, time and priority.
   if h.state == 'available' then unindex_available_job(P, hid, h) end
   rcall('HSET', hk, 'prio', prio)
-  h.prio, h.held = prio, ''
+  h.prio, h.fp, h.held = prio, fp, ''
   if state == 'available' then
     make_available(P, hid, h, now)
   else

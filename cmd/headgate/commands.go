@@ -1,0 +1,315 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/headgate/headgate"
+	"github.com/headgate/headgate/inspector"
+)
+
+func (c *cli) table() *tabwriter.Writer { return tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0) }
+
+func wantArgs(args []string, n int) error {
+	if len(args) != n {
+		return usagef("want %d argument(s), got %d", n, len(args))
+	}
+	return nil
+}
+
+// unfinishedStates and finishedStates split the stats columns at the terminal line.
+var (
+	unfinishedStates = []headgate.State{headgate.StatePending, headgate.StateScheduled, headgate.StateAvailable,
+		headgate.StateRunning, headgate.StateRetryable}
+	finishedStates = []headgate.State{headgate.StateCompleted, headgate.StateArchived, headgate.StateCancelled,
+		headgate.StateUndecodable, headgate.StateQuarantined}
+)
+
+func cmdStats(ctx context.Context, c *cli, args []string) error {
+	if err := wantArgs(args, 0); err != nil {
+		return err
+	}
+	stats, err := c.insp.Stats(ctx)
+	if err != nil {
+		return err
+	}
+	quarantined, err := c.insp.Quarantined(ctx)
+	if err != nil {
+		return err
+	}
+	if len(stats) == 0 {
+		fmt.Fprintf(c.stdout, "namespace %s has no queues\n", c.namespace)
+		return nil
+	}
+	tw := c.table()
+	fmt.Fprint(tw, "QUEUE\tSTATUS\tLIMIT\tUNFINISHED")
+	for _, s := range append(unfinishedStates, finishedStates...) {
+		fmt.Fprintf(tw, "\t%s", strings.ToUpper(string(s)))
+	}
+	fmt.Fprintln(tw)
+	total := inspector.QueueStats{Queue: "(total)", Counts: map[headgate.State]int64{}}
+	row := func(s inspector.QueueStats, status, limit string) {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d", s.Queue, status, limit, s.Unfinished)
+		for _, st := range append(unfinishedStates, finishedStates...) {
+			fmt.Fprintf(tw, "\t%d", s.Counts[st])
+		}
+		fmt.Fprintln(tw)
+	}
+	for _, s := range stats {
+		status, limit := "active", "-"
+		if s.Paused {
+			status = "paused"
+		}
+		if s.Limit != nil {
+			limit = strconv.FormatInt(*s.Limit, 10)
+			if s.Unfinished >= *s.Limit {
+				limit += " (full)"
+			}
+		}
+		row(s, status, limit)
+		total.Unfinished += s.Unfinished
+		for st, n := range s.Counts {
+			total.Counts[st] += n
+		}
+	}
+	if len(stats) > 1 {
+		row(total, "", "")
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(quarantined) > 0 {
+		fmt.Fprintf(c.stdout, "\n%d quarantined fingerprint(s): see headgate quarantine\n", len(quarantined))
+	}
+	return nil
+}
+
+type jobsOpts struct {
+	queue, state, kind, after string
+	limit                     int
+}
+
+func jobsFlags(fs *flag.FlagSet, c *cli) {
+	fs.StringVar(&c.jobs.queue, "queue", "", "only jobs of this `queue`")
+	fs.StringVar(&c.jobs.state, "state", "", "only jobs in this `state` ("+stateList()+")")
+	fs.StringVar(&c.jobs.kind, "kind", "", "only jobs of this `kind`")
+	fs.IntVar(&c.jobs.limit, "limit", 20, "page size: about `N` jobs (1..1000)")
+	fs.StringVar(&c.jobs.after, "after", "", "continue from this `cursor`, printed at the end of the previous page")
+}
+
+func stateList() string {
+	names := make([]string, len(headgate.States))
+	for i, s := range headgate.States {
+		names[i] = string(s)
+	}
+	return strings.Join(names, ", ")
+}
+
+func cmdJobs(ctx context.Context, c *cli, args []string) error {
+	if err := wantArgs(args, 0); err != nil {
+		return err
+	}
+	o := c.jobs
+	if o.limit < 1 || o.limit > 1000 {
+		return usagef("-limit %d is outside 1..1000", o.limit)
+	}
+	page, err := c.insp.ListJobs(ctx, inspector.ListOptions{Queue: o.queue, State: headgate.State(o.state),
+		Kind: o.kind, Cursor: o.after, Limit: o.limit})
+	if err != nil {
+		return err
+	}
+	if len(page.Jobs) > 0 {
+		tw := c.table()
+		fmt.Fprintln(tw, "ID\tKIND\tQUEUE\tSTATE\tATTEMPT\tPRIORITY\tPARTITION\tSCHEDULED")
+		for _, j := range page.Jobs {
+			state := string(j.State)
+			if j.Held {
+				state += " (held)"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/%d\t%d\t%s\t%s\n", j.ID, j.Kind, j.Queue, state,
+				j.Attempt, j.MaxAttempts, j.Priority, dash(j.PartitionKey), shortTime(j.ScheduledAt))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintln(c.stdout, "no matching jobs")
+	}
+	if page.Next != "" {
+		fmt.Fprintf(c.stdout, "\nmore: headgate jobs%s -after %s\n", o.filterFlags(), page.Next)
+	}
+	return nil
+}
+
+// filterFlags repeats the listing's filters for the next page's command line.
+func (o jobsOpts) filterFlags() string {
+	var b strings.Builder
+	for _, f := range []struct{ name, v string }{{"queue", o.queue}, {"state", o.state}, {"kind", o.kind}} {
+		if f.v != "" {
+			fmt.Fprintf(&b, " -%s %s", f.name, f.v)
+		}
+	}
+	if o.limit != 20 {
+		fmt.Fprintf(&b, " -limit %d", o.limit)
+	}
+	return b.String()
+}
+
+func cmdJob(ctx context.Context, c *cli, args []string) error {
+	if err := wantArgs(args, 1); err != nil {
+		return err
+	}
+	d, err := c.insp.Job(ctx, args[0])
+	if err != nil {
+		return err
+	}
+	now, err := c.insp.Now(ctx)
+	if err != nil {
+		return err
+	}
+	printJob(c.stdout, d, now)
+	return nil
+}
+
+func cmdCancel(ctx context.Context, c *cli, args []string) error {
+	if len(args) == 0 {
+		return usagef("name at least one job id")
+	}
+	var failed int
+	for _, id := range args {
+		if err := c.insp.Cancel(ctx, id); err != nil {
+			fmt.Fprintf(c.stderr, "%s: %v\n", id, err)
+			failed++
+			continue
+		}
+		fmt.Fprintf(c.stdout, "cancelled %s\n", id)
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d of %d job(s) not cancelled", failed, len(args))
+	}
+	return nil
+}
+
+func cmdRelease(ctx context.Context, c *cli, args []string) error {
+	if len(args) == 0 {
+		return usagef("name at least one job id")
+	}
+	left, err := c.insp.ReleasePending(ctx, args...)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "released %d job(s)\n", len(args)-len(left))
+	if len(left) > 0 {
+		return fmt.Errorf("not pending, left unchanged: %s", strings.Join(left, " "))
+	}
+	return nil
+}
+
+func cmdPause(ctx context.Context, c *cli, args []string) error {
+	if err := wantArgs(args, 1); err != nil {
+		return err
+	}
+	if err := c.insp.Pause(ctx, args[0]); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "paused queue %s: running jobs finish, new jobs wait\n", args[0])
+	return nil
+}
+
+func cmdResume(ctx context.Context, c *cli, args []string) error {
+	if err := wantArgs(args, 1); err != nil {
+		return err
+	}
+	if err := c.insp.Resume(ctx, args[0]); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "resumed queue %s\n", args[0])
+	return nil
+}
+
+func cmdLimit(ctx context.Context, c *cli, args []string) error {
+	if err := wantArgs(args, 2); err != nil {
+		return err
+	}
+	queue := args[0]
+	if args[1] == "off" {
+		if err := c.insp.RemoveEnqueueLimit(ctx, queue); err != nil {
+			return err
+		}
+		fmt.Fprintf(c.stdout, "queue %s is unbounded\n", queue)
+		return nil
+	}
+	n, err := strconv.ParseInt(args[1], 10, 64)
+	if err != nil || n < 0 {
+		return usagef("limit %q is not a count of jobs or off", args[1])
+	}
+	if err := c.insp.SetEnqueueLimit(ctx, queue, n); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "queue %s accepts at most %d unfinished jobs\n", queue, n)
+	return nil
+}
+
+func cmdRate(ctx context.Context, c *cli, args []string) error {
+	if len(args) == 2 && args[1] == "off" {
+		if err := c.insp.RemoveRateLimit(ctx, args[0]); err != nil {
+			return err
+		}
+		fmt.Fprintf(c.stdout, "rate class %s is unlimited\n", args[0])
+		return nil
+	}
+	if len(args) != 4 {
+		return usagef("want CLASS LIMIT WINDOW BURST, or CLASS off")
+	}
+	limit, err := strconv.ParseInt(args[1], 10, 64)
+	if err != nil || limit < 0 {
+		return usagef("LIMIT %q is not a count of tokens", args[1])
+	}
+	window, err := time.ParseDuration(args[2])
+	if err != nil || window <= 0 {
+		return usagef("WINDOW %q is not a duration such as 1s or 1m", args[2])
+	}
+	burst, err := strconv.ParseInt(args[3], 10, 64)
+	if err != nil || burst <= 0 {
+		return usagef("BURST %q is not a positive count of tokens", args[3])
+	}
+	rl := inspector.RateLimit{Limit: limit, Window: window, Burst: burst}
+	if err := c.insp.SetRateLimit(ctx, args[0], rl); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "rate class %s: %d per %s, burst %d\n", args[0], limit, window, burst)
+	return nil
+}
+
+func cmdQuarantine(ctx context.Context, c *cli, args []string) error {
+	switch {
+	case len(args) == 2 && args[0] == "release":
+		n, err := c.insp.ReleaseQuarantine(ctx, args[1])
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(c.stdout, "released fingerprint %s: %d held job(s) returned to admission\n", args[1], n)
+		return nil
+	case len(args) != 0:
+		return usagef("want no arguments, or release FINGERPRINT")
+	}
+	q, err := c.insp.Quarantined(ctx)
+	if err != nil {
+		return err
+	}
+	if len(q) == 0 {
+		fmt.Fprintln(c.stdout, "no quarantined fingerprints")
+		return nil
+	}
+	tw := c.table()
+	fmt.Fprintln(tw, "FINGERPRINT\tJOB\tHELD")
+	for _, f := range q {
+		fmt.Fprintf(tw, "%s\t%s\t%d\n", f.Fingerprint, f.JobID, f.Held)
+	}
+	return tw.Flush()
+}

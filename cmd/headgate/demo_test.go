@@ -1,0 +1,48 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func TestDemo(t *testing.T) {
+	t.Parallel()
+	var out, errOut bytes.Buffer
+	code := runDemo([]string{"-noisy", "300", "-quiet", "10", "-tenants", "2", "-every", "1ms", "-work", "0",
+		"-workers", "2", "-concurrency", "4", "-progress", "100ms", "-timeout", "60s"}, &out, &errOut)
+	if code != exitOK {
+		t.Fatalf("demo: exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errOut.String())
+	}
+	requireContains(t, out.String(),
+		"headgate demo on an embedded miniredis",
+		"done 320/320",
+		"throughput   320 jobs in",
+		"retries      15 first attempts failed",
+		"(fingerprint import:bad.csv) after 2 worker crashes; 3 siblings held, 1 new enqueue(s) refused",
+		"acme     300   300",
+		"globex   10    10",
+		"initech  10    10",
+		"imports  active  -      3",
+	)
+}
+
+func TestDemoUsage(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"demo", "-tenants", "0"}, exitUsage, "-tenants 0 is outside"},
+		{[]string{"demo", "extra"}, exitUsage, "unexpected arguments"},
+		// Global flags given before the command reach the demo.
+		{[]string{"-namespace", "n", "demo", "-h"}, exitOK, "usage: headgate demo"},
+		{[]string{"-redis", "http://x", "demo"}, exitError, "bad -redis"},
+	} {
+		var out, errOut bytes.Buffer
+		if code := run(tc.args, &out, &errOut); code != tc.code || !strings.Contains(errOut.String(), tc.want) {
+			t.Errorf("headgate %s: exit %d, stderr %q; want exit %d and %q", strings.Join(tc.args, " "), code, errOut.String(), tc.code, tc.want)
+		}
+	}
+}

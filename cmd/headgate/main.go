@@ -1,0 +1,266 @@
+// Command headgate inspects and steers the job queues of a headgate namespace on Redis.
+//
+// Usage:
+//
+//	headgate [-redis URL] [-namespace NS] <command> [flags] [args]
+//
+// Commands:
+//
+//	stats                              queues: counts by state, depth, limit, paused
+//	jobs [-queue Q] [-state S] [-kind K] [-limit N] [-after CURSOR]
+//	                                   list jobs, a page at a time
+//	job ID                             one job: fields, payload, progress, output, result, errors
+//	cancel ID...                       cancel unfinished jobs
+//	release ID...                      let staged (pending) jobs run
+//	pause QUEUE / resume QUEUE         stop / restart admission from a queue
+//	limit QUEUE N|off                  bound a queue's unfinished jobs, or lift the bound
+//	rate CLASS LIMIT WINDOW BURST|off  token bucket: LIMIT per WINDOW (e.g. 1m), holding BURST
+//	quarantine [release FINGERPRINT]   list quarantined fingerprints, or release one
+//	demo                               a self-contained demo (see "headgate demo -h")
+//
+// -redis defaults to $REDIS_URL, else redis://127.0.0.1:6379; it takes a redis:// or
+// rediss:// URL or host:port. -namespace defaults to $HEADGATE_NAMESPACE and is required
+// by every command but demo. Flags may come before or after a command's arguments.
+package main
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/headgate/headgate/inspector"
+)
+
+func main() {
+	// The client logs each failed dial; the command reports the error once itself.
+	redis.SetLogger(quietLogger{})
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+type quietLogger struct{}
+
+func (quietLogger) Printf(context.Context, string, ...any) {}
+
+// Exit codes.
+const (
+	exitOK    = 0
+	exitError = 1 // the command failed
+	exitUsage = 2 // the command line was wrong
+)
+
+// defaultRedisURL is used when neither -redis nor REDIS_URL is set.
+const defaultRedisURL = "redis://127.0.0.1:6379"
+
+// demoCommand is the slot of the demo subcommand. demo.go fills it in its init with
+// runDemo, which receives the arguments after "demo", preceded by -redis and -namespace
+// when they were given before the command. Without demo.go the command says it is not
+// built in.
+var demoCommand func(args []string, stdout, stderr io.Writer) int
+
+// command is one subcommand.
+type command struct {
+	name    string
+	args    string // synopsis of its arguments
+	summary string
+	// flags registers the command's own flags; nil when it has none.
+	flags func(fs *flag.FlagSet, c *cli)
+	// run executes the command with its positional arguments.
+	run func(ctx context.Context, c *cli, args []string) error
+}
+
+var commands = []*command{
+	{name: "stats", summary: "queues: counts by state, unfinished depth, limit, paused", run: cmdStats},
+	{name: "jobs", args: "[-queue Q] [-state S] [-kind K] [-limit N] [-after CURSOR]",
+		summary: "list jobs, a page at a time", flags: jobsFlags, run: cmdJobs},
+	{name: "job", args: "ID", summary: "one job: fields, payload, progress, output, result, errors", run: cmdJob},
+	{name: "cancel", args: "ID...", summary: "cancel unfinished jobs", run: cmdCancel},
+	{name: "release", args: "ID...", summary: "let staged (pending) jobs run", run: cmdRelease},
+	{name: "pause", args: "QUEUE", summary: "stop admission from a queue (enqueues continue)", run: cmdPause},
+	{name: "resume", args: "QUEUE", summary: "restart admission from a paused queue", run: cmdResume},
+	{name: "limit", args: "QUEUE N|off", summary: "bound a queue's unfinished jobs, or lift the bound", run: cmdLimit},
+	{name: "rate", args: "CLASS LIMIT WINDOW BURST | CLASS off",
+		summary: "rate class token bucket: LIMIT per WINDOW (e.g. 1s, 1m), holding BURST", run: cmdRate},
+	{name: "quarantine", args: "[release FINGERPRINT]", summary: "list quarantined fingerprints, or release one", run: cmdQuarantine},
+	{name: "demo", args: "[flags]", summary: "run a self-contained demo on an embedded Redis"},
+}
+
+// cli is one invocation: its output, its global flags and, once connected, its inspector.
+type cli struct {
+	stdout, stderr io.Writer
+	redisURL       string
+	namespace      string
+	jobs           jobsOpts // flags of the jobs command
+
+	insp *inspector.Inspector
+}
+
+// usageError is a command line mistake: run prints it with the usage and exits 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
+
+func (c *cli) globalFlags(fs *flag.FlagSet) {
+	fs.StringVar(&c.redisURL, "redis", c.redisURL, "Redis `URL`: redis://, rediss:// or host:port ($REDIS_URL)")
+	fs.StringVar(&c.namespace, "namespace", c.namespace, "headgate `namespace` ($HEADGATE_NAMESPACE)")
+}
+
+// run runs the command line args (without the program name) and returns the exit code.
+func run(args []string, stdout, stderr io.Writer) int {
+	c := &cli{
+		stdout:    stdout,
+		stderr:    stderr,
+		redisURL:  cmp.Or(os.Getenv("REDIS_URL"), defaultRedisURL),
+		namespace: os.Getenv("HEADGATE_NAMESPACE"),
+	}
+	fs := flag.NewFlagSet("headgate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	c.globalFlags(fs)
+	fs.Usage = func() { c.usage(fs) }
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() == 0 {
+		c.usage(fs)
+		return exitUsage
+	}
+	name, rest := fs.Arg(0), fs.Args()[1:]
+	if name == "help" {
+		c.usage(fs)
+		return exitOK
+	}
+	i := slices.IndexFunc(commands, func(cmd *command) bool { return cmd.name == name })
+	if i < 0 {
+		fmt.Fprintf(stderr, "headgate: unknown command %q\n\n", name)
+		c.usage(fs)
+		return exitUsage
+	}
+	cmd := commands[i]
+	if cmd.name == "demo" {
+		return c.demo(fs, rest)
+	}
+
+	sub := flag.NewFlagSet("headgate "+cmd.name, flag.ContinueOnError)
+	sub.SetOutput(stderr)
+	c.globalFlags(sub)
+	if cmd.flags != nil {
+		cmd.flags(sub, c)
+	}
+	sub.Usage = func() {
+		fmt.Fprintf(stderr, "usage: headgate %s %s\n\n%s.\n\nflags:\n", cmd.name, cmd.args, cmd.summary)
+		sub.PrintDefaults()
+	}
+	pos, err := parseInterleaved(sub, rest)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if c.namespace == "" {
+		fmt.Fprintln(stderr, "headgate: no namespace: pass -namespace NS or set HEADGATE_NAMESPACE")
+		return exitUsage
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	rdb, err := c.connect()
+	if err != nil {
+		fmt.Fprintf(stderr, "headgate: %v\n", err)
+		return exitUsage
+	}
+	defer rdb.Close()
+	if c.insp, err = inspector.NewInspector(rdb, c.namespace); err != nil {
+		fmt.Fprintf(stderr, "headgate: %v\n", err)
+		return exitUsage
+	}
+
+	err = cmd.run(ctx, c, pos)
+	var ue *usageError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "headgate %s: %s\n", cmd.name, ue.msg)
+		sub.Usage()
+		return exitUsage
+	default:
+		msg := err.Error()
+		if !strings.HasPrefix(msg, "headgate") {
+			msg = "headgate: " + msg
+		}
+		fmt.Fprintln(stderr, msg)
+		return exitError
+	}
+}
+
+// demo hands the demo command its arguments, after the global flags given before it.
+func (c *cli) demo(fs *flag.FlagSet, args []string) int {
+	if demoCommand == nil {
+		fmt.Fprintln(c.stderr, "headgate: the demo is not built into this binary")
+		return exitUsage
+	}
+	var global []string
+	fs.Visit(func(f *flag.Flag) { global = append(global, "-"+f.Name, f.Value.String()) })
+	return demoCommand(append(global, args...), c.stdout, c.stderr)
+}
+
+// connect opens a client for c.redisURL: a redis:// or rediss:// URL, or host:port.
+func (c *cli) connect() (*redis.Client, error) {
+	u := c.redisURL
+	if !strings.Contains(u, "://") {
+		u = "redis://" + u
+	}
+	opts, err := redis.ParseURL(u)
+	if err != nil {
+		return nil, fmt.Errorf("bad -redis %q: %w", c.redisURL, err)
+	}
+	return redis.NewClient(opts), nil
+}
+
+// parseInterleaved parses fs over args, letting flags come after positional arguments
+// too ("headgate job ID -namespace x"); "--" ends the flags.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+func (c *cli) usage(fs *flag.FlagSet) {
+	w := c.stderr
+	fmt.Fprintln(w, "usage: headgate [-redis URL] [-namespace NS] <command> [flags] [args]")
+	fmt.Fprintln(w, "\ncommands:")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, cmd := range commands {
+		fmt.Fprintf(tw, "  %s %s\t%s\n", cmd.name, cmd.args, cmd.summary)
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "\nglobal flags:")
+	fs.PrintDefaults()
+}

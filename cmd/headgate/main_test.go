@@ -1,0 +1,407 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/headgate/headgate"
+)
+
+func TestMain(m *testing.M) {
+	redis.SetLogger(quietLogger{}) // as main does: failed dials are reported once, by the command
+	os.Exit(m.Run())
+}
+
+var epoch = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+
+const testNS = "cli-test"
+
+type testBundle struct {
+	ctx   context.Context
+	url   string
+	store *headgate.Store
+}
+
+// setup starts a miniredis with the store clock of testNS frozen at epoch.
+func setup(t *testing.T) *testBundle {
+	t.Helper()
+	mr := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	t.Cleanup(func() { _ = rdb.Close() })
+	store, err := headgate.NewStore(rdb, &headgate.StoreConfig{Namespace: testNS, CrashLimit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := store.FreezeClock(ctx, epoch); err != nil {
+		t.Fatal(err)
+	}
+	return &testBundle{ctx: ctx, url: "redis://" + mr.Addr(), store: store}
+}
+
+func (b *testBundle) enqueue(t *testing.T, jobs ...headgate.Envelope) {
+	t.Helper()
+	for i := range jobs {
+		if jobs[i].Kind == "" {
+			jobs[i].Kind = "test"
+		}
+	}
+	if _, err := b.store.Enqueue(b.ctx, jobs...); err != nil {
+		t.Fatalf("Enqueue: %v", err)
+	}
+}
+
+// run runs the command line with -redis and -namespace of the bundle.
+func (b *testBundle) run(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = run(append([]string{"-redis", b.url, "-namespace", testNS}, args...), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// mustRun runs the command line and fails the test unless it exits 0.
+func (b *testBundle) mustRun(t *testing.T, args ...string) string {
+	t.Helper()
+	code, out, errOut := b.run(t, args...)
+	if code != exitOK {
+		t.Fatalf("headgate %s: exit %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, out, errOut)
+	}
+	return out
+}
+
+// trimLines drops trailing spaces, which tabwriter leaves after the last column.
+func trimLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	return strings.Join(lines, "\n")
+}
+
+func requireOutput(t *testing.T, got, want string) {
+	t.Helper()
+	if got, want := trimLines(got), strings.TrimPrefix(want, "\n"); got != want {
+		t.Errorf("output:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func requireContains(t *testing.T, got string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(got, w) {
+			t.Errorf("output does not contain %q:\n%s", w, got)
+		}
+	}
+}
+
+func TestStats(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.mustRun(t, "stats") // an empty namespace is fine
+	b.enqueue(t,
+		headgate.Envelope{ID: "a1", Queue: "mail"},
+		headgate.Envelope{ID: "a2", Queue: "mail", ScheduledAt: epoch.Add(time.Hour)},
+		headgate.Envelope{ID: "b1", Queue: "reports", Pending: true},
+	)
+	b.mustRun(t, "pause", "mail")
+	b.mustRun(t, "limit", "reports", "1")
+	requireOutput(t, b.mustRun(t, "stats"), `
+QUEUE    STATUS  LIMIT     UNFINISHED  PENDING  SCHEDULED  AVAILABLE  RUNNING  RETRYABLE  COMPLETED  ARCHIVED  CANCELLED  UNDECODABLE  QUARANTINED
+mail     paused  -         2           0        1          1          0        0          0          0         0          0            0
+reports  active  1 (full)  1           1        0          0          0        0          0          0         0          0            0
+(total)                    3           1        1          1          0        0          0          0         0          0            0
+`)
+}
+
+func TestJobs(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.enqueue(t,
+		headgate.Envelope{ID: "j1", Queue: "mail", Kind: "email", PartitionKey: "tenant-1", Priority: 3},
+		headgate.Envelope{ID: "j2", Queue: "mail", Kind: "email", ScheduledAt: epoch.Add(time.Hour)},
+		headgate.Envelope{ID: "j3", Queue: "reports", Kind: "report"},
+	)
+	requireOutput(t, b.mustRun(t, "jobs"), `
+ID  KIND    QUEUE    STATE      ATTEMPT  PRIORITY  PARTITION  SCHEDULED
+j1  email   mail     available  0/25     3         tenant-1   2030-01-02 03:04:05
+j2  email   mail     scheduled  0/25     0         -          2030-01-02 04:04:05
+j3  report  reports  available  0/25     0         -          2030-01-02 03:04:05
+`)
+	requireOutput(t, b.mustRun(t, "jobs", "-queue", "mail", "-kind", "email", "-limit", "5"), `
+ID  KIND   QUEUE  STATE      ATTEMPT  PRIORITY  PARTITION  SCHEDULED
+j1  email  mail   available  0/25     3         tenant-1   2030-01-02 03:04:05
+j2  email  mail   scheduled  0/25     0         -          2030-01-02 04:04:05
+`)
+	out := b.mustRun(t, "jobs", "-after", "0")
+	requireContains(t, out, "j1  email", "j3  report")
+	out = b.mustRun(t, "jobs", "-state", "scheduled")
+	if !strings.Contains(out, "j2") || strings.Contains(out, "j1") {
+		t.Errorf("jobs -state scheduled:\n%s", out)
+	}
+	requireContains(t, b.mustRun(t, "jobs", "-kind", "nothing"), "no matching jobs")
+
+	code, _, errOut := b.run(t, "jobs", "-state", "bogus")
+	if code != exitError || !strings.Contains(errOut, "not one of pending") {
+		t.Errorf("jobs -state bogus: exit %d, stderr %q", code, errOut)
+	}
+	code, _, errOut = b.run(t, "jobs", "-after", "x")
+	if code != exitError || !strings.Contains(errOut, "invalid Cursor") {
+		t.Errorf("jobs -after x: exit %d, stderr %q", code, errOut)
+	}
+	code, _, errOut = b.run(t, "jobs", "-limit", "0")
+	if code != exitUsage || !strings.Contains(errOut, "-limit 0") {
+		t.Errorf("jobs -limit 0: exit %d, stderr %q", code, errOut)
+	}
+}
+
+func TestJobsNextPage(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		o    jobsOpts
+		want string
+	}{
+		{jobsOpts{limit: 20}, ""},
+		{jobsOpts{queue: "q", state: "running", kind: "k", limit: 5}, " -queue q -state running -kind k -limit 5"},
+	} {
+		if got := tc.o.filterFlags(); got != tc.want {
+			t.Errorf("filterFlags(%+v) = %q, want %q", tc.o, got, tc.want)
+		}
+	}
+}
+
+func TestJob(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	payload, err := msgpack.Marshal(map[string]any{"to": "ada@example.com", "n": 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.enqueue(t, headgate.Envelope{ID: "j1", Kind: "email", Queue: "mail", Payload: payload, Fingerprint: "fp",
+		Tags: []string{"vip"}, Retention: time.Hour, UniqueKey: "u"})
+	claims, err := b.store.Admit(b.ctx, headgate.AdmitRequest{Worker: "w", LeaseID: "l1", Queues: []string{"mail"},
+		Capacity: 1, Lease: time.Minute})
+	if err != nil || len(claims) != 1 {
+		t.Fatalf("Admit = %v, %v", claims, err)
+	}
+	lease := claims[0].LeaseRef()
+	if _, err := b.store.WriteProgress(b.ctx, lease, headgate.Progress{Current: 2, Total: 5, Message: "sending"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.store.WriteOutput(b.ctx, lease, headgate.Blob{SchemaVersion: 1, Bytes: []byte("half done")}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.mustRun(t, "job", "j1")
+	requireContains(t, out,
+		"ID:           j1",
+		"State:        running",
+		"Attempt:      0 of 25 (lost leases: 0)",
+		"Fingerprint:  fp",
+		"Tags:         vip",
+		"Unique key:   u (until finished)",
+		"Lease:        l1, fence 1, expires 2030-01-02 03:05:05.000 (in 1m0s)",
+		`Payload:      {"n":3,"to":"ada@example.com"} (schema 1)`,
+		"Progress:     2/5 sending (2030-01-02 03:04:05.000 (now))",
+		`Output:       "half done" (schema 1,`,
+	)
+
+	if err := b.store.AdvanceClock(b.ctx, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.store.Ack(b.ctx, lease, headgate.OutcomeRetry, &headgate.AckOpts{Error: "smtp 421", Delay: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	out = b.mustRun(t, "-namespace", testNS, "job", "j1") // flags may repeat after the command
+	requireContains(t, out,
+		"State:        retryable",
+		"Scheduled:    2030-01-02 03:05:06.000 (in 1m0s)",
+		"Errors and logs (1, oldest first):",
+		"1. retry (attempt 1): smtp 421",
+	)
+
+	code, _, errOut := b.run(t, "job", "missing")
+	if code != exitError || !strings.Contains(errOut, "job not found") {
+		t.Errorf("job missing: exit %d, stderr %q", code, errOut)
+	}
+	code, _, _ = b.run(t, "job")
+	if code != exitUsage {
+		t.Errorf("job without an id: exit %d, want %d", code, exitUsage)
+	}
+}
+
+func TestCancelPauseLimit(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.enqueue(t, headgate.Envelope{ID: "j1", Queue: "q"}, headgate.Envelope{ID: "j2", Queue: "q"})
+
+	// Flags after the arguments are parsed too.
+	requireOutput(t, b.mustRun(t, "cancel", "j1", "-namespace", testNS), "cancelled j1\n")
+	code, out, errOut := b.run(t, "cancel", "j1", "j2")
+	if code != exitError || out != "cancelled j2\n" || !strings.Contains(errOut, "j1:") || !strings.Contains(errOut, "cannot be cancelled") {
+		t.Errorf("cancel j1 j2: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+
+	requireOutput(t, b.mustRun(t, "pause", "q"), "paused queue q: running jobs finish, new jobs wait\n")
+	requireContains(t, b.mustRun(t, "stats"), "q      paused")
+	requireOutput(t, b.mustRun(t, "resume", "q"), "resumed queue q\n")
+
+	requireOutput(t, b.mustRun(t, "limit", "q", "5"), "queue q accepts at most 5 unfinished jobs\n")
+	requireContains(t, b.mustRun(t, "stats"), "active  5 ")
+	requireOutput(t, b.mustRun(t, "limit", "q", "off"), "queue q is unbounded\n")
+	if code, _, _ := b.run(t, "limit", "q", "many"); code != exitUsage {
+		t.Errorf("limit q many: exit %d, want %d", code, exitUsage)
+	}
+}
+
+func TestRelease(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.enqueue(t, headgate.Envelope{ID: "staged", Queue: "q", Pending: true})
+	code, out, errOut := b.run(t, "release", "staged", "other")
+	if code != exitError || out != "released 1 job(s)\n" || !strings.Contains(errOut, "left unchanged: other") {
+		t.Errorf("release: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	requireContains(t, b.mustRun(t, "job", "staged"), "State:        available")
+}
+
+func TestRate(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	requireOutput(t, b.mustRun(t, "rate", "smtp", "10", "1s", "20"), "rate class smtp: 10 per 1s, burst 20\n")
+	requireOutput(t, b.mustRun(t, "rate", "smtp", "off"), "rate class smtp is unlimited\n")
+	for _, args := range [][]string{
+		{"rate", "smtp"},
+		{"rate", "smtp", "x", "1s", "1"},
+		{"rate", "smtp", "1", "soon", "1"},
+		{"rate", "smtp", "1", "1s", "0"},
+	} {
+		if code, _, _ := b.run(t, args...); code != exitUsage {
+			t.Errorf("%v: exit %d, want %d", args, code, exitUsage)
+		}
+	}
+}
+
+func TestQuarantine(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	requireOutput(t, b.mustRun(t, "quarantine"), "no quarantined fingerprints\n")
+	b.enqueue(t, headgate.Envelope{ID: "crasher", Queue: "q", Fingerprint: "import:7", Priority: 1},
+		headgate.Envelope{ID: "sibling", Queue: "q", Fingerprint: "import:7"})
+	req := headgate.AdmitRequest{Worker: "w", LeaseID: "l", Queues: []string{"q"}, Capacity: 1, Lease: time.Second}
+	if c, err := b.store.Admit(b.ctx, req); err != nil || len(c) != 1 {
+		t.Fatalf("Admit = %v, %v", c, err)
+	}
+	if err := b.store.AdvanceClock(b.ctx, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := b.store.ReclaimExpired(b.ctx, 10); err != nil || len(r) != 1 || !r[0].Quarantined {
+		t.Fatalf("ReclaimExpired = %+v, %v", r, err)
+	}
+	req.LeaseID = "l2"
+	if c, err := b.store.Admit(b.ctx, req); err != nil || len(c) != 0 {
+		t.Fatalf("Admit of a quarantined sibling = %v, %v", c, err)
+	}
+	requireOutput(t, b.mustRun(t, "quarantine"), `
+FINGERPRINT  JOB      HELD
+import:7     crasher  1
+`)
+	requireContains(t, b.mustRun(t, "stats"), "1 quarantined fingerprint(s)")
+	requireContains(t, b.mustRun(t, "job", "sibling"), "available (held: its fingerprint is quarantined)")
+	requireOutput(t, b.mustRun(t, "quarantine", "release", "import:7"),
+		"released fingerprint import:7: 1 held job(s) returned to admission\n")
+	requireOutput(t, b.mustRun(t, "quarantine"), "no quarantined fingerprints\n")
+}
+
+func TestUsage(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string // in stderr
+	}{
+		{"NoCommand", nil, exitUsage, "usage: headgate"},
+		{"Help", []string{"help"}, exitOK, "quarantine [release FINGERPRINT]"},
+		{"HelpFlag", []string{"-h"}, exitOK, "global flags"},
+		{"Unknown", []string{"frobnicate"}, exitUsage, `unknown command "frobnicate"`},
+		{"NoNamespace", []string{"-namespace", "", "stats"}, exitUsage, "no namespace"},
+		{"BadFlag", []string{"-namespace", "n", "jobs", "-color"}, exitUsage, "flag provided but not defined"},
+		{"CommandHelp", []string{"jobs", "-h"}, exitOK, "usage: headgate jobs"},
+		{"ExtraArgs", []string{"-namespace", "n", "-redis", "127.0.0.1:1", "pause", "a", "b"}, exitUsage, "want 1 argument(s), got 2"},
+		{"BadURL", []string{"-namespace", "n", "-redis", "http://x", "stats"}, exitUsage, "bad -redis"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var out, errOut bytes.Buffer
+			if code := run(tc.args, &out, &errOut); code != tc.code {
+				t.Errorf("exit %d, want %d\nstderr:\n%s", code, tc.code, errOut.String())
+			}
+			if !strings.Contains(errOut.String(), tc.want) {
+				t.Errorf("stderr does not contain %q:\n%s", tc.want, errOut.String())
+			}
+		})
+	}
+}
+
+func TestConnectionError(t *testing.T) {
+	t.Parallel()
+	mr := miniredis.RunT(t)
+	addr := mr.Addr()
+	mr.Close() // nothing listens there now
+	var out, errOut bytes.Buffer
+	if code := run([]string{"-redis", addr, "-namespace", "n", "stats"}, &out, &errOut); code != exitError {
+		t.Errorf("stats against a closed server: exit %d, want %d", code, exitError)
+	}
+	if !strings.HasPrefix(errOut.String(), "headgate") {
+		t.Errorf("stderr = %q, want a headgate error", errOut.String())
+	}
+}
+
+func TestFormatBytes(t *testing.T) {
+	t.Parallel()
+	mp, _ := msgpack.Marshal([]any{1, "a", map[string]any{"k": true}})
+	for _, tc := range []struct {
+		name    string
+		b       []byte
+		payload bool
+		want    string
+	}{
+		{"Empty", nil, true, "(empty)"},
+		{"MsgpackPayload", mp, true, `[1,"a",{"k":true}]`},
+		{"TextResult", []byte("hello"), false, `"hello"`},
+		{"TextPayload", []byte("hello"), true, `"hello"`}, // 'h' decodes as a number but leaves bytes over
+		{"Binary", []byte{0xc1, 0xff}, false, "2 bytes: c1ff"},
+	} {
+		if got := formatBytes(tc.b, tc.payload); got != tc.want {
+			t.Errorf("%s: formatBytes = %s, want %s", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestParseInterleaved(t *testing.T) {
+	t.Parallel()
+	var c cli
+	for _, tc := range []struct {
+		args []string
+		pos  string
+		ns   string
+	}{
+		{[]string{"a", "-namespace", "x", "b"}, "a b", "x"},
+		{[]string{"-namespace", "y", "a"}, "a", "y"},
+		{[]string{"a", "--", "-namespace", "z"}, "a -namespace z", ""},
+	} {
+		c.namespace = ""
+		fs := newTestFlagSet(&c)
+		pos, err := parseInterleaved(fs, tc.args)
+		if err != nil || strings.Join(pos, " ") != tc.pos || c.namespace != tc.ns {
+			t.Errorf("parseInterleaved(%q) = %q, %v (namespace %q); want %q (namespace %q)", tc.args, pos, err, c.namespace, tc.pos, tc.ns)
+		}
+	}
+}

@@ -1,0 +1,214 @@
+package inspector
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/headgate/headgate"
+)
+
+// Aliases of the store types the inspector hands out, so callers need not import the
+// store package for them.
+type (
+	// QueueStats is one queue's counts by state, unfinished depth, limit and pause flag.
+	QueueStats = headgate.QueueStats
+	// ListOptions filters and pages ListJobs.
+	ListOptions = headgate.ListOptions
+	// RateLimit is a rate class's token bucket: Limit tokens per Window, at most Burst.
+	RateLimit = headgate.RateLimit
+	// QuarantinedFingerprint is a fingerprint blocked after a job crashed into the limit.
+	QuarantinedFingerprint = headgate.QuarantinedFingerprint
+)
+
+// Inspector reads and steers one namespace of a headgate store. It is safe for
+// concurrent use.
+type Inspector struct {
+	store *headgate.Store
+}
+
+// NewInspector returns an inspector of namespace on rdb.
+func NewInspector(rdb redis.UniversalClient, namespace string) (*Inspector, error) {
+	if rdb == nil {
+		return nil, &headgate.InvalidError{Field: "rdb", Reason: "is nil"}
+	}
+	store, err := headgate.NewStore(rdb, &headgate.StoreConfig{Namespace: namespace})
+	if err != nil {
+		return nil, err
+	}
+	return &Inspector{store: store}, nil
+}
+
+// Namespace returns the inspected namespace.
+func (i *Inspector) Namespace() string { return i.store.Namespace() }
+
+// Now returns the store's time (Redis's clock, or a test's frozen one), the time every
+// schedule, lease and rate bucket of the namespace is measured on.
+func (i *Inspector) Now(ctx context.Context) (time.Time, error) { return i.store.Now(ctx) }
+
+// Stats returns the stats of every queue that has had a job, a limit or a pause, by name.
+func (i *Inspector) Stats(ctx context.Context) ([]QueueStats, error) {
+	return i.store.QueueStats(ctx)
+}
+
+// JobPage is one page of a listing.
+type JobPage struct {
+	// Jobs are the page's matches, by id (time-ordered ids list oldest first). Pages
+	// follow the store's job index, not id order.
+	Jobs []*headgate.Job
+	// Next is the cursor of the next page (ListOptions.Cursor); "" when the listing is
+	// done.
+	Next string
+}
+
+// maxScanSteps bounds the store reads of one ListJobs call: each step reads about
+// ListOptions.Limit jobs.
+const maxScanSteps = 10
+
+// ListJobs returns the next page of the jobs matching opts. A page gathers the matches
+// of store scan steps, each reading about opts.Limit jobs (default 100, at most 1,000),
+// until it has opts.Limit matches, the listing ends, or maxScanSteps steps were read:
+// so a page may hold somewhat more or fewer than Limit jobs, even none when matches are
+// sparse, and still have a Next page. A job present throughout a listing appears in it;
+// one enqueued or deleted meanwhile may or may not.
+//
+// It returns *headgate.InvalidError for an unknown state, a limit outside 1..1000 or a
+// cursor ListJobs did not return.
+func (i *Inspector) ListJobs(ctx context.Context, opts ListOptions) (*JobPage, error) {
+	if opts.State != "" && !knownState(opts.State) {
+		return nil, &headgate.InvalidError{Field: "State", Reason: fmt.Sprintf("%q is not one of %s", opts.State, stateNames())}
+	}
+	want := cmp.Or(opts.Limit, 100)
+	page := &JobPage{}
+	seen := map[string]bool{} // a scan may return a job twice
+	for range maxScanSteps {
+		jobs, next, err := i.store.ListJobs(ctx, opts)
+		if err != nil {
+			return nil, err
+		}
+		for _, j := range jobs {
+			if !seen[j.ID] {
+				seen[j.ID] = true
+				page.Jobs = append(page.Jobs, j)
+			}
+		}
+		page.Next, opts.Cursor = next, next
+		if next == "" || len(page.Jobs) >= want {
+			break
+		}
+	}
+	slices.SortFunc(page.Jobs, func(a, b *headgate.Job) int { return strings.Compare(a.ID, b.ID) })
+	return page, nil
+}
+
+// JobDetail is a job with everything the store keeps about it.
+type JobDetail struct {
+	Job *headgate.Job
+	// Errors is the job's error and attempt-log history, oldest first.
+	Errors []string
+	// Result is a completed job's result; nil when it has none (results are kept only
+	// for retained jobs).
+	Result *headgate.StoredBlob
+	// Output is the latest output the job wrote while running; nil when none.
+	Output *headgate.StoredBlob
+	// Progress is the latest progress the job reported; nil when none.
+	Progress *headgate.Progress
+}
+
+// Job returns one job in detail, or an error matching headgate.ErrJobNotFound.
+func (i *Inspector) Job(ctx context.Context, id string) (*JobDetail, error) {
+	j, err := i.store.GetJob(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	d := &JobDetail{Job: j}
+	if d.Errors, err = i.store.JobErrors(ctx, id); err != nil {
+		return nil, fmt.Errorf("inspector: errors of job %q: %w", id, err)
+	}
+	if d.Result, err = i.store.JobResult(ctx, id); err != nil {
+		return nil, fmt.Errorf("inspector: result of job %q: %w", id, err)
+	}
+	if d.Output, err = i.store.JobOutput(ctx, id); err != nil {
+		return nil, fmt.Errorf("inspector: output of job %q: %w", id, err)
+	}
+	if d.Progress, err = i.store.JobProgress(ctx, id); err != nil {
+		return nil, fmt.Errorf("inspector: progress of job %q: %w", id, err)
+	}
+	return d, nil
+}
+
+// Cancel moves an unfinished job to cancelled, a terminal state; if it is running, its
+// worker's later ack is rejected (the worker should stop when it next renews). It
+// returns an error matching headgate.ErrJobNotFound, or *headgate.NotCancellableError
+// when the job has already finished.
+func (i *Inspector) Cancel(ctx context.Context, id string) error {
+	return i.store.Cancel(ctx, id)
+}
+
+// Pause stops admission from queue: running jobs finish, new jobs are still accepted
+// and wait.
+func (i *Inspector) Pause(ctx context.Context, queue string) error {
+	return i.store.PauseQueue(ctx, queue)
+}
+
+// Resume restarts admission from a paused queue and wakes its idle workers.
+func (i *Inspector) Resume(ctx context.Context, queue string) error {
+	return i.store.ResumeQueue(ctx, queue)
+}
+
+// SetEnqueueLimit bounds queue's unfinished (not yet terminal) jobs: a batch that would
+// pass limit is refused whole with *headgate.BackpressureError. A limit below the
+// current depth refuses new work until jobs finish.
+func (i *Inspector) SetEnqueueLimit(ctx context.Context, queue string, limit int64) error {
+	return i.store.SetEnqueueLimit(ctx, queue, limit)
+}
+
+// RemoveEnqueueLimit makes queue unbounded again.
+func (i *Inspector) RemoveEnqueueLimit(ctx context.Context, queue string) error {
+	return i.store.RemoveEnqueueLimit(ctx, queue)
+}
+
+// SetRateLimit configures class's fleet-wide token bucket, starting full: admission
+// charges each job its weight, and a job waits while its class lacks the tokens.
+func (i *Inspector) SetRateLimit(ctx context.Context, class string, rl RateLimit) error {
+	return i.store.SetRateLimit(ctx, class, rl)
+}
+
+// RemoveRateLimit makes class unlimited.
+func (i *Inspector) RemoveRateLimit(ctx context.Context, class string) error {
+	return i.store.RemoveRateLimit(ctx, class)
+}
+
+// Quarantined lists the quarantined fingerprints by name, each with the job that
+// crashed into the limit and how many of its available siblings are held back.
+func (i *Inspector) Quarantined(ctx context.Context) ([]QuarantinedFingerprint, error) {
+	return i.store.Quarantined(ctx)
+}
+
+// ReleaseQuarantine lifts fingerprint's quarantine: enqueues with it are accepted again
+// and its held siblings return to admission. It returns how many siblings it released.
+// The job that crashed stays quarantined, for inspection.
+func (i *Inspector) ReleaseQuarantine(ctx context.Context, fingerprint string) (int, error) {
+	return i.store.ReleaseQuarantine(ctx, fingerprint)
+}
+
+// ReleasePending lets staged jobs run (scheduled or available by their time). It
+// returns the ids that were not pending, which it left unchanged.
+func (i *Inspector) ReleasePending(ctx context.Context, ids ...string) ([]string, error) {
+	return i.store.ReleasePending(ctx, ids...)
+}
+
+func knownState(s headgate.State) bool { return slices.Contains(headgate.States, s) }
+
+func stateNames() string {
+	names := make([]string, len(headgate.States))
+	for i, s := range headgate.States {
+		names[i] = string(s)
+	}
+	return strings.Join(names, ", ")
+}

@@ -1,0 +1,250 @@
+package rqueue
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/headgate/headgate"
+)
+
+// Client enqueues jobs into one namespace. It is safe for concurrent use.
+type Client struct {
+	cfg   Config
+	store *headgate.Store
+}
+
+// NewClient returns a client of cfg.Namespace on rdb, which may be a single Redis, a
+// Sentinel-backed or a Cluster client.
+func NewClient(rdb redis.UniversalClient, cfg *Config) (*Client, error) {
+	if rdb == nil {
+		return nil, invalid("rdb", "is nil")
+	}
+	if cfg == nil {
+		cfg = &Config{}
+	}
+	c := cfg.WithDefaults()
+	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	store, err := headgate.NewStore(rdb, &headgate.StoreConfig{Namespace: c.Namespace})
+	if err != nil {
+		return nil, err
+	}
+	return &Client{cfg: *c, store: store}, nil
+}
+
+// Config returns the client's configuration, defaults applied.
+func (c *Client) Config() Config { return c.cfg }
+
+// Store returns the job store the client writes to, for what the producer API does not
+// cover (such as a test freezing the store clock).
+func (c *Client) Store() *headgate.Store { return c.store }
+
+// EnqueueParams is one job of an EnqueueMany batch.
+type EnqueueParams struct {
+	Args Args
+	Opts *EnqueueOpts // nil inherits every option
+}
+
+// Enqueue stores one job and returns it as stored.
+//
+// A job whose unique key is held is not an error: nothing new is written and the result
+// describes the job that holds the key, with Duplicate set (and Replaced when the
+// duplicate's debounce or replace options updated it). Enqueueing means "make sure this
+// work is queued", and a held key says it is. Callers who must know check r.Duplicate.
+//
+// Errors: *headgate.InvalidError (nothing reached Redis), *headgate.IdConflictError,
+// *headgate.QuarantinedError, *headgate.BackpressureError, or a Redis error; match
+// them with errors.As. Nothing is written on error.
+func (c *Client) Enqueue(ctx context.Context, args Args, opts *EnqueueOpts) (*Result, error) {
+	var now storeNow
+	env, err := c.envelope(ctx, "args", "opts", args, opts, &now)
+	if err != nil {
+		return nil, err
+	}
+	res, err := c.store.Enqueue(ctx, env)
+	var dup *headgate.DuplicateError
+	if errors.As(err, &dup) {
+		return c.duplicate(ctx, env, dup)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("rqueue: enqueue %s job %q: %w", env.Kind, env.ID, err)
+	}
+	return resultOf(env, res[0]), nil
+}
+
+// EnqueueMany stores a batch of jobs atomically: all of them, or none. Results are in
+// the order of params. Replays of existing ids succeed and consume no queue capacity.
+//
+// Unlike Enqueue, a unique-key hit in a batch refuses the whole batch with
+// *headgate.DuplicateError: the store cannot write the rest of a batch around a
+// duplicate. If the duplicate has debounce or replace options, they were applied to the
+// holder (Replaced reports it) even though the batch was refused. Enqueue unique jobs
+// with Enqueue to get a Result instead.
+//
+// The other errors are those of Enqueue; a batch is at most headgate.MaxBatch jobs.
+func (c *Client) EnqueueMany(ctx context.Context, params []EnqueueParams) ([]*Result, error) {
+	if len(params) == 0 {
+		return nil, nil
+	}
+	var now storeNow
+	envs := make([]headgate.Envelope, len(params))
+	for i, p := range params {
+		field := fmt.Sprintf("params[%d]", i)
+		env, err := c.envelope(ctx, field+".Args", field+".Opts", p.Args, p.Opts, &now)
+		if err != nil {
+			return nil, err
+		}
+		envs[i] = env
+	}
+	res, err := c.store.Enqueue(ctx, envs...)
+	if err != nil {
+		return nil, fmt.Errorf("rqueue: enqueue batch of %d jobs: %w", len(envs), err)
+	}
+	out := make([]*Result, len(envs))
+	for i := range envs {
+		out[i] = resultOf(envs[i], res[i])
+	}
+	return out, nil
+}
+
+// Release lets staged (Pending) jobs run: each becomes scheduled or available by its
+// ScheduledAt. It returns the ids that were not pending, which it left unchanged.
+func (c *Client) Release(ctx context.Context, ids ...string) ([]string, error) {
+	return c.store.ReleasePending(ctx, ids...)
+}
+
+// duplicate describes the job that holds a unique key. The holder is read after the
+// enqueue, so what it reports may already have moved on.
+func (c *Client) duplicate(ctx context.Context, env headgate.Envelope, dup *headgate.DuplicateError) (*Result, error) {
+	r := &Result{ID: dup.ExistingID, Kind: env.Kind, Queue: env.Queue, Duplicate: true, Replaced: dup.Replaced}
+	j, err := c.store.GetJob(ctx, dup.ExistingID)
+	switch {
+	case errors.Is(err, headgate.ErrJobNotFound):
+		// A throttle window outlives its holder: the job already ran and was deleted.
+		r.State = headgate.StateDeleted
+	case err != nil:
+		return nil, fmt.Errorf("rqueue: enqueue %s job: duplicate of %q, which could not be read: %w", env.Kind, dup.ExistingID, err)
+	default:
+		r.State, r.ScheduledAt = j.State, j.ScheduledAt
+	}
+	return r, nil
+}
+
+// storeNow reads the store clock at most once per call, and only when a job needs it.
+type storeNow struct {
+	t   time.Time
+	err error
+	ok  bool
+}
+
+func (n *storeNow) get(ctx context.Context, s *headgate.Store) (time.Time, error) {
+	if !n.ok {
+		n.t, n.err = s.Now(ctx)
+		n.ok = true
+	}
+	return n.t, n.err
+}
+
+// envelope turns args and options into the envelope the store writes, applying the
+// args' options, then the client's defaults. argsField and optsField name the inputs in
+// errors.
+func (c *Client) envelope(ctx context.Context, argsField, optsField string, args Args, opts *EnqueueOpts, now *storeNow) (headgate.Envelope, error) {
+	if args == nil {
+		return headgate.Envelope{}, invalid(argsField, "is nil")
+	}
+	var o EnqueueOpts
+	if opts != nil {
+		o = *opts
+	}
+	if a, ok := args.(ArgsWithEnqueueOpts); ok {
+		o = o.merge(a.EnqueueOpts())
+	}
+	kind := args.Kind()
+	payload, err := encodeArgs(args)
+	if err != nil {
+		return headgate.Envelope{}, fmt.Errorf("rqueue: encode %s args (%T) with msgpack: %w", kind, args, err)
+	}
+
+	sched := o.ScheduledAt
+	switch {
+	case o.ScheduledIn < 0:
+		return headgate.Envelope{}, invalid(optsField+".ScheduledIn", "is negative (%s)", o.ScheduledIn)
+	case o.ScheduledIn > 0 && !o.ScheduledAt.IsZero():
+		return headgate.Envelope{}, invalid(optsField+".ScheduledIn", "cannot be set together with ScheduledAt")
+	case o.ScheduledIn > 0:
+		t, err := now.get(ctx, c.store)
+		if err != nil {
+			return headgate.Envelope{}, fmt.Errorf("rqueue: read the store clock for ScheduledIn: %w", err)
+		}
+		sched = t.Add(o.ScheduledIn)
+	}
+
+	retention := o.Retention
+	switch {
+	case retention == 0:
+		retention = c.cfg.Retention
+	case retention == RetentionNone:
+		retention = 0
+	case retention < 0:
+		return headgate.Envelope{}, invalid(optsField+".Retention", "is negative (%s); use RetentionNone to keep nothing", retention)
+	}
+
+	uniqueKey := o.Unique.Key
+	if o.Unique.ByArgs {
+		sum := sha256.Sum256(payload)
+		digest := hex.EncodeToString(sum[:16])
+		if uniqueKey != "" {
+			uniqueKey += ":" + digest
+		} else {
+			uniqueKey = digest
+		}
+	}
+
+	id := o.ID
+	if id == "" {
+		id = NewID()
+	}
+	return headgate.Envelope{
+		ID:             id,
+		Kind:           kind,
+		Payload:        payload,
+		Queue:          cmp.Or(o.Queue, c.cfg.Queue),
+		PartitionKey:   o.Partition,
+		Fingerprint:    o.Fingerprint,
+		Priority:       o.Priority,
+		StickyWorker:   o.Sticky,
+		ScheduledAt:    sched,
+		Retention:      retention,
+		MaxAttempts:    cmp.Or(o.MaxAttempts, c.cfg.MaxAttempts),
+		Weight:         o.Weight,
+		Tags:           o.Tags,
+		RateClass:      o.RateClass,
+		UniqueKey:      uniqueKey,
+		UniqueWindow:   o.Unique.Window,
+		UniqueReplace:  o.Unique.Replace,
+		UniqueDebounce: o.Unique.Debounce,
+		Pending:        o.Pending,
+	}, nil
+}
+
+// encodeArgs is msgpack.Marshal with map keys sorted, so equal args always encode to
+// equal bytes (UniqueOpts.ByArgs relies on it). msgpack.Unmarshal decodes it.
+func encodeArgs(args Args) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := msgpack.NewEncoder(&buf)
+	enc.SetSortMapKeys(true)
+	if err := enc.Encode(args); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}

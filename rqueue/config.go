@@ -1,0 +1,93 @@
+package rqueue
+
+import (
+	"cmp"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/headgate/headgate"
+)
+
+// Defaults of Config.
+const (
+	// QueueDefault is the queue of jobs that name none.
+	QueueDefault = headgate.DefaultQueue
+	// MaxAttemptsDefault is how many failed attempts a job gets before it is archived.
+	MaxAttemptsDefault = headgate.DefaultMaxAttempts
+	// RetentionDefault keeps no successful job: it is deleted as it completes, which keeps
+	// Redis's memory flat under any throughput. Failed, cancelled and quarantined jobs are
+	// kept whatever the retention, until an operator evicts them.
+	RetentionDefault time.Duration = 0
+)
+
+// RetentionNone, as EnqueueOpts.Retention, deletes a job at success even when the
+// client's Config.Retention keeps jobs.
+const RetentionNone time.Duration = -1
+
+// Config configures a Client.
+type Config struct {
+	// Namespace is the store namespace the client writes to; workers and inspectors of
+	// the same namespace see its jobs. All keys of a namespace live in one Redis Cluster
+	// slot. Required.
+	Namespace string
+
+	// Queue is the queue of jobs whose args and options name none.
+	// Defaults to QueueDefault ("default").
+	Queue string
+
+	// MaxAttempts is the attempt limit of jobs whose args and options set none.
+	// Defaults to MaxAttemptsDefault (25).
+	MaxAttempts int
+
+	// Retention is how long a successful job (and its result) is kept before eviction,
+	// for jobs whose args and options set none. Zero deletes it as it completes.
+	// Defaults to RetentionDefault (0).
+	Retention time.Duration
+}
+
+// WithDefaults returns a copy of the config with zero fields set to their defaults.
+func (c *Config) WithDefaults() *Config {
+	out := *c
+	out.Queue = cmp.Or(out.Queue, QueueDefault)
+	out.MaxAttempts = cmp.Or(out.MaxAttempts, MaxAttemptsDefault)
+	out.Retention = cmp.Or(out.Retention, RetentionDefault)
+	return &out
+}
+
+// validate checks a config that WithDefaults filled in. The store validates names again
+// at every enqueue; checking here makes a bad config fail at NewClient, not at the first
+// enqueue in production.
+func (c *Config) validate() error {
+	switch {
+	case c.Namespace == "":
+		return invalid("Config.Namespace", "is required")
+	case c.MaxAttempts < 0:
+		return invalid("Config.MaxAttempts", "cannot be less than zero (%d)", c.MaxAttempts)
+	case c.Retention < 0:
+		return invalid("Config.Retention", "cannot be negative (%s)", c.Retention)
+	}
+	if err := checkName("Config.Namespace", c.Namespace, true); err != nil {
+		return err
+	}
+	return checkName("Config.Queue", c.Queue, false)
+}
+
+// checkName mirrors the store's rule for names that become part of a Redis key: no
+// braces (they would move the cluster hash tag), no control characters, and no ':' in
+// a queue name.
+func checkName(field, v string, colonOK bool) error {
+	if len(v) > headgate.MaxNameBytes {
+		return invalid(field, "is longer than %d bytes", headgate.MaxNameBytes)
+	}
+	if i := strings.IndexFunc(v, func(r rune) bool {
+		return r == '{' || r == '}' || r < 0x20 || r == 0x7f || (r == ':' && !colonOK)
+	}); i >= 0 {
+		return invalid(field, "%q contains %q, which names may not", v, v[i:i+1])
+	}
+	return nil
+}
+
+func invalid(field, format string, args ...any) error {
+	return &headgate.InvalidError{Field: field, Reason: fmt.Sprintf(format, args...)}
+}

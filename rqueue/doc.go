@@ -1,0 +1,60 @@
+/*
+Package rqueue is headgate's producer API: it turns typed job arguments into jobs in a
+headgate store on Redis.
+
+# Jobs
+
+A job type is a Go type that implements Args:
+
+	type SendEmail struct {
+		To      string `msgpack:"to"`
+		Subject string `msgpack:"subject"`
+	}
+
+	func (SendEmail) Kind() string { return "send_email" }
+
+The args are encoded with msgpack into the job's payload; a worker decodes the payload
+into the same type. Kind selects the worker's handler, so keep it stable.
+
+# Enqueueing
+
+	client, err := rqueue.NewClient(rdb, &rqueue.Config{Namespace: "billing"})
+	...
+	res, err := client.Enqueue(ctx, SendEmail{To: "ada@example.com"}, &rqueue.EnqueueOpts{
+		Partition:   "tenant-42",      // fairness: tenants take turns
+		ScheduledIn: 10 * time.Minute, // on the store's clock
+	})
+
+EnqueueMany writes a batch atomically: every job or none. Each call is one Lua script
+on Redis, so a batch costs one round trip (plus one to read the store clock when a job
+uses ScheduledIn).
+
+# Options
+
+Options come from three places, field by field: the call's *EnqueueOpts, then the args'
+own EnqueueOpts method when they implement ArgsWithEnqueueOpts, then the Config. A zero
+field inherits.
+
+# Ids and idempotency
+
+Jobs get time-ordered ids from NewID unless the caller chooses one. Enqueueing a
+caller-chosen id again with the same kind, fingerprint and queue is an idempotent
+success that writes nothing (Result.Replayed), so an id derived from the work (an order
+number, a webhook delivery id) makes retried enqueues safe. Args may derive it
+themselves in their EnqueueOpts method.
+
+# Uniqueness
+
+UniqueOpts make a job unique by (queue, kind, key): strictly, until the holder finishes,
+or over a throttle window. A duplicate Enqueue is not an error: its Result describes the
+holder, with Duplicate set. With Debounce the holder also moves to run Debounce after
+the latest enqueue, with the latest args.
+
+# Errors
+
+Errors are typed and match with errors.As: *headgate.InvalidError (names the field),
+*headgate.IdConflictError, *headgate.QuarantinedError, *headgate.BackpressureError (the
+queue's limit on unfinished jobs is reached: back off and retry), and
+*headgate.DuplicateError from EnqueueMany. On any error nothing was written.
+*/
+package rqueue

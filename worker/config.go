@@ -1,0 +1,235 @@
+package worker
+
+import (
+	"cmp"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/headgate/headgate"
+)
+
+// Defaults of Config.
+const (
+	// QueueDefault is the queue a worker serves when Config.Queues names none.
+	QueueDefault = headgate.DefaultQueue
+	// ConcurrencyDefault is how many jobs a worker runs at once.
+	ConcurrencyDefault = 10
+	// LeaseDefault is how long an admitted job's lease lasts between renewals. Leases are
+	// renewed every third of it, so a worker that dies loses its jobs to the reclaimer
+	// about one lease later.
+	LeaseDefault = 30 * time.Second
+	// ShutdownTimeoutDefault is how long Stop waits for running jobs before it cancels
+	// them and hands them back.
+	ShutdownTimeoutDefault = 10 * time.Second
+	// ReclaimIntervalDefault is how often the reclaim duty looks for expired leases.
+	ReclaimIntervalDefault = 250 * time.Millisecond
+	// PromoteIntervalDefault is the longest the promote duty sleeps. It sleeps until the
+	// next known due time when that is sooner, so only jobs scheduled less than this far
+	// ahead while it sleeps can start late, by at most this much.
+	PromoteIntervalDefault = 100 * time.Millisecond
+	// EvictIntervalDefault is how often the evict duty deletes jobs whose retention lapsed.
+	EvictIntervalDefault = time.Second
+	// DutyLeaseDefault is how long a worker holds a maintenance duty without renewing it;
+	// when its holder dies, another worker takes the duty over within about this long.
+	DutyLeaseDefault = 5 * time.Second
+)
+
+// Config configures a Worker. The zero value of every field but Namespace is usable.
+type Config struct {
+	// Namespace is the store namespace the worker serves; producers and inspectors of the
+	// same namespace see its jobs. Required.
+	Namespace string
+
+	// Queues are the queues the worker admits jobs from, in order: a queue is served
+	// only while the ones before it have no admissible work.
+	// Defaults to []string{QueueDefault}.
+	Queues []string
+
+	// Concurrency is how many jobs the worker runs at once, each on its own goroutine of
+	// a fixed pool. Defaults to ConcurrencyDefault (10).
+	Concurrency int
+
+	// Lease is how long an admitted job's lease lasts; the worker renews the leases it
+	// holds every Lease/3, in one call. When a lease is lost (the job was cancelled, or
+	// the lease expired and was reclaimed) the handler's context is cancelled.
+	// Defaults to LeaseDefault (30s).
+	Lease time.Duration
+
+	// Quantum is the round-robin credit, in weight units, that a partition gets per turn
+	// at admission (see headgate.AdmitRequest). A larger quantum admits several jobs of a
+	// partition per turn, which makes admission cheaper when few partitions are busy and
+	// fairness coarser. Defaults to 1.
+	Quantum int
+
+	// ID names the worker in the store: jobs pinned to this id (StickyWorker) are admitted
+	// only by it, and it is the holder of the maintenance duties it runs. It may not
+	// contain ':', '{', '}' or control characters.
+	// Defaults to "<hostname>-<pid>-<random>".
+	ID string
+
+	// JobTimeout bounds one attempt: when it passes, the handler's context is cancelled
+	// and an attempt that then fails is retried as "timeout after <JobTimeout>". Zero
+	// means no bound: a job runs as long as its lease is held. Defaults to 0.
+	JobTimeout time.Duration
+
+	// ShutdownTimeout is how long Stop waits for running jobs to finish after admission
+	// stopped. Jobs still running then have their contexts cancelled and are handed back
+	// at once (available to other workers, no attempt or crash counted).
+	// Defaults to ShutdownTimeoutDefault (10s).
+	ShutdownTimeout time.Duration
+
+	// Logger receives the worker's logs: warnings for lost leases and rejected acks,
+	// errors for Redis failures. Defaults to slog.Default().
+	Logger *slog.Logger
+
+	// RetryBase is the backoff after a job's first failure; each further failure doubles
+	// it, up to RetryCap. Passed to the store. Defaults to headgate.RetryBaseDefault (1s).
+	RetryBase time.Duration
+	// RetryCap bounds the retry backoff. Defaults to headgate.RetryCapDefault (1h).
+	RetryCap time.Duration
+	// CrashLimit is how many lost leases quarantine a job (and its fingerprint).
+	// Defaults to headgate.CrashLimitDefault (3).
+	CrashLimit int
+
+	// ReclaimInterval is how often the worker holding the reclaim duty looks for expired
+	// leases. Defaults to ReclaimIntervalDefault (250ms).
+	ReclaimInterval time.Duration
+	// PromoteInterval is the longest the worker holding the promote duty sleeps between
+	// promotions of due scheduled and retryable jobs; it wakes earlier for the next known
+	// due time. Defaults to PromoteIntervalDefault (100ms).
+	PromoteInterval time.Duration
+	// EvictInterval is how often the worker holding the evict duty deletes finished jobs
+	// whose retention lapsed. Defaults to EvictIntervalDefault (1s).
+	EvictInterval time.Duration
+	// DutyLease is how long a maintenance duty stays with its holder without renewal.
+	// Workers that do not hold a duty try to take it every DutyLease/5.
+	// Defaults to DutyLeaseDefault (5s).
+	DutyLease time.Duration
+}
+
+// WithDefaults returns a copy of the config with zero fields set to their defaults.
+func (c *Config) WithDefaults() *Config {
+	out := *c
+	if len(out.Queues) == 0 {
+		out.Queues = []string{QueueDefault}
+	} else {
+		out.Queues = append([]string(nil), out.Queues...)
+	}
+	out.Concurrency = cmp.Or(out.Concurrency, ConcurrencyDefault)
+	out.Lease = cmp.Or(out.Lease, LeaseDefault)
+	out.ShutdownTimeout = cmp.Or(out.ShutdownTimeout, ShutdownTimeoutDefault)
+	out.ID = cmp.Or(out.ID, defaultID())
+	if out.Logger == nil {
+		out.Logger = slog.Default()
+	}
+	out.RetryBase = cmp.Or(out.RetryBase, headgate.RetryBaseDefault)
+	out.RetryCap = cmp.Or(out.RetryCap, headgate.RetryCapDefault)
+	out.CrashLimit = cmp.Or(out.CrashLimit, headgate.CrashLimitDefault)
+	out.ReclaimInterval = cmp.Or(out.ReclaimInterval, ReclaimIntervalDefault)
+	out.PromoteInterval = cmp.Or(out.PromoteInterval, PromoteIntervalDefault)
+	out.EvictInterval = cmp.Or(out.EvictInterval, EvictIntervalDefault)
+	out.DutyLease = cmp.Or(out.DutyLease, DutyLeaseDefault)
+	return &out
+}
+
+// validate checks a config that WithDefaults filled in. Names are checked here with the
+// store's rules so that a bad config fails at New, not at the first admission.
+func (c *Config) validate() error {
+	if c.Namespace == "" {
+		return invalid("Namespace", "is required")
+	}
+	if err := checkName("Namespace", c.Namespace, true); err != nil {
+		return err
+	}
+	for i, q := range c.Queues {
+		field := fmt.Sprintf("Queues[%d]", i)
+		if q == "" {
+			return invalid(field, "is empty")
+		}
+		if err := checkName(field, q, false); err != nil {
+			return err
+		}
+	}
+	if err := checkName("ID", c.ID, false); err != nil {
+		return err
+	}
+	durations := []struct {
+		field string
+		d     time.Duration
+		min   time.Duration
+	}{
+		{"Lease", c.Lease, 3 * time.Millisecond},
+		{"ShutdownTimeout", c.ShutdownTimeout, 0},
+		{"ReclaimInterval", c.ReclaimInterval, time.Millisecond},
+		{"PromoteInterval", c.PromoteInterval, time.Millisecond},
+		{"EvictInterval", c.EvictInterval, time.Millisecond},
+		{"DutyLease", c.DutyLease, 3 * time.Millisecond},
+		{"RetryBase", c.RetryBase, time.Millisecond},
+	}
+	for _, d := range durations {
+		switch {
+		case d.d < 0:
+			return invalid(d.field, "cannot be negative (%s)", d.d)
+		case d.d < d.min:
+			return invalid(d.field, "must be at least %s, not %s", d.min, d.d)
+		}
+	}
+	switch {
+	case c.Concurrency < 0:
+		return invalid("Concurrency", "cannot be negative (%d)", c.Concurrency)
+	case c.Quantum < 0 || c.Quantum > headgate.MaxWeight:
+		return invalid("Quantum", "is %d, outside 0..%d", c.Quantum, headgate.MaxWeight)
+	case c.JobTimeout < 0:
+		return invalid("JobTimeout", "cannot be negative (%s)", c.JobTimeout)
+	case c.CrashLimit < 0:
+		return invalid("CrashLimit", "cannot be negative (%d)", c.CrashLimit)
+	case c.RetryCap < c.RetryBase:
+		return invalid("RetryCap", "must be at least RetryBase (%s), not %s", c.RetryBase, c.RetryCap)
+	}
+	return nil
+}
+
+// checkName mirrors the store's rule for names that become part of a Redis key: no
+// braces (they would move the cluster hash tag), no control characters, and no ':' in
+// queue and worker names.
+func checkName(field, v string, colonOK bool) error {
+	if len(v) > headgate.MaxNameBytes {
+		return invalid(field, "is longer than %d bytes", headgate.MaxNameBytes)
+	}
+	if i := strings.IndexFunc(v, func(r rune) bool {
+		return r == '{' || r == '}' || r < 0x20 || r == 0x7f || (r == ':' && !colonOK)
+	}); i >= 0 {
+		return invalid(field, "%q contains %q, which names may not", v, v[i:i+1])
+	}
+	return nil
+}
+
+func invalid(field, format string, args ...any) error {
+	return &headgate.InvalidError{Field: "Config." + field, Reason: fmt.Sprintf(format, args...)}
+}
+
+// defaultID is "<hostname>-<pid>-<random>", with the characters a worker id may not
+// contain replaced, so that two processes on one host never share an id.
+func defaultID() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "worker"
+	}
+	host = strings.Map(func(r rune) rune {
+		if r == ':' || r == '{' || r == '}' || r < 0x20 || r == 0x7f {
+			return '-'
+		}
+		return r
+	}, host)
+	if len(host) > 200 {
+		host = host[:200]
+	}
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:]))
+}

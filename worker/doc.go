@@ -1,0 +1,79 @@
+// Package worker runs headgate jobs: it admits them from a namespace's queues, runs
+// their handlers on a fixed pool of goroutines, renews their leases, acks how they ended
+// and, on one worker of the fleet at a time, runs the store's maintenance.
+//
+// A worker is created with New, given handlers, and run until its context is done:
+//
+//	type EmailArgs struct {
+//		To string `msgpack:"to"`
+//	}
+//
+//	func (EmailArgs) Kind() string { return "email" }
+//
+//	w, err := worker.New(rdb, &worker.Config{Namespace: "shop", Concurrency: 20})
+//	if err != nil {
+//		return err
+//	}
+//	worker.Handle(w, func(ctx context.Context, job *worker.Job[EmailArgs]) error {
+//		return send(ctx, job.Args.To)
+//	})
+//	return w.Run(ctx) // until ctx is done, then a graceful shutdown
+//
+// # Handlers
+//
+// Handle registers a typed handler for the kind of its Args. A job's payload is the
+// msgpack encoding of its args, as the rqueue client writes it; a payload that does not
+// decode parks the job as undecodable, and so does a kind without a handler. HandleFunc
+// registers a handler that gets the store's Claim with the payload as bytes.
+//
+// What the handler returns decides how the attempt ends: nil is a success; Snooze, Skip,
+// Revoke, RateLimited and RetryAfter end it their way; any other error is retried after
+// the store's exponential backoff, and archived when the job's attempts are spent. A
+// panic is retried with its stack in the job's error history. Config.JobTimeout bounds
+// an attempt.
+//
+// Within a handler, SetResult and Log record what the ack carries (no round trip of
+// their own); WriteOutput and WriteProgress store what inspectors see while the job
+// runs. Step runs a named step once across attempts: a later attempt skips the steps done,
+// and a crash is charged to the step in progress.
+//
+// # Admission and acks
+//
+// The worker admits jobs in batches of up to its free slots, one store call each, and
+// acks finished attempts in batches, one call each: a batch goes out when no job is
+// running any more, when its first ack is a millisecond old, or when it is full. With
+// many short jobs a round trip carries dozens of jobs either way.
+//
+// An idle worker blocks on the queues' wake-up lists, on a connection of its own, so a
+// newly enqueued job starts within a round trip or two; it admits again at least every
+// second in case a wake-up was missed.
+//
+// # Leases
+//
+// Every admitted job is leased to the worker for Config.Lease. The worker renews all its
+// leases every Lease/3 in one call. When a lease is lost (an operator cancelled the job,
+// or the lease expired and was reclaimed) the handler's context is cancelled with
+// ErrLeaseLost and whatever it returns is dropped: the store would refuse it anyway.
+//
+// # Maintenance
+//
+// Three duties keep the store moving: reclaim (expired leases become retryable, or
+// quarantined at the crash limit), promote (due scheduled and retryable jobs become
+// available; the duty sleeps until the next due time) and evict (finished jobs past
+// their retention are deleted). Each is a named lease in the store: one worker of the
+// fleet holds it and runs the loop, the others stand by and take over when it stops or
+// dies.
+//
+// # Shutdown
+//
+// Stop (or the end of Run's context) stops admission and maintenance, gives up the
+// duties, and waits up to Config.ShutdownTimeout for running jobs. Jobs still running
+// then are cancelled (context.Cause is ErrShutdown) and handed back at once: available
+// to other workers, no attempt or crash counted.
+//
+// # Redis failures
+//
+// A worker that loses Redis backs off with jitter, from 50ms up to 5s, and resumes by
+// itself. It keeps retrying the ack of a finished job while the job's lease lasts, and
+// cancels handlers whose leases ran out meanwhile by its own clock.
+package worker

@@ -1,0 +1,199 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/headgate/headgate"
+)
+
+// waitTimeout is how long an idle worker blocks for a wake-up before it admits again:
+// the bounded poll that covers a missed wake-up. One second is the shortest timeout
+// BLPOP takes from go-redis.
+const waitTimeout = time.Second
+
+// States of an execution. Whoever moves it out of stateRunning owns its ending: the
+// pool when the handler returns (finished), the shutdown when it hands the job back, the
+// renewer when the lease is lost.
+const (
+	stateRunning int32 = iota
+	stateFinished
+	stateHandedBack
+	stateLost
+)
+
+// execution is one admitted attempt of a job.
+type execution struct {
+	w      *Worker
+	claim  headgate.Claim
+	lease  headgate.LeaseRef
+	ctx    context.Context // the handler's context, before JobTimeout
+	cancel context.CancelCauseFunc
+	// deadline is when, by the worker's clock, the lease runs out unless renewed
+	// (unix ns). It errs early: it counts from before the call that set the lease.
+	deadline atomic.Int64
+	state    atomic.Int32
+
+	// Set by the owner of the ending (see the states), read by the acker.
+	outcome headgate.Outcome
+	opts    headgate.AckOpts
+
+	mu     sync.Mutex // guards what the handler records
+	logs   []string
+	result *headgate.Blob
+	done   []string // steps done, this attempt's and earlier ones'
+	step   string   // step in progress
+}
+
+type ctxKey struct{}
+
+// executionFrom returns the execution whose handler context ctx is, or nil.
+func executionFrom(ctx context.Context) *execution {
+	e, _ := ctx.Value(ctxKey{}).(*execution)
+	return e
+}
+
+func (w *Worker) newExecution(c headgate.Claim, deadline time.Time) *execution {
+	e := &execution{w: w, claim: c, lease: c.LeaseRef()}
+	e.done = append([]string(nil), c.Checkpoint.Done...)
+	e.ctx, e.cancel = context.WithCancelCause(context.WithValue(w.jobsCtx, ctxKey{}, e))
+	e.deadline.Store(deadline.UnixNano())
+	return e
+}
+
+func (e *execution) expired(now time.Time) bool { return now.UnixNano() >= e.deadline.Load() }
+
+// nextLeaseID names one admission call; with the fence it identifies each lease.
+func (w *Worker) nextLeaseID() string {
+	return w.cfg.ID + "-" + strconv.FormatUint(w.leaseSeq.Add(1), 36)
+}
+
+// fetchLoop admits jobs while the pool has free slots, in batches of up to the free
+// slots, and blocks on the queues' wake-up lists when there is no work.
+func (w *Worker) fetchLoop(ctx context.Context) {
+	var bo backoff
+	for ctx.Err() == nil {
+		free := w.cfg.Concurrency - int(w.running.load())
+		if free <= 0 {
+			select {
+			case <-w.slotFree:
+			case <-ctx.Done():
+				return
+			}
+			continue
+		}
+		t0 := time.Now()
+		// ioCtx, not ctx: a stop must not abandon an admission Redis may have applied.
+		claims, err := w.store.Admit(w.ioCtx, headgate.AdmitRequest{
+			Worker:   w.cfg.ID,
+			LeaseID:  w.nextLeaseID(),
+			Queues:   w.cfg.Queues,
+			Capacity: free,
+			Lease:    w.cfg.Lease,
+			Quantum:  w.cfg.Quantum,
+		})
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			d := bo.next()
+			w.log.Error("admit failed; retrying", "error", err, "retry_in", d)
+			sleepCtx(ctx, d)
+			continue
+		}
+		bo.reset()
+		if len(claims) == 0 {
+			if _, err := w.waitStore.WaitForWork(ctx, w.cfg.Queues, waitTimeout); err != nil && ctx.Err() == nil {
+				d := bo.next()
+				w.log.Error("wait for work failed; retrying", "error", err, "retry_in", d)
+				sleepCtx(ctx, d)
+			}
+			continue
+		}
+		deadline := t0.Add(w.cfg.Lease)
+		for _, c := range claims {
+			e := w.newExecution(c, deadline)
+			w.running.add(1)
+			w.unsettled.add(1)
+			w.hold(e)
+			w.work <- e // never blocks: at most Concurrency jobs run, and the buffer holds that many
+		}
+	}
+}
+
+// poolLoop is one of the Concurrency goroutines that run handlers.
+func (w *Worker) poolLoop() {
+	for e := range w.work {
+		w.execute(e)
+		if w.running.add(-1) == 0 {
+			notify(w.idleAck)
+		}
+		notify(w.slotFree)
+	}
+}
+
+// execute runs one attempt and, unless the job was handed back or lost meanwhile, queues
+// its ack.
+func (w *Worker) execute(e *execution) {
+	ctx := e.ctx
+	cancelTimeout := context.CancelFunc(func() {})
+	if w.cfg.JobTimeout > 0 {
+		ctx, cancelTimeout = context.WithTimeoutCause(ctx, w.cfg.JobTimeout, ErrJobTimeout)
+	}
+	err := w.call(ctx, e)
+	timedOut := w.cfg.JobTimeout > 0 && errors.Is(context.Cause(ctx), ErrJobTimeout)
+	cancelTimeout()
+	if !e.state.CompareAndSwap(stateRunning, stateFinished) {
+		return // handed back or lost: nothing of this attempt is kept
+	}
+	e.outcome, e.opts = outcome(err, timedOut, w.cfg.JobTimeout)
+	select {
+	case w.finished <- e:
+	case <-w.dead:
+	}
+}
+
+// call runs the job's handler, turning a panic into an error that carries the stack.
+func (w *Worker) call(ctx context.Context, e *execution) (err error) {
+	h := w.handlers[e.claim.Envelope.Kind]
+	if h == nil {
+		return &errUndecodable{msg: fmt.Sprintf("no handler registered for kind %q", e.claim.Envelope.Kind)}
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = &panicError{value: r, stack: debug.Stack()}
+		}
+	}()
+	c := e.claim
+	return h(ctx, &c)
+}
+
+// ackRequest builds the ack of a finished or handed-back execution.
+func (e *execution) ackRequest() headgate.AckRequest {
+	opts := e.opts
+	e.mu.Lock()
+	if len(e.logs) > 0 {
+		opts.Logs = append([]string(nil), e.logs...)
+	}
+	if e.outcome == headgate.OutcomeSuccess && e.result != nil {
+		r := *e.result
+		opts.Result = &r
+	}
+	e.mu.Unlock()
+	return headgate.AckRequest{Lease: e.lease, Outcome: e.outcome, Opts: &opts}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}

@@ -1,0 +1,14 @@
+package worker
+
+import "github.com/headgate/headgate"
+
+// Kill stops w the way a crash does: no acks, no hand-backs, no duty release.
+func Kill(w *Worker) { w.kill() }
+
+// Goroutines counts w's own goroutines that are still running.
+func Goroutines(w *Worker) int64 { return w.goroutines.Load() }
+
+// OnAck makes w call fn with every ack the store answered; set it before Start.
+func OnAck(w *Worker, fn func(jobID string, o headgate.Outcome, st headgate.State, err error)) {
+	w.onAck = fn
+}

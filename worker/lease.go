@@ -1,0 +1,118 @@
+package worker
+
+import (
+	"time"
+
+	"github.com/headgate/headgate"
+)
+
+// maxRenewBatch is the most leases renewed by one store call.
+const maxRenewBatch = 1000
+
+// renewLoop renews every lease the worker holds each Lease/3, in one store call, and
+// cancels the handlers of the leases it lost. When Redis fails it retries with backoff
+// (never later than the next period), and cancels the handlers whose leases ran out by
+// the worker's clock meanwhile: another worker may have their jobs by now.
+func (w *Worker) renewLoop() {
+	period := w.cfg.Lease / 3
+	var bo backoff
+	t := time.NewTimer(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+		case <-w.dead:
+			return
+		}
+		next := period
+		if err := w.renew(); err != nil {
+			if w.ioCtx.Err() != nil {
+				return
+			}
+			next = min(bo.next(), period)
+			w.log.Error("lease renewal failed; retrying", "error", err, "retry_in", next)
+			w.expireLocally(time.Now())
+		} else {
+			bo.reset()
+		}
+		t.Reset(next)
+	}
+}
+
+// renew extends the leases held and handles the lost ones.
+func (w *Worker) renew() error {
+	held := w.heldSnapshot()
+	for len(held) > 0 {
+		chunk := held[:min(len(held), maxRenewBatch)]
+		held = held[len(chunk):]
+		refs := make([]headgate.LeaseRef, 0, len(chunk))
+		for _, e := range chunk {
+			if e.state.Load() == stateHandedBack {
+				continue // its hand-back is on the way; nothing to keep
+			}
+			refs = append(refs, e.lease)
+		}
+		t0 := time.Now()
+		lost, err := w.store.Renew(w.ioCtx, refs, w.cfg.Lease)
+		if err != nil {
+			return err
+		}
+		lostIDs := make(map[string]bool, len(lost))
+		for _, id := range lost {
+			lostIDs[id] = true
+		}
+		deadline := t0.Add(w.cfg.Lease).UnixNano()
+		byID := make(map[string][]*execution, len(lost))
+		for _, e := range chunk {
+			if lostIDs[e.lease.JobID] {
+				byID[e.lease.JobID] = append(byID[e.lease.JobID], e)
+				continue
+			}
+			e.deadline.Store(deadline)
+		}
+		for _, es := range byID {
+			w.lostAll(es)
+		}
+	}
+	return nil
+}
+
+// lostAll handles a job id the store reported lost. Renew names jobs, not leases, so when
+// the worker holds two admissions of one job (the first was reclaimed while its handler
+// ignored cancellation, and the job came back here), only the older ones are known lost;
+// the newest keeps its lease and the next renewal tells.
+func (w *Worker) lostAll(es []*execution) {
+	newest := es[0]
+	for _, e := range es[1:] {
+		if e.lease.Fence > newest.lease.Fence {
+			newest = e
+		}
+	}
+	for _, e := range es {
+		if e != newest || len(es) == 1 {
+			w.lose(e, "lease lost: the job was cancelled, or its lease expired and was reclaimed")
+		}
+	}
+}
+
+// lose cancels a running handler whose lease is gone; whatever it returns is dropped.
+// An attempt that already finished keeps its place in the ack queue: the store will
+// reject the ack, which the acker logs.
+func (w *Worker) lose(e *execution, why string) {
+	if !e.state.CompareAndSwap(stateRunning, stateLost) {
+		return
+	}
+	w.log.Warn(why+"; cancelling its handler", "job", e.lease.JobID, "fence", e.lease.Fence)
+	e.cancel(ErrLeaseLost)
+	w.settle(e)
+}
+
+// expireLocally cancels the handlers whose leases ran out by the worker's clock while
+// renewals failed.
+func (w *Worker) expireLocally(now time.Time) {
+	for _, e := range w.heldSnapshot() {
+		if e.expired(now) {
+			w.lose(e, "lease ran out while Redis was unreachable")
+		}
+	}
+}

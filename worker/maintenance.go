@@ -1,0 +1,158 @@
+package worker
+
+import (
+	"context"
+	"time"
+)
+
+// Names of the maintenance duties; one worker of the fleet holds each.
+const (
+	DutyReclaim = "reclaim" // expired leases → retryable or quarantined
+	DutyPromote = "promote" // due scheduled and retryable jobs → available
+	DutyEvict   = "evict"   // finished jobs past their retention → deleted
+)
+
+// maintenanceBatch is the most jobs one maintenance call handles; a full batch is
+// followed by another at once.
+const maintenanceBatch = 1000
+
+// duty is a maintenance loop that runs only while its worker holds the duty's lease.
+type duty struct {
+	name string
+	// pass runs once and returns how long to sleep before the next pass.
+	pass func(ctx context.Context) (time.Duration, error)
+	// nudge, when set, ends the sleep early.
+	nudge <-chan struct{}
+}
+
+func (w *Worker) duties() []duty {
+	return []duty{
+		{name: DutyReclaim, pass: w.reclaimPass},
+		{name: DutyPromote, pass: w.promotePass, nudge: w.nudge},
+		{name: DutyEvict, pass: w.evictPass},
+	}
+}
+
+// dutyLoop claims the duty, renewing it every DutyLease/3 while it runs passes, and
+// retries the claim every DutyLease/5 while another worker holds it. It gives the duty
+// up when it stops, so another worker takes over at once.
+func (w *Worker) dutyLoop(ctx context.Context, d duty) {
+	var (
+		held      bool
+		renewedAt time.Time
+		bo        backoff
+	)
+	defer func() {
+		if held && !w.killed.Load() {
+			rctx, cancel := context.WithTimeout(w.ioCtx, time.Second)
+			defer cancel()
+			if err := w.store.ReleaseDuty(rctx, d.name, w.cfg.ID); err != nil {
+				w.log.Warn("releasing duty failed; it passes on when its lease expires", "duty", d.name, "error", err)
+			}
+		}
+	}()
+	for ctx.Err() == nil {
+		if !held || time.Since(renewedAt) >= w.cfg.DutyLease/3 {
+			t0 := time.Now()
+			ok, err := w.store.ClaimDuty(w.ioCtx, d.name, w.cfg.ID, w.cfg.DutyLease)
+			if err != nil {
+				held = false
+				if ctx.Err() != nil {
+					return
+				}
+				wait := bo.next()
+				w.log.Error("claiming duty failed; retrying", "duty", d.name, "error", err, "retry_in", wait)
+				sleepCtx(ctx, wait)
+				continue
+			}
+			if ok && !held {
+				w.log.Debug("took duty", "duty", d.name)
+			}
+			held = ok
+			if ok {
+				renewedAt = t0
+			}
+		}
+		if !held {
+			sleepCtx(ctx, w.cfg.DutyLease/5)
+			continue
+		}
+		wait, err := d.pass(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			wait = bo.next()
+			w.log.Error("maintenance failed; retrying", "duty", d.name, "error", err, "retry_in", wait)
+		} else {
+			bo.reset()
+		}
+		if wait <= 0 {
+			continue
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-d.nudge: // nil for duties that take no nudge: never ready
+		case <-ctx.Done():
+		}
+		t.Stop()
+	}
+}
+
+// reclaimPass applies LeaseLost to expired leases: a dead worker's jobs become retryable
+// (or quarantined at the crash limit).
+func (w *Worker) reclaimPass(ctx context.Context) (time.Duration, error) {
+	rs, err := w.store.ReclaimExpired(ctx, maintenanceBatch)
+	if err != nil {
+		return 0, err
+	}
+	for _, r := range rs {
+		if r.Quarantined {
+			w.log.Warn("job lost its lease at the crash limit: quarantined", "job", r.JobID,
+				"fingerprint", r.Fingerprint, "crashes", r.CrashAttempt)
+		} else {
+			w.log.Warn("job lost its lease: retryable", "job", r.JobID, "crashes", r.CrashAttempt)
+		}
+	}
+	if len(rs) > 0 {
+		notify(w.nudge)
+	}
+	if len(rs) == maintenanceBatch {
+		return 0, nil
+	}
+	return w.cfg.ReclaimInterval, nil
+}
+
+// promotePass makes due jobs available and sleeps until the next due time, at most
+// PromoteInterval.
+func (w *Worker) promotePass(ctx context.Context) (time.Duration, error) {
+	n, next, err := w.store.PromoteDue(ctx, maintenanceBatch)
+	if err != nil {
+		return 0, err
+	}
+	if n == maintenanceBatch {
+		return 0, nil
+	}
+	wait := w.cfg.PromoteInterval
+	if !next.IsZero() {
+		now, err := w.store.Now(ctx)
+		if err != nil {
+			return 0, err
+		}
+		wait = min(wait, max(next.Sub(now), time.Millisecond))
+	}
+	return wait, nil
+}
+
+// evictPass deletes finished jobs whose retention lapsed.
+func (w *Worker) evictPass(ctx context.Context) (time.Duration, error) {
+	n, err := w.store.EvictRetained(ctx, maintenanceBatch)
+	if err != nil {
+		return 0, err
+	}
+	if n == maintenanceBatch {
+		return 0, nil
+	}
+	return w.cfg.EvictInterval, nil
+}

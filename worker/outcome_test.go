@@ -1,0 +1,382 @@
+package worker_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/headgate/headgate"
+	"github.com/headgate/headgate/worker"
+)
+
+func TestSuccess(t *testing.T) {
+	t.Parallel()
+	onBackends(t, func(t *testing.T, be backend) {
+		b := setup(t, be, nil)
+		got := make(chan *worker.Job[testArgs], 1)
+		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
+			worker.Log(ctx, "hello from "+job.Args.Name)
+			if err := worker.SetResult(ctx, 2, []byte("result of "+job.Args.Name)); err != nil {
+				return err
+			}
+			got <- job
+			return nil
+		})
+		b.start()
+		b.enqueue("j1", testArgs{Name: "alice", N: 7}, func(e *headgate.Envelope) {
+			e.Retention = time.Hour
+			e.PartitionKey = "tenant-1"
+		})
+		job := recv(t, got, "the handler to run")
+		if job.Args != (testArgs{Name: "alice", N: 7}) || job.ID != "j1" || job.Kind != "test" ||
+			job.Queue != "default" || job.Partition != "tenant-1" || job.Attempt != 0 || job.Fence != 1 {
+			t.Errorf("handler got %+v", job)
+		}
+		if a := b.waitAck("j1"); a.Err != nil || a.Outcome != headgate.OutcomeSuccess || a.State != headgate.StateCompleted {
+			t.Errorf("ack = %+v, want success → completed", a)
+		}
+		res, err := b.store.JobResult(context.Background(), "j1")
+		mustOK(t, err)
+		if res == nil || res.SchemaVersion != 2 || string(res.Bytes) != "result of alice" {
+			t.Errorf("result = %+v", res)
+		}
+		if h := b.errorHistory("j1"); !strings.Contains(h, "hello from alice") {
+			t.Errorf("history %q lacks the attempt's log", h)
+		}
+	})
+}
+
+func TestRetryThenSuccess(t *testing.T) {
+	t.Parallel()
+	onBackends(t, func(t *testing.T, be backend) {
+		b := setup(t, be, nil)
+		attempts := make(chan int, 2)
+		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
+			attempts <- job.Attempt
+			if job.Attempt == 0 {
+				return errors.New("boom")
+			}
+			return nil
+		})
+		b.start()
+		b.enqueue("j1", testArgs{}, nil)
+		if n := recv(t, attempts, "first attempt"); n != 0 {
+			t.Fatalf("first attempt has Attempt %d", n)
+		}
+		if a := b.waitAck("j1"); a.Outcome != headgate.OutcomeRetry || a.State != headgate.StateRetryable {
+			t.Fatalf("ack = %+v, want retry → retryable", a)
+		}
+		j := b.job("j1")
+		if want := epoch.Add(headgate.RetryBaseDefault); !j.ScheduledAt.Equal(want) || j.Attempt != 1 {
+			t.Errorf("retryable job: scheduled %s attempt %d, want %s and 1", j.ScheduledAt, j.Attempt, want)
+		}
+		if h := b.errorHistory("j1"); !strings.Contains(h, "boom") {
+			t.Errorf("history %q lacks the error", h)
+		}
+		b.advance(headgate.RetryBaseDefault)
+		if n := recv(t, attempts, "second attempt"); n != 1 {
+			t.Fatalf("second attempt has Attempt %d", n)
+		}
+		if a := b.waitAck("j1"); a.Outcome != headgate.OutcomeSuccess {
+			t.Errorf("ack = %+v, want success", a)
+		}
+	})
+}
+
+func TestRetryAfter(t *testing.T) {
+	t.Parallel()
+	onBackends(t, func(t *testing.T, be backend) {
+		b := setup(t, be, nil)
+		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
+			return worker.RetryAfter(42*time.Second, errors.New("downstream busy"))
+		})
+		b.start()
+		b.enqueue("j1", testArgs{}, nil)
+		if a := b.waitAck("j1"); a.Outcome != headgate.OutcomeRetry || a.State != headgate.StateRetryable {
+			t.Fatalf("ack = %+v, want retry → retryable", a)
+		}
+		if j := b.job("j1"); !j.ScheduledAt.Equal(epoch.Add(42*time.Second)) || j.Attempt != 1 {
+			t.Errorf("scheduled %s attempt %d, want now+42s and 1", j.ScheduledAt, j.Attempt)
+		}
+		if h := b.errorHistory("j1"); !strings.Contains(h, "downstream busy") {
+			t.Errorf("history %q lacks the error", h)
+		}
+	})
+}
+
+func TestSnooze(t *testing.T) {
+	t.Parallel()
+	onBackends(t, func(t *testing.T, be backend) {
+		b := setup(t, be, nil)
+		runs := make(chan *worker.Job[testArgs], 2)
+		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
+			runs <- job
+			if job.Fence == 1 {
+				return worker.Snooze(time.Minute)
+			}
+			return nil
+		})
+		b.start()
+		b.enqueue("j1", testArgs{}, nil)
+		recv(t, runs, "first run")
+		if a := b.waitAck("j1"); a.Outcome != headgate.OutcomeSnooze || a.State != headgate.StateScheduled {
+			t.Fatalf("ack = %+v, want snooze → scheduled", a)
+		}
+		if j := b.job("j1"); !j.ScheduledAt.Equal(epoch.Add(time.Minute)) || j.Attempt != 0 {
+			t.Errorf("snoozed job: scheduled %s attempt %d, want now+1m and 0", j.ScheduledAt, j.Attempt)
+		}
+		b.advance(time.Minute)
+		if job := recv(t, runs, "run after the snooze"); job.Attempt != 0 || job.Fence != 2 {
+			t.Errorf("second run: attempt %d fence %d, want 0 and 2", job.Attempt, job.Fence)
+		}
+		if a := b.waitAck("j1"); a.Outcome != headgate.OutcomeSuccess {
+			t.Errorf("ack = %+v, want success", a)
+		}
+	})
+}
+
+func TestSkip(t *testing.T) {
+	t.Parallel()
+	onBackends(t, func(t *testing.T, be backend) {
+		b := setup(t, be, nil)
+		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
+			return worker.Skip("customer deleted")
+		})
+		b.start()
+		b.enqueue("j1", testArgs{}, nil)
+		if a := b.waitAck("j1"); a.Outcome != headgate.OutcomeSkip || a.State != headgate.StateArchived {
+			t.Fatalf("ack = %+v, want skip → archived", a)
+		}
+		if h := b.errorHistory("j1"); !strings.Contains(h, "customer deleted") {
+			t.Errorf("history %q lacks the reason", h)
+		}
+	})
+}
+
+func TestRevoke(t *testing.T) {
+	t.Parallel()
+	onBackends(t, func(t *testing.T, be backend) {
+		b := setup(t, be, nil)
+		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
+			return worker.Revoke()
+		})
+		b.start()
+		b.enqueue("j1", testArgs{}, func(e *headgate.Envelope) { e.Retention = time.Hour })
+		if a := b.waitAck("j1"); a.Outcome != headgate.OutcomeRevoke || a.State != headgate.StateDeleted {
+			t.Fatalf("ack = %+v, want revoke → deleted", a)
+		}
+		if _, err := b.store.GetJob(context.Background(), "j1"); !errors.Is(err, headgate.ErrJobNotFound) {
+			t.Errorf("GetJob after revoke = %v, want ErrJobNotFound", err)
+		}
+	})
+}
+
+func TestRateLimited(t *testing.T) {
+	t.Parallel()
+	onBackends(t, func(t *testing.T, be backend) {
+		b := setup(t, be, nil)
+		runs := make(chan *worker.Job[testArgs], 2)
+		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
+			runs <- job
+			if job.Fence == 1 {
+				return worker.RateLimited()
+			}
+			return nil
+		})
+		b.start()
+		b.enqueue("j1", testArgs{}, nil)
+		recv(t, runs, "first run")
+		// Available again at once: it runs again without the clock moving.
+		if job := recv(t, runs, "second run"); job.Attempt != 0 || job.CrashAttempt != 0 {
+			t.Errorf("second run: attempt %d crash %d, want 0 and 0", job.Attempt, job.CrashAttempt)
+		}
+	})
+}
+
+func TestPanic(t *testing.T) {
+	t.Parallel()
+	onBackends(t, func(t *testing.T, be backend) {
+		b := setup(t, be, nil)
+		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
+			panicky()
+			return nil
+		})
+		b.start()
+		b.enqueue("j1", testArgs{}, nil)
+		if a := b.waitAck("j1"); a.Outcome != headgate.OutcomeRetry || a.State != headgate.StateRetryable {
+			t.Fatalf("ack = %+v, want retry → retryable", a)
+		}
+		h := b.errorHistory("j1")
+		for _, want := range []string{"panic: the handler fell over", "goroutine", "panicky"} {
+			if !strings.Contains(h, want) {
+				t.Errorf("history lacks %q:\n%s", want, h)
+			}
+		}
+	})
+}
+
+func panicky() { panic("the handler fell over") }
+
+func TestTimeout(t *testing.T) {
+	t.Parallel()
+	onBackends(t, func(t *testing.T, be backend) {
+		b := setup(t, be, func(c *worker.Config) { c.JobTimeout = 20 * time.Millisecond })
+		cause := make(chan error, 1)
+		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
+			<-ctx.Done() // the handler runs until the worker cancels it
+			cause <- context.Cause(ctx)
+			return ctx.Err()
+		})
+		b.start()
+		b.enqueue("j1", testArgs{}, nil)
+		if err := recv(t, cause, "the handler's cancellation"); !errors.Is(err, worker.ErrJobTimeout) {
+			t.Errorf("cause = %v, want ErrJobTimeout", err)
+		}
+		if a := b.waitAck("j1"); a.Outcome != headgate.OutcomeRetry {
+			t.Fatalf("ack = %+v, want retry", a)
+		}
+		if h := b.errorHistory("j1"); !strings.Contains(h, "timeout after 20ms") {
+			t.Errorf("history %q lacks the timeout", h)
+		}
+	})
+}
+
+func TestUndecodable(t *testing.T) {
+	t.Parallel()
+	onBackends(t, func(t *testing.T, be backend) {
+		b := setup(t, be, nil)
+		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
+			t.Errorf("handler called for job %q", job.ID)
+			return nil
+		})
+		b.start()
+		b.enqueueRaw(headgate.Envelope{ID: "bad-payload", Kind: "test", Payload: []byte{0xc1}}, nil)
+		b.enqueueRaw(headgate.Envelope{ID: "unknown-kind", Kind: "mystery", Payload: []byte{0x80}}, nil)
+		for id, want := range map[string]string{
+			"bad-payload":  `decode args for kind "test"`,
+			"unknown-kind": `no handler registered for kind "mystery"`,
+		} {
+			if a := b.waitAck(id); a.Outcome != headgate.OutcomeUndecodable || a.State != headgate.StateUndecodable {
+				t.Errorf("%s: ack = %+v, want undecodable", id, a)
+			}
+			if h := b.errorHistory(id); !strings.Contains(h, want) {
+				t.Errorf("%s: history %q lacks %q", id, h, want)
+			}
+		}
+	})
+}
+
+func TestOutputAndProgress(t *testing.T) {
+	t.Parallel()
+	onBackends(t, func(t *testing.T, be backend) {
+		b := setup(t, be, nil)
+		written := make(chan struct{})
+		release := make(chan struct{})
+		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
+			if err := worker.WriteOutput(ctx, 1, []byte("partial")); err != nil {
+				return err
+			}
+			if err := worker.WriteProgress(ctx, 3, 10, "three of ten"); err != nil {
+				return err
+			}
+			close(written)
+			<-release
+			return nil
+		})
+		b.start()
+		b.enqueue("j1", testArgs{}, nil)
+		recv(t, written, "output and progress")
+		ctx := context.Background()
+		out, err := b.store.JobOutput(ctx, "j1")
+		mustOK(t, err)
+		if out == nil || string(out.Bytes) != "partial" || out.Fence != 1 {
+			t.Errorf("output = %+v", out)
+		}
+		p, err := b.store.JobProgress(ctx, "j1")
+		mustOK(t, err)
+		if p == nil || p.Current != 3 || p.Total != 10 || p.Message != "three of ten" {
+			t.Errorf("progress = %+v", p)
+		}
+		close(release)
+		b.waitAck("j1")
+	})
+}
+
+func TestHelpersOutsideJob(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for name, err := range map[string]error{
+		"SetResult":     worker.SetResult(ctx, 1, nil),
+		"WriteOutput":   worker.WriteOutput(ctx, 1, nil),
+		"WriteProgress": worker.WriteProgress(ctx, 1, 2, ""),
+		"Step":          worker.Step(ctx, "s", func(context.Context) error { return nil }),
+	} {
+		if !errors.Is(err, worker.ErrNotInJob) {
+			t.Errorf("%s outside a job = %v, want ErrNotInJob", name, err)
+		}
+	}
+	worker.Log(ctx, "ignored") // must not panic
+}
+
+func TestManyJobs(t *testing.T) {
+	t.Parallel()
+	onBackends(t, func(t *testing.T, be backend) {
+		b := setup(t, be, func(c *worker.Config) { c.Concurrency = 16 })
+		const n = 500
+		seen := make(chan string, n)
+		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
+			seen <- job.ID
+			return nil
+		})
+		b.start()
+		envs := make([]headgate.Envelope, n)
+		for i := range envs {
+			envs[i] = headgate.Envelope{ID: jobID(i), Kind: "test", Payload: []byte{0x80}}
+		}
+		_, err := b.store.Enqueue(context.Background(), envs...)
+		mustOK(t, err)
+		got := map[string]bool{}
+		for range n {
+			id := recv(t, seen, "jobs")
+			if got[id] {
+				t.Fatalf("job %s ran twice", id)
+			}
+			got[id] = true
+		}
+		for range n {
+			if a := recv(t, b.acks, "acks"); a.Err != nil || a.State != headgate.StateDeleted {
+				t.Fatalf("ack = %+v, want deleted", a)
+			}
+		}
+	})
+}
+
+func TestQueuesServedInOrder(t *testing.T) {
+	t.Parallel()
+	onBackends(t, func(t *testing.T, be backend) {
+		b := setup(t, be, func(c *worker.Config) {
+			c.Queues = []string{"high", "low"}
+			c.Concurrency = 1
+		})
+		ran := make(chan string, 3)
+		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
+			ran <- job.Queue + "/" + job.ID
+			return nil
+		})
+		b.enqueue("a", testArgs{}, func(e *headgate.Envelope) { e.Queue = "low" })
+		b.enqueue("b", testArgs{}, func(e *headgate.Envelope) { e.Queue = "high" })
+		b.enqueue("c", testArgs{}, func(e *headgate.Envelope) { e.Queue = "elsewhere" })
+		b.start()
+		for _, want := range []string{"high/b", "low/a"} {
+			if got := recv(t, ran, want); got != want {
+				t.Errorf("ran %s, want %s", got, want)
+			}
+		}
+		b.waitAck("a")
+		if j := b.job("c"); j.State != headgate.StateAvailable {
+			t.Errorf("job of a queue the worker does not serve is %s, want available", j.State)
+		}
+	})
+}

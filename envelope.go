@@ -1,6 +1,7 @@
 package headgate
 
 import (
+	"cmp"
 	"slices"
 	"strconv"
 	"strings"
@@ -303,7 +304,9 @@ func fromMs(v int64) time.Time {
 	return time.UnixMilli(v)
 }
 
-// jobFromHash decodes a job hash (HGETALL) into a Job.
+// jobFromHash decodes a job hash (HGETALL) into a Job. Enqueue leaves out fields at
+// their default (JOB_DEFAULTS in lua/lib.lua); they read back as the default here. The
+// lease expiry is not in the hash but in the leases ZSET.
 func jobFromHash(id string, h map[string]string) *Job {
 	i64 := func(f string) int64 { v, _ := strconv.ParseInt(h[f], 10, 64); return v }
 	j := &Job{
@@ -318,9 +321,9 @@ func jobFromHash(id string, h map[string]string) *Job {
 			StickyWorker:  h["sticky"],
 			ScheduledAt:   fromMs(i64("sched")),
 			Retention:     time.Duration(i64("ret")) * time.Millisecond,
-			MaxAttempts:   int(i64("maxa")),
-			SchemaVersion: int(i64("schema")),
-			Weight:        int(i64("weight")),
+			MaxAttempts:   cmp.Or(int(i64("maxa")), DefaultMaxAttempts),
+			SchemaVersion: cmp.Or(int(i64("schema")), DefaultSchemaVersion),
+			Weight:        cmp.Or(int(i64("weight")), DefaultWeight),
 			RateClass:     h["rc"],
 			UniqueWindow:  time.Duration(i64("uwin")) * time.Millisecond,
 			Attempt:       int(i64("attempt")),
@@ -329,7 +332,6 @@ func jobFromHash(id string, h map[string]string) *Job {
 		State:          State(h["state"]),
 		Fence:          i64("fence"),
 		LeaseID:        h["lease"],
-		LeaseExpiresAt: fromMs(i64("exp")),
 		CreatedAt:      fromMs(i64("created")),
 		FinalizedAt:    fromMs(i64("fin")),
 		Held:           h["held"] == "1",

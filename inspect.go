@@ -14,14 +14,16 @@ import (
 
 // GetJob returns the stored job, or ErrJobNotFound.
 func (s *Store) GetJob(ctx context.Context, id string) (*Job, error) {
-	h, err := s.rdb.HGetAll(ctx, s.keys.Job(id)).Result()
-	if err != nil {
+	pipe := s.rdb.Pipeline()
+	h := pipe.HGetAll(ctx, s.keys.Job(id))
+	exp := pipe.ZScore(ctx, s.keys.Leases(), id)
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return nil, err
 	}
-	if len(h) == 0 {
+	if len(h.Val()) == 0 {
 		return nil, fmt.Errorf("%w: %q", ErrJobNotFound, id)
 	}
-	return jobFromHash(id, h), nil
+	return withLease(jobFromHash(id, h.Val()), exp), nil
 }
 
 // JobErrors returns the job's error and attempt-log history, oldest first.
@@ -61,6 +63,14 @@ func (s *Store) JobProgress(ctx context.Context, id string) (*Progress, error) {
 		Current: int64(atoi(h["current"])), Total: int64(atoi(h["total"])), Message: h["message"],
 		Fence: int64(atoi(h["fence"])), UpdatedAt: time.UnixMilli(int64(atoi(h["at"]))),
 	}, nil
+}
+
+// withLease sets a running job's lease expiry from its entry in the leases ZSET.
+func withLease(j *Job, exp *redis.FloatCmd) *Job {
+	if v, err := exp.Result(); err == nil && j.State == StateRunning {
+		j.LeaseExpiresAt = time.UnixMilli(int64(v))
+	}
+	return j
 }
 
 func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
@@ -116,11 +126,13 @@ func (s *Store) ListJobs(ctx context.Context, opts ListOptions) ([]*Job, string,
 	}
 	pipe := s.rdb.Pipeline()
 	cmds := make([]*redis.MapStringStringCmd, len(ids))
+	exps := make([]*redis.FloatCmd, len(ids))
 	for i, id := range ids {
 		cmds[i] = pipe.HGetAll(ctx, s.keys.Job(id))
+		exps[i] = pipe.ZScore(ctx, s.keys.Leases(), id)
 	}
 	if len(ids) > 0 {
-		if _, err := pipe.Exec(ctx); err != nil {
+		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 			return nil, "", err
 		}
 	}
@@ -130,7 +142,7 @@ func (s *Store) ListJobs(ctx context.Context, opts ListOptions) ([]*Job, string,
 		if len(h) == 0 {
 			continue
 		}
-		j := jobFromHash(id, h)
+		j := withLease(jobFromHash(id, h), exps[i])
 		if (opts.Queue == "" || j.Queue == opts.Queue) && (opts.State == "" || j.State == opts.State) &&
 			(opts.Kind == "" || j.Kind == opts.Kind) {
 			out = append(out, j)

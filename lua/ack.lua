@@ -41,7 +41,7 @@ for i = 1, n do
 end
 local now = now_ms(P)
 
-local END_FIELDS = { 'state', 'lease', 'fence', 'queue', 'ret', 'ukey', 'uwin', 'charge', 'rc' }
+local END_FIELDS = { 'state', 'lease', 'fence', 'queue', 'ret', 'ukey' }
 local lapsed = {} -- leases of deleted jobs, removed together at the end
 
 -- Applies one ack; returns the job's state after it, or nil when the caller is not the holder.
@@ -51,6 +51,11 @@ local function ack(id, lease, fence, outcome, err, delay, actual, result_schema,
   if outcome == 'success' or outcome == 'revoke' then fields = END_FIELDS end
   local j = holder(P, id, lease, fence, fields)
   if not j then return nil end
+  -- Each field read costs, so the common path reads the rest only when it needs them.
+  if fields == END_FIELDS then
+    if j.ukey ~= '' then load_fields(P, id, { 'uwin' }, j) else j.uwin = 0 end
+    if actual >= 0 then load_fields(P, id, { 'charge', 'rc' }, j) end
+  end
   true_up(P, id, j, actual, now)
   local logline = nil
   if logs ~= '' then logline = 'logs: ' .. logs end

@@ -14,10 +14,11 @@ credit is dropped), without looking further into it. A job whose fingerprint is
 quarantined is set aside in held:<fp> until an operator releases the fingerprint.
 
 Admission increments the job's fence, sets it running under the lease and charges its
-rate class its weight.
+rate class its weight. A call that stops at capacity pushes a wake-up token, so the next
+idle worker comes for the rest.
 
 KEYS[1]  namespace prefix; derived keys (lib.lua): paused, clock, quarantine, held:<fp>,
-         rate:<class>, leases, job:<id>, q:<queue>:{counts,ring,drr,p:<part>},
+         rate:<class>, leases, job:<id>, q:<queue>:{counts,ring,drr,p:<part>,wake},
          q:<queue>:w:<worker>:{ring,drr,p:<part>}
 ARGV[1]  worker id ("" = the worker takes no pinned work)
 ARGV[2]  lease id
@@ -44,6 +45,7 @@ local reply = { OK }
 local admitted = 0
 local buckets = {}
 local leases = {}
+local last_queue = nil
 
 -- Charges a rate class; false when it lacks the tokens. Buckets are read once per call.
 local function rate_ok(class, weight)
@@ -96,7 +98,8 @@ local function turn(r, q, part)
       local jk = K.job(P, id)
       local h = rcall('HGETALL', jk)
       budget = budget - 1
-      local fp, class, weight = str(field(h, 'fp')), str(field(h, 'rc')), num(field(h, 'weight'))
+      local fp, class = str(field(h, 'fp')), str(field(h, 'rc'))
+      local weight = tonumber(field(h, 'weight')) or JOB_DEFAULTS.weight
       if is_quarantined(P, fp) then
         taken[#taken + 1] = m
         rcall('SADD', K.held(P, fp), id)
@@ -110,10 +113,12 @@ local function turn(r, q, part)
       else
         taken[#taken + 1] = m
         credit = credit - weight
-        local charge = 0
-        if class ~= '' and buckets[class] then charge = weight end
         local fence = num(field(h, 'fence')) + 1
-        rcall('HSET', jk, 'state', 'running', 'lease', lease_id, 'exp', expires, 'charge', charge, 'fence', fence)
+        if class ~= '' and buckets[class] then
+          rcall('HSET', jk, 'state', 'running', 'lease', lease_id, 'fence', fence, 'charge', weight)
+        else
+          rcall('HSET', jk, 'state', 'running', 'lease', lease_id, 'fence', fence)
+        end
         leases[#leases + 1] = expires
         leases[#leases + 1] = id
         move_count(P, q, 'available', 'running')
@@ -222,9 +227,13 @@ for i = 1, nq do
       partition = function(part) return K.partition(P, q, part) end,
     }
     serve(q, rings)
+    last_queue = q
   end
 end
 
+-- Stopped by capacity with work left: pass the wake-up on, so another idle worker
+-- comes for the rest.
+if admitted >= capacity and last_queue then wake(P, last_queue) end
 if #leases > 0 then rcall('ZADD', K.leases(P), unpack(leases)) end
 for _, b in pairs(buckets) do
   if b then save_bucket(b) end

@@ -51,8 +51,10 @@ end
 -- 1. ids
 local reply = { OK }
 for i, e in ipairs(jobs) do
-  local have = rcall('HMGET', K.job(P, e.id), 'kind', 'fp', 'queue', 'state', 'sched')
-  if have[1] then
+  -- EXISTS first: a new id, the common case, costs one cheap call.
+  local have = rcall('EXISTS', K.job(P, e.id)) == 1 and
+    rcall('HMGET', K.job(P, e.id), 'kind', 'fp', 'queue', 'state', 'sched')
+  if have then
     if have[1] ~= e.kind or str(have[2]) ~= e.fp or have[3] ~= e.queue then
       return { E_ID_CONFLICT, e.id }
     end
@@ -171,11 +173,16 @@ for _, e in ipairs(jobs) do
     else
       e.state = 'available'
     end
-    local fields = { 'kind', e.kind, 'queue', e.queue, 'state', e.state, 'prio', e.prio,
-      'sched', e.sched, 'ret', e.ret, 'maxa', e.maxa, 'schema', e.schema, 'weight', e.weight,
-      'created', now, 'payload', e.payload }
+    local fields = { 'kind', e.kind, 'queue', e.queue, 'state', e.state, 'sched', e.sched, 'created', now }
     local n = #fields
-    -- Empty optional fields are left out: the job hash stays small.
+    -- Fields at their default are left out (see JOB_DEFAULTS): every field costs in each
+    -- script that writes or reads the hash.
+    if e.payload ~= '' then fields[n + 1], fields[n + 2], n = 'payload', e.payload, n + 2 end
+    if e.prio ~= 0 then fields[n + 1], fields[n + 2], n = 'prio', e.prio, n + 2 end
+    if e.ret ~= '0' then fields[n + 1], fields[n + 2], n = 'ret', e.ret, n + 2 end
+    if e.maxa ~= '25' then fields[n + 1], fields[n + 2], n = 'maxa', e.maxa, n + 2 end
+    if e.schema ~= '1' then fields[n + 1], fields[n + 2], n = 'schema', e.schema, n + 2 end
+    if e.weight ~= '1' then fields[n + 1], fields[n + 2], n = 'weight', e.weight, n + 2 end
     if e.part ~= '' then fields[n + 1], fields[n + 2], n = 'part', e.part, n + 2 end
     if e.fp ~= '' then fields[n + 1], fields[n + 2], n = 'fp', e.fp, n + 2 end
     if e.sticky ~= '' then fields[n + 1], fields[n + 2], n = 'sticky', e.sticky, n + 2 end

@@ -212,7 +212,10 @@ end
 local JOB_FIELDS = { 'state', 'queue', 'part', 'sticky', 'prio', 'sched', 'fp', 'ret', 'ukey', 'uwin',
   'held', 'attempt', 'maxa', 'crash', 'rc', 'charge', 'step', 'lease', 'fence' }
 local JOB_NUMBERS = { prio = true, sched = true, ret = true, uwin = true, attempt = true, maxa = true,
-  crash = true, charge = true, fence = true }
+  crash = true, charge = true, fence = true, weight = true }
+-- Enqueue leaves out fields at their default; absent fields read as these, else '' or 0.
+-- jobFromHash in envelope.go applies the same defaults.
+local JOB_DEFAULTS = { maxa = 25, weight = 1, schema = 1 }
 
 -- Reads the named fields of a job into j (a new table when j is nil); nil when the job
 -- does not exist. Absent fields read as '' or 0.
@@ -220,7 +223,7 @@ local function load_fields(P, id, fields, j)
   local v = rcall('HMGET', K.job(P, id), unpack(fields))
   j = j or {}
   for i, f in ipairs(fields) do
-    if JOB_NUMBERS[f] then j[f] = num(v[i]) else j[f] = str(v[i]) end
+    if JOB_NUMBERS[f] then j[f] = tonumber(v[i]) or JOB_DEFAULTS[f] or 0 else j[f] = str(v[i]) end
   end
   if j.state == '' then return nil end
   return j
@@ -245,10 +248,11 @@ local function backoff(n, base, cap)
   return math.min(base * (2 ^ shift), cap)
 end
 
--- Moves a job out of running: the lease and its expiry entry go.
+-- Moves a job out of running: the lease, its expiry entry and the admission's rate
+-- charge go.
 local function drop_lease(P, id)
   rcall('ZREM', K.leases(P), id)
-  rcall('HDEL', K.job(P, id), 'lease', 'exp')
+  rcall('HDEL', K.job(P, id), 'lease', 'charge')
 end
 
 -- Ends a job in a terminal state. Retention > 0 schedules eviction; quarantined jobs wait
@@ -328,7 +332,7 @@ local function true_up(P, id, j, actual, now)
       save_bucket(b)
     end
   end
-  rcall('HSET', K.job(P, id), 'charge', 0)
+  rcall('HDEL', K.job(P, id), 'charge')
 end
 
 -- The fence check every write from a worker passes: still running, same lease, same

@@ -27,7 +27,7 @@ for _, id in ipairs(expired) do
   if j and j.state == 'running' then
     local crash = j.crash + 1
     local jk = K.job(P, id)
-    rcall('HSET', jk, 'crash', crash, 'charge', 0)
+    rcall('HSET', jk, 'crash', crash)
     if j.step ~= '' then rcall('HINCRBY', jk, 'crash:' .. j.step, 1) end
     push_error(P, id, 'lease_lost (crash ' .. crash .. ')')
     local quarantined = 0

@@ -18,7 +18,6 @@ for i = 1, n do
   local b = 2 + (i - 1) * 3
   local id = ARGV[b + 1]
   if holder(P, id, ARGV[b + 2], ARGV[b + 3]) then
-    rcall('HSET', K.job(P, id), 'exp', now + lease_ms)
     rcall('ZADD', K.leases(P), now + lease_ms, id)
   else
     reply[#reply + 1] = id

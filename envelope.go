@@ -329,12 +329,12 @@ func jobFromHash(id string, h map[string]string) *Job {
 			Attempt:       int(i64("attempt")),
 			CrashAttempt:  int(i64("crash")),
 		},
-		State:          State(h["state"]),
-		Fence:          i64("fence"),
-		LeaseID:        h["lease"],
-		CreatedAt:      fromMs(i64("created")),
-		FinalizedAt:    fromMs(i64("fin")),
-		Held:           h["held"] == "1",
+		State:       State(h["state"]),
+		Fence:       i64("fence"),
+		LeaseID:     h["lease"],
+		CreatedAt:   fromMs(i64("created")),
+		FinalizedAt: fromMs(i64("fin")),
+		Held:        h["held"] == "1",
 	}
 	if t := h["tags"]; t != "" {
 		j.Tags = strings.Split(t, "\n")

@@ -44,7 +44,8 @@ type backend struct {
 	mini *miniredis.Miniredis // nil on a real redis-server
 }
 
-// onBackends runs fn as parallel subtests on miniredis and on a real redis-server.
+// onBackends runs fn as parallel subtests on miniredis, on a real redis-server and on a
+// local Redis Cluster.
 func onBackends(t *testing.T, fn func(t *testing.T, be backend)) {
 	t.Run("miniredis", func(t *testing.T) {
 		t.Parallel()
@@ -56,6 +57,10 @@ func onBackends(t *testing.T, fn func(t *testing.T, be backend)) {
 	t.Run("redis", func(t *testing.T) {
 		t.Parallel()
 		fn(t, backend{rdb: redistest.Shared(t)})
+	})
+	t.Run("Cluster", func(t *testing.T) {
+		t.Parallel()
+		fn(t, backend{rdb: redistest.SharedCluster(t)})
 	})
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/headgate/headgate"
+	"github.com/headgate/headgate/internal/reroute"
 )
 
 // Client enqueues jobs into one namespace. It is safe for concurrent use.
@@ -35,7 +36,8 @@ func NewClient(rdb redis.UniversalClient, cfg *Config) (*Client, error) {
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
-	store, err := headgate.NewStore(rdb, &headgate.StoreConfig{Namespace: c.Namespace})
+	store, err := headgate.NewStore(rdb, &headgate.StoreConfig{Namespace: c.Namespace,
+		DurableReplicas: c.DurableReplicas, DurableTimeout: c.DurableTimeout})
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +66,13 @@ type EnqueueParams struct {
 //
 // Errors: *headgate.InvalidError (nothing reached Redis), *headgate.IdConflictError,
 // *headgate.QuarantinedError, *headgate.BackpressureError, or a Redis error; match
-// them with errors.As. Nothing is written on error.
+// them with errors.As. Nothing is written on those errors. With Config.DurableReplicas
+// set, *headgate.NotDurableError comes with a Result: the job was written but too few
+// replicas confirmed it in time; enqueue it again with Opts.ID set to Result.ID to wait
+// again. A Redis error (a connection lost mid-call, a failover) leaves it unknown whether
+// the job was written; retrying with a caller-chosen id is safe. On a Redis Cluster such
+// an error also has the client look up the namespace's master again, so a retry after a
+// failover goes to the promoted replica.
 func (c *Client) Enqueue(ctx context.Context, args Args, opts *EnqueueOpts) (*Result, error) {
 	var now storeNow
 	env, err := c.envelope(ctx, "args", "opts", args, opts, &now)
@@ -77,7 +85,12 @@ func (c *Client) Enqueue(ctx context.Context, args Args, opts *EnqueueOpts) (*Re
 		return c.duplicate(ctx, env, dup)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("rqueue: enqueue %s job %q: %w", env.Kind, env.ID, err)
+		reroute.AfterFailure(c.store.Client(), err)
+		err = fmt.Errorf("rqueue: enqueue %s job %q: %w", env.Kind, env.ID, err)
+		if notDurable(err) {
+			return resultOf(env, res[0]), err
+		}
+		return nil, err
 	}
 	return resultOf(env, res[0]), nil
 }
@@ -91,7 +104,8 @@ func (c *Client) Enqueue(ctx context.Context, args Args, opts *EnqueueOpts) (*Re
 // holder (Replaced reports it) even though the batch was refused. Enqueue unique jobs
 // with Enqueue to get a Result instead.
 //
-// The other errors are those of Enqueue; a batch is at most headgate.MaxBatch jobs.
+// The other errors are those of Enqueue (a *headgate.NotDurableError comes with the
+// results); a batch is at most headgate.MaxBatch jobs.
 func (c *Client) EnqueueMany(ctx context.Context, params []EnqueueParams) ([]*Result, error) {
 	if len(params) == 0 {
 		return nil, nil
@@ -108,19 +122,32 @@ func (c *Client) EnqueueMany(ctx context.Context, params []EnqueueParams) ([]*Re
 	}
 	res, err := c.store.Enqueue(ctx, envs...)
 	if err != nil {
-		return nil, fmt.Errorf("rqueue: enqueue batch of %d jobs: %w", len(envs), err)
+		reroute.AfterFailure(c.store.Client(), err)
+		err = fmt.Errorf("rqueue: enqueue batch of %d jobs: %w", len(envs), err)
+		if !notDurable(err) {
+			return nil, err
+		}
 	}
 	out := make([]*Result, len(envs))
 	for i := range envs {
 		out[i] = resultOf(envs[i], res[i])
 	}
-	return out, nil
+	return out, err
+}
+
+// notDurable reports whether err says a batch was written but not confirmed by enough
+// replicas: the only error that comes with results.
+func notDurable(err error) bool {
+	var nd *headgate.NotDurableError
+	return errors.As(err, &nd)
 }
 
 // Release lets staged (Pending) jobs run: each becomes scheduled or available by its
 // ScheduledAt. It returns the ids that were not pending, which it left unchanged.
 func (c *Client) Release(ctx context.Context, ids ...string) ([]string, error) {
-	return c.store.ReleasePending(ctx, ids...)
+	out, err := c.store.ReleasePending(ctx, ids...)
+	reroute.AfterFailure(c.store.Client(), err)
+	return out, err
 }
 
 // duplicate describes the job that holds a unique key. The holder is read after the
@@ -201,8 +228,10 @@ func (c *Client) envelope(ctx context.Context, argsField, optsField string, args
 
 	uniqueKey := o.Unique.Key
 	if o.Unique.ByArgs {
-		sum := sha256.Sum256(payload)
-		digest := hex.EncodeToString(sum[:16])
+		digest, err := argsDigest(payload)
+		if err != nil {
+			return headgate.Envelope{}, err
+		}
 		if uniqueKey != "" {
 			uniqueKey += ":" + digest
 		} else {
@@ -237,9 +266,9 @@ func (c *Client) envelope(ctx context.Context, argsField, optsField string, args
 	}, nil
 }
 
-// encodeArgs is msgpack.Marshal with map keys sorted, so equal args always encode to
-// equal bytes (UniqueOpts.ByArgs relies on it). msgpack.Unmarshal decodes it.
-func encodeArgs(args Args) ([]byte, error) {
+// encodeArgs is msgpack.Marshal with map keys sorted where msgpack can sort them.
+// msgpack.Unmarshal decodes it.
+func encodeArgs(args any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := msgpack.NewEncoder(&buf)
 	enc.SetSortMapKeys(true)
@@ -247,4 +276,21 @@ func encodeArgs(args Args) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// argsDigest names the content of encoded args for UniqueOpts.ByArgs. msgpack sorts the
+// keys of only some map types (a map[string]int field encodes in random order), so the
+// payload is decoded into generic values, whose maps it does sort, and encoded again:
+// equal args always give the same digest.
+func argsDigest(payload []byte) (string, error) {
+	var v any
+	if err := msgpack.Unmarshal(payload, &v); err != nil {
+		return "", fmt.Errorf("rqueue: unique by args: %w", err)
+	}
+	canonical, err := encodeArgs(v)
+	if err != nil {
+		return "", fmt.Errorf("rqueue: unique by args: %w", err)
+	}
+	sum := sha256.Sum256(canonical)
+	return hex.EncodeToString(sum[:16]), nil
 }

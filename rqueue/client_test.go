@@ -500,6 +500,9 @@ func TestNewClientConfig(t *testing.T) {
 		{"ColonQueue", &rqueue.Config{Namespace: "n", Queue: "a:b"}, "Config.Queue"},
 		{"NegativeMaxAttempts", &rqueue.Config{Namespace: "n", MaxAttempts: -1}, "Config.MaxAttempts"},
 		{"NegativeRetention", &rqueue.Config{Namespace: "n", Retention: -time.Second}, "Config.Retention"},
+		{"NegativeDurableReplicas", &rqueue.Config{Namespace: "n", DurableReplicas: -1}, "Config.DurableReplicas"},
+		{"NegativeDurableTimeout", &rqueue.Config{Namespace: "n", DurableReplicas: 1, DurableTimeout: -time.Second}, "Config.DurableTimeout"},
+		{"TinyDurableTimeout", &rqueue.Config{Namespace: "n", DurableReplicas: 1, DurableTimeout: time.Microsecond}, "Config.DurableTimeout"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -44,6 +44,20 @@ type Config struct {
 	// for jobs whose args and options set none. Zero deletes it as it completes.
 	// Defaults to RetentionDefault (0).
 	Retention time.Duration
+
+	// DurableReplicas, when > 0, makes every enqueue wait (Redis WAIT, on the connection
+	// that wrote the jobs) until that many replicas of the namespace's master have them.
+	// Redis replicates asynchronously: without it, a job acknowledged just before the
+	// master fails can be missing on the replica that takes over. When fewer replicas
+	// confirm within DurableTimeout, the call returns the results together with
+	// *headgate.NotDurableError: the jobs were written but may not survive a failover;
+	// enqueueing them again with the same ids is safe (a replay writes nothing and waits
+	// again). Defaults to 0: an enqueue returns as soon as the master has the jobs.
+	DurableReplicas int
+
+	// DurableTimeout bounds the wait for replicas. Defaults to
+	// headgate.DurableTimeoutDefault (1s).
+	DurableTimeout time.Duration
 }
 
 // WithDefaults returns a copy of the config with zero fields set to their defaults.
@@ -52,6 +66,9 @@ func (c *Config) WithDefaults() *Config {
 	out.Queue = cmp.Or(out.Queue, QueueDefault)
 	out.MaxAttempts = cmp.Or(out.MaxAttempts, MaxAttemptsDefault)
 	out.Retention = cmp.Or(out.Retention, RetentionDefault)
+	if out.DurableReplicas > 0 {
+		out.DurableTimeout = cmp.Or(out.DurableTimeout, headgate.DurableTimeoutDefault)
+	}
 	return &out
 }
 
@@ -66,6 +83,12 @@ func (c *Config) validate() error {
 		return invalid("Config.MaxAttempts", "cannot be less than zero (%d)", c.MaxAttempts)
 	case c.Retention < 0:
 		return invalid("Config.Retention", "cannot be negative (%s)", c.Retention)
+	case c.DurableReplicas < 0:
+		return invalid("Config.DurableReplicas", "cannot be negative (%d)", c.DurableReplicas)
+	case c.DurableTimeout < 0:
+		return invalid("Config.DurableTimeout", "cannot be negative (%s)", c.DurableTimeout)
+	case c.DurableReplicas > 0 && c.DurableTimeout < time.Millisecond:
+		return invalid("Config.DurableTimeout", "must be at least 1ms (%s)", c.DurableTimeout)
 	}
 	if err := checkName("Config.Namespace", c.Namespace, true); err != nil {
 		return err

@@ -55,6 +55,15 @@ the latest enqueue, with the latest args.
 Errors are typed and match with errors.As: *headgate.InvalidError (names the field),
 *headgate.IdConflictError, *headgate.QuarantinedError, *headgate.BackpressureError (the
 queue's limit on unfinished jobs is reached: back off and retry), and
-*headgate.DuplicateError from EnqueueMany. On any error nothing was written.
+*headgate.DuplicateError from EnqueueMany. On those errors nothing was written.
+
+# Durability
+
+Redis replicates asynchronously, so a job acknowledged just before its master fails can
+be missing on the replica that takes over. Config.DurableReplicas makes each enqueue
+wait until that many replicas have the jobs; when they do not confirm in time, the call
+returns its results together with *headgate.NotDurableError, and enqueueing the same ids
+again is safe. A Redis error during a call (a lost connection, a failover in progress)
+leaves it unknown whether the jobs were written: retry with the same ids.
 */
 package rqueue

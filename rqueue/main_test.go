@@ -13,8 +13,8 @@ import (
 
 func TestMain(m *testing.M) { redistest.Main(m) }
 
-// forEachBackend runs fn as a parallel subtest on miniredis and on a real redis-server,
-// named by the backend.
+// forEachBackend runs fn as a parallel subtest on miniredis, on a real redis-server and
+// on a local Redis Cluster, named by the backend.
 func forEachBackend(t *testing.T, fn func(t *testing.T, rdb redis.UniversalClient)) {
 	t.Helper()
 	t.Run("miniredis", func(t *testing.T) {
@@ -27,6 +27,10 @@ func forEachBackend(t *testing.T, fn func(t *testing.T, rdb redis.UniversalClien
 	t.Run("redis", func(t *testing.T) {
 		t.Parallel()
 		fn(t, redistest.Shared(t))
+	})
+	t.Run("Cluster", func(t *testing.T) {
+		t.Parallel()
+		fn(t, redistest.SharedCluster(t))
 	})
 }
 

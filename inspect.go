@@ -348,13 +348,19 @@ func (s *Store) Quarantined(ctx context.Context) ([]QuarantinedFingerprint, erro
 	if err != nil {
 		return nil, err
 	}
-	out := make([]QuarantinedFingerprint, 0, len(h))
-	for fp, id := range h {
-		n, err := s.rdb.SCard(ctx, s.keys.Held(fp)).Result()
-		if err != nil {
+	pipe := s.rdb.Pipeline()
+	held := make(map[string]*redis.IntCmd, len(h))
+	for fp := range h {
+		held[fp] = pipe.SCard(ctx, s.keys.Held(fp))
+	}
+	if len(h) > 0 {
+		if _, err := pipe.Exec(ctx); err != nil {
 			return nil, err
 		}
-		out = append(out, QuarantinedFingerprint{Fingerprint: fp, JobID: id, Held: n})
+	}
+	out := make([]QuarantinedFingerprint, 0, len(h))
+	for fp, id := range h {
+		out = append(out, QuarantinedFingerprint{Fingerprint: fp, JobID: id, Held: held[fp].Val()})
 	}
 	slices.SortFunc(out, func(a, b QuarantinedFingerprint) int { return cmp.Compare(a.Fingerprint, b.Fingerprint) })
 	return out, nil

@@ -172,6 +172,32 @@ func (c *Cluster) StopNode(addr string) error {
 	return s.Stop()
 }
 
+// RestartNode starts a stopped node again on its port, as a supervisor would
+// restart a crashed process. Its data set starts empty (persistence is off)
+// and it rejoins the cluster from its nodes.conf, so a master whose slots
+// were failed over comes back as a replica of the new master and resyncs
+// from it. RestartNode returns once every running node reports the same,
+// healthy slot map and every replica, this one included, is in sync.
+func (c *Cluster) RestartNode(addr string) error {
+	s := c.node(addr)
+	if s == nil {
+		return fmt.Errorf("redistest: %s is not a node of this cluster", addr)
+	}
+	if err := s.Restart(); err != nil {
+		return err
+	}
+	err := waitFor(convergeTimeout, func() error {
+		if _, err := c.agreedSlots(false); err != nil {
+			return err
+		}
+		return c.replicasInSync()
+	})
+	if err != nil {
+		return fmt.Errorf("redistest: %s rejoined, but the cluster did not converge: %w", addr, err)
+	}
+	return nil
+}
+
 // Failover kills the master at masterAddr and promotes one of its replicas
 // with CLUSTER FAILOVER TAKEOVER, then waits until the cluster is ok again,
 // the replica is master and every running node maps the old master's slots

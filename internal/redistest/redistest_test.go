@@ -182,6 +182,23 @@ func TestCluster(t *testing.T) {
 		t.Fatalf("GET %s after failover = %q, %v; want the value written before", key, got, err)
 	}
 
+	// The old master comes back as a replica of the new one and resyncs.
+	start = time.Now()
+	if err := cl.RestartNode(oldMaster); err != nil {
+		t.Fatalf("RestartNode(%s): %v", oldMaster, err)
+	}
+	t.Logf("%s rejoined in %s", oldMaster, time.Since(start).Round(time.Millisecond))
+	if got := cl.MasterFor(int(slot)); got != newMaster {
+		t.Fatalf("MasterFor(%d) after the old master rejoined = %q; want %q", slot, got, newMaster)
+	}
+	old := redis.NewClient(&redis.Options{Addr: oldMaster})
+	defer old.Close()
+	// ROLE of a replica: slave, master host, master port, state, offset.
+	if role, err := old.Do(ctx, "ROLE").Slice(); err != nil || len(role) < 3 || role[0] != "slave" ||
+		fmt.Sprint(role[1], ":", role[2]) != newMaster {
+		t.Fatalf("ROLE of the rejoined %s = %v, %v; want a replica of %s", oldMaster, role, err, newMaster)
+	}
+
 	if err := cl.StopNode("127.0.0.1:1"); err == nil {
 		t.Fatal("StopNode of a foreign address succeeded")
 	}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/headgate/headgate/internal/reroute"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -398,6 +399,9 @@ func (s *Store) WaitForWork(ctx context.Context, queues []string, timeout time.D
 	_, err := s.rdb.BLPop(ctx, timeout, ks...).Result()
 	if errors.Is(err, redis.Nil) {
 		return false, nil
+	}
+	if err != nil {
+		reroute.AfterFailure(s.rdb, err)
 	}
 	return err == nil, err
 }

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/headgate/headgate/internal/reroute"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -150,6 +151,11 @@ func (s *Store) scriptKeys() []string { return []string{s.keys.Prefix()} }
 // stands for.
 func (s *Store) run(ctx context.Context, sc script, jobID string, args ...any) ([]any, error) {
 	v, err := sc.Run(ctx, s.rdb, s.scriptKeys(), args...).Result()
+	if err != nil {
+		// After a failover, point a cluster client at the slot's new master before the
+		// caller retries.
+		reroute.AfterFailure(s.rdb, err)
+	}
 	return decodeReply(sc, jobID, v, err)
 }
 
@@ -173,6 +179,11 @@ func (s *Store) runDurable(ctx context.Context, sc script, args ...any) ([]any, 
 		_, _ = pipe.Exec(ctx) // errors are read from each command
 		if !eval && redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
 			continue
+		}
+		if cmd.Err() != nil {
+			// A MOVED reply to a call on one node never reaches the cluster client's
+			// slot map by itself.
+			reroute.AfterFailure(s.rdb, cmd.Err())
 		}
 		reply, err := decodeReply(sc, "", cmd.Val(), cmd.Err())
 		if err != nil {

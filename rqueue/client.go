@@ -14,7 +14,6 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/headgate/headgate"
-	"github.com/headgate/headgate/internal/reroute"
 )
 
 // Client enqueues jobs into one namespace. It is safe for concurrent use.
@@ -66,7 +65,7 @@ type EnqueueParams struct {
 //
 // Errors: *headgate.InvalidError (nothing reached Redis), *headgate.IdConflictError,
 // *headgate.QuarantinedError, *headgate.BackpressureError, or a Redis error; match
-// them with errors.As. Nothing is written on those errors. With Config.DurableReplicas
+// them with errors.As. Nothing is written on the typed errors. With Config.DurableReplicas
 // set, *headgate.NotDurableError comes with a Result: the job was written but too few
 // replicas confirmed it in time; enqueue it again with Opts.ID set to Result.ID to wait
 // again. A Redis error (a connection lost mid-call, a failover) leaves it unknown whether
@@ -85,7 +84,6 @@ func (c *Client) Enqueue(ctx context.Context, args Args, opts *EnqueueOpts) (*Re
 		return c.duplicate(ctx, env, dup)
 	}
 	if err != nil {
-		reroute.AfterFailure(c.store.Client(), err)
 		err = fmt.Errorf("rqueue: enqueue %s job %q: %w", env.Kind, env.ID, err)
 		if notDurable(err) {
 			return resultOf(env, res[0]), err
@@ -122,7 +120,6 @@ func (c *Client) EnqueueMany(ctx context.Context, params []EnqueueParams) ([]*Re
 	}
 	res, err := c.store.Enqueue(ctx, envs...)
 	if err != nil {
-		reroute.AfterFailure(c.store.Client(), err)
 		err = fmt.Errorf("rqueue: enqueue batch of %d jobs: %w", len(envs), err)
 		if !notDurable(err) {
 			return nil, err
@@ -145,9 +142,7 @@ func notDurable(err error) bool {
 // Release lets staged (Pending) jobs run: each becomes scheduled or available by its
 // ScheduledAt. It returns the ids that were not pending, which it left unchanged.
 func (c *Client) Release(ctx context.Context, ids ...string) ([]string, error) {
-	out, err := c.store.ReleasePending(ctx, ids...)
-	reroute.AfterFailure(c.store.Client(), err)
-	return out, err
+	return c.store.ReleasePending(ctx, ids...)
 }
 
 // duplicate describes the job that holds a unique key. The holder is read after the

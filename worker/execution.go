@@ -60,10 +60,12 @@ func executionFrom(ctx context.Context) *execution {
 	return e
 }
 
-func (w *Worker) newExecution(c headgate.Claim, deadline time.Time) *execution {
+// newExecution makes the execution of an admitted claim; parent is the parent of its
+// handler's context (the started worker's jobsCtx, or the context of a Work call).
+func (w *Worker) newExecution(parent context.Context, c headgate.Claim, deadline time.Time) *execution {
 	e := &execution{w: w, claim: c, lease: c.LeaseRef()}
 	e.done = append([]string(nil), c.Checkpoint.Done...)
-	e.ctx, e.cancel = context.WithCancelCause(context.WithValue(w.jobsCtx, ctxKey{}, e))
+	e.ctx, e.cancel = context.WithCancelCause(context.WithValue(parent, ctxKey{}, e))
 	e.deadline.Store(deadline.UnixNano())
 	return e
 }
@@ -121,7 +123,7 @@ func (w *Worker) fetchLoop(ctx context.Context) {
 		}
 		deadline := t0.Add(w.cfg.Lease)
 		for _, c := range claims {
-			e := w.newExecution(c, deadline)
+			e := w.newExecution(w.jobsCtx, c, deadline)
 			w.running.add(1)
 			w.unsettled.add(1)
 			w.hold(e)

@@ -153,6 +153,15 @@ type Job struct {
 	Held bool
 }
 
+// ValidateName checks a name that becomes part of a Redis key (namespace, partition,
+// fingerprint, rate class, id) and returns an *InvalidError naming field when it has a
+// brace or a control character or is longer than MaxNameBytes.
+func ValidateName(field, v string) error { return validateName(field, v, true) }
+
+// ValidateQueueName is ValidateName for queue and worker names, which also may not
+// contain ':'.
+func ValidateQueueName(field, v string) error { return validateName(field, v, false) }
+
 // validateName checks a name that becomes part of a Redis key. Braces would change the
 // cluster hash tag, control characters are never meaningful; queue and worker names
 // also may not contain ':' because another key segment follows them.

@@ -3,7 +3,6 @@ package rqueue
 import (
 	"cmp"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/headgate/headgate"
@@ -90,25 +89,10 @@ func (c *Config) validate() error {
 	case c.DurableReplicas > 0 && c.DurableTimeout < time.Millisecond:
 		return invalid("Config.DurableTimeout", "must be at least 1ms (%s)", c.DurableTimeout)
 	}
-	if err := checkName("Config.Namespace", c.Namespace, true); err != nil {
+	if err := headgate.ValidateName("Config.Namespace", c.Namespace); err != nil {
 		return err
 	}
-	return checkName("Config.Queue", c.Queue, false)
-}
-
-// checkName mirrors the store's rule for names that become part of a Redis key: no
-// braces (they would move the cluster hash tag), no control characters, and no ':' in
-// a queue name.
-func checkName(field, v string, colonOK bool) error {
-	if len(v) > headgate.MaxNameBytes {
-		return invalid(field, "is longer than %d bytes", headgate.MaxNameBytes)
-	}
-	if i := strings.IndexFunc(v, func(r rune) bool {
-		return r == '{' || r == '}' || r < 0x20 || r == 0x7f || (r == ':' && !colonOK)
-	}); i >= 0 {
-		return invalid(field, "%q contains %q, which names may not", v, v[i:i+1])
-	}
-	return nil
+	return headgate.ValidateQueueName("Config.Queue", c.Queue)
 }
 
 func invalid(field, format string, args ...any) error {

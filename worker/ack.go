@@ -104,7 +104,6 @@ func (w *Worker) flush(batch []*execution) []*execution {
 		}
 		return nil
 	}
-	w.failed(err)
 	now := time.Now()
 	keep := batch[:0]
 	for _, e := range batch {
@@ -133,7 +132,6 @@ func (w *Worker) ackAlone(e *execution, req headgate.AckRequest) {
 		res, err = w.store.AckMany(w.ioCtx, []headgate.AckRequest{req})
 	}
 	if err != nil {
-		w.failed(err)
 		w.log.Error("ack failed; the job will be reclaimed when its lease expires", "job", e.lease.JobID, "error", err)
 		w.settle(e)
 		return

@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/headgate/headgate/internal/reroute"
 )
 
 // waiter is the worker's connection for its blocking wait for work: a client of its own
@@ -82,12 +80,6 @@ func (wt *waiter) interrupt(ctx context.Context, rdb redis.UniversalClient, done
 		}
 	}
 }
-
-// failed is called after a store call of the worker's loops failed, before its retry: on
-// a Redis Cluster it has the client look up the slot's master again, since after a
-// failover go-redis would keep sending the namespace's commands to the dead master for
-// up to its ClusterStateReloadInterval (see package reroute).
-func (w *Worker) failed(err error) { reroute.AfterFailure(w.rdb, err) }
 
 func (wt *waiter) close() {
 	if wt.client != nil {

@@ -143,7 +143,7 @@ func (c *Config) validate() error {
 	if c.Namespace == "" {
 		return invalid("Namespace", "is required")
 	}
-	if err := checkName("Namespace", c.Namespace, true); err != nil {
+	if err := headgate.ValidateName("Config.Namespace", c.Namespace); err != nil {
 		return err
 	}
 	for i, q := range c.Queues {
@@ -151,11 +151,11 @@ func (c *Config) validate() error {
 		if q == "" {
 			return invalid(field, "is empty")
 		}
-		if err := checkName(field, q, false); err != nil {
+		if err := headgate.ValidateQueueName("Config."+field, q); err != nil {
 			return err
 		}
 	}
-	if err := checkName("ID", c.ID, false); err != nil {
+	if err := headgate.ValidateQueueName("Config.ID", c.ID); err != nil {
 		return err
 	}
 	durations := []struct {
@@ -190,21 +190,6 @@ func (c *Config) validate() error {
 		return invalid("CrashLimit", "cannot be negative (%d)", c.CrashLimit)
 	case c.RetryCap < c.RetryBase:
 		return invalid("RetryCap", "must be at least RetryBase (%s), not %s", c.RetryBase, c.RetryCap)
-	}
-	return nil
-}
-
-// checkName mirrors the store's rule for names that become part of a Redis key: no
-// braces (they would move the cluster hash tag), no control characters, and no ':' in
-// queue and worker names.
-func checkName(field, v string, colonOK bool) error {
-	if len(v) > headgate.MaxNameBytes {
-		return invalid(field, "is longer than %d bytes", headgate.MaxNameBytes)
-	}
-	if i := strings.IndexFunc(v, func(r rune) bool {
-		return r == '{' || r == '}' || r < 0x20 || r == 0x7f || (r == ':' && !colonOK)
-	}); i >= 0 {
-		return invalid(field, "%q contains %q, which names may not", v, v[i:i+1])
 	}
 	return nil
 }

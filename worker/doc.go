@@ -75,5 +75,13 @@
 //
 // A worker that loses Redis backs off with jitter, from 50ms up to 5s, and resumes by
 // itself. It keeps retrying the ack of a finished job while the job's lease lasts, and
-// cancels handlers whose leases ran out meanwhile by its own clock.
+// cancels handlers whose leases ran out meanwhile by its own clock. On a Redis Cluster,
+// the store has the client look up a slot's master again after a failed call, so work
+// resumes on the promoted replica after a failover.
+//
+// # Running jobs synchronously
+//
+// Work admits up to n jobs and runs them to the end on the calling goroutine, with the
+// same handlers and outcome mapping, then acks them in one call: no goroutines, no
+// maintenance. Tests and tools step a worker with it; rqueuetest.Drain does.
 package worker

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/headgate/headgate"
-	"github.com/headgate/headgate/internal/reroute"
 )
 
 // waitTimeout is how long an idle worker blocks for a wake-up before it admits again:
@@ -105,7 +104,6 @@ func (w *Worker) fetchLoop(ctx context.Context) {
 			if ctx.Err() != nil {
 				return
 			}
-			w.failed(err)
 			d := bo.next()
 			w.log.Error("admit failed; retrying", "error", err, "retry_in", d)
 			sleepCtx(ctx, d)
@@ -114,7 +112,6 @@ func (w *Worker) fetchLoop(ctx context.Context) {
 		bo.reset()
 		if len(claims) == 0 {
 			if _, err := w.waitStore.WaitForWork(ctx, w.cfg.Queues, waitTimeout); err != nil && ctx.Err() == nil {
-				reroute.AfterFailure(w.waitStore.Client(), err)
 				d := bo.next()
 				w.log.Error("wait for work failed; retrying", "error", err, "retry_in", d)
 				sleepCtx(ctx, d)

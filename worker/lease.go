@@ -29,7 +29,6 @@ func (w *Worker) renewLoop() {
 			if w.ioCtx.Err() != nil {
 				return
 			}
-			w.failed(err)
 			next = min(bo.next(), period)
 			w.log.Error("lease renewal failed; retrying", "error", err, "retry_in", next)
 			w.expireLocally(time.Now())

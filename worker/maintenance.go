@@ -60,7 +60,6 @@ func (w *Worker) dutyLoop(ctx context.Context, d duty) {
 				if ctx.Err() != nil {
 					return
 				}
-				w.failed(err)
 				wait := bo.next()
 				w.log.Error("claiming duty failed; retrying", "duty", d.name, "error", err, "retry_in", wait)
 				sleepCtx(ctx, wait)
@@ -83,7 +82,6 @@ func (w *Worker) dutyLoop(ctx context.Context, d duty) {
 			if ctx.Err() != nil {
 				return
 			}
-			w.failed(err)
 			wait = bo.next()
 			w.log.Error("maintenance failed; retrying", "duty", d.name, "error", err, "retry_in", wait)
 		} else {

@@ -94,7 +94,6 @@ func (w *Worker) Work(ctx context.Context, n int) ([]Attempt, error) {
 		Quantum:  w.cfg.Quantum,
 	})
 	if err != nil {
-		w.failed(err)
 		return nil, fmt.Errorf("worker: Work: admit jobs from queues %q: %w", w.cfg.Queues, err)
 	}
 	if len(claims) == 0 {
@@ -198,7 +197,6 @@ func (w *Worker) ackWork(ctx context.Context, execs []*execution, attempts []Att
 		}
 		return errors.Join(errs...)
 	}
-	w.failed(err)
 	for i, e := range execs {
 		attempts[i].Outcome, attempts[i].AckErr = e.outcome, err
 	}
@@ -218,7 +216,6 @@ func (w *Worker) ackWorkAlone(ctx context.Context, e *execution, a *Attempt, req
 		res, err = w.store.AckMany(ctx, []headgate.AckRequest{e.ackRequest()})
 	}
 	if err != nil {
-		w.failed(err)
 		a.Outcome, a.AckErr = e.outcome, err
 		return fmt.Errorf("worker: Work: ack job %q: %w; it is reclaimed when its lease expires", e.lease.JobID, err)
 	}

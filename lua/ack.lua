@@ -41,7 +41,7 @@ for i = 1, n do
 end
 local now = now_ms(P)
 
-local END_FIELDS = { 'state', 'lease', 'fence', 'queue', 'ret', 'ukey' }
+local END_FIELDS = { 'state', 'lease', 'fence', 'queue', 'ret', 'ukey', 'aux' }
 local lapsed = {} -- leases of deleted jobs, removed together at the end
 
 -- Applies one ack; returns the job's state after it, or nil when the caller is not the holder.
@@ -70,6 +70,7 @@ local function ack(id, lease, fence, outcome, err, delay, actual, result_schema,
   if outcome == 'success' then
     finalize(P, id, j, 'completed', now)
     if result_schema > 0 then
+      mark_aux(P, id)
       rcall('HSET', K.result(P, id), 'schema', result_schema, 'bytes', result_bytes, 'fence', j.fence, 'at', now)
     end
     if logline then push_error(P, id, 'success ' .. logline) end

@@ -91,7 +91,7 @@ local function turn(r, q, part)
     -- partition empties.
     local want = math.min(capacity - admitted, credit, budget)
     local members = rcall('ZRANGE', pz, 0, want)
-    local taken = {}
+    local taken = 0
     for i = 1, math.min(want, #members) do
       local m = members[i]
       local id = string.sub(m, RANK_WIDTH + 1)
@@ -101,7 +101,7 @@ local function turn(r, q, part)
       local fp, class = str(field(h, 'fp')), str(field(h, 'rc'))
       local weight = tonumber(field(h, 'weight')) or JOB_DEFAULTS.weight
       if is_quarantined(P, fp) then
-        taken[#taken + 1] = m
+        taken = taken + 1
         rcall('SADD', K.held(P, fp), id)
         rcall('HSET', jk, 'held', '1')
       elseif weight > credit then
@@ -111,7 +111,7 @@ local function turn(r, q, part)
         outcome = 'passed'
         break
       else
-        taken[#taken + 1] = m
+        taken = taken + 1
         credit = credit - weight
         local fence = num(field(h, 'fence')) + 1
         if class ~= '' and buckets[class] then
@@ -127,8 +127,9 @@ local function turn(r, q, part)
         got = got + 1
       end
     end
-    if #taken > 0 then rcall('ZREM', pz, unpack(taken)) end
-    if #taken == #members then emptied = true end
+    -- What was taken is the head of the partition, in order: remove it by rank.
+    if taken > 0 then rcall('ZREMRANGEBYRANK', pz, 0, taken - 1) end
+    if taken == #members then emptied = true end
     if emptied then break end
   end
 

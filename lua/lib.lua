@@ -124,7 +124,14 @@ local function unfinished(P, q)
   return num(c[1]) + num(c[2]) + num(c[3]) + num(c[4]) + num(c[5])
 end
 
+-- Marks a job as having keys besides its hash (errors, result, output, progress), so
+-- that deleting the common job, which has none, costs one key.
+local function mark_aux(P, id)
+  rcall('HSET', K.job(P, id), 'aux', '1')
+end
+
 local function push_error(P, id, line)
+  mark_aux(P, id)
   local k = K.errors(P, id)
   rcall('RPUSH', k, line)
   rcall('LTRIM', k, -ERROR_HISTORY, -1)
@@ -210,7 +217,7 @@ end
 
 -- The fields of a job hash that transitions read, in the order load_job reads them.
 local JOB_FIELDS = { 'state', 'queue', 'part', 'sticky', 'prio', 'sched', 'fp', 'ret', 'ukey', 'uwin',
-  'held', 'attempt', 'maxa', 'crash', 'rc', 'charge', 'step', 'lease', 'fence' }
+  'held', 'attempt', 'maxa', 'crash', 'rc', 'charge', 'step', 'lease', 'fence', 'aux' }
 local JOB_NUMBERS = { prio = true, sched = true, ret = true, uwin = true, attempt = true, maxa = true,
   crash = true, charge = true, fence = true, weight = true }
 -- Enqueue leaves out fields at their default; absent fields read as these, else '' or 0.
@@ -268,7 +275,11 @@ end
 
 -- Deletes a job and everything stored under its id.
 local function delete_job(P, id, j)
-  rcall('DEL', K.job(P, id), K.errors(P, id), K.result(P, id), K.output(P, id), K.progress(P, id))
+  if j.aux == '1' then
+    rcall('DEL', K.job(P, id), K.errors(P, id), K.result(P, id), K.output(P, id), K.progress(P, id))
+  else
+    rcall('DEL', K.job(P, id))
+  end
   if j.ret > 0 and not UNFINISHED[j.state] then rcall('ZREM', K.retained(P), id) end
   move_count(P, j.queue, j.state, nil)
 end

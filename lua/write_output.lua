@@ -16,5 +16,6 @@ local id = ARGV[1]
 local j = holder(P, id, ARGV[2], ARGV[3])
 if not j then return { E_LEASE_REJECTED } end
 local now = now_ms(P)
+mark_aux(P, id)
 rcall('HSET', K.output(P, id), 'schema', ARGV[4], 'bytes', ARGV[5], 'fence', j.fence, 'at', now)
 return { OK, now }

@@ -17,5 +17,6 @@ local id = ARGV[1]
 local j = holder(P, id, ARGV[2], ARGV[3])
 if not j then return { E_LEASE_REJECTED } end
 local now = now_ms(P)
+mark_aux(P, id)
 rcall('HSET', K.progress(P, id), 'current', ARGV[4], 'total', ARGV[5], 'message', ARGV[6], 'fence', j.fence, 'at', now)
 return { OK, now }

@@ -165,11 +165,23 @@ var transitionCases = []conformanceCase{
 		e := job("a")
 		e.Retention = 0
 		mustEnqueue(t, ctx, s, e)
-		if st := mustAck(t, ctx, s, admitOne(t, ctx, s), headgate.OutcomeSuccess, nil); st != headgate.StateDeleted {
+		// A failed attempt, output and progress leave keys beside the job's hash; the
+		// deletion must take them too.
+		mustAck(t, ctx, s, admitOne(t, ctx, s), headgate.OutcomeRetry, &headgate.AckOpts{Error: "once", Delay: time.Second})
+		advance(t, ctx, s, time.Second)
+		s.PromoteDue(ctx, 10)
+		c := admitOne(t, ctx, s)
+		if _, err := s.WriteOutput(ctx, c.LeaseRef(), headgate.Blob{SchemaVersion: 1, Bytes: []byte("o")}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.WriteProgress(ctx, c.LeaseRef(), headgate.Progress{Current: 1}); err != nil {
+			t.Fatal(err)
+		}
+		if st := mustAck(t, ctx, s, c, headgate.OutcomeSuccess, nil); st != headgate.StateDeleted {
 			t.Errorf("ack success at retention 0: %s, want deleted", st)
 		}
 		wantState(t, ctx, s, "a", headgate.StateDeleted)
-		if snap := snapshot(t, ctx, s); strings.Contains(snap, ":a ") {
+		if snap := snapshot(t, ctx, s); strings.Contains(snap, ":a ") || strings.Contains(snap, "\"a\"") {
 			t.Errorf("deleted job left keys behind:\n%s", snap)
 		}
 	}},

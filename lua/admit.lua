@@ -39,6 +39,8 @@ local quantum, budget = tonumber(ARGV[5]), tonumber(ARGV[6])
 local nq = tonumber(ARGV[7])
 local now = now_ms(P)
 local expires = now + lease_ms
+-- Text, not Lua numbers, goes to redis.call where it can: a number is formatted on every call.
+local expires_text = string.format('%d', expires)
 
 local MAX_WEIGHT = 1048576 -- as MaxWeight in envelope.go
 local reply = { OK }
@@ -115,11 +117,11 @@ local function turn(r, q, part)
         credit = credit - weight
         local fence = num(field(h, 'fence')) + 1
         if class ~= '' and buckets[class] then
-          rcall('HSET', jk, 'state', 'running', 'lease', lease_id, 'fence', fence, 'charge', weight)
+          rcall('HSET', jk, 'state', 'running', 'lease', lease_id, 'fence', string.format('%d', fence), 'charge', weight)
         else
-          rcall('HSET', jk, 'state', 'running', 'lease', lease_id, 'fence', fence)
+          rcall('HSET', jk, 'state', 'running', 'lease', lease_id, 'fence', string.format('%d', fence))
         end
-        leases[#leases + 1] = expires
+        leases[#leases + 1] = expires_text
         leases[#leases + 1] = id
         move_count(P, q, 'available', 'running')
         reply[#reply + 1] = { id, h, fence, expires }

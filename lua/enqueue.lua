@@ -159,6 +159,7 @@ end
 
 -- 4. write
 local woken = {}
+local now_text = string.format('%d', now)
 for _, e in ipairs(jobs) do
   if not e.replay then
     if e.udeb > 0 then
@@ -173,7 +174,11 @@ for _, e in ipairs(jobs) do
     else
       e.state = 'available'
     end
-    local fields = { 'kind', e.kind, 'queue', e.queue, 'state', e.state, 'sched', e.sched, 'created', now }
+    -- Text, not Lua numbers, goes to redis.call where it can: a number is formatted on
+    -- every call.
+    local sched_text = now_text
+    if e.sched ~= now then sched_text = string.format('%d', e.sched) end
+    local fields = { 'kind', e.kind, 'queue', e.queue, 'state', e.state, 'sched', sched_text, 'created', now_text }
     local n = #fields
     -- Fields at their default are left out (see JOB_DEFAULTS): every field costs in each
     -- script that writes or reads the hash.

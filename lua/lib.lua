@@ -188,7 +188,7 @@ end
 -- of its ring. The caller sets the state and wakes the queue.
 local function index_available(P, id, q, part, sticky, prio, sched)
   local pz, ring = partition_of(P, q, sticky, part)
-  rcall('ZADD', pz, 0, rank(prio, sched, id))
+  rcall('ZADD', pz, '0', rank(prio, sched, id))
   if not ring_contains(ring, part) then ring_push_back(ring, part) end
 end
 

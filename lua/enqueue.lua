@@ -48,18 +48,26 @@ for i = 1, n do
   }
 end
 
--- 1. ids
+-- 1. ids. One EXISTS over a chunk of new ids, the common case, answers for all of them;
+-- only a chunk with an existing id is looked at job by job.
 local reply = { OK }
-for i, e in ipairs(jobs) do
-  -- EXISTS first: a new id, the common case, costs one cheap call.
-  local have = rcall('EXISTS', K.job(P, e.id)) == 1 and
-    rcall('HMGET', K.job(P, e.id), 'kind', 'fp', 'queue', 'state', 'sched')
-  if have then
-    if have[1] ~= e.kind or str(have[2]) ~= e.fp or have[3] ~= e.queue then
-      return { E_ID_CONFLICT, e.id }
+local CHUNK = 500
+for first = 1, n, CHUNK do
+  local last = math.min(first + CHUNK - 1, n)
+  local ks = {}
+  for i = first, last do ks[#ks + 1] = K.job(P, jobs[i].id) end
+  if rcall('EXISTS', unpack(ks)) > 0 then
+    for i = first, last do
+      local e = jobs[i]
+      local have = rcall('HMGET', K.job(P, e.id), 'kind', 'fp', 'queue', 'state', 'sched')
+      if have[1] then
+        if have[1] ~= e.kind or str(have[2]) ~= e.fp or have[3] ~= e.queue then
+          return { E_ID_CONFLICT, e.id }
+        end
+        e.replay = true
+        e.state, e.sched = have[4], tonumber(have[5])
+      end
     end
-    e.replay = true
-    e.state, e.sched = have[4], tonumber(have[5])
   end
 end
 
@@ -159,6 +167,7 @@ end
 
 -- 4. write
 local woken = {}
+local filed, filed_order = {}, {} -- partition ZSET -> score/rank pairs of its new jobs
 local now_text = string.format('%d', now)
 for _, e in ipairs(jobs) do
   if not e.replay then
@@ -211,13 +220,29 @@ for _, e in ipairs(jobs) do
     if e.state == 'scheduled' then
       rcall('ZADD', K.scheduled(P), e.sched, e.id)
     elseif e.state == 'available' then
-      index_available(P, e.id, e.queue, e.part, e.sticky, e.prio, e.sched)
+      -- Filed below, one ZADD per partition.
+      local pz, ring = partition_of(P, e.queue, e.sticky, e.part)
+      local ranks = filed[pz]
+      if not ranks then
+        ranks = { ring = ring, part = e.part }
+        filed[pz] = ranks
+        filed_order[#filed_order + 1] = pz
+      end
+      ranks[#ranks + 1] = '0'
+      ranks[#ranks + 1] = rank(e.prio, e.sched, e.id)
       woken[e.queue] = true
     end
   end
   reply[#reply + 1] = e.state
   reply[#reply + 1] = e.sched
   reply[#reply + 1] = e.replay and 1 or 0
+end
+for _, pz in ipairs(filed_order) do
+  local ranks = filed[pz]
+  for first = 1, #ranks, 2 * CHUNK do
+    rcall('ZADD', pz, unpack(ranks, first, math.min(first + 2 * CHUNK - 1, #ranks)))
+  end
+  if not ring_contains(ranks.ring, ranks.part) then ring_push_back(ranks.ring, ranks.part) end
 end
 for q in pairs(woken) do wake(P, q) end
 flush_counts(P)

@@ -17,6 +17,9 @@ const (
 	CrashLimitDefault = 3
 	RetryBaseDefault  = time.Second
 	RetryCapDefault   = time.Hour
+	// CrashRetryBaseDefault is short: a lost lease is most often a dead host or a
+	// deploy, not the job's fault, so its job is due again soon after the reclaim.
+	CrashRetryBaseDefault = 250 * time.Millisecond
 
 	DurableTimeoutDefault = time.Second
 )
@@ -34,6 +37,9 @@ type StoreConfig struct {
 	RetryBase time.Duration
 	// RetryCap bounds the backoff. Defaults to RetryCapDefault.
 	RetryCap time.Duration
+	// CrashRetryBase is the backoff after a job's first lost lease (crash); each further
+	// crash doubles it, up to RetryCap. Defaults to CrashRetryBaseDefault.
+	CrashRetryBase time.Duration
 	// DurableReplicas, when > 0, makes Enqueue wait (Redis WAIT) until that many
 	// replicas have the batch; fewer within DurableTimeout is *NotDurableError. Redis
 	// replicates asynchronously, so without it a failover can lose jobs a producer was
@@ -49,6 +55,7 @@ func (c *StoreConfig) WithDefaults() *StoreConfig {
 	out.CrashLimit = cmp.Or(out.CrashLimit, CrashLimitDefault)
 	out.RetryBase = cmp.Or(out.RetryBase, RetryBaseDefault)
 	out.RetryCap = cmp.Or(out.RetryCap, RetryCapDefault)
+	out.CrashRetryBase = cmp.Or(out.CrashRetryBase, CrashRetryBaseDefault)
 	out.DurableTimeout = cmp.Or(out.DurableTimeout, DurableTimeoutDefault)
 	return &out
 }
@@ -64,6 +71,8 @@ func (c *StoreConfig) validate() error {
 		return invalid("RetryBase", "must be at least 1ms")
 	case c.RetryCap < c.RetryBase:
 		return invalid("RetryCap", "must be at least RetryBase")
+	case c.CrashRetryBase < time.Millisecond || c.CrashRetryBase > c.RetryCap:
+		return invalid("CrashRetryBase", "must be between 1ms and RetryCap")
 	case c.DurableReplicas < 0:
 		return invalid("DurableReplicas", "cannot be negative")
 	case c.DurableTimeout < time.Millisecond:
@@ -465,7 +474,7 @@ func (s *Store) ReclaimExpired(ctx context.Context, limit int) ([]Reclaimed, err
 	if limit <= 0 {
 		return nil, invalid("limit", "must be positive")
 	}
-	reply, err := s.run(ctx, scriptReclaim, "", limit, s.cfg.CrashLimit, ms(s.cfg.RetryBase), ms(s.cfg.RetryCap))
+	reply, err := s.run(ctx, scriptReclaim, "", limit, s.cfg.CrashLimit, ms(s.cfg.CrashRetryBase), ms(s.cfg.RetryCap))
 	if err != nil {
 		return nil, err
 	}

@@ -4,13 +4,14 @@ reclaim.lua: applies LeaseLost to jobs whose lease expired.
 Each such job: crash_attempt+1 (attempts are not spent), the crash is charged to the step
 in progress, and at the crash limit the job is quarantined and its fingerprint recorded,
 which blocks new enqueues and admission of its siblings until an operator releases it.
-Otherwise the job is retryable after backoff on its crash count.
+Otherwise the job is retryable after backoff on its crash count, from a base of its own
+(StoreConfig.CrashRetryBase, short: a lost lease is most often a dead host, not the job).
 
 KEYS[1]  namespace prefix; derived keys (lib.lua): leases, job:<id>, errors:<id>,
          scheduled, quarantine, unique, clock, q:<queue>:counts
 ARGV[1]  limit: the most jobs reclaimed in this call
 ARGV[2]  crash limit
-ARGV[3]  backoff base ms
+ARGV[3]  crash backoff base ms
 ARGV[4]  backoff cap ms
 Replies  {0, {id, fingerprint, crash_attempt, quarantined 0/1}, ...}
 Cost     O(limit * log N)

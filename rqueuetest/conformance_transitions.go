@@ -375,9 +375,9 @@ var transitionCases = []conformanceCase{
 				t.Errorf("after crash %d: checkpoint %+v attempt %d", crash, j.Checkpoint, j.Attempt)
 			}
 			if crash < 3 {
-				// Retryable after backoff on the crash count: 1s, then 2s.
+				// Retryable after backoff on the crash count: CrashRetryBase, then twice it.
 				now, _ := s.Now(ctx)
-				backoff := time.Second << (crash - 1)
+				backoff := headgate.CrashRetryBaseDefault << (crash - 1)
 				if j.State != headgate.StateRetryable || !j.ScheduledAt.Equal(now.Add(backoff)) {
 					t.Errorf("after crash %d: %s at %v, want retryable at %v", crash, j.State, j.ScheduledAt, now.Add(backoff))
 				}

@@ -95,6 +95,9 @@ type Config struct {
 	// CrashLimit is how many lost leases quarantine a job (and its fingerprint).
 	// Defaults to headgate.CrashLimitDefault (3).
 	CrashLimit int
+	// CrashRetryBase is the backoff after a job's first lost lease; each further one
+	// doubles it, up to RetryCap. Defaults to headgate.CrashRetryBaseDefault (250ms).
+	CrashRetryBase time.Duration
 
 	// ReclaimInterval is how often the worker holding the reclaim duty looks for expired
 	// leases. Defaults to ReclaimIntervalDefault (250ms).
@@ -130,6 +133,7 @@ func (c *Config) WithDefaults() *Config {
 	out.RetryBase = cmp.Or(out.RetryBase, headgate.RetryBaseDefault)
 	out.RetryCap = cmp.Or(out.RetryCap, headgate.RetryCapDefault)
 	out.CrashLimit = cmp.Or(out.CrashLimit, headgate.CrashLimitDefault)
+	out.CrashRetryBase = cmp.Or(out.CrashRetryBase, headgate.CrashRetryBaseDefault)
 	out.ReclaimInterval = cmp.Or(out.ReclaimInterval, ReclaimIntervalDefault)
 	out.PromoteInterval = cmp.Or(out.PromoteInterval, PromoteIntervalDefault)
 	out.EvictInterval = cmp.Or(out.EvictInterval, EvictIntervalDefault)
@@ -170,6 +174,7 @@ func (c *Config) validate() error {
 		{"EvictInterval", c.EvictInterval, time.Millisecond},
 		{"DutyLease", c.DutyLease, 3 * time.Millisecond},
 		{"RetryBase", c.RetryBase, time.Millisecond},
+		{"CrashRetryBase", c.CrashRetryBase, time.Millisecond},
 	}
 	for _, d := range durations {
 		switch {

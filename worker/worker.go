@@ -105,7 +105,8 @@ func New(rdb redis.UniversalClient, cfg *Config) (*Worker, error) {
 }
 
 func (c *Config) storeConfig() *headgate.StoreConfig {
-	return &headgate.StoreConfig{Namespace: c.Namespace, CrashLimit: c.CrashLimit, RetryBase: c.RetryBase, RetryCap: c.RetryCap}
+	return &headgate.StoreConfig{Namespace: c.Namespace, CrashLimit: c.CrashLimit, RetryBase: c.RetryBase,
+		RetryCap: c.RetryCap, CrashRetryBase: c.CrashRetryBase}
 }
 
 // ID returns the worker's id in the store.

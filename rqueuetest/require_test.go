@@ -3,7 +3,6 @@ package rqueuetest
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -64,9 +63,6 @@ func TestRequireEnqueuedMatches(t *testing.T) {
 		wantPass(t, f)
 	})
 }
-
-// idPattern matches the job ids in failure messages, which differ from run to run.
-var idPattern = regexp.MustCompile(`id=[0-9A-Z]{26}`)
 
 func TestRequireEnqueuedFailureMessages(t *testing.T) {
 	t.Parallel()

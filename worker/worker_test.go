@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -262,7 +261,6 @@ func recv[T any](t testing.TB, ch <-chan T, what string) T {
 
 // logRecorder is a slog handler that sends the messages it gets to a channel.
 type logRecorder struct {
-	mu   sync.Mutex
 	msgs chan string
 }
 

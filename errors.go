@@ -3,6 +3,7 @@ package headgate
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // ErrJobNotFound is returned when a job id names no job: it was never enqueued, or it
@@ -38,6 +39,10 @@ func (e *IdConflictError) Error() string {
 type DuplicateError struct {
 	ExistingID string
 	Replaced   bool
+	// State and ScheduledAt are the holder's after the call; State is StateDeleted when
+	// a throttle window outlived its holder.
+	State       State
+	ScheduledAt time.Time
 }
 
 func (e *DuplicateError) Error() string {

@@ -222,7 +222,8 @@ func replyError(script, jobID string, code int64, rest []any) error {
 	case replyIDConflict:
 		return &IdConflictError{JobID: asString(rest, 0)}
 	case replyDuplicate:
-		return &DuplicateError{ExistingID: asString(rest, 0), Replaced: asInt(rest, 1) == 1}
+		return &DuplicateError{ExistingID: asString(rest, 0), Replaced: asInt(rest, 1) == 1,
+			State: State(asString(rest, 2)), ScheduledAt: fromMs(asInt(rest, 3))}
 	case replyQuarantined:
 		return &QuarantinedError{Fingerprint: asString(rest, 0)}
 	case replyBackpressure:

@@ -23,7 +23,8 @@ ARGV[2]  fields per job (20); then n groups of:
          replace mask, debounce ms, pending (0/1), tags ("\n"-joined), payload
 Replies  {0, state_1, scheduled_at_1, replayed_1 (0/1), ..., replayed_n}
          {-1, id}                                    IdConflict
-         {-2, existing id, replaced 0/1}             Duplicate
+         {-2, existing id, replaced 0/1, its state ("deleted" when gone),
+          its scheduled_at ms}                       Duplicate
          {-3, fingerprint}                           Quarantined
          {-4, queue, limit, current, incoming}       Backpressure
 Cost     O(n * log N): a constant number of commands per job.
@@ -137,7 +138,10 @@ for _, e in ipairs(jobs) do
         local replaced = 0
         if (e.urepl > 0 or e.udeb > 0) and replace(hid, e) then replaced = 1 end
         flush_counts(P)
-        return { E_DUPLICATE, hid, replaced }
+        -- The holder as it is now, so the producer needs no second read. A throttle
+        -- window can outlive its holder.
+        local hs = rcall('HMGET', K.job(P, hid), 'state', 'sched')
+        return { E_DUPLICATE, hid, replaced, hs[1] or 'deleted', hs[2] or 0 }
       end
     end
   end

@@ -81,7 +81,7 @@ func (c *Client) Enqueue(ctx context.Context, args Args, opts *EnqueueOpts) (*Re
 	res, err := c.store.Enqueue(ctx, env)
 	var dup *headgate.DuplicateError
 	if errors.As(err, &dup) {
-		return c.duplicate(ctx, env, dup)
+		return duplicate(env, dup), nil
 	}
 	if err != nil {
 		err = fmt.Errorf("rqueue: enqueue %s job %q: %w", env.Kind, env.ID, err)
@@ -145,21 +145,10 @@ func (c *Client) Release(ctx context.Context, ids ...string) ([]string, error) {
 	return c.store.ReleasePending(ctx, ids...)
 }
 
-// duplicate describes the job that holds a unique key. The holder is read after the
-// enqueue, so what it reports may already have moved on.
-func (c *Client) duplicate(ctx context.Context, env headgate.Envelope, dup *headgate.DuplicateError) (*Result, error) {
-	r := &Result{ID: dup.ExistingID, Kind: env.Kind, Queue: env.Queue, Duplicate: true, Replaced: dup.Replaced}
-	j, err := c.store.GetJob(ctx, dup.ExistingID)
-	switch {
-	case errors.Is(err, headgate.ErrJobNotFound):
-		// A throttle window outlives its holder: the job already ran and was deleted.
-		r.State = headgate.StateDeleted
-	case err != nil:
-		return nil, fmt.Errorf("rqueue: enqueue %s job: duplicate of %q, which could not be read: %w", env.Kind, dup.ExistingID, err)
-	default:
-		r.State, r.ScheduledAt = j.State, j.ScheduledAt
-	}
-	return r, nil
+// duplicate describes the job that holds a unique key, as the enqueue script saw it.
+func duplicate(env headgate.Envelope, dup *headgate.DuplicateError) *Result {
+	return &Result{ID: dup.ExistingID, Kind: env.Kind, Queue: env.Queue, Duplicate: true, Replaced: dup.Replaced,
+		State: dup.State, ScheduledAt: dup.ScheduledAt}
 }
 
 // storeNow reads the store clock at most once per call, and only when a job needs it.

@@ -15,7 +15,7 @@ type Result struct {
 	Queue string
 
 	// State is the job's state after the call: pending, scheduled or available for a new
-	// job. A duplicate reports its holder's state when it was read after the enqueue;
+	// job. A duplicate reports its holder's state as the enqueue left it;
 	// headgate.StateDeleted means the holder already finished and was deleted (a
 	// throttle window outlives its job).
 	State headgate.State

@@ -299,9 +299,17 @@ func uniqueCell(t *testing.T, s *headgate.Store, window time.Duration, hs holder
 			return err
 		})
 	}
-	if d := wantErr[*headgate.DuplicateError](t, err); d != nil {
+	d := wantErr[*headgate.DuplicateError](t, err)
+	if d != nil {
 		if d.ExistingID != "holder" || d.Replaced != replaced {
 			t.Errorf("duplicate: %+v, want ExistingID holder, Replaced %v", *d, replaced)
+		}
+		// The error describes the holder as the enqueue left it.
+		if before == nil && d.State != headgate.StateDeleted {
+			t.Errorf("duplicate of a deleted holder reports state %s, want deleted", d.State)
+		}
+		if before != nil && (d.State != want.State || !d.ScheduledAt.Equal(want.ScheduledAt)) {
+			t.Errorf("duplicate reports holder %s at %v, want %s at %v", d.State, d.ScheduledAt, want.State, want.ScheduledAt)
 		}
 	}
 	if st := stateOf(t, ctx, s, "dup"); st != headgate.StateDeleted {

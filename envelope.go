@@ -85,6 +85,9 @@ type Envelope struct {
 	Priority     int32  // higher first, inside a partition
 	StickyWorker string // only this worker may admit the job
 	ScheduledAt  time.Time
+	// ScheduledIn, with ScheduledAt zero, runs the job this long after the store time of
+	// the enqueue: the producer's clock plays no part.
+	ScheduledIn time.Duration
 	// Retention keeps a finished job this long; 0 deletes it at success (failures are
 	// kept until evicted by an operator).
 	Retention     time.Duration
@@ -232,7 +235,7 @@ func normalize(field string, e Envelope) (Envelope, error) {
 	for _, d := range []struct {
 		field string
 		d     time.Duration
-	}{{"Retention", e.Retention}, {"UniqueWindow", e.UniqueWindow}, {"UniqueDebounce", e.UniqueDebounce}} {
+	}{{"Retention", e.Retention}, {"UniqueWindow", e.UniqueWindow}, {"UniqueDebounce", e.UniqueDebounce}, {"ScheduledIn", e.ScheduledIn}} {
 		if err := validateDuration(field+"."+d.field, d.d); err != nil {
 			return e, err
 		}
@@ -244,6 +247,8 @@ func normalize(field string, e Envelope) (Envelope, error) {
 		return e, invalid(field+".SchemaVersion", "is %d, outside 0..%d", e.SchemaVersion, MaxSchemaVersion)
 	case e.Weight < 0 || e.Weight > MaxWeight:
 		return e, invalid(field+".Weight", "is %d, outside 0..%d", e.Weight, MaxWeight)
+	case e.ScheduledIn != 0 && !e.ScheduledAt.IsZero():
+		return e, invalid(field+".ScheduledIn", "cannot be set together with ScheduledAt")
 	case e.UniqueReplace&^replaceAll != 0:
 		return e, invalid(field+".UniqueReplace", "has unknown bits %#x", uint8(e.UniqueReplace&^replaceAll))
 	case e.UniqueKey == "" && (e.UniqueWindow != 0 || e.UniqueReplace != 0 || e.UniqueDebounce != 0):

@@ -128,7 +128,7 @@ func (s *Store) Enqueue(ctx context.Context, jobs ...Envelope) ([]EnqueueResult,
 	if len(jobs) == 0 {
 		return nil, nil
 	}
-	const fields = 20
+	const fields = 21
 	args := make([]any, 0, 2+fields*len(jobs))
 	args = append(args, len(jobs), fields)
 	ids := make(map[string]bool, len(jobs))
@@ -157,7 +157,7 @@ func (s *Store) Enqueue(ctx context.Context, jobs ...Envelope) ([]EnqueueResult,
 		args = append(args, e.ID, e.Kind, e.Queue, e.PartitionKey, e.Fingerprint, e.Priority,
 			e.StickyWorker, unixMs(e.ScheduledAt), ms(e.Retention), e.MaxAttempts, e.SchemaVersion,
 			e.Weight, e.RateClass, uf, ms(e.UniqueWindow), int(e.UniqueReplace), ms(e.UniqueDebounce),
-			pending, strings.Join(e.Tags, "\n"), e.Payload)
+			pending, strings.Join(e.Tags, "\n"), e.Payload, ms(e.ScheduledIn))
 	}
 	var reply []any
 	var err error

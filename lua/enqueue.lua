@@ -16,11 +16,12 @@ KEYS[1]  namespace prefix "hg:{<ns>}:"; keys derived from it (lib.lua): job:<id>
          queues, q:<queue>:{counts,ring,drr,p:<part>,w:<worker>:*,wake},
          scheduled, unique, throttle, throttle:expiry, quarantine, limits, clock
 ARGV[1]  number of jobs n
-ARGV[2]  fields per job (20); then n groups of:
+ARGV[2]  fields per job (21); then n groups of:
          id, kind, queue, partition, fingerprint, priority, sticky worker,
          scheduled_at ms (0 = now), retention ms, max attempts, schema version, weight,
          rate class, unique field (scoped by Go, "" = none), unique window ms,
-         replace mask, debounce ms, pending (0/1), tags ("\n"-joined), payload
+         replace mask, debounce ms, pending (0/1), tags ("\n"-joined), payload,
+         delay ms (with scheduled_at 0: run at now + delay)
 Replies  {0, state_1, scheduled_at_1, replayed_1 (0/1), ..., replayed_n}
          {-1, id}                                    IdConflict
          {-2, existing id, replaced 0/1, its state ("deleted" when gone),
@@ -45,7 +46,7 @@ for i = 1, n do
     sched = tonumber(ARGV[b + 8]), ret = ARGV[b + 9], maxa = ARGV[b + 10],
     schema = ARGV[b + 11], weight = ARGV[b + 12], rc = ARGV[b + 13], ukey = ARGV[b + 14],
     uwin = tonumber(ARGV[b + 15]), urepl = tonumber(ARGV[b + 16]), udeb = tonumber(ARGV[b + 17]),
-    pending = ARGV[b + 18], tags = ARGV[b + 19], payload = ARGV[b + 20],
+    pending = ARGV[b + 18], tags = ARGV[b + 19], payload = ARGV[b + 20], delay = tonumber(ARGV[b + 21]),
   }
 end
 
@@ -96,7 +97,7 @@ local function replace(hid, e)
   end
   if bit_set(e.urepl, REPLACE_SCHEDULED_AT) and state == 'scheduled' then
     sched = e.sched
-    if sched == 0 then sched = now end
+    if sched == 0 then sched = now + e.delay end
     replaced = true
   end
   if bit_set(e.urepl, REPLACE_PRIORITY) then
@@ -178,7 +179,7 @@ for _, e in ipairs(jobs) do
     if e.udeb > 0 then
       e.sched = now + e.udeb
     elseif e.sched == 0 then
-      e.sched = now
+      e.sched = now + e.delay
     end
     if e.pending == '1' then
       e.state = 'pending'

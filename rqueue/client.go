@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/vmihailenco/msgpack/v5"
@@ -73,8 +72,7 @@ type EnqueueParams struct {
 // an error also has the client look up the namespace's master again, so a retry after a
 // failover goes to the promoted replica.
 func (c *Client) Enqueue(ctx context.Context, args Args, opts *EnqueueOpts) (*Result, error) {
-	var now storeNow
-	env, err := c.envelope(ctx, "args", "opts", args, opts, &now)
+	env, err := c.envelope("args", "opts", args, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -108,11 +106,10 @@ func (c *Client) EnqueueMany(ctx context.Context, params []EnqueueParams) ([]*Re
 	if len(params) == 0 {
 		return nil, nil
 	}
-	var now storeNow
 	envs := make([]headgate.Envelope, len(params))
 	for i, p := range params {
 		field := fmt.Sprintf("params[%d]", i)
-		env, err := c.envelope(ctx, field+".Args", field+".Opts", p.Args, p.Opts, &now)
+		env, err := c.envelope(field+".Args", field+".Opts", p.Args, p.Opts)
 		if err != nil {
 			return nil, err
 		}
@@ -151,25 +148,10 @@ func duplicate(env headgate.Envelope, dup *headgate.DuplicateError) *Result {
 		State: dup.State, ScheduledAt: dup.ScheduledAt}
 }
 
-// storeNow reads the store clock at most once per call, and only when a job needs it.
-type storeNow struct {
-	t   time.Time
-	err error
-	ok  bool
-}
-
-func (n *storeNow) get(ctx context.Context, s *headgate.Store) (time.Time, error) {
-	if !n.ok {
-		n.t, n.err = s.Now(ctx)
-		n.ok = true
-	}
-	return n.t, n.err
-}
-
 // envelope turns args and options into the envelope the store writes, applying the
 // args' options, then the client's defaults. argsField and optsField name the inputs in
 // errors.
-func (c *Client) envelope(ctx context.Context, argsField, optsField string, args Args, opts *EnqueueOpts, now *storeNow) (headgate.Envelope, error) {
+func (c *Client) envelope(argsField, optsField string, args Args, opts *EnqueueOpts) (headgate.Envelope, error) {
 	if args == nil {
 		return headgate.Envelope{}, invalid(argsField, "is nil")
 	}
@@ -186,18 +168,11 @@ func (c *Client) envelope(ctx context.Context, argsField, optsField string, args
 		return headgate.Envelope{}, fmt.Errorf("rqueue: encode %s args (%T) with msgpack: %w", kind, args, err)
 	}
 
-	sched := o.ScheduledAt
 	switch {
 	case o.ScheduledIn < 0:
 		return headgate.Envelope{}, invalid(optsField+".ScheduledIn", "is negative (%s)", o.ScheduledIn)
 	case o.ScheduledIn > 0 && !o.ScheduledAt.IsZero():
 		return headgate.Envelope{}, invalid(optsField+".ScheduledIn", "cannot be set together with ScheduledAt")
-	case o.ScheduledIn > 0:
-		t, err := now.get(ctx, c.store)
-		if err != nil {
-			return headgate.Envelope{}, fmt.Errorf("rqueue: read the store clock for ScheduledIn: %w", err)
-		}
-		sched = t.Add(o.ScheduledIn)
 	}
 
 	retention := o.Retention
@@ -236,7 +211,8 @@ func (c *Client) envelope(ctx context.Context, argsField, optsField string, args
 		Fingerprint:    o.Fingerprint,
 		Priority:       o.Priority,
 		StickyWorker:   o.Sticky,
-		ScheduledAt:    sched,
+		ScheduledAt:    o.ScheduledAt,
+		ScheduledIn:    o.ScheduledIn,
 		Retention:      retention,
 		MaxAttempts:    cmp.Or(o.MaxAttempts, c.cfg.MaxAttempts),
 		Weight:         o.Weight,

@@ -26,8 +26,7 @@ into the same type. Kind selects the worker's handler, so keep it stable.
 	})
 
 EnqueueMany writes a batch atomically: every job or none. Each call is one Lua script
-on Redis, so a batch costs one round trip (plus one to read the store clock when a job
-uses ScheduledIn).
+on Redis, so a batch costs one round trip.
 
 # Options
 

@@ -45,8 +45,8 @@ type EnqueueOpts struct {
 	ScheduledAt time.Time
 
 	// ScheduledIn delays the job by this much from the store's clock (Redis's time, or a
-	// test's frozen time), not the host's; it costs one extra round trip per call to
-	// read that clock. Cannot be set together with ScheduledAt.
+	// test's frozen time) at the moment the enqueue script runs, not the host's. Cannot
+	// be set together with ScheduledAt.
 	ScheduledIn time.Duration
 
 	// MaxAttempts is how many failed attempts the job gets before it is archived.

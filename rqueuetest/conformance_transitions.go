@@ -27,6 +27,11 @@ var transitionCases = []conformanceCase{
 		if !res[0].ScheduledAt.Equal(epoch) {
 			t.Errorf("scheduled_at defaults to the store time: got %v, want %v", res[0].ScheduledAt, epoch)
 		}
+		delayed := mustEnqueue(t, ctx, s, headgate.Envelope{ID: "delayed", Kind: "k", ScheduledIn: time.Minute})
+		if delayed[0].State != headgate.StateScheduled || !delayed[0].ScheduledAt.Equal(epoch.Add(time.Minute)) {
+			t.Errorf("ScheduledIn counts from the store time: got %s at %v, want scheduled at %v",
+				delayed[0].State, delayed[0].ScheduledAt, epoch.Add(time.Minute))
+		}
 		j := getJob(t, ctx, s, "now")
 		if j.Queue != "default" || j.MaxAttempts != 25 || j.SchemaVersion != 1 || j.Weight != 1 ||
 			!slices.Equal(j.Tags, []string{"a", "b"}) || j.Fence != 0 || j.Attempt != 0 {

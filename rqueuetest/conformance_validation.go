@@ -41,6 +41,8 @@ var validationCases = []conformanceCase{
 			"unknown replace bits":  func(e *headgate.Envelope) { e.UniqueKey, e.UniqueReplace = "u", 1<<6 },
 			"unique opts no key":    func(e *headgate.Envelope) { e.UniqueWindow = time.Second },
 			"before 1970":           func(e *headgate.Envelope) { e.ScheduledAt = time.UnixMilli(-5) },
+			"negative scheduled in": func(e *headgate.Envelope) { e.ScheduledIn = -time.Second },
+			"scheduled at and in":   func(e *headgate.Envelope) { e.ScheduledAt, e.ScheduledIn = time.UnixMilli(5), time.Second },
 			"long queue":            func(e *headgate.Envelope) { e.Queue = strings.Repeat("q", headgate.MaxNameBytes+1) },
 		}
 		for name, change := range cases {

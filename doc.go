@@ -35,7 +35,7 @@
 // # Errors
 //
 // Bad input gets *InvalidError naming the field and writes nothing. Refusals that
-// depend on the store's state are typed too: *IdConflictError, *DuplicateError,
+// depend on the store's state are typed too: *IDConflictError, *DuplicateError,
 // *QuarantinedError, *BackpressureError, *LeaseRejectedError, *NotCancellableError, and
 // ErrJobNotFound; match them with errors.As and errors.Is.
 package headgate

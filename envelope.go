@@ -56,10 +56,10 @@ const (
 
 // Defaults applied by Enqueue to zero fields.
 const (
-	DefaultQueue         = "default"
-	DefaultMaxAttempts   = 25
-	DefaultSchemaVersion = 1
-	DefaultWeight        = 1
+	QueueDefault         = "default"
+	MaxAttemptsDefault   = 25
+	SchemaVersionDefault = 1
+	WeightDefault        = 1
 )
 
 // Limits on what a job may carry.
@@ -79,7 +79,7 @@ type Envelope struct {
 	Kind    string // required; selects the handler
 	Payload []byte
 
-	Queue        string // defaults to DefaultQueue
+	Queue        string // defaults to QueueDefault
 	PartitionKey string // admission takes turns across partitions (tenants)
 	Fingerprint  string // identifies jobs that crash alike; a quarantined fingerprint blocks its siblings
 	Priority     int32  // higher first, inside a partition
@@ -91,8 +91,8 @@ type Envelope struct {
 	// Retention keeps a finished job this long; 0 deletes it at success (failures are
 	// kept until evicted by an operator).
 	Retention     time.Duration
-	MaxAttempts   int // defaults to DefaultMaxAttempts
-	SchemaVersion int // payload schema version; defaults to DefaultSchemaVersion
+	MaxAttempts   int // defaults to MaxAttemptsDefault
+	SchemaVersion int // payload schema version; defaults to SchemaVersionDefault
 	Weight        int // admission cost in rate tokens and round-robin credit; defaults to 1
 	Tags          []string
 	RateClass     string // token bucket charged at admission; unconfigured classes are unlimited
@@ -211,7 +211,7 @@ func normalize(field string, e Envelope) (Envelope, error) {
 		return e, invalid(field+".Payload", "is %d bytes, more than the %d byte limit", len(e.Payload), MaxPayloadBytes)
 	}
 	if e.Queue == "" {
-		e.Queue = DefaultQueue
+		e.Queue = QueueDefault
 	}
 	checks := []struct {
 		field   string
@@ -255,13 +255,13 @@ func normalize(field string, e Envelope) (Envelope, error) {
 		return e, invalid(field+".UniqueKey", "is empty but unique options are set")
 	}
 	if e.MaxAttempts == 0 {
-		e.MaxAttempts = DefaultMaxAttempts
+		e.MaxAttempts = MaxAttemptsDefault
 	}
 	if e.SchemaVersion == 0 {
-		e.SchemaVersion = DefaultSchemaVersion
+		e.SchemaVersion = SchemaVersionDefault
 	}
 	if e.Weight == 0 {
-		e.Weight = DefaultWeight
+		e.Weight = WeightDefault
 	}
 	tags, err := canonicalTags(field+".Tags", e.Tags)
 	if err != nil {
@@ -335,9 +335,9 @@ func jobFromHash(id string, h map[string]string) *Job {
 			StickyWorker:  h["sticky"],
 			ScheduledAt:   fromMs(i64("sched")),
 			Retention:     time.Duration(i64("ret")) * time.Millisecond,
-			MaxAttempts:   cmp.Or(int(i64("maxa")), DefaultMaxAttempts),
-			SchemaVersion: cmp.Or(int(i64("schema")), DefaultSchemaVersion),
-			Weight:        cmp.Or(int(i64("weight")), DefaultWeight),
+			MaxAttempts:   cmp.Or(int(i64("maxa")), MaxAttemptsDefault),
+			SchemaVersion: cmp.Or(int(i64("schema")), SchemaVersionDefault),
+			Weight:        cmp.Or(int(i64("weight")), WeightDefault),
 			RateClass:     h["rc"],
 			UniqueWindow:  time.Duration(i64("uwin")) * time.Millisecond,
 			Attempt:       int(i64("attempt")),

@@ -26,11 +26,11 @@ func invalid(field, format string, args ...any) error {
 	return &InvalidError{Field: field, Reason: fmt.Sprintf(format, args...)}
 }
 
-// IdConflictError: a job with this id exists with a different kind, fingerprint or queue.
+// IDConflictError: a job with this id exists with a different kind, fingerprint or queue.
 // Nothing of the batch was written.
-type IdConflictError struct{ JobID string }
+type IDConflictError struct{ JobID string }
 
-func (e *IdConflictError) Error() string {
+func (e *IDConflictError) Error() string {
 	return fmt.Sprintf("headgate: job id %q is taken by a job with another kind, fingerprint or queue", e.JobID)
 }
 

@@ -220,7 +220,7 @@ func decodeReply(sc script, jobID string, v any, err error) ([]any, error) {
 func replyError(script, jobID string, code int64, rest []any) error {
 	switch code {
 	case replyIDConflict:
-		return &IdConflictError{JobID: asString(rest, 0)}
+		return &IDConflictError{JobID: asString(rest, 0)}
 	case replyDuplicate:
 		return &DuplicateError{ExistingID: asString(rest, 0), Replaced: asInt(rest, 1) == 1,
 			State: State(asString(rest, 2)), ScheduledAt: fromMs(asInt(rest, 3))}

@@ -117,7 +117,7 @@ type EnqueueResult struct {
 }
 
 // Enqueue writes a batch of jobs, all or nothing. See lua/enqueue.lua for the order of
-// checks. It returns *InvalidError, *IdConflictError, *QuarantinedError,
+// checks. It returns *InvalidError, *IDConflictError, *QuarantinedError,
 // *DuplicateError or *BackpressureError, and then nothing new was written. With
 // DurableReplicas set it may also return the results together with *NotDurableError:
 // written, but not yet confirmed by enough replicas.

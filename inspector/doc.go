@@ -2,7 +2,7 @@
 Package inspector is headgate's operator API: what a dashboard, a CLI or an on-call
 engineer needs to see and steer one namespace of a headgate store.
 
-	insp, err := inspector.NewInspector(rdb, "billing")
+	insp, err := inspector.New(rdb, &inspector.Config{Namespace: "billing"})
 	stats, err := insp.Stats(ctx)
 
 # Seeing

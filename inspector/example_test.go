@@ -33,7 +33,7 @@ func Example_stats() {
 		log.Fatal(err)
 	}
 
-	insp, err := inspector.NewInspector(rdb, "example")
+	insp, err := inspector.New(rdb, &inspector.Config{Namespace: "example"})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -32,12 +32,21 @@ type Inspector struct {
 	store *headgate.Store
 }
 
-// NewInspector returns an inspector of namespace on rdb.
-func NewInspector(rdb redis.UniversalClient, namespace string) (*Inspector, error) {
+// Config configures an Inspector.
+type Config struct {
+	// Namespace is the store namespace to inspect. Required.
+	Namespace string
+}
+
+// New returns an inspector of cfg.Namespace on rdb.
+func New(rdb redis.UniversalClient, cfg *Config) (*Inspector, error) {
 	if rdb == nil {
 		return nil, &headgate.InvalidError{Field: "rdb", Reason: "is nil"}
 	}
-	store, err := headgate.NewStore(rdb, &headgate.StoreConfig{Namespace: namespace})
+	if cfg == nil {
+		cfg = &Config{}
+	}
+	store, err := headgate.NewStore(rdb, &headgate.StoreConfig{Namespace: cfg.Namespace})
 	if err != nil {
 		return nil, err
 	}

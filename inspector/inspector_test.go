@@ -32,9 +32,9 @@ func setup(t *testing.T) *testBundle {
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	t.Cleanup(func() { _ = rdb.Close() })
 	const ns = "inspector-test"
-	insp, err := inspector.NewInspector(rdb, ns)
+	insp, err := inspector.New(rdb, &inspector.Config{Namespace: ns})
 	if err != nil {
-		t.Fatalf("NewInspector: %v", err)
+		t.Fatalf("New: %v", err)
 	}
 	store, err := headgate.NewStore(rdb, &headgate.StoreConfig{Namespace: ns, CrashLimit: 1})
 	if err != nil {
@@ -84,20 +84,20 @@ func (b *testBundle) stats(t *testing.T, queue string) inspector.QueueStats {
 	return inspector.QueueStats{}
 }
 
-func TestNewInspector(t *testing.T) {
+func TestNew(t *testing.T) {
 	t.Parallel()
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}) // never dialled
 	t.Cleanup(func() { _ = rdb.Close() })
 	var inv *headgate.InvalidError
-	if _, err := inspector.NewInspector(rdb, ""); !errors.As(err, &inv) || inv.Field != "Namespace" {
-		t.Errorf("NewInspector without a namespace: err = %v, want *InvalidError for Namespace", err)
+	if _, err := inspector.New(rdb, &inspector.Config{Namespace: ""}); !errors.As(err, &inv) || inv.Field != "Namespace" {
+		t.Errorf("New without a namespace: err = %v, want *InvalidError for Namespace", err)
 	}
-	if _, err := inspector.NewInspector(nil, "n"); !errors.As(err, &inv) || inv.Field != "rdb" {
-		t.Errorf("NewInspector(nil): err = %v, want *InvalidError for rdb", err)
+	if _, err := inspector.New(nil, &inspector.Config{Namespace: "n"}); !errors.As(err, &inv) || inv.Field != "rdb" {
+		t.Errorf("New(nil): err = %v, want *InvalidError for rdb", err)
 	}
-	insp, err := inspector.NewInspector(rdb, "n")
+	insp, err := inspector.New(rdb, &inspector.Config{Namespace: "n"})
 	if err != nil || insp.Namespace() != "n" {
-		t.Errorf("NewInspector = %v, %v", insp, err)
+		t.Errorf("New = %v, %v", insp, err)
 	}
 }
 

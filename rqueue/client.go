@@ -62,7 +62,7 @@ type EnqueueParams struct {
 // duplicate's debounce or replace options updated it). Enqueueing means "make sure this
 // work is queued", and a held key says it is. Callers who must know check r.Duplicate.
 //
-// Errors: *headgate.InvalidError (nothing reached Redis), *headgate.IdConflictError,
+// Errors: *headgate.InvalidError (nothing reached Redis), *headgate.IDConflictError,
 // *headgate.QuarantinedError, *headgate.BackpressureError, or a Redis error; match
 // them with errors.As. Nothing is written on the typed errors. With Config.DurableReplicas
 // set, *headgate.NotDurableError comes with a Result: the job was written but too few

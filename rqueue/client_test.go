@@ -268,9 +268,9 @@ func TestEnqueue(t *testing.T) {
 				t.Errorf("%d unfinished jobs after a replay, want 1", n)
 			}
 			_, err = b.client.Enqueue(b.ctx, reportArgs{}, &rqueue.EnqueueOpts{ID: "order-42", Queue: rqueue.QueueDefault})
-			var conflict *headgate.IdConflictError
+			var conflict *headgate.IDConflictError
 			if !errors.As(err, &conflict) || conflict.JobID != "order-42" {
-				t.Errorf("Enqueue of a taken id with another kind: err = %v, want *IdConflictError", err)
+				t.Errorf("Enqueue of a taken id with another kind: err = %v, want *IDConflictError", err)
 			}
 		})
 

@@ -11,9 +11,9 @@ import (
 // Defaults of Config.
 const (
 	// QueueDefault is the queue of jobs that name none.
-	QueueDefault = headgate.DefaultQueue
+	QueueDefault = headgate.QueueDefault
 	// MaxAttemptsDefault is how many failed attempts a job gets before it is archived.
-	MaxAttemptsDefault = headgate.DefaultMaxAttempts
+	MaxAttemptsDefault = headgate.MaxAttemptsDefault
 	// RetentionDefault keeps no successful job: it is deleted as it completes, which keeps
 	// Redis's memory flat under any throughput. Failed, cancelled and quarantined jobs are
 	// kept whatever the retention, until an operator evicts them.

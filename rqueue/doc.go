@@ -52,7 +52,7 @@ the latest enqueue, with the latest args.
 # Errors
 
 Errors are typed and match with errors.As: *headgate.InvalidError (names the field),
-*headgate.IdConflictError, *headgate.QuarantinedError, *headgate.BackpressureError (the
+*headgate.IDConflictError, *headgate.QuarantinedError, *headgate.BackpressureError (the
 queue's limit on unfinished jobs is reached: back off and retry), and
 *headgate.DuplicateError from EnqueueMany. On those errors nothing was written.
 

@@ -30,7 +30,7 @@ type ArgsWithEnqueueOpts interface {
 type EnqueueOpts struct {
 	// ID is the job's id. Enqueueing an id again with the same kind, fingerprint and
 	// queue is an idempotent success that writes nothing, so a caller-chosen id makes a
-	// retried enqueue safe; reusing an id for different content is *headgate.IdConflictError.
+	// retried enqueue safe; reusing an id for different content is *headgate.IDConflictError.
 	// Defaults to NewID().
 	ID string
 

@@ -91,7 +91,7 @@ func mustEnqueue(t testing.TB, ctx context.Context, s *headgate.Store, jobs ...h
 
 func admitReq(worker string, capacity int, queues ...string) headgate.AdmitRequest {
 	if len(queues) == 0 {
-		queues = []string{headgate.DefaultQueue}
+		queues = []string{headgate.QueueDefault}
 	}
 	return headgate.AdmitRequest{Worker: worker, LeaseID: worker + "-lease", Queues: queues,
 		Capacity: capacity, Lease: time.Minute}

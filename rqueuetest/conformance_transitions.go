@@ -56,7 +56,7 @@ var transitionCases = []conformanceCase{
 		}
 		mustAck(t, ctx, s, c, headgate.OutcomeSuccess, nil)
 	}},
-	{"Enqueue/IdConflictWritesNothing", func(t *testing.T, s *headgate.Store) {
+	{"Enqueue/IDConflictWritesNothing", func(t *testing.T, s *headgate.Store) {
 		ctx := freeze(t, s)
 		mustEnqueue(t, ctx, s, job("a"))
 		for _, change := range []func(*headgate.Envelope){
@@ -70,8 +70,8 @@ var transitionCases = []conformanceCase{
 				_, err := s.Enqueue(ctx, job("fresh"), e)
 				return err
 			})
-			if c := wantErr[*headgate.IdConflictError](t, err); c != nil && c.JobID != "a" {
-				t.Errorf("IdConflict names %q, want a", c.JobID)
+			if c := wantErr[*headgate.IDConflictError](t, err); c != nil && c.JobID != "a" {
+				t.Errorf("IDConflict names %q, want a", c.JobID)
 			}
 		}
 	}},

@@ -278,7 +278,7 @@ func uniqueCell(t *testing.T, s *headgate.Store, window time.Duration, hs holder
 			}
 			counts[before.State]++
 		}
-		wantCounts(t, ctx, s, headgate.DefaultQueue, counts)
+		wantCounts(t, ctx, s, headgate.QueueDefault, counts)
 		// The new job holds the key now.
 		wantDuplicateOf(t, ctx, s, probe("probe"), "dup")
 		return
@@ -319,7 +319,7 @@ func uniqueCell(t *testing.T, s *headgate.Store, window time.Duration, hs holder
 		if got := getJob(t, ctx, s, "holder"); jobText(got) != jobText(want) {
 			t.Errorf("holder after the duplicate:\n got %s\nwant %s", jobText(got), jobText(want))
 		}
-		wantCounts(t, ctx, s, headgate.DefaultQueue, map[headgate.State]int64{want.State: 1})
+		wantCounts(t, ctx, s, headgate.QueueDefault, map[headgate.State]int64{want.State: 1})
 		// Admission finds the holder exactly as it is now, once, when it is due.
 		advance(t, ctx, s, 2*time.Hour)
 		if _, _, err := s.PromoteDue(ctx, 100); err != nil {

@@ -11,7 +11,7 @@ import (
 // a test seeds jobs that production enqueues as unique — several holders of one key,
 // say — without bending the store. Only this call is affected: the store and other
 // tests, parallel ones included, keep enforcing uniqueness, and ids stay strict (a
-// reused id is still a replay or *headgate.IdConflictError).
+// reused id is still a replay or *headgate.IDConflictError).
 func EnqueueWithoutUniqueness(ctx context.Context, store *headgate.Store, jobs ...headgate.Envelope) ([]headgate.EnqueueResult, error) {
 	plain := make([]headgate.Envelope, len(jobs))
 	for i, e := range jobs {

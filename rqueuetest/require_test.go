@@ -244,9 +244,9 @@ func TestEnqueueWithoutUniqueness(t *testing.T) {
 		}
 		// Ids stay strict.
 		other := headgate.Envelope{ID: "a", Kind: "other"}
-		var conflict *headgate.IdConflictError
+		var conflict *headgate.IDConflictError
 		if _, err := EnqueueWithoutUniqueness(ctx, k.Store, other); !errors.As(err, &conflict) {
-			t.Errorf("reusing id a for another kind: err = %v, want *headgate.IdConflictError", err)
+			t.Errorf("reusing id a for another kind: err = %v, want *headgate.IDConflictError", err)
 		}
 	})
 }

@@ -16,7 +16,7 @@ import (
 // Defaults of Config.
 const (
 	// QueueDefault is the queue a worker serves when Config.Queues names none.
-	QueueDefault = headgate.DefaultQueue
+	QueueDefault = headgate.QueueDefault
 	// ConcurrencyDefault is how many jobs a worker runs at once.
 	ConcurrencyDefault = 10
 	// LeaseDefault is how long an admitted job's lease lasts between renewals. Leases are

@@ -191,7 +191,7 @@ func (d *demo) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	insp, err := inspector.NewInspector(rdb, d.cfg.namespace)
+	insp, err := inspector.New(rdb, &inspector.Config{Namespace: d.cfg.namespace})
 	if err != nil {
 		return err
 	}

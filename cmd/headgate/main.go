@@ -184,7 +184,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	defer rdb.Close()
-	if c.insp, err = inspector.NewInspector(rdb, c.namespace); err != nil {
+	if c.insp, err = inspector.New(rdb, &inspector.Config{Namespace: c.namespace}); err != nil {
 		fmt.Fprintf(stderr, "headgate: %v\n", err)
 		return exitUsage
 	}

@@ -374,3 +374,13 @@ func jobFromHash(id string, h map[string]string) *Job {
 	}
 	return j
 }
+
+func validateLease(l LeaseRef) error {
+	if l.JobID == "" {
+		return invalid("lease.JobID", "is empty")
+	}
+	if l.LeaseID == "" {
+		return invalid("lease.LeaseID", "is empty")
+	}
+	return nil
+}

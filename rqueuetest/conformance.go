@@ -30,7 +30,11 @@ type conformanceCase struct {
 func Exercise(t *testing.T, newStore NewStoreFunc) {
 	t.Helper()
 	var all []conformanceCase
-	all = append(all, transitionCases...)
+	for _, cases := range [][]conformanceCase{enqueueCases, admitCases, ackCases, renewCases,
+		reclaimCases, promoteCases, evictCases, dutyCases, outputProgressCases, cancelCases,
+		clockCases, statsCases} {
+		all = append(all, cases...)
+	}
 	all = append(all, policyCases...)
 	all = append(all, validationCases...)
 	for _, c := range all {

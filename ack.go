@@ -1,0 +1,150 @@
+package headgate
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Outcome is how an attempt ended.
+type Outcome int
+
+const (
+	OutcomeSuccess     Outcome = iota + 1 // done; deleted at retention 0, else completed
+	OutcomeRetry                          // failed; retried after a delay or backoff, archived when attempts are spent
+	OutcomeSkip                           // give up: archived
+	OutcomeUndecodable                    // the job cannot be handled: undecodable
+	OutcomeRevoke                         // delete the job
+	OutcomeSnooze                         // run again after a delay, spending no attempt
+	OutcomeRateLimited                    // not now: available again at once, no counter moves
+	OutcomeLeaseLost                      // applied by ReclaimExpired, never acked
+)
+
+var outcomeNames = map[Outcome]string{
+	OutcomeSuccess: "success", OutcomeRetry: "retry", OutcomeSkip: "skip",
+	OutcomeUndecodable: "undecodable", OutcomeRevoke: "revoke", OutcomeSnooze: "snooze",
+	OutcomeRateLimited: "rate_limited", OutcomeLeaseLost: "lease_lost",
+}
+
+func (o Outcome) String() string {
+	if n, ok := outcomeNames[o]; ok {
+		return n
+	}
+	return "Outcome(" + strconv.Itoa(int(o)) + ")"
+}
+
+// StateDeleted is what Ack reports when the outcome deleted the job.
+const StateDeleted State = "deleted"
+
+// AckOpts are the details of an ack; nil means none.
+type AckOpts struct {
+	Error string        // why the attempt failed (Retry, Skip, Undecodable)
+	Delay time.Duration // Retry: instead of backoff; Snooze: required, > 0
+	Logs  []string      // the attempt's log lines, kept in the job's history
+	// ActualWeight, when set, is what the job really cost; its rate class is trued up.
+	ActualWeight *int
+	// Result is stored with a Success (only when the job is retained).
+	Result *Blob
+}
+
+// Ack reports how the holder's attempt ended and returns the job's state after it.
+// Anyone but the current holder gets *LeaseRejectedError and changes nothing.
+func (s *Store) Ack(ctx context.Context, lease LeaseRef, outcome Outcome, opts *AckOpts) (State, error) {
+	res, err := s.AckMany(ctx, []AckRequest{{Lease: lease, Outcome: outcome, Opts: opts}})
+	if err != nil {
+		return "", err
+	}
+	return res[0].State, res[0].Err
+}
+
+// AckRequest is one ack of a batch.
+type AckRequest struct {
+	Lease   LeaseRef
+	Outcome Outcome
+	Opts    *AckOpts
+}
+
+// AckResult is how one ack of a batch ended: the job's state after it, or Err
+// (*LeaseRejectedError) when the caller was not the holder.
+type AckResult struct {
+	State State
+	Err   error
+}
+
+// AckMany applies a batch of acks in one round trip. Each ack stands alone: one holder's
+// rejection does not affect the others. Invalid input rejects the whole batch.
+func (s *Store) AckMany(ctx context.Context, acks []AckRequest) ([]AckResult, error) {
+	if len(acks) > MaxBatch {
+		return nil, invalid("acks", "batch of %d is more than %d", len(acks), MaxBatch)
+	}
+	const fields = 10
+	args := make([]any, 0, 3+fields*len(acks))
+	args = append(args, ms(s.cfg.RetryBase), ms(s.cfg.RetryCap), len(acks))
+	for i, a := range acks {
+		ackArgs, err := ackArgs(fmt.Sprintf("acks[%d]", i), a)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, ackArgs...)
+	}
+	reply, err := s.run(ctx, scriptAck, "", args...)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]AckResult, len(acks))
+	for i := range acks {
+		r, _ := reply[i].([]any)
+		if code := asInt(r, 0); code != replyOK {
+			out[i].Err = replyError("ack", acks[i].Lease.JobID, code, r[1:])
+			continue
+		}
+		out[i].State = State(asString(r, 1))
+	}
+	return out, nil
+}
+
+func ackArgs(field string, a AckRequest) ([]any, error) {
+	opts := a.Opts
+	if opts == nil {
+		opts = &AckOpts{}
+	}
+	if err := validateLease(a.Lease); err != nil {
+		return nil, err
+	}
+	switch a.Outcome {
+	case OutcomeLeaseLost:
+		return nil, invalid(field+".Outcome", "lease_lost is applied by ReclaimExpired, not acked")
+	case OutcomeSnooze:
+		if opts.Delay <= 0 {
+			return nil, invalid(field+".Delay", "snooze requires a delay > 0")
+		}
+	}
+	if _, ok := outcomeNames[a.Outcome]; !ok {
+		return nil, invalid(field+".Outcome", "unknown %s", a.Outcome)
+	}
+	if err := validateDuration(field+".Delay", opts.Delay); err != nil {
+		return nil, err
+	}
+	actual := -1
+	if opts.ActualWeight != nil {
+		if *opts.ActualWeight < 0 || *opts.ActualWeight > MaxWeight {
+			return nil, invalid(field+".ActualWeight", "is %d, outside 0..%d", *opts.ActualWeight, MaxWeight)
+		}
+		actual = *opts.ActualWeight
+	}
+	var result Blob
+	if opts.Result != nil {
+		if a.Outcome != OutcomeSuccess {
+			return nil, invalid(field+".Result", "only a success carries a result")
+		}
+		if err := validateBlob(field+".Result", opts.Result); err != nil {
+			return nil, err
+		}
+		result = *opts.Result
+	}
+	l := a.Lease
+	return []any{l.JobID, l.LeaseID, l.Fence, a.Outcome.String(), opts.Error, ms(opts.Delay), actual,
+		result.SchemaVersion, result.Bytes, strings.Join(opts.Logs, " | ")}, nil
+}

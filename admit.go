@@ -1,0 +1,72 @@
+package headgate
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"time"
+)
+
+// AdmitRequest asks for work for one worker.
+type AdmitRequest struct {
+	Worker   string        // worker id; it alone admits jobs pinned to it
+	LeaseID  string        // names this admission in the leases it grants
+	Queues   []string      // served in this order
+	Capacity int           // the most jobs to admit
+	Lease    time.Duration // how long the leases last before renewal
+	// Quantum is the round-robin credit, in weight units, a partition gets per turn.
+	// Defaults to 1: one job of weight 1 per partition per turn.
+	Quantum int
+}
+
+// Admit leases up to req.Capacity available jobs to a worker, taking turns across
+// partitions (see lua/admit.lua).
+func (s *Store) Admit(ctx context.Context, req AdmitRequest) ([]Claim, error) {
+	if err := validateName("Worker", req.Worker, false); err != nil {
+		return nil, err
+	}
+	if err := validateRequired("LeaseID", req.LeaseID, true); err != nil {
+		return nil, err
+	}
+	switch {
+	case len(req.Queues) == 0:
+		return nil, invalid("Queues", "is empty")
+	case req.Capacity <= 0 || req.Capacity > MaxCapacity:
+		return nil, invalid("Capacity", "is %d, outside 1..%d", req.Capacity, MaxCapacity)
+	case req.Lease < time.Millisecond:
+		return nil, invalid("Lease", "must be at least 1ms, not %s", req.Lease)
+	case req.Quantum < 0 || req.Quantum > MaxWeight:
+		return nil, invalid("Quantum", "is %d, outside 0..%d", req.Quantum, MaxWeight)
+	}
+	for i, q := range req.Queues {
+		if err := validateRequired(fmt.Sprintf("Queues[%d]", i), q, false); err != nil {
+			return nil, err
+		}
+	}
+	budget := 4*req.Capacity + 64
+	args := []any{req.Worker, req.LeaseID, req.Capacity, ms(req.Lease), cmp.Or(req.Quantum, 1), budget, len(req.Queues)}
+	for _, q := range req.Queues {
+		args = append(args, q)
+	}
+	reply, err := s.run(ctx, scriptAdmit, "", args...)
+	if err != nil {
+		return nil, err
+	}
+	claims := make([]Claim, len(reply))
+	for i, v := range reply {
+		r, _ := v.([]any)
+		if len(r) != 4 {
+			return nil, fmt.Errorf("headgate: admit: unexpected reply %v", v)
+		}
+		// The hash is as it was before admission; admission set the rest.
+		j := jobFromHash(asString(r, 0), hashFromReply(r[1]))
+		claims[i] = Claim{
+			Envelope:   j.Envelope,
+			LeaseID:    req.LeaseID,
+			Fence:      asInt(r, 2),
+			ExpiresAt:  time.UnixMilli(asInt(r, 3)),
+			Checkpoint: j.Checkpoint,
+		}
+	}
+	return claims, nil
+}

@@ -1,0 +1,82 @@
+package headgate
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// EnqueueResult is what Enqueue reports for one job: its state and run time after the
+// call (for a replayed id, the existing job's).
+type EnqueueResult struct {
+	ID          string
+	State       State
+	ScheduledAt time.Time
+	Replayed    bool
+}
+
+// Enqueue writes a batch of jobs, all or nothing. See lua/enqueue.lua for the order of
+// checks. It returns *InvalidError, *IDConflictError, *QuarantinedError,
+// *DuplicateError or *BackpressureError, and then nothing new was written. With
+// DurableReplicas set it may also return the results together with *NotDurableError:
+// written, but not yet confirmed by enough replicas.
+func (s *Store) Enqueue(ctx context.Context, jobs ...Envelope) ([]EnqueueResult, error) {
+	if len(jobs) > MaxBatch {
+		return nil, invalid("jobs", "batch of %d is more than %d", len(jobs), MaxBatch)
+	}
+	if len(jobs) == 0 {
+		return nil, nil
+	}
+	const fields = 21
+	args := make([]any, 0, 2+fields*len(jobs))
+	args = append(args, len(jobs), fields)
+	ids := make(map[string]bool, len(jobs))
+	uniques := map[string]string{}
+	for i, e := range jobs {
+		field := fmt.Sprintf("jobs[%d]", i)
+		e, err := normalize(field, e)
+		if err != nil {
+			return nil, err
+		}
+		if ids[e.ID] {
+			return nil, invalid(field+".ID", "%q appears twice in the batch", e.ID)
+		}
+		ids[e.ID] = true
+		uf := uniqueField(&e)
+		if uf != "" {
+			if other, ok := uniques[uf]; ok {
+				return nil, invalid(field+".UniqueKey", "%q is also the unique key of job %q in the batch", e.UniqueKey, other)
+			}
+			uniques[uf] = e.ID
+		}
+		pending := 0
+		if e.Pending {
+			pending = 1
+		}
+		args = append(args, e.ID, e.Kind, e.Queue, e.PartitionKey, e.Fingerprint, e.Priority,
+			e.StickyWorker, unixMs(e.ScheduledAt), ms(e.Retention), e.MaxAttempts, e.SchemaVersion,
+			e.Weight, e.RateClass, uf, ms(e.UniqueWindow), int(e.UniqueReplace), ms(e.UniqueDebounce),
+			pending, strings.Join(e.Tags, "\n"), e.Payload, ms(e.ScheduledIn))
+	}
+	var reply []any
+	var err error
+	if s.cfg.DurableReplicas > 0 {
+		reply, err = s.runDurable(ctx, scriptEnqueue, args...)
+	} else {
+		reply, err = s.run(ctx, scriptEnqueue, "", args...)
+	}
+	if reply == nil {
+		return nil, err
+	}
+	out := make([]EnqueueResult, len(jobs))
+	for i := range jobs {
+		out[i] = EnqueueResult{
+			ID:          jobs[i].ID,
+			State:       State(asString(reply, 3*i)),
+			ScheduledAt: fromMs(asInt(reply, 3*i+1)),
+			Replayed:    asInt(reply, 3*i+2) == 1,
+		}
+	}
+	return out, err // err: a *NotDurableError for a batch that was written
+}

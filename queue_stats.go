@@ -1,0 +1,70 @@
+package headgate
+
+import (
+	"context"
+	"slices"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// QueueStats is a queue's state at one moment.
+type QueueStats struct {
+	Queue  string
+	Counts map[State]int64
+	// Unfinished counts jobs not yet terminal (what an enqueue limit bounds).
+	Unfinished int64
+	// Limit is the queue's enqueue limit; nil when unbounded.
+	Limit  *int64
+	Paused bool
+}
+
+// QueueStats returns the stats of every queue that has had a job or a setting, by name.
+func (s *Store) QueueStats(ctx context.Context) ([]QueueStats, error) {
+	queues, err := s.rdb.SMembers(ctx, s.keys.Queues()).Result()
+	if err != nil {
+		return nil, err
+	}
+	limits, err := s.rdb.HGetAll(ctx, s.keys.Limits()).Result()
+	if err != nil {
+		return nil, err
+	}
+	paused, err := s.rdb.SMembers(ctx, s.keys.Paused()).Result()
+	if err != nil {
+		return nil, err
+	}
+	for q := range limits {
+		queues = append(queues, q)
+	}
+	queues = append(queues, paused...)
+	slices.Sort(queues)
+	queues = slices.Compact(queues)
+	pipe := s.rdb.Pipeline()
+	cmds := make([]*redis.MapStringStringCmd, len(queues))
+	for i, q := range queues {
+		cmds[i] = pipe.HGetAll(ctx, s.keys.Counts(q))
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, err
+	}
+	out := make([]QueueStats, len(queues))
+	for i, q := range queues {
+		st := QueueStats{Queue: q, Counts: map[State]int64{}, Paused: slices.Contains(paused, q)}
+		for f, v := range cmds[i].Val() {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			if n == 0 {
+				continue
+			}
+			st.Counts[State(f)] = n
+			if !State(f).Terminal() {
+				st.Unfinished += n
+			}
+		}
+		if v, ok := limits[q]; ok {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			st.Limit = &n
+		}
+		out[i] = st
+	}
+	return out, nil
+}

@@ -1,0 +1,181 @@
+package rqueuetest
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/headgate/headgate"
+)
+
+// ackCases cover the Ack transition of the job contract.
+var ackCases = []conformanceCase{
+	{"Ack/SuccessRetentionZeroDeletes", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		e := job("a")
+		e.Retention = 0
+		mustEnqueue(t, ctx, s, e)
+		// A failed attempt, output and progress leave keys beside the job's hash; the
+		// deletion must take them too.
+		mustAck(t, ctx, s, admitOne(t, ctx, s), headgate.OutcomeRetry, &headgate.AckOpts{Error: "once", Delay: time.Second})
+		advance(t, ctx, s, time.Second)
+		s.PromoteDue(ctx, 10)
+		c := admitOne(t, ctx, s)
+		if _, err := s.WriteOutput(ctx, c.LeaseRef(), headgate.Blob{SchemaVersion: 1, Bytes: []byte("o")}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.WriteProgress(ctx, c.LeaseRef(), headgate.Progress{Current: 1}); err != nil {
+			t.Fatal(err)
+		}
+		if st := mustAck(t, ctx, s, c, headgate.OutcomeSuccess, nil); st != headgate.StateDeleted {
+			t.Errorf("ack success at retention 0: %s, want deleted", st)
+		}
+		wantState(t, ctx, s, "a", headgate.StateDeleted)
+		if snap := snapshot(t, ctx, s); strings.Contains(snap, ":a ") || strings.Contains(snap, "\"a\"") {
+			t.Errorf("deleted job left keys behind:\n%s", snap)
+		}
+	}},
+	{"Ack/SuccessRetainedWithResultThenEvicted", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		mustEnqueue(t, ctx, s, job("a"))
+		c := admitOne(t, ctx, s)
+		st := mustAck(t, ctx, s, c, headgate.OutcomeSuccess, &headgate.AckOpts{
+			Result: &headgate.Blob{SchemaVersion: 2, Bytes: []byte("out")}, Logs: []string{"l1", "l2"}})
+		if st != headgate.StateCompleted {
+			t.Errorf("ack success: %s, want completed", st)
+		}
+		r, err := s.JobResult(ctx, "a")
+		if err != nil || r == nil || r.SchemaVersion != 2 || string(r.Bytes) != "out" || r.Fence != c.Fence || !r.UpdatedAt.Equal(epoch) {
+			t.Errorf("result: %+v, %v", r, err)
+		}
+		if errs, _ := s.JobErrors(ctx, "a"); !slices.Equal(errs, []string{"success logs: l1 | l2"}) {
+			t.Errorf("history %q", errs)
+		}
+		advance(t, ctx, s, time.Hour-time.Millisecond)
+		if n, _ := s.EvictRetained(ctx, 10); n != 0 {
+			t.Errorf("evicted %d before retention lapsed", n)
+		}
+		advance(t, ctx, s, time.Millisecond)
+		if n, _ := s.EvictRetained(ctx, 10); n != 1 {
+			t.Errorf("evicted %d after retention, want 1", n)
+		}
+		wantState(t, ctx, s, "a", headgate.StateDeleted)
+	}},
+	{"Ack/RetryDelayBackoffAndArchive", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		e := job("a")
+		e.MaxAttempts = 3
+		mustEnqueue(t, ctx, s, e)
+		c := admitOne(t, ctx, s)
+		if st := mustAck(t, ctx, s, c, headgate.OutcomeRetry, &headgate.AckOpts{Error: "boom", Delay: 5 * time.Second}); st != headgate.StateRetryable {
+			t.Errorf("retry: %s", st)
+		}
+		j := getJob(t, ctx, s, "a")
+		if j.Attempt != 1 || !j.ScheduledAt.Equal(epoch.Add(5*time.Second)) {
+			t.Errorf("after retry with delay: attempt %d at %v", j.Attempt, j.ScheduledAt)
+		}
+		advance(t, ctx, s, 5*time.Second)
+		s.PromoteDue(ctx, 10)
+		c = admitOne(t, ctx, s)
+		mustAck(t, ctx, s, c, headgate.OutcomeRetry, &headgate.AckOpts{Error: "again"})
+		j = getJob(t, ctx, s, "a")
+		// Second failure: base (1s) * 2^(2-1).
+		if want := epoch.Add(5*time.Second + 2*time.Second); j.Attempt != 2 || !j.ScheduledAt.Equal(want) {
+			t.Errorf("after backoff retry: attempt %d at %v, want 2 at %v", j.Attempt, j.ScheduledAt, want)
+		}
+		advance(t, ctx, s, 2*time.Second)
+		s.PromoteDue(ctx, 10)
+		c = admitOne(t, ctx, s)
+		if st := mustAck(t, ctx, s, c, headgate.OutcomeRetry, &headgate.AckOpts{Error: "last"}); st != headgate.StateArchived {
+			t.Errorf("retry with attempts spent: %s, want archived", st)
+		}
+		errs, _ := s.JobErrors(ctx, "a")
+		want := []string{"retry (attempt 1): boom", "retry (attempt 2): again", "retry (attempt 3): last"}
+		if !slices.Equal(errs, want) {
+			t.Errorf("history %q, want %q", errs, want)
+		}
+	}},
+	{"Ack/SkipUndecodableRevoke", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		mustEnqueue(t, ctx, s, job("skip"), job("undecodable"), job("revoke"))
+		outcomes := map[string]headgate.Outcome{"skip": headgate.OutcomeSkip,
+			"undecodable": headgate.OutcomeUndecodable, "revoke": headgate.OutcomeRevoke}
+		want := map[string]headgate.State{"skip": headgate.StateArchived,
+			"undecodable": headgate.StateUndecodable, "revoke": headgate.StateDeleted}
+		for _, c := range mustAdmit(t, ctx, s, admitReq("w", 3)) {
+			id := c.Envelope.ID
+			mustAck(t, ctx, s, c, outcomes[id], &headgate.AckOpts{Error: "why " + id})
+			wantState(t, ctx, s, id, want[id])
+		}
+		if errs, _ := s.JobErrors(ctx, "undecodable"); !slices.Equal(errs, []string{"undecodable: why undecodable"}) {
+			t.Errorf("undecodable history %q", errs)
+		}
+	}},
+	{"Ack/SnoozeSpendsNoAttempt", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		mustEnqueue(t, ctx, s, job("a"))
+		c := admitOne(t, ctx, s)
+		if _, err := s.Ack(ctx, c.LeaseRef(), headgate.OutcomeSnooze, nil); err == nil {
+			t.Errorf("snooze without delay accepted")
+		}
+		if st := mustAck(t, ctx, s, c, headgate.OutcomeSnooze, &headgate.AckOpts{Delay: time.Minute}); st != headgate.StateScheduled {
+			t.Errorf("snooze: %s", st)
+		}
+		j := getJob(t, ctx, s, "a")
+		if j.Attempt != 0 || !j.ScheduledAt.Equal(epoch.Add(time.Minute)) {
+			t.Errorf("snoozed: attempt %d at %v", j.Attempt, j.ScheduledAt)
+		}
+	}},
+	{"Ack/RateLimitedKeepsCountersAndRoute", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		e := job("a")
+		e.StickyWorker, e.PartitionKey = "w1", "tenant"
+		mustEnqueue(t, ctx, s, e)
+		c := admitOne(t, ctx, s)
+		if st := mustAck(t, ctx, s, c, headgate.OutcomeRateLimited, nil); st != headgate.StateAvailable {
+			t.Errorf("rate limited: %s", st)
+		}
+		j := getJob(t, ctx, s, "a")
+		if j.Attempt != 0 || j.CrashAttempt != 0 || j.StickyWorker != "w1" || j.PartitionKey != "tenant" {
+			t.Errorf("after rate limited: %+v", j.Envelope)
+		}
+		if got := mustAdmit(t, ctx, s, admitReq("w2", 1)); len(got) != 0 {
+			t.Errorf("another worker admitted the pinned job")
+		}
+		admitOne(t, ctx, s)
+	}},
+	{"Ack/LeaseLostIsNotAckable", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		mustEnqueue(t, ctx, s, job("a"))
+		c := admitOne(t, ctx, s)
+		err := unchanged(t, ctx, s, "ack lease_lost", func() error {
+			_, err := s.Ack(ctx, c.LeaseRef(), headgate.OutcomeLeaseLost, nil)
+			return err
+		})
+		wantErr[*headgate.InvalidError](t, err)
+	}},
+	{"Ack/OnlyTheHolder", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		mustEnqueue(t, ctx, s, job("a"))
+		c := admitOne(t, ctx, s)
+		for name, l := range map[string]headgate.LeaseRef{
+			"other lease id": {JobID: "a", LeaseID: "other", Fence: c.Fence},
+			"old fence":      {JobID: "a", LeaseID: c.LeaseID, Fence: c.Fence - 1},
+			"unknown job":    {JobID: "nope", LeaseID: c.LeaseID, Fence: 1},
+		} {
+			err := unchanged(t, ctx, s, name, func() error {
+				_, err := s.Ack(ctx, l, headgate.OutcomeSuccess, nil)
+				return err
+			})
+			wantErr[*headgate.LeaseRejectedError](t, err)
+		}
+		res, err := s.AckMany(ctx, []headgate.AckRequest{
+			{Lease: headgate.LeaseRef{JobID: "a", LeaseID: "other", Fence: 1}, Outcome: headgate.OutcomeSuccess},
+			{Lease: c.LeaseRef(), Outcome: headgate.OutcomeSuccess},
+		})
+		if err != nil || res[0].Err == nil || res[1].Err != nil || res[1].State != headgate.StateCompleted {
+			t.Errorf("ack many: %+v, %v; want the stranger rejected and the holder completed", res, err)
+		}
+	}},
+}

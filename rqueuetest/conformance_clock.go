@@ -1,0 +1,28 @@
+package rqueuetest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/headgate/headgate"
+)
+
+// clockCases cover the Clock transition of the job contract.
+var clockCases = []conformanceCase{
+	{"Clock/FreezeAdvanceUnfreeze", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		if now, _ := s.Now(ctx); !now.Equal(epoch) {
+			t.Errorf("frozen now %v", now)
+		}
+		advance(t, ctx, s, 90*time.Second)
+		if now, _ := s.Now(ctx); !now.Equal(epoch.Add(90 * time.Second)) {
+			t.Errorf("advanced now %v", now)
+		}
+		if err := s.UnfreezeClock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if now, _ := s.Now(ctx); now.Year() < 2024 {
+			t.Errorf("unfrozen now %v is not the server's time", now)
+		}
+	}},
+}

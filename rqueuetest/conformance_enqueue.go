@@ -1,0 +1,76 @@
+package rqueuetest
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/headgate/headgate"
+)
+
+// enqueueCases cover the Enqueue transition of the job contract.
+var enqueueCases = []conformanceCase{
+	{"Enqueue/Defaults", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		res := mustEnqueue(t, ctx, s,
+			headgate.Envelope{ID: "now", Kind: "k", Tags: []string{"b", "a", "b"}},
+			headgate.Envelope{ID: "later", Kind: "k", ScheduledAt: epoch.Add(time.Minute)},
+			headgate.Envelope{ID: "staged", Kind: "k", Pending: true})
+		want := []headgate.State{headgate.StateAvailable, headgate.StateScheduled, headgate.StatePending}
+		for i, r := range res {
+			if r.State != want[i] || r.Replayed {
+				t.Errorf("enqueue %s: state %s replayed %v, want %s, not replayed", r.ID, r.State, r.Replayed, want[i])
+			}
+		}
+		if !res[0].ScheduledAt.Equal(epoch) {
+			t.Errorf("scheduled_at defaults to the store time: got %v, want %v", res[0].ScheduledAt, epoch)
+		}
+		delayed := mustEnqueue(t, ctx, s, headgate.Envelope{ID: "delayed", Kind: "k", ScheduledIn: time.Minute})
+		if delayed[0].State != headgate.StateScheduled || !delayed[0].ScheduledAt.Equal(epoch.Add(time.Minute)) {
+			t.Errorf("ScheduledIn counts from the store time: got %s at %v, want scheduled at %v",
+				delayed[0].State, delayed[0].ScheduledAt, epoch.Add(time.Minute))
+		}
+		j := getJob(t, ctx, s, "now")
+		if j.Queue != "default" || j.MaxAttempts != 25 || j.SchemaVersion != 1 || j.Weight != 1 ||
+			!slices.Equal(j.Tags, []string{"a", "b"}) || j.Fence != 0 || j.Attempt != 0 {
+			t.Errorf("defaults: got queue %q max_attempts %d schema %d weight %d tags %q fence %d attempt %d",
+				j.Queue, j.MaxAttempts, j.SchemaVersion, j.Weight, j.Tags, j.Fence, j.Attempt)
+		}
+	}},
+	{"Enqueue/ReplaySameContentWritesNothing", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		e := job("a")
+		e.Fingerprint = "fp"
+		mustEnqueue(t, ctx, s, e)
+		c := admitOne(t, ctx, s)
+		before := snapshot(t, ctx, s)
+		e.Payload = []byte("other payload")
+		res := mustEnqueue(t, ctx, s, e)
+		if !res[0].Replayed || res[0].State != headgate.StateRunning {
+			t.Errorf("replay: got %+v, want replayed, running", res[0])
+		}
+		if after := snapshot(t, ctx, s); after != before {
+			t.Errorf("replay wrote:\nbefore:\n%s\nafter:\n%s", before, after)
+		}
+		mustAck(t, ctx, s, c, headgate.OutcomeSuccess, nil)
+	}},
+	{"Enqueue/IDConflictWritesNothing", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		mustEnqueue(t, ctx, s, job("a"))
+		for _, change := range []func(*headgate.Envelope){
+			func(e *headgate.Envelope) { e.Kind = "other" },
+			func(e *headgate.Envelope) { e.Fingerprint = "other" },
+			func(e *headgate.Envelope) { e.Queue = "other" },
+		} {
+			e := job("a")
+			change(&e)
+			err := unchanged(t, ctx, s, "id conflict", func() error {
+				_, err := s.Enqueue(ctx, job("fresh"), e)
+				return err
+			})
+			if c := wantErr[*headgate.IDConflictError](t, err); c != nil && c.JobID != "a" {
+				t.Errorf("IDConflict names %q, want a", c.JobID)
+			}
+		}
+	}},
+}

@@ -1,0 +1,30 @@
+package rqueuetest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/headgate/headgate"
+)
+
+// evictCases cover the Evict transition of the job contract.
+var evictCases = []conformanceCase{
+	{"Evict/TerminalStatesAfterRetention", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		mustEnqueue(t, ctx, s, job("a-skip"), job("b-cancel"), job("c-keep"))
+		for _, c := range mustAdmit(t, ctx, s, admitReq("w", 1)) {
+			mustAck(t, ctx, s, c, headgate.OutcomeSkip, nil)
+		}
+		if err := s.Cancel(ctx, "b-cancel"); err != nil {
+			t.Fatal(err)
+		}
+		advance(t, ctx, s, time.Hour)
+		if n, _ := s.EvictRetained(ctx, 1); n != 1 {
+			t.Errorf("evict with limit 1: %d", n)
+		}
+		if n, _ := s.EvictRetained(ctx, 10); n != 1 {
+			t.Errorf("evict the rest: %d", n)
+		}
+		wantState(t, ctx, s, "c-keep", headgate.StateAvailable)
+	}},
+}

@@ -1,0 +1,80 @@
+package rqueuetest
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/headgate/headgate"
+)
+
+// reclaimCases cover the Reclaim transition of the job contract.
+var reclaimCases = []conformanceCase{
+	{"Reclaim/CrashChargedToStepThenQuarantine", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		e, sib := job("a"), job("sibling")
+		e.Fingerprint, sib.Fingerprint = "poison", "poison"
+		sib.ScheduledAt = epoch.Add(time.Hour)
+		mustEnqueue(t, ctx, s, e, sib)
+		for crash := 1; crash <= 3; crash++ {
+			c := admitOne(t, ctx, s)
+			if c.Envelope.ID != "a" {
+				t.Fatalf("admitted %s, want a", c.Envelope.ID)
+			}
+			if err := s.Checkpoint(ctx, c.LeaseRef(), headgate.Checkpoint{InProgress: "charge", Done: []string{"load"}}); err != nil {
+				t.Fatal(err)
+			}
+			advance(t, ctx, s, time.Minute)
+			r, err := s.ReclaimExpired(ctx, 10)
+			if err != nil || len(r) != 1 {
+				t.Fatalf("reclaim: %+v, %v", r, err)
+			}
+			want := headgate.Reclaimed{JobID: "a", Fingerprint: "poison", CrashAttempt: crash, Quarantined: crash == 3}
+			if r[0] != want {
+				t.Errorf("reclaim %d: %+v, want %+v", crash, r[0], want)
+			}
+			j := getJob(t, ctx, s, "a")
+			if j.Checkpoint.CrashesByStep["charge"] != crash || j.Attempt != 0 || !slices.Equal(j.Checkpoint.Done, []string{"load"}) {
+				t.Errorf("after crash %d: checkpoint %+v attempt %d", crash, j.Checkpoint, j.Attempt)
+			}
+			if crash < 3 {
+				// Retryable after backoff on the crash count: CrashRetryBase, then twice it.
+				now, _ := s.Now(ctx)
+				backoff := headgate.CrashRetryBaseDefault << (crash - 1)
+				if j.State != headgate.StateRetryable || !j.ScheduledAt.Equal(now.Add(backoff)) {
+					t.Errorf("after crash %d: %s at %v, want retryable at %v", crash, j.State, j.ScheduledAt, now.Add(backoff))
+				}
+				advance(t, ctx, s, backoff)
+				s.PromoteDue(ctx, 10)
+			}
+		}
+		wantState(t, ctx, s, "a", headgate.StateQuarantined)
+		// The fingerprint blocks new enqueues and the admission of siblings.
+		fresh := job("fresh")
+		fresh.Fingerprint = "poison"
+		err := unchanged(t, ctx, s, "enqueue quarantined", func() error { _, err := s.Enqueue(ctx, fresh); return err })
+		if q := wantErr[*headgate.QuarantinedError](t, err); q != nil && q.Fingerprint != "poison" {
+			t.Errorf("quarantined names %q", q.Fingerprint)
+		}
+		advance(t, ctx, s, 2*time.Hour)
+		s.PromoteDue(ctx, 10)
+		if got := mustAdmit(t, ctx, s, admitReq("w", 5)); len(got) != 0 {
+			t.Errorf("admitted %v with its fingerprint quarantined", ids(got))
+		}
+		// Quarantined jobs are exempt from eviction.
+		advance(t, ctx, s, 48*time.Hour)
+		s.EvictRetained(ctx, 10)
+		wantState(t, ctx, s, "a", headgate.StateQuarantined)
+		q, err := s.Quarantined(ctx)
+		if err != nil || len(q) != 1 || q[0] != (headgate.QuarantinedFingerprint{Fingerprint: "poison", JobID: "a", Held: 1}) {
+			t.Errorf("quarantine list: %+v, %v", q, err)
+		}
+		if n, err := s.ReleaseQuarantine(ctx, "poison"); err != nil || n != 1 {
+			t.Errorf("release: %d, %v; want 1 sibling released", n, err)
+		}
+		if got := ids(mustAdmit(t, ctx, s, admitReq("w", 5))); !slices.Equal(got, []string{"sibling"}) {
+			t.Errorf("after release admitted %v, want [sibling]", got)
+		}
+		mustEnqueue(t, ctx, s, fresh)
+	}},
+}

@@ -1,0 +1,39 @@
+package headgate
+
+import (
+	"context"
+	"time"
+)
+
+// RateLimit is a fleet-wide token bucket: Limit tokens per Window, holding at most Burst.
+type RateLimit struct {
+	Limit  int64
+	Window time.Duration
+	Burst  int64
+}
+
+// SetRateLimit configures a rate class, starting full. Admission charges a job's weight
+// to its class; a class without a limit is unlimited.
+func (s *Store) SetRateLimit(ctx context.Context, class string, rl RateLimit) error {
+	if err := validateRequired("class", class, true); err != nil {
+		return err
+	}
+	switch {
+	case rl.Limit < 0:
+		return invalid("Limit", "cannot be negative (%d)", rl.Limit)
+	case rl.Window < time.Millisecond:
+		return invalid("Window", "must be at least 1ms, not %s", rl.Window)
+	case rl.Burst <= 0:
+		return invalid("Burst", "must be positive, not %d", rl.Burst)
+	}
+	_, err := s.run(ctx, scriptSetRateLimit, "", class, rl.Limit, ms(rl.Window), rl.Burst)
+	return err
+}
+
+// RemoveRateLimit makes the class unlimited.
+func (s *Store) RemoveRateLimit(ctx context.Context, class string) error {
+	if err := validateRequired("class", class, true); err != nil {
+		return err
+	}
+	return s.rdb.Del(ctx, s.keys.Rate(class)).Err()
+}

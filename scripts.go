@@ -26,100 +26,236 @@ const (
 	replyNotCancellable = -8
 )
 
-// script is one transition: the parts of lua/lib.lua it uses, then lua/<name>.lua, run
-// as one EVAL.
+// script is one transition: the lib.lua definitions it includes, then lua/<name>.lua,
+// run as one EVAL.
 type script struct {
 	name string
 	*redis.Script
 }
 
-func loadScript(name string) script {
-	lib, err := luaFiles.ReadFile("lua/lib.lua")
+// lib is lua/lib.lua, parsed once.
+var lib = mustParseLib()
+
+func mustParseLib() *luaLib {
+	src, err := luaFiles.ReadFile("lua/lib.lua")
 	if err != nil {
 		panic(err)
 	}
+	l, err := parseLib(string(src))
+	if err != nil {
+		panic(err)
+	}
+	return l
+}
+
+// loadScript assembles a script. A script that includes a name lib.lua does not define
+// is a programming error, caught by every test run: it panics.
+func loadScript(name string) script {
 	body, err := luaFiles.ReadFile("lua/" + name + ".lua")
 	if err != nil {
 		panic(err)
 	}
-	return script{name: name, Script: redis.NewScript(libFor(string(lib), string(body)) + "\n" + string(body))}
+	src, err := lib.assemble(name, string(body))
+	if err != nil {
+		panic(err)
+	}
+	return script{name: name, Script: redis.NewScript(src)}
 }
 
-// libChunk is one top-level definition of lua/lib.lua with the comment above it.
-type libChunk struct {
-	defines []string
-	text    string
+// Every definition of lib.lua is included by some script, directly or through other
+// definitions: one that nothing includes is dead code, or a script forgot to include it.
+func init() {
+	entries, err := luaFiles.ReadDir("lua")
+	if err != nil {
+		panic(err)
+	}
+	scripts := map[string]string{}
+	for _, e := range entries {
+		name := strings.TrimSuffix(e.Name(), ".lua")
+		if name == "lib" {
+			continue
+		}
+		b, err := luaFiles.ReadFile("lua/" + e.Name())
+		if err != nil {
+			panic(err)
+		}
+		scripts[name] = string(b)
+	}
+	if err := lib.checkAllIncluded(scripts); err != nil {
+		panic(err)
+	}
+}
+
+// libDef is one top-level definition of lua/lib.lua with the comment above it.
+type libDef struct {
+	names    []string // what it defines
+	includes []string // the definitions it uses, from its "--- @include" lines
+	text     string
+}
+
+// luaLib is lua/lib.lua split into its definitions, in file order.
+type luaLib struct {
+	defs    []libDef
+	defined map[string]int // name -> index in defs
 }
 
 var (
-	luaDefinition = regexp.MustCompile(`^(?:local function ([A-Za-z_]\w*)|function (K\.\w+)|local ([A-Za-z_][\w, ]*?)\s*=)`)
-	luaIdentifier = regexp.MustCompile(`K\.\w+|[A-Za-z_]\w*`)
+	luaDefinition = regexp.MustCompile(`^(?:local function ([A-Za-z_]\w*)|function ([A-Za-z_]\w*\.\w+)|local ([A-Za-z_][\w, ]*?)\s*=)`)
+	luaInclude    = regexp.MustCompile(`^--- @include (\S+)\s*$`)
 )
 
 // parseLib splits lib.lua into its top-level definitions: a definition starts at a line
 // in column 0 that begins with "local" or "function"; comment lines in column 0 belong to
-// the definition below them.
-func parseLib(src string) []libChunk {
+// the definition below them, and its "--- @include" lines among them name what it uses.
+func parseLib(src string) (*luaLib, error) {
 	_, src, _ = strings.Cut(src, "]]\n") // the header
-	var chunks []libChunk
+	l := &luaLib{defined: map[string]int{}}
 	var comments []string
+	var includes []string
 	for line := range strings.Lines(src) {
 		switch m := luaDefinition.FindStringSubmatch(line); {
 		case m != nil:
-			c := libChunk{text: strings.Join(comments, "") + line}
+			d := libDef{text: strings.Join(comments, "") + line, includes: includes}
 			for _, names := range m[1:] {
 				for n := range strings.SplitSeq(names, ",") {
 					if n = strings.TrimSpace(n); n != "" {
-						c.defines = append(c.defines, n)
+						d.names = append(d.names, n)
 					}
 				}
 			}
-			chunks = append(chunks, c)
-			comments = nil
+			for _, n := range d.names {
+				if _, dup := l.defined[n]; dup {
+					return nil, fmt.Errorf("lua/lib.lua defines %s twice", n)
+				}
+				l.defined[n] = len(l.defs)
+			}
+			l.defs = append(l.defs, d)
+			comments, includes = nil, nil
 		case strings.HasPrefix(line, "--"):
+			if m := luaInclude.FindStringSubmatch(line); m != nil {
+				includes = append(includes, m[1])
+			} else if strings.Contains(line, "@include") {
+				return nil, fmt.Errorf("lua/lib.lua: malformed include line %q", strings.TrimSpace(line))
+			}
 			comments = append(comments, line)
-		case len(chunks) > 0:
-			chunks[len(chunks)-1].text += line
+		case len(l.defs) > 0:
+			if strings.Contains(line, "@include") {
+				return nil, fmt.Errorf("lua/lib.lua: include line %q is not above a definition", strings.TrimSpace(line))
+			}
+			l.defs[len(l.defs)-1].text += line
 		}
 	}
-	return chunks
+	for _, d := range l.defs {
+		for _, n := range d.includes {
+			if _, ok := l.defined[n]; !ok {
+				return nil, fmt.Errorf("lua/lib.lua: %s includes %s, which lib.lua does not define", d.names[0], n)
+			}
+		}
+	}
+	return l, nil
 }
 
-// libFor returns the definitions of lib.lua that body uses, directly or through other
-// definitions, in lib.lua's order. Lua runs a script's whole text on every call, so
-// leaving out what a script does not use keeps each call cheap.
-func libFor(lib, body string) string {
-	chunks := parseLib(lib)
-	definedBy := map[string]int{}
-	for i, c := range chunks {
-		for _, n := range c.defines {
-			definedBy[n] = i
-		}
+// scriptIncludes returns the names a script includes: its "--- @include" lines, which
+// follow the header's closing "]]" directly.
+func scriptIncludes(name, body string) ([]string, error) {
+	_, rest, ok := strings.Cut(body, "]]\n")
+	if !ok {
+		return nil, fmt.Errorf("lua/%s.lua has no header", name)
 	}
-	included := make([]bool, len(chunks))
-	var visit func(text string)
-	visit = func(text string) {
-		for _, id := range luaIdentifier.FindAllString(text, -1) {
-			names := []string{id}
-			if strings.HasPrefix(id, "K.") {
-				names = append(names, "K") // the table K.* functions live in
+	var includes []string
+	for line := range strings.Lines(rest) {
+		m := luaInclude.FindStringSubmatch(line)
+		if m == nil {
+			break
+		}
+		includes = append(includes, m[1])
+		rest = rest[len(line):]
+	}
+	if strings.Contains(rest, "@include") {
+		return nil, fmt.Errorf("lua/%s.lua: an include line is not right after the header", name)
+	}
+	return includes, nil
+}
+
+// closure marks the definitions that includes names, directly or through the includes
+// of other definitions.
+func (l *luaLib) closure(where string, includes []string) ([]bool, error) {
+	in := make([]bool, len(l.defs))
+	var visit func(names []string) error
+	visit = func(names []string) error {
+		for _, n := range names {
+			i, ok := l.defined[n]
+			if !ok {
+				return fmt.Errorf("%s includes %s, which lua/lib.lua does not define", where, n)
 			}
-			for _, n := range names {
-				if i, ok := definedBy[n]; ok && !included[i] {
-					included[i] = true
-					visit(chunks[i].text)
+			if in[i] {
+				continue
+			}
+			in[i] = true
+			if table, _, ok := strings.Cut(n, "."); ok {
+				// A field (K.job) is defined in its table.
+				if err := visit([]string{table}); err != nil {
+					return err
 				}
 			}
+			if err := visit(l.defs[i].includes); err != nil {
+				return err
+			}
 		}
+		return nil
 	}
-	visit(body)
+	return in, visit(includes)
+}
+
+// assemble returns a script's source: the definitions it includes, transitively, in
+// lib.lua's order, then the script. Lua runs a script's whole text on every call, so
+// leaving out what a script does not include keeps each call cheap.
+func (l *luaLib) assemble(name, body string) (string, error) {
+	includes, err := scriptIncludes(name, body)
+	if err != nil {
+		return "", err
+	}
+	in, err := l.closure("lua/"+name+".lua", includes)
+	if err != nil {
+		return "", err
+	}
 	var b strings.Builder
-	for i, c := range chunks {
-		if included[i] {
-			b.WriteString(c.text)
+	for i, d := range l.defs {
+		if in[i] {
+			b.WriteString(d.text)
 		}
 	}
-	return b.String()
+	b.WriteString("\n")
+	b.WriteString(body)
+	return b.String(), nil
+}
+
+// checkAllIncluded reports the definitions no script includes, directly or not.
+func (l *luaLib) checkAllIncluded(scripts map[string]string) error {
+	used := make([]bool, len(l.defs))
+	for name, body := range scripts {
+		includes, err := scriptIncludes(name, body)
+		if err != nil {
+			return err
+		}
+		in, err := l.closure("lua/"+name+".lua", includes)
+		if err != nil {
+			return err
+		}
+		for i := range in {
+			used[i] = used[i] || in[i]
+		}
+	}
+	var unused []string
+	for i, d := range l.defs {
+		if !used[i] {
+			unused = append(unused, d.names...)
+		}
+	}
+	if len(unused) > 0 {
+		return fmt.Errorf("lua/lib.lua: no script includes %s", strings.Join(unused, ", "))
+	}
+	return nil
 }
 
 // The transitions, one script each.

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,8 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// luaCallers maps each script to the number of KEYS its Go caller passes: every caller
-// goes through Store.run, which passes Store.scriptKeys.
+// scriptSources returns lua/*.lua by name ("ack", ..., and "lib").
 func scriptSources(t *testing.T) map[string]string {
 	t.Helper()
 	out := map[string]string{}
@@ -129,5 +129,183 @@ return { K.job(P, 'id:1'), K.errors(P, 'id:1'), K.result(P, 'id:1'), K.output(P,
 		if !strings.HasPrefix(key, "hg:{ns:1}:") {
 			t.Errorf("key %q is outside the namespace's hash tag", key)
 		}
+	}
+}
+
+// TestLuaScriptIncludes pins what each script pulls in from lib.lua: its includes and
+// everything they reach, in lib.lua order. A change here changes what every call of the
+// script parses and runs; update the table on purpose.
+func TestLuaScriptIncludes(t *testing.T) {
+	want := map[string]string{
+		"ack": `rcall K K.job K.errors K.result K.output K.progress K.counts K.ring K.ring_state
+			K.partition K.pinned_ring K.pinned_ring_state K.pinned_partition K.wake K.scheduled
+			K.leases K.retained K.unique K.quarantine K.held K.rate K.clock OK E_LEASE_REJECTED
+			now_ms UNFINISHED ERROR_HISTORY quarantine_known is_quarantined rank num str
+			count_delta move_count flush_counts mark_aux push_error partition_of ring_last
+			ring_has ring_contains ring_push_back wake index_available JOB_FIELDS JOB_NUMBERS
+			JOB_DEFAULTS load_fields release_unique backoff drop_lease finalize delete_job
+			schedule make_available load_bucket save_bucket true_up HOLDER_FIELDS holder`,
+		"admit": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring
+			K.pinned_ring_state K.pinned_partition K.wake K.leases K.quarantine K.held K.paused
+			K.rate K.clock OK now_ms quarantine_known is_quarantined RANK_WIDTH num str
+			count_delta move_count flush_counts ring_last ring_has ring_push_back ring_remove
+			wake JOB_DEFAULTS load_bucket save_bucket`,
+		"cancel": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring
+			K.pinned_ring_state K.pinned_partition K.scheduled K.leases K.retained K.unique
+			K.held K.clock OK E_NOT_FOUND E_NOT_CANCELLABLE now_ms UNFINISHED rank str
+			count_delta move_count flush_counts partition_of ring_has ring_remove
+			unindex_available unindex_available_job JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS
+			load_fields load_job release_unique drop_lease finalize`,
+		"checkpoint": `rcall K K.job OK E_LEASE_REJECTED str JOB_NUMBERS JOB_DEFAULTS load_fields
+			HOLDER_FIELDS holder`,
+		"claim_duty": `rcall K K.duty K.clock OK now_ms`,
+		"enqueue": `rcall K K.job K.queues K.counts K.ring K.ring_state K.partition K.pinned_ring
+			K.pinned_ring_state K.pinned_partition K.wake K.scheduled K.unique K.throttle
+			K.throttle_expiry K.quarantine K.held K.limits K.clock OK E_ID_CONFLICT E_DUPLICATE
+			E_QUARANTINED E_BACKPRESSURE now_ms quarantine_known is_quarantined rank num str
+			count_delta move_count flush_counts unfinished partition_of ring_last ring_has
+			ring_contains ring_push_back ring_remove wake index_available unindex_available
+			unindex_available_job JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS load_fields load_job
+			schedule make_available`,
+		"evict": `rcall K K.job K.errors K.result K.output K.progress K.counts K.retained K.throttle
+			K.throttle_expiry K.clock OK now_ms UNFINISHED str count_delta move_count
+			flush_counts JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS load_fields load_job delete_job`,
+		"promote": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring
+			K.pinned_ring_state K.pinned_partition K.wake K.scheduled K.quarantine K.held
+			K.clock OK now_ms quarantine_known is_quarantined rank str count_delta move_count
+			flush_counts partition_of ring_last ring_has ring_contains ring_push_back wake
+			index_available JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS load_fields load_job
+			make_available`,
+		"reclaim": `rcall K K.job K.errors K.counts K.scheduled K.leases K.retained K.unique
+			K.quarantine K.clock OK now_ms ERROR_HISTORY quarantine_known quarantine str
+			count_delta move_count flush_counts mark_aux push_error JOB_FIELDS JOB_NUMBERS
+			JOB_DEFAULTS load_fields load_job release_unique backoff drop_lease finalize
+			schedule`,
+		"release_duty": `rcall K K.duty OK`,
+		"release_pending": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring
+			K.pinned_ring_state K.pinned_partition K.wake K.scheduled K.quarantine K.held
+			K.clock OK now_ms quarantine_known is_quarantined rank str count_delta move_count
+			flush_counts partition_of ring_last ring_has ring_contains ring_push_back wake
+			index_available JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS load_fields load_job schedule
+			make_available`,
+		"release_quarantine": `rcall K K.job K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
+			K.pinned_partition K.wake K.quarantine K.held OK rank str partition_of ring_last
+			ring_has ring_contains ring_push_back wake index_available JOB_FIELDS JOB_NUMBERS
+			JOB_DEFAULTS load_fields load_job`,
+		"renew": `rcall K K.job K.leases K.clock OK now_ms str JOB_NUMBERS JOB_DEFAULTS load_fields
+			HOLDER_FIELDS holder`,
+		"set_rate_limit": `rcall K K.rate K.clock OK now_ms`,
+		"write_output": `rcall K K.job K.output K.clock OK E_LEASE_REJECTED now_ms str mark_aux JOB_NUMBERS
+			JOB_DEFAULTS load_fields HOLDER_FIELDS holder`,
+		"write_progress": `rcall K K.job K.progress K.clock OK E_LEASE_REJECTED now_ms str mark_aux JOB_NUMBERS
+			JOB_DEFAULTS load_fields HOLDER_FIELDS holder`,
+	}
+	for name, src := range scriptSources(t) {
+		if name == "lib" {
+			continue
+		}
+		includes, err := scriptIncludes(name, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, err := lib.closure(name, includes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for i, d := range lib.defs {
+			if in[i] {
+				got = append(got, d.names...)
+			}
+		}
+		if w, ok := want[name]; !ok {
+			t.Errorf("%s.lua has no entry in the table; it pulls in:\n%s", name, strings.Join(got, " "))
+		} else if !slices.Equal(got, strings.Fields(w)) {
+			t.Errorf("%s.lua pulls in\n %s\nthe table says\n %s", name, strings.Join(got, " "), strings.Join(strings.Fields(w), " "))
+		}
+		delete(want, name)
+	}
+	for name := range want {
+		t.Errorf("the table lists %s.lua, which does not exist", name)
+	}
+}
+
+// TestLuaIncludesMatchUses holds every include list to the code it stands for: a script,
+// or a definition of lib.lua, that uses a name of lib.lua includes it, and includes
+// nothing it does not use. Names inside strings and comments are not uses.
+func TestLuaIncludesMatchUses(t *testing.T) {
+	defined := func(n string) bool { _, ok := lib.defined[n]; return ok }
+	check := func(what, code string, own, includes []string) {
+		used := luaNamesUsed(stripLua(code), defined)
+		for _, n := range used {
+			if !slices.Contains(own, n) && !slices.Contains(includes, n) {
+				t.Errorf("%s uses %s without --- @include %s", what, n, n)
+			}
+		}
+		for _, n := range includes {
+			if !slices.Contains(used, n) {
+				t.Errorf("%s includes %s but does not use it", what, n)
+			}
+		}
+	}
+	for name, src := range scriptSources(t) {
+		if name == "lib" {
+			continue
+		}
+		includes, err := scriptIncludes(name, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(name+".lua", src[len(header(src)):], nil, includes)
+	}
+	for _, d := range lib.defs {
+		check("lib.lua "+d.names[0], d.text, d.names, d.includes)
+	}
+}
+
+// TestLuaIncludeErrors: a name lib.lua does not define, an include line out of place,
+// and a definition nothing reaches are refused when the scripts load.
+func TestLuaIncludeErrors(t *testing.T) {
+	const libSrc = `--[[ header ]]
+local rcall = redis.call
+--- @include rcall
+local function used() return rcall('TIME') end
+local function dead() return 1 end
+`
+	l, err := parseLib(libSrc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.assemble("s", "--[[ h ]]\n--- @include nowhere\nreturn 1\n"); err == nil || !strings.Contains(err.Error(), "nowhere") {
+		t.Errorf("unknown include in a script: %v", err)
+	}
+	if _, err := l.assemble("s", "--[[ h ]]\nlocal x = 1\n--- @include used\nreturn x\n"); err == nil {
+		t.Error("an include line after the code was accepted")
+	}
+	got, err := l.assemble("s", "--[[ h ]]\n--- @include used\nreturn used()\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got, "local rcall") || strings.Contains(got, "dead") {
+		t.Errorf("assembled the wrong closure:\n%s", got)
+	}
+	if err := l.checkAllIncluded(map[string]string{"s": "--[[ h ]]\n--- @include used\n"}); err == nil || !strings.Contains(err.Error(), "dead") {
+		t.Errorf("a definition no script reaches: %v", err)
+	}
+	for _, bad := range []string{
+		"--[[ h ]]\n--- @include nowhere\nlocal function f() end\n", // unknown name in lib
+		"--[[ h ]]\nlocal x = 1\n  --- @include x\n",                // not above a definition
+		"--[[ h ]]\nlocal x = 1\nlocal x = 2\n",                     // defined twice
+	} {
+		if _, err := parseLib(bad); err == nil {
+			t.Errorf("parseLib accepted %q", bad)
+		}
+	}
+	// Strings and comments are not code.
+	code := stripLua("f('holder', \"rcall\") -- now_ms\n--[[ wake ]] g([[rank]]) h(x.holder)")
+	if used := luaNamesUsed(code, func(n string) bool {
+		return n == "holder" || n == "rcall" || n == "now_ms" || n == "wake" || n == "rank"
+	}); len(used) > 0 {
+		t.Errorf("names in strings, comments or fields taken for uses: %v", used)
 	}
 }

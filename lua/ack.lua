@@ -30,6 +30,28 @@ Replies  {0, {code_1, state_1}, ..., {code_n, state_n}}: code 0 with the state a
          ack ("deleted" when gone), or -5 LeaseRejected with ""
 Cost     O(n * log N)
 ]]
+--- @include rcall
+--- @include K.job
+--- @include K.result
+--- @include K.leases
+--- @include OK
+--- @include E_LEASE_REJECTED
+--- @include now_ms
+--- @include flush_counts
+--- @include mark_aux
+--- @include push_error
+--- @include wake
+--- @include JOB_FIELDS
+--- @include load_fields
+--- @include release_unique
+--- @include backoff
+--- @include drop_lease
+--- @include finalize
+--- @include delete_job
+--- @include schedule
+--- @include make_available
+--- @include true_up
+--- @include holder
 local P = KEYS[1]
 local base, cap, n = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local F = 10

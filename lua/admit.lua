@@ -32,6 +32,31 @@ Replies  {0, {id, hash, fence, lease expiry ms}, ...}: hash is the job's HGETALL
 Cost     O(budget * log N): every examined job is a bounded number of commands, and at
          most `budget` jobs are examined.
 ]]
+--- @include rcall
+--- @include K.job
+--- @include K.ring
+--- @include K.ring_state
+--- @include K.partition
+--- @include K.pinned_ring
+--- @include K.pinned_ring_state
+--- @include K.pinned_partition
+--- @include K.leases
+--- @include K.held
+--- @include K.paused
+--- @include OK
+--- @include now_ms
+--- @include is_quarantined
+--- @include RANK_WIDTH
+--- @include num
+--- @include str
+--- @include move_count
+--- @include flush_counts
+--- @include ring_push_back
+--- @include ring_remove
+--- @include wake
+--- @include JOB_DEFAULTS
+--- @include load_bucket
+--- @include save_bucket
 local P = KEYS[1]
 local worker, lease_id = ARGV[1], ARGV[2]
 local capacity, lease_ms = tonumber(ARGV[3]), tonumber(ARGV[4])

@@ -9,6 +9,18 @@ ARGV[1]  job id
 Replies  {0} | {-7} not found | {-8, state} already terminal
 Cost     O(log N)
 ]]
+--- @include rcall
+--- @include K.scheduled
+--- @include OK
+--- @include E_NOT_FOUND
+--- @include E_NOT_CANCELLABLE
+--- @include now_ms
+--- @include UNFINISHED
+--- @include flush_counts
+--- @include unindex_available_job
+--- @include load_job
+--- @include drop_lease
+--- @include finalize
 local P = KEYS[1]
 local id = ARGV[1]
 local j = load_job(P, id)

@@ -13,6 +13,11 @@ ARGV[5]  steps done, "\n"-joined
 Replies  {0} | {-5} LeaseRejected
 Cost     O(1)
 ]]
+--- @include rcall
+--- @include K.job
+--- @include OK
+--- @include E_LEASE_REJECTED
+--- @include holder
 local P = KEYS[1]
 local id = ARGV[1]
 if not holder(P, id, ARGV[2], ARGV[3]) then return { E_LEASE_REJECTED } end

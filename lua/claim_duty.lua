@@ -11,6 +11,10 @@ ARGV[3]  lease ms
 Replies  {0, 1} claimed | {0, 0} held by another
 Cost     O(1)
 ]]
+--- @include rcall
+--- @include K.duty
+--- @include OK
+--- @include now_ms
 local P = KEYS[1]
 local k = K.duty(P, ARGV[1])
 local now = now_ms(P)

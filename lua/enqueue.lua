@@ -30,6 +30,34 @@ Replies  {0, state_1, scheduled_at_1, replayed_1 (0/1), ..., replayed_n}
          {-4, queue, limit, current, incoming}       Backpressure
 Cost     O(n * log N): a constant number of commands per job.
 ]]
+--- @include rcall
+--- @include K.job
+--- @include K.queues
+--- @include K.scheduled
+--- @include K.unique
+--- @include K.throttle
+--- @include K.throttle_expiry
+--- @include K.limits
+--- @include OK
+--- @include E_ID_CONFLICT
+--- @include E_DUPLICATE
+--- @include E_QUARANTINED
+--- @include E_BACKPRESSURE
+--- @include now_ms
+--- @include is_quarantined
+--- @include rank
+--- @include str
+--- @include move_count
+--- @include flush_counts
+--- @include unfinished
+--- @include partition_of
+--- @include ring_contains
+--- @include ring_push_back
+--- @include wake
+--- @include unindex_available_job
+--- @include load_job
+--- @include schedule
+--- @include make_available
 local P = KEYS[1]
 local n = tonumber(ARGV[1])
 local F = tonumber(ARGV[2])

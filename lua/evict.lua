@@ -9,6 +9,16 @@ ARGV[1]  limit: the most jobs evicted (and, separately, windows forgotten) in th
 Replies  {0, evicted, windows forgotten}
 Cost     O(limit * log N)
 ]]
+--- @include rcall
+--- @include K.retained
+--- @include K.throttle
+--- @include K.throttle_expiry
+--- @include OK
+--- @include now_ms
+--- @include UNFINISHED
+--- @include flush_counts
+--- @include load_job
+--- @include delete_job
 local P = KEYS[1]
 local limit = tonumber(ARGV[1])
 local now = now_ms(P)

@@ -1,6 +1,17 @@
 --[[
-lib.lua: helpers shared by every script. scripts.go prepends this file to each script
-once, at load time, so each script still runs as one atomic EVAL.
+lib.lua: definitions the scripts share. A script names the ones it uses in lines
+"--- @include <name>", one name per line, right after its header comment; a
+definition here names the ones it uses the same way, in the comment block above it.
+At load time scripts.go puts in front of each script exactly the definitions its
+includes reach, directly or through other definitions, in this file's order: the script
+still runs as one atomic EVAL, and each call pays only for what the script uses.
+
+Every top-level name is includable: rcall, each reply code (OK, E_NOT_FOUND, ...), each
+key builder K.<name> (which brings the table K along), each helper and constant. An
+include of a name this file does not define, or a definition no script reaches, fails
+at load; TestLuaIncludesMatchUses fails when a script or definition uses a name of this
+file that it does not include, or includes one it does not use. A definition starts in
+column 0 with "local" or "function"; the comment lines right above it belong to it.
 
 Every key here is derived from the namespace prefix P = KEYS[1] ("hg:{<ns>}:") and
 mirrors one function of keys.go; TestLuaKeysMatchGo holds the two in step. Names that
@@ -50,6 +61,8 @@ local E_NOT_FOUND = -7
 local E_NOT_CANCELLABLE = -8
 
 -- The store clock: a frozen value in K.clock when a test set one, else Redis TIME.
+--- @include rcall
+--- @include K.clock
 local function now_ms(P)
   local frozen = rcall('GET', K.clock(P))
   if frozen then return tonumber(frozen) end
@@ -63,6 +76,9 @@ local ERROR_HISTORY = 64 -- newest entries of a job's error history that are kep
 -- Whether a fingerprint is quarantined, asked of Redis at most once per call, and not at
 -- all while nothing is quarantined.
 local quarantine_known = nil
+--- @include rcall
+--- @include K.quarantine
+--- @include quarantine_known
 local function is_quarantined(P, fp)
   if fp == '' then return false end
   if quarantine_known == nil then
@@ -79,6 +95,9 @@ local function is_quarantined(P, fp)
 end
 
 -- Quarantines a fingerprint: new enqueues with it are refused and its siblings are held.
+--- @include rcall
+--- @include K.quarantine
+--- @include quarantine_known
 local function quarantine(P, fp, id)
   rcall('HSET', K.quarantine(P), fp, id)
   if quarantine_known then
@@ -100,6 +119,7 @@ local function str(v) if v then return v end return '' end
 -- State counts per queue move in memory during a call and are written once, by
 -- flush_counts, which every script that changes a state calls before it returns.
 local count_delta = {}
+--- @include count_delta
 local function move_count(P, q, from, to)
   local d = count_delta[q]
   if not d then
@@ -110,6 +130,9 @@ local function move_count(P, q, from, to)
   if to then d[to] = (d[to] or 0) + 1 end
 end
 
+--- @include rcall
+--- @include K.counts
+--- @include count_delta
 local function flush_counts(P)
   for q, d in pairs(count_delta) do
     for state, n in pairs(d) do
@@ -119,6 +142,9 @@ local function flush_counts(P)
   count_delta = {}
 end
 
+--- @include rcall
+--- @include K.counts
+--- @include num
 local function unfinished(P, q)
   local c = rcall('HMGET', K.counts(P, q), 'pending', 'scheduled', 'available', 'running', 'retryable')
   return num(c[1]) + num(c[2]) + num(c[3]) + num(c[4]) + num(c[5])
@@ -126,10 +152,16 @@ end
 
 -- Marks a job as having keys besides its hash (errors, result, output, progress), so
 -- that deleting the common job, which has none, costs one key.
+--- @include rcall
+--- @include K.job
 local function mark_aux(P, id)
   rcall('HSET', K.job(P, id), 'aux', '1')
 end
 
+--- @include rcall
+--- @include K.errors
+--- @include ERROR_HISTORY
+--- @include mark_aux
 local function push_error(P, id, line)
   mark_aux(P, id)
   local k = K.errors(P, id)
@@ -139,6 +171,12 @@ end
 
 -- Partition ZSET and ring of an available job: pinned jobs live apart, per worker, so
 -- work pinned to one worker never sits in front of another worker's candidates.
+--- @include K.ring
+--- @include K.ring_state
+--- @include K.partition
+--- @include K.pinned_ring
+--- @include K.pinned_ring_state
+--- @include K.pinned_partition
 local function partition_of(P, q, sticky, part)
   if sticky ~= '' then
     return K.pinned_partition(P, q, sticky, part), K.pinned_ring(P, q, sticky), K.pinned_ring_state(P, q, sticky)
@@ -150,6 +188,8 @@ end
 -- score and ring membership are read once and then tracked here.
 local ring_last = {}
 local ring_has = {}
+--- @include rcall
+--- @include ring_has
 local function ring_contains(ring, part)
   local k = ring .. '\n' .. part
   local v = ring_has[k]
@@ -161,6 +201,9 @@ local function ring_contains(ring, part)
 end
 
 -- Puts a partition at the back of its ring (adding it when absent).
+--- @include rcall
+--- @include ring_last
+--- @include ring_has
 local function ring_push_back(ring, part)
   local last = ring_last[ring]
   if last == nil then
@@ -173,11 +216,15 @@ local function ring_push_back(ring, part)
   ring_has[ring .. '\n' .. part] = true
 end
 
+--- @include rcall
+--- @include ring_has
 local function ring_remove(ring, part)
   rcall('ZREM', ring, part)
   ring_has[ring .. '\n' .. part] = false
 end
 
+--- @include rcall
+--- @include K.wake
 local function wake(P, q)
   local k = K.wake(P, q)
   rcall('RPUSH', k, '1')
@@ -186,6 +233,11 @@ end
 
 -- Adds a job to its partition's available set; a partition that was empty joins the back
 -- of its ring. The caller sets the state and wakes the queue.
+--- @include rcall
+--- @include rank
+--- @include partition_of
+--- @include ring_contains
+--- @include ring_push_back
 local function index_available(P, id, q, part, sticky, prio, sched)
   local pz, ring = partition_of(P, q, sticky, part)
   rcall('ZADD', pz, '0', rank(prio, sched, id))
@@ -194,6 +246,10 @@ end
 
 -- Removes a job from its partition's available set; an emptied partition leaves its ring
 -- and forgets its round-robin credit.
+--- @include rcall
+--- @include rank
+--- @include partition_of
+--- @include ring_remove
 local function unindex_available(P, id, q, part, sticky, prio, sched)
   local pz, ring, rs = partition_of(P, q, sticky, part)
   rcall('ZREM', pz, rank(prio, sched, id))
@@ -206,6 +262,10 @@ end
 
 -- Removes an available job from wherever admission would look for it: its partition,
 -- or the set of siblings held back by a quarantined fingerprint.
+--- @include rcall
+--- @include K.job
+--- @include K.held
+--- @include unindex_available
 local function unindex_available_job(P, id, j)
   if j.held == '1' then
     rcall('SREM', K.held(P, j.fp), id)
@@ -226,6 +286,11 @@ local JOB_DEFAULTS = { maxa = 25, weight = 1, schema = 1 }
 
 -- Reads the named fields of a job into j (a new table when j is nil); nil when the job
 -- does not exist. Absent fields read as '' or 0.
+--- @include rcall
+--- @include K.job
+--- @include str
+--- @include JOB_NUMBERS
+--- @include JOB_DEFAULTS
 local function load_fields(P, id, fields, j)
   local v = rcall('HMGET', K.job(P, id), unpack(fields))
   j = j or {}
@@ -236,11 +301,15 @@ local function load_fields(P, id, fields, j)
   return j
 end
 
+--- @include JOB_FIELDS
+--- @include load_fields
 local function load_job(P, id)
   return load_fields(P, id, JOB_FIELDS)
 end
 
 -- Releases a strict unique key held by this job (throttle windows run out on their own).
+--- @include rcall
+--- @include K.unique
 local function release_unique(P, id, j)
   if j.ukey ~= '' and j.uwin == 0 and rcall('HGET', K.unique(P), j.ukey) == id then
     rcall('HDEL', K.unique(P), j.ukey)
@@ -257,6 +326,9 @@ end
 
 -- Moves a job out of running: the lease, its expiry entry and the admission's rate
 -- charge go.
+--- @include rcall
+--- @include K.job
+--- @include K.leases
 local function drop_lease(P, id)
   rcall('ZREM', K.leases(P), id)
   rcall('HDEL', K.job(P, id), 'lease', 'charge')
@@ -264,6 +336,11 @@ end
 
 -- Ends a job in a terminal state. Retention > 0 schedules eviction; quarantined jobs wait
 -- for an operator and are never evicted.
+--- @include rcall
+--- @include K.job
+--- @include K.retained
+--- @include move_count
+--- @include release_unique
 local function finalize(P, id, j, state, now)
   rcall('HSET', K.job(P, id), 'state', state, 'fin', now)
   move_count(P, j.queue, j.state, state)
@@ -274,6 +351,15 @@ local function finalize(P, id, j, state, now)
 end
 
 -- Deletes a job and everything stored under its id.
+--- @include rcall
+--- @include K.job
+--- @include K.errors
+--- @include K.result
+--- @include K.output
+--- @include K.progress
+--- @include K.retained
+--- @include UNFINISHED
+--- @include move_count
 local function delete_job(P, id, j)
   if j.aux == '1' then
     rcall('DEL', K.job(P, id), K.errors(P, id), K.result(P, id), K.output(P, id), K.progress(P, id))
@@ -285,6 +371,10 @@ local function delete_job(P, id, j)
 end
 
 -- Reschedules a job (scheduled or retryable) to run at `at`.
+--- @include rcall
+--- @include K.job
+--- @include K.scheduled
+--- @include move_count
 local function schedule(P, id, j, state, at)
   rcall('HSET', K.job(P, id), 'state', state, 'sched', at)
   rcall('ZADD', K.scheduled(P), at, id)
@@ -292,6 +382,12 @@ local function schedule(P, id, j, state, at)
 end
 
 -- Makes a job available now, keeping its route (queue, partition, sticky worker).
+--- @include rcall
+--- @include K.job
+--- @include K.held
+--- @include is_quarantined
+--- @include move_count
+--- @include index_available
 local function make_available(P, id, j, now)
   local sched = j.sched
   if sched > now then sched = now end
@@ -308,6 +404,9 @@ end
 -- Token bucket of a rate class, refilled lazily on the store clock. nil when the class is
 -- not configured (unlimited). Refill keeps the remainder of a partial token so the bucket
 -- never admits more than burst + limit * elapsed / window.
+--- @include rcall
+--- @include K.rate
+--- @include num
 local function load_bucket(P, class, now)
   local k = K.rate(P, class)
   local v = rcall('HMGET', k, 'tokens', 'burst', 'limit', 'window', 'refilled')
@@ -328,12 +427,17 @@ local function load_bucket(P, class, now)
   return b
 end
 
+--- @include rcall
 local function save_bucket(b)
   rcall('HSET', b.key, 'tokens', b.tokens, 'refilled', b.refilled)
 end
 
 -- Trues up a rate class after the job reported its actual weight: the bucket gets back
 -- what was charged and pays what was used.
+--- @include rcall
+--- @include K.job
+--- @include load_bucket
+--- @include save_bucket
 local function true_up(P, id, j, actual, now)
   if actual < 0 then return end
   if j.charge > 0 and j.rc ~= '' then
@@ -349,6 +453,8 @@ end
 -- The fence check every write from a worker passes: still running, same lease, same
 -- fence. Returns the job with `fields` (which must include state, lease and fence), or nil.
 local HOLDER_FIELDS = { 'state', 'lease', 'fence' }
+--- @include load_fields
+--- @include HOLDER_FIELDS
 local function holder(P, id, lease, fence, fields)
   local j = load_fields(P, id, fields or HOLDER_FIELDS)
   if not j or j.state ~= 'running' or j.lease ~= lease or j.fence ~= tonumber(fence) then

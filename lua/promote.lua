@@ -7,6 +7,14 @@ ARGV[1]  limit: the most jobs promoted in this call
 Replies  {0, promoted, due time ms of the next scheduled job (-1 = none)}
 Cost     O(limit * log N)
 ]]
+--- @include rcall
+--- @include K.scheduled
+--- @include OK
+--- @include now_ms
+--- @include flush_counts
+--- @include wake
+--- @include load_job
+--- @include make_available
 local P = KEYS[1]
 local limit = tonumber(ARGV[1])
 local now = now_ms(P)

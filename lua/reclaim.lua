@@ -16,6 +16,19 @@ ARGV[4]  backoff cap ms
 Replies  {0, {id, fingerprint, crash_attempt, quarantined 0/1}, ...}
 Cost     O(limit * log N)
 ]]
+--- @include rcall
+--- @include K.job
+--- @include K.leases
+--- @include OK
+--- @include now_ms
+--- @include quarantine
+--- @include flush_counts
+--- @include push_error
+--- @include load_job
+--- @include backoff
+--- @include drop_lease
+--- @include finalize
+--- @include schedule
 local P = KEYS[1]
 local limit, crash_limit = tonumber(ARGV[1]), tonumber(ARGV[2])
 local base, cap = tonumber(ARGV[3]), tonumber(ARGV[4])

@@ -8,6 +8,13 @@ ARGV[1..n] job ids
 Replies  {0, id not released ...}
 Cost     O(n * log N)
 ]]
+--- @include OK
+--- @include now_ms
+--- @include flush_counts
+--- @include wake
+--- @include load_job
+--- @include schedule
+--- @include make_available
 local P = KEYS[1]
 local now = now_ms(P)
 local reply = { OK }

@@ -10,6 +10,14 @@ ARGV[2]  limit
 Replies  {0, released now, still held}
 Cost     O(limit * log N)
 ]]
+--- @include rcall
+--- @include K.job
+--- @include K.quarantine
+--- @include K.held
+--- @include OK
+--- @include wake
+--- @include index_available
+--- @include load_job
 local P = KEYS[1]
 local fp, limit = ARGV[1], tonumber(ARGV[2])
 rcall('HDEL', K.quarantine(P), fp)

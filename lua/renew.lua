@@ -10,6 +10,11 @@ ARGV[2]  number of leases n; then n triples: job id, lease id, fence
 Replies  {0, lost id ...}
 Cost     O(n * log N)
 ]]
+--- @include rcall
+--- @include K.leases
+--- @include OK
+--- @include now_ms
+--- @include holder
 local P = KEYS[1]
 local lease_ms, n = tonumber(ARGV[1]), tonumber(ARGV[2])
 local now = now_ms(P)

@@ -9,6 +9,10 @@ ARGV[4]  burst (bucket size)
 Replies  {0}
 Cost     O(1)
 ]]
+--- @include rcall
+--- @include K.rate
+--- @include OK
+--- @include now_ms
 local P = KEYS[1]
 local now = now_ms(P)
 rcall('HSET', K.rate(P, ARGV[1]), 'tokens', ARGV[4], 'burst', ARGV[4], 'limit', ARGV[2], 'window', ARGV[3], 'refilled', now)

@@ -11,6 +11,13 @@ ARGV[5]  bytes
 Replies  {0, store time ms} | {-5} LeaseRejected
 Cost     O(1)
 ]]
+--- @include rcall
+--- @include K.output
+--- @include OK
+--- @include E_LEASE_REJECTED
+--- @include now_ms
+--- @include mark_aux
+--- @include holder
 local P = KEYS[1]
 local id = ARGV[1]
 local j = holder(P, id, ARGV[2], ARGV[3])

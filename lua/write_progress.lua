@@ -12,6 +12,13 @@ ARGV[6]  message
 Replies  {0, store time ms} | {-5} LeaseRejected
 Cost     O(1)
 ]]
+--- @include rcall
+--- @include K.progress
+--- @include OK
+--- @include E_LEASE_REJECTED
+--- @include now_ms
+--- @include mark_aux
+--- @include holder
 local P = KEYS[1]
 local id = ARGV[1]
 local j = holder(P, id, ARGV[2], ARGV[3])

@@ -113,3 +113,6 @@ func (k keys) Duty(name string) string { return k.prefix + "duty:" + name }
 
 // Clock is a STRING: the frozen store time in ms, when a test froze it.
 func (k keys) Clock() string { return k.prefix + "clock" }
+
+// Corrupt is a HASH: job id -> why its stored data could not be used (wrong key type, unparseable or impossible field), for jobs a script parked instead of moving.
+func (k keys) Corrupt() string { return k.prefix + "corrupt" }

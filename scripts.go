@@ -24,6 +24,7 @@ const (
 	replyLeaseRejected  = -5
 	replyNotFound       = -7
 	replyNotCancellable = -8
+	replyCorrupt        = -9
 )
 
 // script is one transition: the lib.lua definitions it includes, then lua/<name>.lua,
@@ -370,6 +371,8 @@ func replyError(script, jobID string, code int64, rest []any) error {
 		return fmt.Errorf("%w: %q", ErrJobNotFound, jobID)
 	case replyNotCancellable:
 		return &NotCancellableError{JobID: jobID, State: State(asString(rest, 0))}
+	case replyCorrupt:
+		return &CorruptError{Key: asString(rest, 0), Reason: asString(rest, 1)}
 	}
 	return fmt.Errorf("headgate: %s: unexpected reply code %d %v", script, code, rest)
 }

@@ -49,6 +49,7 @@ function K.limits(P) return P .. 'limits' end
 function K.rate(P, class) return P .. 'rate:' .. class end
 function K.duty(P, name) return P .. 'duty:' .. name end
 function K.clock(P) return P .. 'clock' end
+function K.corrupt(P) return P .. 'corrupt' end
 
 -- Reply codes, translated in one place by scripts.go (replyError).
 local OK = 0
@@ -59,6 +60,7 @@ local E_BACKPRESSURE = -4
 local E_LEASE_REJECTED = -5
 local E_NOT_FOUND = -7
 local E_NOT_CANCELLABLE = -8
+local E_CORRUPT = -9 -- {E_CORRUPT, key, why}: a namespace structure is corrupt; nothing was written
 
 -- The store clock: a frozen value in K.clock when a test set one, else Redis TIME.
 --- @include rcall
@@ -461,4 +463,98 @@ local function holder(P, id, lease, fence, fields)
     return nil
   end
   return j
+end
+
+-- Corrupt data. Redis does not roll back a script that raises, so a script reaches its
+-- first write only after every read that can fail, and no write of it can fail:
+--  - a job whose data is unusable (its key is not a hash, a numeric field does not parse or
+--    is impossible) is parked: the script removes its id from the index it found it in and
+--    records it with park_corrupt; the call goes on with the other jobs;
+--  - a namespace structure that is unusable (the scheduled ZSET is a string, a counts field
+--    is not a number) makes the call fail before its first write: key_ok / counts_ok in
+--    the read phase, then corrupt_structure to reply.
+-- Read with safe_hmget / load_job_checked, which never raise on corrupt data.
+
+-- Records a parked job in K.corrupt with why its data could not be used. The caller has
+-- checked key_ok(K.corrupt(P), 'hash') before its first write, and removes the id from
+-- the index it found it in.
+local function park_corrupt(P, id, reason)
+  rcall('HSET', K.corrupt(P), id, reason)
+end
+
+-- HMGET that never raises: the values, or nil and a reason when the key is not a hash.
+local function safe_hmget(key, ...)
+  local v = redis.pcall('HMGET', key, ...)
+  if type(v) == 'table' and v.err then return nil, key .. ': ' .. tostring(v.err) end
+  return v
+end
+
+-- Whether key is absent or of the given TYPE ('hash', 'zset', 'set', 'list', 'string'):
+-- a write to it then cannot fail on the key's type.
+local function key_ok(key, want)
+  local t = rcall('TYPE', key)
+  if type(t) == 'table' then t = t.ok end
+  return t == 'none' or t == want
+end
+
+-- The range each numeric field of a job hash can hold; anything else is corrupt. Bounds
+-- keep arithmetic exact (below 2^53) and the rank's fixed-width format valid.
+local MAX_SAFE = 9007199254740991
+local JOB_RANGES = {
+  prio = { -2147483648, 2147483647 }, sched = { 0, MAX_SAFE }, ret = { 0, MAX_SAFE },
+  uwin = { 0, MAX_SAFE }, attempt = { 0, MAX_SAFE }, maxa = { 0, MAX_SAFE },
+  crash = { 0, MAX_SAFE }, charge = { 0, MAX_SAFE }, fence = { 0, MAX_SAFE },
+  weight = { 1, 1048576 }, schema = { 0, 2147483647 },
+}
+
+-- Why the raw value v (false when absent) of job field f is unusable, or nil when it is
+-- fine: an absent field takes its default; a present numeric field must be an integer
+-- within JOB_RANGES.
+local function bad_job_field(f, v)
+  local r = JOB_RANGES[f]
+  if not r or not v then return nil end
+  local n = tonumber(v)
+  if not n or n ~= n or n ~= math.floor(n) then return f .. ' is not an integer: ' .. string.sub(v, 1, 64) end
+  if n < r[1] or n > r[2] then return f .. ' is ' .. string.sub(v, 1, 64) .. ', outside ' .. r[1] .. '..' .. r[2] end
+  return nil
+end
+
+-- load_fields that never raises: the job, or nil, nil when it does not exist, or nil and
+-- a reason when its data is corrupt (not a hash, a numeric field bad_job_field refuses,
+-- a state that is not one of the known states).
+local JOB_STATES = { pending = true, scheduled = true, available = true, running = true, retryable = true,
+  completed = true, archived = true, cancelled = true, undecodable = true, quarantined = true }
+local function load_job_checked(P, id, fields)
+  local v, why = safe_hmget(K.job(P, id), unpack(fields))
+  if not v then return nil, why end
+  local j = {}
+  for i, f in ipairs(fields) do
+    local bad = bad_job_field(f, v[i])
+    if bad then return nil, bad end
+    if JOB_NUMBERS[f] then j[f] = tonumber(v[i]) or JOB_DEFAULTS[f] or 0 else j[f] = str(v[i]) end
+  end
+  if j.state == '' then return nil, nil end
+  if j.state and not JOB_STATES[j.state] then return nil, 'state is ' .. string.sub(j.state, 1, 64) end
+  return j
+end
+
+-- Whether the counts of queue q can take HINCRBY: a hash (or absent) whose state fields
+-- are integers.
+local function counts_ok(P, q)
+  local c = safe_hmget(K.counts(P, q), 'pending', 'scheduled', 'available', 'running', 'retryable',
+    'completed', 'archived', 'cancelled', 'undecodable', 'quarantined')
+  if not c then return false end
+  for i = 1, #c do
+    if c[i] then
+      local n = string.match(c[i], '^-?%d+$') and tonumber(c[i])
+      if not n or n > MAX_SAFE or n < -MAX_SAFE then return false end
+    end
+  end
+  return true
+end
+
+-- The error reply of a call refused, before any write, because a namespace structure it
+-- needs is corrupt. scripts.go reports it as a *CorruptError.
+local function corrupt_structure(key, why)
+  return { E_CORRUPT, key, why }
 end

@@ -50,7 +50,15 @@ func testLuaCorruptHelpers(t *testing.T, rdb redis.UniversalClient) {
 			t.Fatal(err)
 		}
 	}
-	body := `
+	body := `--[[ test ]]
+--- @include K.job
+--- @include K.counts
+--- @include K.scheduled
+--- @include load_job_checked
+--- @include counts_ok
+--- @include key_ok
+--- @include safe_hmget
+--- @include park_corrupt
 local P = KEYS[1]
 local out = {}
 for _, id in ipairs({ 'ok', 'str', 'nan', 'heavy', 'frac', 'odd', 'none' }) do
@@ -67,7 +75,10 @@ local v, why = safe_hmget(K.job(P, 'str'), 'state')
 out[#out + 1] = 'hmget ' .. tostring(v) .. ' ' .. tostring(why ~= nil)
 park_corrupt(P, 'str', 'not a hash')
 return out`
-	src := libFor(string(mustRead(t, "lua/lib.lua")), body) + body
+	src, err := mustParseLib().assemble("corrupt_helpers_test", body)
+	if err != nil {
+		t.Fatal(err)
+	}
 	got, err := rdb.Eval(ctx, src, []string{k.Prefix()}).StringSlice()
 	if err != nil {
 		t.Fatal(err)

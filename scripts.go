@@ -63,30 +63,6 @@ func loadScript(name string) script {
 	return script{name: name, Script: redis.NewScript(src)}
 }
 
-// Every definition of lib.lua is included by some script, directly or through other
-// definitions: one that nothing includes is dead code, or a script forgot to include it.
-func init() {
-	entries, err := luaFiles.ReadDir("lua")
-	if err != nil {
-		panic(err)
-	}
-	scripts := map[string]string{}
-	for _, e := range entries {
-		name := strings.TrimSuffix(e.Name(), ".lua")
-		if name == "lib" {
-			continue
-		}
-		b, err := luaFiles.ReadFile("lua/" + e.Name())
-		if err != nil {
-			panic(err)
-		}
-		scripts[name] = string(b)
-	}
-	if err := lib.checkAllIncluded(scripts); err != nil {
-		panic(err)
-	}
-}
-
 // libDef is one top-level definition of lua/lib.lua with the comment above it.
 type libDef struct {
 	names    []string // what it defines

@@ -478,6 +478,8 @@ end
 -- Records a parked job in K.corrupt with why its data could not be used. The caller has
 -- checked key_ok(K.corrupt(P), 'hash') before its first write, and removes the id from
 -- the index it found it in.
+--- @include rcall
+--- @include K.corrupt
 local function park_corrupt(P, id, reason)
   rcall('HSET', K.corrupt(P), id, reason)
 end
@@ -491,6 +493,7 @@ end
 
 -- Whether key is absent or of the given TYPE ('hash', 'zset', 'set', 'list', 'string'):
 -- a write to it then cannot fail on the key's type.
+--- @include rcall
 local function key_ok(key, want)
   local t = rcall('TYPE', key)
   if type(t) == 'table' then t = t.ok end
@@ -500,6 +503,7 @@ end
 -- The range each numeric field of a job hash can hold; anything else is corrupt. Bounds
 -- keep arithmetic exact (below 2^53) and the rank's fixed-width format valid.
 local MAX_SAFE = 9007199254740991
+--- @include MAX_SAFE
 local JOB_RANGES = {
   prio = { -2147483648, 2147483647 }, sched = { 0, MAX_SAFE }, ret = { 0, MAX_SAFE },
   uwin = { 0, MAX_SAFE }, attempt = { 0, MAX_SAFE }, maxa = { 0, MAX_SAFE },
@@ -510,6 +514,7 @@ local JOB_RANGES = {
 -- Why the raw value v (false when absent) of job field f is unusable, or nil when it is
 -- fine: an absent field takes its default; a present numeric field must be an integer
 -- within JOB_RANGES.
+--- @include JOB_RANGES
 local function bad_job_field(f, v)
   local r = JOB_RANGES[f]
   if not r or not v then return nil end
@@ -524,6 +529,13 @@ end
 -- a state that is not one of the known states).
 local JOB_STATES = { pending = true, scheduled = true, available = true, running = true, retryable = true,
   completed = true, archived = true, cancelled = true, undecodable = true, quarantined = true }
+--- @include safe_hmget
+--- @include K.job
+--- @include bad_job_field
+--- @include JOB_NUMBERS
+--- @include JOB_DEFAULTS
+--- @include str
+--- @include JOB_STATES
 local function load_job_checked(P, id, fields)
   local v, why = safe_hmget(K.job(P, id), unpack(fields))
   if not v then return nil, why end
@@ -540,6 +552,9 @@ end
 
 -- Whether the counts of queue q can take HINCRBY: a hash (or absent) whose state fields
 -- are integers.
+--- @include safe_hmget
+--- @include K.counts
+--- @include MAX_SAFE
 local function counts_ok(P, q)
   local c = safe_hmget(K.counts(P, q), 'pending', 'scheduled', 'available', 'running', 'retryable',
     'completed', 'archived', 'cancelled', 'undecodable', 'quarantined')
@@ -555,6 +570,7 @@ end
 
 -- The error reply of a call refused, before any write, because a namespace structure it
 -- needs is corrupt. scripts.go reports it as a *CorruptError.
+--- @include E_CORRUPT
 local function corrupt_structure(key, why)
   return { E_CORRUPT, key, why }
 end

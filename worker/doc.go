@@ -23,8 +23,16 @@
 //
 // Handle registers a typed handler for the kind of its Args. A job's payload is the
 // msgpack encoding of its args, as the rqueue client writes it; a payload that does not
-// decode parks the job as undecodable, and so does a kind without a handler. HandleFunc
-// registers a handler that gets the store's Claim with the payload as bytes.
+// decode parks the job as undecodable (terminal, visible to operators) and logs an
+// ERROR. A job whose kind has no handler on this worker is not the job's fault (a
+// rolling deploy may be adding the kind): the attempt fails with
+// `no handler for kind "K" on worker ID`, the job is retried with backoff like any
+// failure and archived when its attempts are spent, and the worker logs an ERROR.
+// HandleFunc registers a handler that gets the store's Claim with the payload as bytes.
+//
+// The worker logs one line per failed attempt through Config.Logger, with the fields
+// job_id, kind, queue, partition and attempt: WARN for a handler's error, ERROR for a
+// panic (with its stack), a missing handler or an undecodable payload.
 //
 // What the handler returns decides how the attempt ends: nil is a success; Snooze, Skip,
 // Revoke, RateLimited and RetryAfter end it their way; any other error is retried after

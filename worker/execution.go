@@ -3,7 +3,6 @@ package worker
 import (
 	"context"
 	"errors"
-	"fmt"
 	"runtime/debug"
 	"strconv"
 	"sync"
@@ -155,6 +154,7 @@ func (w *Worker) execute(e *execution) {
 		return // handed back or lost: nothing of this attempt is kept
 	}
 	e.outcome, e.opts = outcome(err, timedOut, w.cfg.JobTimeout)
+	w.logAttempt(e, err, e.outcome, timedOut)
 	select {
 	case w.finished <- e:
 	case <-w.dead:
@@ -165,7 +165,7 @@ func (w *Worker) execute(e *execution) {
 func (w *Worker) call(ctx context.Context, e *execution) (err error) {
 	h := w.handlers[e.claim.Envelope.Kind]
 	if h == nil {
-		return &errUndecodable{msg: fmt.Sprintf("no handler registered for kind %q", e.claim.Envelope.Kind)}
+		return &noHandlerError{kind: e.claim.Envelope.Kind, worker: w.cfg.ID}
 	}
 	defer func() {
 		if r := recover(); r != nil {

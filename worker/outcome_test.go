@@ -3,6 +3,8 @@ package worker_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -246,24 +248,113 @@ func TestTimeout(t *testing.T) {
 func TestUndecodable(t *testing.T) {
 	t.Parallel()
 	onBackends(t, func(t *testing.T, be backend) {
-		b := setup(t, be, nil)
+		logs := newLogCapture()
+		b := setup(t, be, func(c *worker.Config) { c.Logger = logs.logger() })
 		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
 			t.Errorf("handler called for job %q", job.ID)
 			return nil
 		})
 		b.start()
-		b.enqueueRaw(headgate.Envelope{ID: "bad-payload", Kind: "test", Payload: []byte{0xc1}}, nil)
-		b.enqueueRaw(headgate.Envelope{ID: "unknown-kind", Kind: "mystery", Payload: []byte{0x80}}, nil)
-		for id, want := range map[string]string{
-			"bad-payload":  `decode args for kind "test"`,
-			"unknown-kind": `no handler registered for kind "mystery"`,
-		} {
-			if a := b.waitAck(id); a.Outcome != headgate.OutcomeUndecodable || a.State != headgate.StateUndecodable {
-				t.Errorf("%s: ack = %+v, want undecodable", id, a)
+		b.enqueueRaw(headgate.Envelope{ID: "bad-payload", Kind: "test", Payload: []byte{0xc1}, PartitionKey: "t1"}, nil)
+		if a := b.waitAck("bad-payload"); a.Outcome != headgate.OutcomeUndecodable || a.State != headgate.StateUndecodable {
+			t.Errorf("ack = %+v, want undecodable", a)
+		}
+		if h := b.errorHistory("bad-payload"); !strings.Contains(h, `decode args for kind "test"`) {
+			t.Errorf("history %q lacks the decode error", h)
+		}
+		ls := logs.wait(t, 1, slog.LevelError, "does not decode")
+		if len(ls) != 1 {
+			t.Errorf("%d ERROR lines for one undecodable job, want 1:%s", len(ls), logs.all())
+		}
+		checkJobFields(t, ls[0], map[string]string{"job_id": "bad-payload", "kind": "test", "queue": "default",
+			"partition": "t1", "attempt": "0", "worker": b.worker.ID()})
+	})
+}
+
+// A worker without a handler for a kind must not end the kind's jobs: another worker of
+// the fleet, or the next deploy, may run them. The attempt fails like any other.
+func TestUnknownKindIsRetried(t *testing.T) {
+	t.Parallel()
+	onBackends(t, func(t *testing.T, be backend) {
+		logs := newLogCapture()
+		b := setup(t, be, func(c *worker.Config) { c.Logger = logs.logger() })
+		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error { return nil })
+		b.start()
+		b.enqueueRaw(headgate.Envelope{ID: "card-1", Kind: "charge_card", Payload: []byte{0x80},
+			PartitionKey: "acme", MaxAttempts: 2}, nil)
+		want := fmt.Sprintf(`no handler for kind "charge_card" on worker %s`, b.worker.ID())
+
+		if a := b.waitAck("card-1"); a.Outcome != headgate.OutcomeRetry || a.State != headgate.StateRetryable {
+			t.Fatalf("first attempt: ack = %+v, want retry → retryable", a)
+		}
+		j := b.job("card-1")
+		if j.Attempt != 1 || !j.ScheduledAt.Equal(epoch.Add(headgate.RetryBaseDefault)) {
+			t.Errorf("after the first attempt: attempt %d, scheduled %s; want 1 and now+%s",
+				j.Attempt, j.ScheduledAt, headgate.RetryBaseDefault)
+		}
+		if h := b.errorHistory("card-1"); !strings.Contains(h, want) {
+			t.Errorf("history %q lacks %q", h, want)
+		}
+		ls := logs.wait(t, 1, slog.LevelError, "no handler")
+		checkJobFields(t, ls[0], map[string]string{"job_id": "card-1", "kind": "charge_card", "queue": "default",
+			"partition": "acme", "attempt": "0", "error": want})
+
+		b.advance(headgate.RetryBaseDefault)
+		if a := b.waitAck("card-1"); a.Outcome != headgate.OutcomeRetry || a.State != headgate.StateArchived {
+			t.Fatalf("second attempt: ack = %+v, want retry → archived (attempts spent)", a)
+		}
+		ls = logs.wait(t, 2, slog.LevelError, "no handler")
+		if len(ls) != 2 {
+			t.Errorf("%d ERROR lines for two attempts, want 2:%s", len(ls), logs.all())
+		}
+		checkJobFields(t, ls[1], map[string]string{"job_id": "card-1", "attempt": "1"})
+		if n := len(logs.matching(slog.LevelWarn, "")); n != 0 {
+			t.Errorf("%d WARN lines besides the ERROR ones, want none:%s", n, logs.all())
+		}
+	})
+}
+
+// Each failed attempt gets one log line with the job's fields: WARN for an error, ERROR
+// with the stack for a panic.
+func TestAttemptLogs(t *testing.T) {
+	t.Parallel()
+	onBackends(t, func(t *testing.T, be backend) {
+		logs := newLogCapture()
+		b := setup(t, be, func(c *worker.Config) { c.Logger = logs.logger() })
+		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
+			switch job.Args.Name {
+			case "panic":
+				panic("handler bug")
+			case "fail":
+				return errors.New("downstream said no")
 			}
-			if h := b.errorHistory(id); !strings.Contains(h, want) {
-				t.Errorf("%s: history %q lacks %q", id, h, want)
+			return nil
+		})
+		b.start()
+		b.enqueue("fails", testArgs{Name: "fail"}, func(e *headgate.Envelope) { e.PartitionKey = "p1" })
+		b.waitAck("fails")
+		b.enqueue("panics", testArgs{Name: "panic"}, func(e *headgate.Envelope) { e.Queue = "default" })
+		b.waitAck("panics")
+		b.enqueue("ok", testArgs{Name: "ok"}, nil)
+		b.waitAck("ok")
+
+		warn := logs.wait(t, 1, slog.LevelWarn, "failed")
+		checkJobFields(t, warn[0], map[string]string{"job_id": "fails", "kind": "test", "queue": "default",
+			"partition": "p1", "attempt": "0", "error": "downstream said no"})
+		perr := logs.wait(t, 1, slog.LevelError, "panicked")
+		checkJobFields(t, perr[0], map[string]string{"job_id": "panics", "kind": "test", "attempt": "0", "panic": "handler bug"})
+		if !strings.Contains(perr[0].Attrs["stack"], "outcome_test.go") {
+			t.Errorf("panic line's stack %q does not show the handler", perr[0].Attrs["stack"])
+		}
+		for _, lvl := range []slog.Level{slog.LevelWarn, slog.LevelError} {
+			for _, l := range logs.matching(lvl, "") {
+				if l.Attrs["job_id"] == "ok" {
+					t.Errorf("a successful attempt was logged at %s: %q", lvl, l.Msg)
+				}
 			}
+		}
+		if n := len(logs.matching(slog.LevelWarn, "failed")) + len(logs.matching(slog.LevelError, "panicked")); n != 2 {
+			t.Errorf("%d attempt lines for two failed attempts, want 2:%s", n, logs.all())
 		}
 	})
 }

@@ -23,8 +23,9 @@ type Attempt struct {
 	// success without retention, a revoke); empty when the ack was not applied.
 	State headgate.State
 	// Err is the handler's error: what it returned, a panic as an error with the panic's
-	// value and stack, or why the job is undecodable (no handler for its kind, or a
-	// payload that does not decode). Nil for a success. For a job handed back unrun
+	// value and stack, `no handler for kind "K" on worker ID` when the worker has no
+	// handler for the job's kind (a failed attempt, retried like any other), or why the
+	// job is undecodable (a payload that does not decode). Nil for a success. For a job handed back unrun
 	// because Work's context ended, it wraps the context's cause.
 	Err error
 	// AckErr is why the ack was not applied as Outcome says: a
@@ -168,6 +169,7 @@ func (w *Worker) runAttempt(ctx context.Context, e *execution, a *Attempt) bool 
 		return true
 	}
 	e.outcome, e.opts = outcome(err, timedOut, w.cfg.JobTimeout)
+	w.logAttempt(e, err, e.outcome, timedOut)
 	return false
 }
 

@@ -85,7 +85,7 @@ func TestWorkOutcomes(t *testing.T) {
 			{"b-fail", headgate.OutcomeRetry, headgate.StateRetryable, "downstream said no"},
 			{"c-snooze", headgate.OutcomeSnooze, headgate.StateScheduled, "worker: snooze for 1m0s"},
 			{"d-panic", headgate.OutcomeRetry, headgate.StateRetryable, "panic: handler bug\n\ngoroutine "},
-			{"e-unknown-kind", headgate.OutcomeUndecodable, headgate.StateUndecodable, `no handler registered for kind "mystery"`},
+			{"e-unknown-kind", headgate.OutcomeRetry, headgate.StateRetryable, `no handler for kind "mystery" on worker `},
 			{"f-bad-payload", headgate.OutcomeUndecodable, headgate.StateUndecodable, `decode args for kind "do"`},
 			{"g-limited", headgate.OutcomeRateLimited, headgate.StateAvailable, "worker: rate limited"},
 			{"h-revoke", headgate.OutcomeRevoke, headgate.StateDeleted, "worker: revoke"},
@@ -125,7 +125,8 @@ func TestWorkOutcomes(t *testing.T) {
 			t.Errorf("%d worker goroutines after Work", n)
 		}
 
-		// The snoozed and retried jobs run when due; the rate limited one at once.
+		// The snoozed and retried jobs (the unknown kind too) run when due; the rate limited
+		// one at once.
 		b.advance(time.Minute)
 		b.promote()
 		var ids []string
@@ -133,7 +134,7 @@ func TestWorkOutcomes(t *testing.T) {
 			ids = append(ids, a.JobID+":"+a.Outcome.String())
 		}
 		slices.Sort(ids)
-		if want := []string{"b-fail:retry", "c-snooze:snooze", "d-panic:retry", "g-limited:rate_limited"}; !slices.Equal(ids, want) {
+		if want := []string{"b-fail:retry", "c-snooze:snooze", "d-panic:retry", "e-unknown-kind:retry", "g-limited:rate_limited"}; !slices.Equal(ids, want) {
 			t.Errorf("second Work = %q, want %q", ids, want)
 		}
 	})

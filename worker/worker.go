@@ -120,8 +120,8 @@ var ErrAlreadyStarted = errors.New("worker: already started")
 
 // Start starts admitting and running jobs and returns at once. Values of ctx reach the
 // handlers' contexts; its cancellation does not (use Stop). It fails when the worker was
-// started before or has no handler: a worker without handlers would park every job it
-// admits as undecodable.
+// started before or has no handler: a worker without handlers would fail an attempt of
+// every job it admits ("no handler for kind"), spending the jobs' attempts for nothing.
 func (w *Worker) Start(ctx context.Context) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -116,3 +116,9 @@ func (k keys) Clock() string { return k.prefix + "clock" }
 
 // Corrupt is a HASH: job id -> why its stored data could not be used (wrong key type, unparseable or impossible field), for jobs a script parked instead of moving.
 func (k keys) Corrupt() string { return k.prefix + "corrupt" }
+
+// Cancelled is a pub/sub channel, not a key: the cancel script publishes on it the lease
+// of each running job it cancels, so that the holder cancels the handler at once. Its
+// name carries the namespace's hash tag like every key, so a sharded publish would stay
+// in the namespace's slot.
+func (k keys) Cancelled() string { return k.prefix + "cancelled" }

@@ -106,7 +106,7 @@ return { K.job(P, 'id:1'), K.errors(P, 'id:1'), K.result(P, 'id:1'), K.output(P,
   K.pinned_ring_state(P, 'q', 'w'), K.pinned_partition(P, 'q', 'w', 't:1'), K.wake(P, 'q'),
   K.scheduled(P), K.leases(P), K.retained(P), K.unique(P), K.throttle(P),
   K.throttle_expiry(P), K.quarantine(P), K.held(P, 'fp:1'), K.paused(P), K.limits(P),
-  K.rate(P, 'c:1'), K.duty(P, 'd:1'), K.clock(P), K.corrupt(P) }`
+  K.rate(P, 'c:1'), K.duty(P, 'd:1'), K.clock(P), K.corrupt(P), K.cancelled(P) }`
 	got, err := rdb.Eval(context.Background(), src, []string{k.Prefix()}).StringSlice()
 	if err != nil {
 		t.Fatal(err)
@@ -117,7 +117,7 @@ return { K.job(P, 'id:1'), K.errors(P, 'id:1'), K.result(P, 'id:1'), K.output(P,
 		k.PinnedRingState("q", "w"), k.PinnedPartition("q", "w", "t:1"), k.Wake("q"),
 		k.Scheduled(), k.Leases(), k.Retained(), k.Unique(), k.Throttle(),
 		k.ThrottleExpiry(), k.Quarantine(), k.Held("fp:1"), k.Paused(), k.Limits(),
-		k.Rate("c:1"), k.Duty("d:1"), k.Clock(), k.Corrupt()}
+		k.Rate("c:1"), k.Duty("d:1"), k.Clock(), k.Corrupt(), k.Cancelled()}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("lua keys differ from keys.go:\n lua: %q\n  go: %q", got, want)
 	}
@@ -152,7 +152,7 @@ func TestLuaScriptIncludes(t *testing.T) {
 			wake JOB_DEFAULTS load_bucket save_bucket`,
 		"cancel": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring
 			K.pinned_ring_state K.pinned_partition K.scheduled K.leases K.retained K.unique
-			K.held K.clock OK E_NOT_FOUND E_NOT_CANCELLABLE now_ms UNFINISHED rank str
+			K.held K.clock K.cancelled OK E_NOT_FOUND E_NOT_CANCELLABLE now_ms UNFINISHED rank str
 			count_delta move_count flush_counts partition_of ring_has ring_remove
 			unindex_available unindex_available_job JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS
 			load_fields load_job release_unique drop_lease finalize`,

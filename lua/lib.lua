@@ -50,6 +50,7 @@ function K.rate(P, class) return P .. 'rate:' .. class end
 function K.duty(P, name) return P .. 'duty:' .. name end
 function K.clock(P) return P .. 'clock' end
 function K.corrupt(P) return P .. 'corrupt' end
+function K.cancelled(P) return P .. 'cancelled' end -- a pub/sub channel, not a key
 
 -- Reply codes, translated in one place by scripts.go (replyError).
 local OK = 0

@@ -2,6 +2,7 @@ package worker_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
 	"github.com/headgate/headgate"
 	"github.com/headgate/headgate/internal/redistest"
 	"github.com/headgate/headgate/worker"
@@ -163,6 +165,64 @@ func BenchmarkIdleLatency(b *testing.B) {
 		mustOK(b, err)
 		lat = append(lat, <-started)
 		<-acked
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	at := func(p float64) float64 {
+		return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))].Microseconds())
+	}
+	b.ReportMetric(at(0.50), "p50-µs")
+	b.ReportMetric(at(0.99), "p99-µs")
+}
+
+// BenchmarkCancelLatency measures how long an operator's cancel takes to reach a running
+// handler: from just before the Cancel call until the handler's context is done (cause
+// ErrCancelled). Leases last an hour, so no renewal can be what delivers it.
+func BenchmarkCancelLatency(b *testing.B) {
+	b.Run("miniredis", func(b *testing.B) {
+		m := miniredis.RunT(b)
+		rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+		b.Cleanup(func() { _ = rdb.Close() })
+		benchCancelLatency(b, rdb)
+	})
+	b.Run("redis", func(b *testing.B) {
+		rdb, _ := benchServer(b)
+		benchCancelLatency(b, rdb)
+	})
+}
+
+func benchCancelLatency(b *testing.B, rdb *redis.Client) {
+	ctx := context.Background()
+	ns := fmt.Sprintf("bench-cancel-%d", b.N)
+	store, err := headgate.NewStore(rdb, &headgate.StoreConfig{Namespace: ns})
+	mustOK(b, err)
+	w, err := worker.New(rdb, &worker.Config{Namespace: ns, Concurrency: 1, Lease: time.Hour,
+		Logger: slog.New(slog.DiscardHandler)})
+	mustOK(b, err)
+	started := make(chan struct{}, 1)
+	cancelled := make(chan time.Time, 1)
+	worker.HandleFunc(w, "wait", func(ctx context.Context, _ *headgate.Claim) error {
+		started <- struct{}{}
+		<-ctx.Done()
+		if !errors.Is(context.Cause(ctx), worker.ErrCancelled) {
+			b.Errorf("cause = %v, want ErrCancelled", context.Cause(ctx))
+		}
+		cancelled <- time.Now()
+		return nil
+	})
+	mustOK(b, w.Start(ctx))
+	defer func() { mustOK(b, w.Stop(ctx)) }()
+
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := range b.N {
+		id := fmt.Sprintf("j%09d", i)
+		_, err := store.Enqueue(ctx, headgate.Envelope{ID: id, Kind: "wait"})
+		mustOK(b, err)
+		<-started
+		t0 := time.Now()
+		mustOK(b, store.Cancel(ctx, id))
+		lat = append(lat, (<-cancelled).Sub(t0))
 	}
 	b.StopTimer()
 	slices.Sort(lat)

@@ -59,9 +59,13 @@
 // # Leases
 //
 // Every admitted job is leased to the worker for Config.Lease. The worker renews all its
-// leases every Lease/3 in one call. When a lease is lost (an operator cancelled the job,
-// or the lease expired and was reclaimed) the handler's context is cancelled with
-// ErrLeaseLost and whatever it returns is dropped: the store would refuse it anyway.
+// leases every Lease/3 in one call. When a lease is lost (it expired and was reclaimed)
+// the handler's context is cancelled with ErrLeaseLost and whatever it returns is
+// dropped: the store would refuse it anyway. When an operator cancels a running job, the
+// cancel script publishes it on the namespace's cancel channel, to which every worker
+// subscribes on a connection of its own; the holder cancels the handler's context with
+// ErrCancelled within a round trip (a worker that missed the push finds out at its next
+// renewal, with the same cause).
 //
 // # Maintenance
 //

@@ -70,8 +70,8 @@ func (w *Worker) renew() error {
 			}
 			e.deadline.Store(deadline)
 		}
-		for _, es := range byID {
-			w.lostAll(es)
+		for id, es := range byID {
+			w.lostAll(es, w.lostCause(id))
 		}
 	}
 	return nil
@@ -81,7 +81,7 @@ func (w *Worker) renew() error {
 // the worker holds two admissions of one job (the first was reclaimed while its handler
 // ignored cancellation, and the job came back here), only the older ones are known lost;
 // the newest keeps its lease and the next renewal tells.
-func (w *Worker) lostAll(es []*execution) {
+func (w *Worker) lostAll(es []*execution, cause error) {
 	newest := es[0]
 	for _, e := range es[1:] {
 		if e.lease.Fence > newest.lease.Fence {
@@ -90,20 +90,42 @@ func (w *Worker) lostAll(es []*execution) {
 	}
 	for _, e := range es {
 		if e != newest || len(es) == 1 {
-			w.lose(e, "lease lost: the job was cancelled, or its lease expired and was reclaimed")
+			if cause == ErrCancelled {
+				w.lose(e, cause, "job cancelled by an operator")
+			} else {
+				w.lose(e, cause, "lease lost: the lease expired and was reclaimed, or the job was deleted")
+			}
 		}
 	}
 }
 
-// lose cancels a running handler whose lease is gone; whatever it returns is dropped.
-// An attempt that already finished keeps its place in the ack queue: the store will
-// reject the ack, which the acker logs.
-func (w *Worker) lose(e *execution, why string) {
+// lostCause tells why the store no longer has a job's lease: ErrCancelled when an
+// operator cancelled it (a renewal finds out when the cancel channel's push was missed),
+// else ErrLeaseLost. Only lost leases pay this read.
+func (w *Worker) lostCause(id string) error {
+	j, err := w.store.GetJob(w.ioCtx, id)
+	if err == nil && j.State == headgate.StateCancelled {
+		return ErrCancelled
+	}
+	return ErrLeaseLost
+}
+
+// lose cancels a running handler whose lease is gone, with cause; whatever it returns is
+// dropped. An attempt that already finished keeps its place in the ack queue: the store
+// will reject the ack, which the acker logs.
+func (w *Worker) lose(e *execution, cause error, why string) {
 	if !e.state.CompareAndSwap(stateRunning, stateLost) {
 		return
 	}
-	w.log.Warn(why+"; cancelling its handler", "job", e.lease.JobID, "fence", e.lease.Fence)
-	e.cancel(ErrLeaseLost)
+	env := &e.claim.Envelope
+	attrs := []any{"job_id", env.ID, "kind", env.Kind, "queue", env.Queue, "partition", env.PartitionKey,
+		"attempt", env.Attempt, "fence", e.lease.Fence}
+	if cause == ErrCancelled {
+		w.log.Info(why+"; cancelling its handler", attrs...)
+	} else {
+		w.log.Warn(why+"; cancelling its handler", attrs...)
+	}
+	e.cancel(cause)
 	w.settle(e)
 }
 
@@ -112,7 +134,7 @@ func (w *Worker) lose(e *execution, why string) {
 func (w *Worker) expireLocally(now time.Time) {
 	for _, e := range w.heldSnapshot() {
 		if e.expired(now) {
-			w.lose(e, "lease ran out while Redis was unreachable")
+			w.lose(e, ErrLeaseLost, "lease ran out while Redis was unreachable")
 		}
 	}
 }

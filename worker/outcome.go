@@ -84,9 +84,15 @@ func RetryAfter(d time.Duration, err error) error { return &RetryAfterError{Dela
 
 // Causes of a handler's context cancellation, reported by context.Cause.
 var (
-	// ErrLeaseLost: the worker no longer holds the job (it was cancelled by an operator,
-	// or its lease expired and was reclaimed). Whatever the handler returns is dropped.
+	// ErrLeaseLost: the worker no longer holds the job (its lease expired and was
+	// reclaimed, or the job was deleted). Whatever the handler returns is dropped.
 	ErrLeaseLost = errors.New("worker: lease on the job was lost")
+	// ErrCancelled: an operator cancelled the job (inspector, the headgate command or
+	// Store.Cancel); it is cancelled in the store, terminal. The cancel reaches the
+	// handler through a push within a round trip (at the latest at the next lease
+	// renewal, when the worker was disconnected from Redis). Whatever the handler
+	// returns is dropped.
+	ErrCancelled = errors.New("worker: the job was cancelled by an operator")
 	// ErrShutdown: the worker is stopping and ShutdownTimeout passed; the job was handed
 	// back and will run again elsewhere. Whatever the handler returns is dropped.
 	ErrShutdown = errors.New("worker: stopping; the job was handed back")

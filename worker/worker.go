@@ -33,6 +33,7 @@ type Worker struct {
 
 	// Set by Start.
 	waiter      *waiter         // the connection of the blocking wait for work
+	cancels     *redis.PubSub   // the namespace's cancel channel
 	waitStore   *headgate.Store // the store on waiter's client
 	ioCtx       context.Context // store calls of the worker's own loops; cancelled at teardown
 	cancelIO    context.CancelFunc
@@ -141,8 +142,13 @@ func (w *Worker) Start(ctx context.Context) error {
 		}
 		waitStore = s
 	}
+	cancels, err := w.subscribeCancels(ctx)
+	if err != nil {
+		waiter.close()
+		return fmt.Errorf("worker: subscribe to the cancel channel: %w", err)
+	}
 	w.started = true
-	w.waiter, w.waitStore = waiter, waitStore
+	w.waiter, w.waitStore, w.cancels = waiter, waitStore, cancels
 
 	n := w.cfg.Concurrency
 	w.work = make(chan *execution, n)
@@ -168,6 +174,7 @@ func (w *Worker) Start(ctx context.Context) error {
 	})
 	w.spawnLoop(w.ackLoop)
 	w.spawnLoop(w.renewLoop)
+	w.spawnLoop(func() { w.cancelLoop(cancels) })
 	for _, d := range w.duties() {
 		w.dutyLoops.Add(1)
 		w.spawn(func() { w.dutyLoop(w.dutyCtx, d) }, w.dutyLoops.Done)
@@ -270,6 +277,7 @@ func (w *Worker) teardown() {
 	close(w.dead)
 	w.cancelIO()
 	w.loops.Wait()
+	_ = w.cancels.Close()
 	close(w.work)
 }
 

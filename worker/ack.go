@@ -92,6 +92,7 @@ func (w *Worker) flush(batch []*execution) []*execution {
 	var invalid *headgate.InvalidError
 	switch {
 	case err == nil:
+		w.redisAnswered()
 		for i, e := range batch {
 			w.acked(e, res[i])
 		}
@@ -116,7 +117,7 @@ func (w *Worker) flush(batch []*execution) []*execution {
 		keep = append(keep, e)
 	}
 	if len(keep) > 0 {
-		w.log.Error("ack failed; retrying", "jobs", len(keep), "error", err)
+		w.redisFailed("ack failed; retrying", err, "jobs", len(keep))
 	}
 	return keep
 }

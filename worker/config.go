@@ -34,6 +34,8 @@ const (
 	PromoteIntervalDefault = 100 * time.Millisecond
 	// EvictIntervalDefault is how often the evict duty deletes jobs whose retention lapsed.
 	EvictIntervalDefault = time.Second
+	// StartTimeoutDefault is how long Start waits for Redis to answer before it fails.
+	StartTimeoutDefault = 10 * time.Second
 	// DutyLeaseDefault is how long a worker holds a maintenance duty without renewing it;
 	// when its holder dies, another worker takes the duty over within about this long.
 	DutyLeaseDefault = 5 * time.Second
@@ -83,8 +85,22 @@ type Config struct {
 	// Defaults to ShutdownTimeoutDefault (10s).
 	ShutdownTimeout time.Duration
 
-	// Logger receives the worker's logs: warnings for lost leases and rejected acks,
-	// errors for Redis failures. Defaults to slog.Default().
+	// StartTimeout is how long Start (and Run) wait for Redis to answer a PING, retrying
+	// with backoff, before they fail with an error that names the Redis address.
+	// Defaults to StartTimeoutDefault (10s).
+	StartTimeout time.Duration
+
+	// Logger receives the worker's logs: one line per failed attempt (with job_id, kind,
+	// queue, partition and attempt), warnings for lost leases and rejected acks, and one
+	// WARN when Redis stops answering and one INFO when it answers again (a Redis outage
+	// is not logged per retry). Defaults to slog.Default().
+	//
+	// go-redis logs some connection failures (failed dials, for one) on its own
+	// process-wide logger, which writes to stderr; no option of a client changes it, and
+	// the worker leaves it alone, since it belongs to the whole program. To keep those
+	// lines out of a program's output, as the headgate command does, call once in main:
+	//
+	//	redis.SetLogger(&logging.VoidLogger{}) // github.com/redis/go-redis/v9/logging
 	Logger *slog.Logger
 
 	// RetryBase is the backoff after a job's first failure; each further failure doubles
@@ -138,6 +154,7 @@ func (c *Config) WithDefaults() *Config {
 	out.PromoteInterval = cmp.Or(out.PromoteInterval, PromoteIntervalDefault)
 	out.EvictInterval = cmp.Or(out.EvictInterval, EvictIntervalDefault)
 	out.DutyLease = cmp.Or(out.DutyLease, DutyLeaseDefault)
+	out.StartTimeout = cmp.Or(out.StartTimeout, StartTimeoutDefault)
 	return &out
 }
 
@@ -173,6 +190,7 @@ func (c *Config) validate() error {
 		{"PromoteInterval", c.PromoteInterval, time.Millisecond},
 		{"EvictInterval", c.EvictInterval, time.Millisecond},
 		{"DutyLease", c.DutyLease, 3 * time.Millisecond},
+		{"StartTimeout", c.StartTimeout, time.Millisecond},
 		{"RetryBase", c.RetryBase, time.Millisecond},
 		{"CrashRetryBase", c.CrashRetryBase, time.Millisecond},
 	}

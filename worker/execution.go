@@ -104,15 +104,16 @@ func (w *Worker) fetchLoop(ctx context.Context) {
 				return
 			}
 			d := bo.next()
-			w.log.Error("admit failed; retrying", "error", err, "retry_in", d)
+			w.redisFailed("admit failed; retrying", err, "retry_in", d)
 			sleepCtx(ctx, d)
 			continue
 		}
+		w.redisAnswered()
 		bo.reset()
 		if len(claims) == 0 {
 			if _, err := w.waitStore.WaitForWork(ctx, w.cfg.Queues, waitTimeout); err != nil && ctx.Err() == nil {
 				d := bo.next()
-				w.log.Error("wait for work failed; retrying", "error", err, "retry_in", d)
+				w.redisFailed("wait for work failed; retrying", err, "retry_in", d)
 				sleepCtx(ctx, d)
 			}
 			continue

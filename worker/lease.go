@@ -25,22 +25,26 @@ func (w *Worker) renewLoop() {
 			return
 		}
 		next := period
-		if err := w.renew(); err != nil {
+		if called, err := w.renew(); err != nil {
 			if w.ioCtx.Err() != nil {
 				return
 			}
 			next = min(bo.next(), period)
-			w.log.Error("lease renewal failed; retrying", "error", err, "retry_in", next)
+			w.redisFailed("lease renewal failed; retrying", err, "retry_in", next)
 			w.expireLocally(time.Now())
 		} else {
+			if called {
+				w.redisAnswered()
+			}
 			bo.reset()
 		}
 		t.Reset(next)
 	}
 }
 
-// renew extends the leases held and handles the lost ones.
-func (w *Worker) renew() error {
+// renew extends the leases held and handles the lost ones. It reports whether it asked
+// Redis (not when no lease is held).
+func (w *Worker) renew() (called bool, err error) {
 	held := w.heldSnapshot()
 	for len(held) > 0 {
 		chunk := held[:min(len(held), maxRenewBatch)]
@@ -54,8 +58,9 @@ func (w *Worker) renew() error {
 		}
 		t0 := time.Now()
 		lost, err := w.store.Renew(w.ioCtx, refs, w.cfg.Lease)
+		called = true
 		if err != nil {
-			return err
+			return called, err
 		}
 		lostIDs := make(map[string]bool, len(lost))
 		for _, id := range lost {
@@ -74,7 +79,7 @@ func (w *Worker) renew() error {
 			w.lostAll(es, w.lostCause(id))
 		}
 	}
-	return nil
+	return called, nil
 }
 
 // lostAll handles a job id the store reported lost. Renew names jobs, not leases, so when

@@ -61,10 +61,11 @@ func (w *Worker) dutyLoop(ctx context.Context, d duty) {
 					return
 				}
 				wait := bo.next()
-				w.log.Error("claiming duty failed; retrying", "duty", d.name, "error", err, "retry_in", wait)
+				w.redisFailed("claiming duty failed; retrying", err, "duty", d.name, "retry_in", wait)
 				sleepCtx(ctx, wait)
 				continue
 			}
+			w.redisAnswered()
 			if ok && !held {
 				w.log.Debug("took duty", "duty", d.name)
 			}
@@ -83,7 +84,7 @@ func (w *Worker) dutyLoop(ctx context.Context, d duty) {
 				return
 			}
 			wait = bo.next()
-			w.log.Error("maintenance failed; retrying", "duty", d.name, "error", err, "retry_in", wait)
+			w.redisFailed("maintenance failed; retrying", err, "duty", d.name, "retry_in", wait)
 		} else {
 			bo.reset()
 		}

@@ -54,6 +54,8 @@ type Worker struct {
 	unsettled gauge // admitted jobs not yet acked, handed back or lost
 	poolAlive gauge // pool goroutines
 
+	outage outage // whether Redis answers, for one log line per outage
+
 	heldMu sync.Mutex
 	held   map[headgate.LeaseRef]*execution // leases to renew
 
@@ -119,9 +121,10 @@ func (w *Worker) Store() *headgate.Store { return w.store }
 // ErrAlreadyStarted is returned by Start and Run on a worker that was started before.
 var ErrAlreadyStarted = errors.New("worker: already started")
 
-// Start starts admitting and running jobs and returns at once. Values of ctx reach the
-// handlers' contexts; its cancellation does not (use Stop). It fails when the worker was
-// started before or has no handler: a worker without handlers would fail an attempt of
+// Start starts admitting and running jobs and returns once Redis answered. Values of ctx
+// reach the handlers' contexts; its cancellation does not (use Stop), but it bounds the
+// wait for Redis. It fails when Redis does not answer within Config.StartTimeout (the
+// error names the address), or when the worker was started before or has no handler: a worker without handlers would fail an attempt of
 // every job it admits ("no handler for kind"), spending the jobs' attempts for nothing.
 func (w *Worker) Start(ctx context.Context) error {
 	w.mu.Lock()
@@ -131,6 +134,9 @@ func (w *Worker) Start(ctx context.Context) error {
 	}
 	if len(w.handlers) == 0 {
 		return errors.New("worker: no handlers registered: register one with Handle or HandleFunc before starting")
+	}
+	if err := w.ping(ctx); err != nil {
+		return err
 	}
 	waiter := newWaiter(w.rdb)
 	waitStore := w.store
@@ -142,10 +148,12 @@ func (w *Worker) Start(ctx context.Context) error {
 		}
 		waitStore = s
 	}
-	cancels, err := w.subscribeCancels(ctx)
+	sctx, cancel := context.WithTimeout(ctx, w.cfg.StartTimeout)
+	cancels, err := w.subscribeCancels(sctx)
+	cancel()
 	if err != nil {
 		waiter.close()
-		return fmt.Errorf("worker: subscribe to the cancel channel: %w", err)
+		return fmt.Errorf("worker: subscribe to the cancel channel on Redis at %s: %w", redisAddr(w.rdb), err)
 	}
 	w.started = true
 	w.waiter, w.waitStore, w.cancels = waiter, waitStore, cancels

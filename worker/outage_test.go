@@ -1,0 +1,134 @@
+package worker_test
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/headgate/headgate"
+	"github.com/headgate/headgate/internal/redistest"
+	"github.com/headgate/headgate/worker"
+	"github.com/redis/go-redis/v9"
+)
+
+// closedPort returns a loopback address nothing listens on.
+func closedPort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	mustOK(t, err)
+	addr := l.Addr().String()
+	mustOK(t, l.Close())
+	return addr
+}
+
+// A worker pointed at a Redis that does not answer fails at start, within StartTimeout,
+// with an error that names the address, instead of logging errors forever.
+func TestStartFailsWhenRedisDoesNotAnswer(t *testing.T) {
+	t.Parallel()
+	addr := closedPort(t)
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	t.Cleanup(func() { _ = rdb.Close() })
+	const wait = 300 * time.Millisecond
+	for _, name := range []string{"Start", "Run"} {
+		logs := newLogCapture()
+		w, err := worker.New(rdb, &worker.Config{Namespace: "unreachable", StartTimeout: wait, Logger: logs.logger()})
+		mustOK(t, err)
+		worker.HandleFunc(w, "k", func(context.Context, *headgate.Claim) error { return nil })
+		t0 := time.Now()
+		if name == "Start" {
+			err = w.Start(context.Background())
+		} else {
+			ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+			err = w.Run(ctx)
+			cancel()
+		}
+		took := time.Since(t0)
+		if err == nil || !strings.Contains(err.Error(), addr) || !strings.Contains(err.Error(), "did not answer within 300ms") {
+			t.Errorf("%s = %v, want an error naming %s and the wait", name, err, addr)
+		}
+		if took < wait || took > wait+2*time.Second {
+			t.Errorf("%s returned after %s, want about %s", name, took, wait)
+		}
+		if n := worker.Goroutines(w); n != 0 {
+			t.Errorf("%s: %d worker goroutines after a failed start", name, n)
+		}
+		if err := w.Stop(context.Background()); err != nil {
+			t.Errorf("Stop after a failed %s = %v, want nil", name, err)
+		}
+		for _, lvl := range []slog.Level{slog.LevelWarn, slog.LevelError} {
+			if ls := logs.matching(lvl, ""); len(ls) != 0 {
+				t.Errorf("%s logged at %s: %s", name, lvl, logs.all())
+			}
+		}
+	}
+}
+
+// During an outage every loop of the worker retries, but the log gets one WARN when it
+// starts and one INFO when it ends.
+func TestOutageLogsOnceEachWay(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	logs := newLogCapture()
+	ns := newNamespace(t)
+	cfg := testConfig(t, ns)
+	cfg.Logger = logs.logger()
+	w, err := worker.New(rdb, &cfg)
+	mustOK(t, err)
+	ran := make(chan string, 10)
+	worker.Handle(w, func(ctx context.Context, job *worker.Job[testArgs]) error {
+		ran <- job.ID
+		return nil
+	})
+	acked := make(chan string, 10)
+	worker.OnAck(w, func(id string, _ headgate.Outcome, _ headgate.State, _ error) { acked <- id })
+	mustOK(t, w.Start(context.Background()))
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+		defer cancel()
+		if err := w.Stop(ctx); err != nil {
+			t.Errorf("Stop: %v", err)
+		}
+	})
+	store, err := headgate.NewStore(rdb, &headgate.StoreConfig{Namespace: ns})
+	mustOK(t, err)
+	_, err = store.Enqueue(context.Background(), headgate.Envelope{ID: "before", Kind: "test", Payload: []byte{0x80}})
+	mustOK(t, err)
+	recv(t, ran, "the job before the outage")
+	recv(t, acked, "the ack of the job before the outage")
+
+	mustOK(t, srv.Stop())
+	logs.wait(t, 1, slog.LevelWarn, "Redis is unreachable")
+	// Let several loops fail several times: admission, the wait, renewals and the duties
+	// each retry on their own.
+	logs.wait(t, 12, slog.LevelDebug, "failed; retrying")
+	mustOK(t, srv.Restart())
+	logs.wait(t, 1, slog.LevelInfo, "Redis answers again")
+
+	// The test's client may still answer with its last dial error for up to a second
+	// (go-redis's pool redials in the background after repeated failures).
+	deadline := time.Now().Add(waitLimit)
+	for {
+		_, err = store.Enqueue(context.Background(), headgate.Envelope{ID: "after", Kind: "test", Payload: []byte{0x80}})
+		if err == nil || time.Now().After(deadline) {
+			break
+		}
+		<-time.After(50 * time.Millisecond)
+	}
+	mustOK(t, err)
+	if id := recv(t, ran, "the job after the outage"); id != "after" {
+		t.Errorf("ran %q, want after", id)
+	}
+	warn := logs.matching(slog.LevelWarn, "")
+	info := logs.matching(slog.LevelInfo, "Redis answers again")
+	if len(warn) != 1 || len(info) != 1 || len(logs.matching(slog.LevelError, "")) != 0 {
+		t.Errorf("outage logged %d WARN, %d INFO and %d ERROR lines, want 1, 1 and 0:%s",
+			len(warn), len(info), len(logs.matching(slog.LevelError, "")), logs.all())
+	}
+	if len(warn) == 1 && warn[0].Attrs["redis"] != srv.Addr() {
+		t.Errorf("WARN line names redis %q, want %q", warn[0].Attrs["redis"], srv.Addr())
+	}
+}

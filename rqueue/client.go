@@ -72,7 +72,7 @@ type EnqueueParams struct {
 // an error also has the client look up the namespace's master again, so a retry after a
 // failover goes to the promoted replica.
 func (c *Client) Enqueue(ctx context.Context, args Args, opts *EnqueueOpts) (*Result, error) {
-	env, err := c.envelope("args", "opts", args, opts)
+	env, err := c.envelope("args", "EnqueueOpts", args, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +82,8 @@ func (c *Client) Enqueue(ctx context.Context, args Args, opts *EnqueueOpts) (*Re
 		return duplicate(env, dup), nil
 	}
 	if err != nil {
-		err = fmt.Errorf("rqueue: enqueue %s job %q: %w", env.Kind, env.ID, err)
+		err = callerFields(err, func(int) (string, string) { return "args", "EnqueueOpts" })
+		err = fmt.Errorf("rqueue: enqueue job %s%s: %w", quote(env.ID), kindNote(env.Kind), err)
 		if notDurable(err) {
 			return resultOf(env, res[0]), err
 		}
@@ -117,6 +118,10 @@ func (c *Client) EnqueueMany(ctx context.Context, params []EnqueueParams) ([]*Re
 	}
 	res, err := c.store.Enqueue(ctx, envs...)
 	if err != nil {
+		err = callerFields(err, func(i int) (string, string) {
+			field := fmt.Sprintf("params[%d]", i)
+			return field + ".Args", field + ".Opts"
+		})
 		err = fmt.Errorf("rqueue: enqueue batch of %d jobs: %w", len(envs), err)
 		if !notDurable(err) {
 			return nil, err
@@ -127,6 +132,15 @@ func (c *Client) EnqueueMany(ctx context.Context, params []EnqueueParams) ([]*Re
 		out[i] = resultOf(envs[i], res[i])
 	}
 	return out, err
+}
+
+// kindNote is ", kind K" for messages, or nothing when the kind is empty (the store
+// refuses that, and says so).
+func kindNote(kind string) string {
+	if kind == "" {
+		return ""
+	}
+	return " of kind " + quote(kind)
 }
 
 // notDurable reports whether err says a batch was written but not confirmed by enough
@@ -165,7 +179,7 @@ func (c *Client) envelope(argsField, optsField string, args Args, opts *EnqueueO
 	kind := args.Kind()
 	payload, err := encodeArgs(args)
 	if err != nil {
-		return headgate.Envelope{}, fmt.Errorf("rqueue: encode %s args (%T) with msgpack: %w", kind, args, err)
+		return headgate.Envelope{}, fmt.Errorf("rqueue: encode args %T%s with msgpack: %w", args, kindNote(kind), err)
 	}
 
 	switch {

@@ -205,7 +205,7 @@ func TestEnqueue(t *testing.T) {
 				t.Errorf("Enqueue = %s at %s, want scheduled at %s", res.State, res.ScheduledAt, want)
 			}
 			_, err = b.client.Enqueue(b.ctx, emailArgs{}, &rqueue.EnqueueOpts{ScheduledIn: time.Second, ScheduledAt: epoch})
-			requireInvalid(t, err, "opts.ScheduledIn")
+			requireInvalid(t, err, "EnqueueOpts.ScheduledIn")
 		})
 
 		t.Run("PendingRelease", func(t *testing.T) {
@@ -241,7 +241,7 @@ func TestEnqueue(t *testing.T) {
 				t.Errorf("Retention = %s, want 0 (RetentionNone overrides the config)", j.Retention)
 			}
 			_, err = b.client.Enqueue(b.ctx, emailArgs{}, &rqueue.EnqueueOpts{Retention: -time.Hour})
-			requireInvalid(t, err, "opts.Retention")
+			requireInvalid(t, err, "EnqueueOpts.Retention")
 		})
 
 		t.Run("IdempotentID", func(t *testing.T) {
@@ -280,9 +280,9 @@ func TestEnqueue(t *testing.T) {
 			_, err := b.client.Enqueue(b.ctx, nil, nil)
 			requireInvalid(t, err, "args")
 			_, err = b.client.Enqueue(b.ctx, emailArgs{}, &rqueue.EnqueueOpts{Queue: "a:b"})
-			requireInvalid(t, err, "jobs[0].Queue")
+			requireInvalid(t, err, "EnqueueOpts.Queue")
 			_, err = b.client.Enqueue(b.ctx, emailArgs{}, &rqueue.EnqueueOpts{Unique: rqueue.UniqueOpts{Window: time.Minute}})
-			requireInvalid(t, err, "jobs[0].UniqueKey")
+			requireInvalid(t, err, "EnqueueOpts.Unique.Key")
 		})
 	})
 }

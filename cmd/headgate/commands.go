@@ -183,7 +183,9 @@ func cmdCancel(ctx context.Context, c *cli, args []string) error {
 	var failed int
 	for _, id := range args {
 		if err := c.insp.Cancel(ctx, id); err != nil {
-			fmt.Fprintf(c.stderr, "%s: %v\n", id, err)
+			// The store's errors quote the id whole (up to 256 bytes); cut it here.
+			msg := strings.ReplaceAll(err.Error(), id, short(id))
+			fmt.Fprintf(c.stderr, "%s: %s\n", short(id), msg)
 			failed++
 			continue
 		}
@@ -205,7 +207,11 @@ func cmdRelease(ctx context.Context, c *cli, args []string) error {
 	}
 	fmt.Fprintf(c.stdout, "released %d job(s)\n", len(args)-len(left))
 	if len(left) > 0 {
-		return fmt.Errorf("not pending, left unchanged: %s", strings.Join(left, " "))
+		shown := make([]string, len(left))
+		for i, id := range left {
+			shown[i] = short(id)
+		}
+		return fmt.Errorf("not pending, left unchanged: %s", strings.Join(shown, " "))
 	}
 	return nil
 }

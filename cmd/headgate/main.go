@@ -2,7 +2,7 @@
 //
 // Usage:
 //
-//	headgate [-redis URL] [-namespace NS] <command> [flags] [args]
+//	headgate [-redis URL] [-namespace NS] [-timeout D] <command> [flags] [args]
 //
 // Commands:
 //
@@ -20,7 +20,8 @@
 //
 // -redis defaults to $REDIS_URL, else redis://127.0.0.1:6379; it takes a redis:// or
 // rediss:// URL or host:port. -namespace defaults to $HEADGATE_NAMESPACE and is required
-// by every command but demo. Flags may come before or after a command's arguments.
+// by every command but demo. -timeout bounds each command's calls to Redis (default 10s).
+// Flags may come before or after a command's arguments.
 package main
 
 import (
@@ -30,11 +31,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"slices"
 	"strings"
+	"syscall"
 	"text/tabwriter"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -60,6 +64,9 @@ const (
 
 // defaultRedisURL is used when neither -redis nor REDIS_URL is set.
 const defaultRedisURL = "redis://127.0.0.1:6379"
+
+// defaultTimeout bounds a command's calls to Redis unless -timeout says otherwise.
+const defaultTimeout = 10 * time.Second
 
 // demoCommand is the slot of the demo subcommand. demo.go fills it in its init with
 // runDemo, which receives the arguments after "demo", preceded by -redis and -namespace
@@ -99,6 +106,8 @@ type cli struct {
 	stdout, stderr io.Writer
 	redisURL       string
 	namespace      string
+	timeout        time.Duration
+	addr           string   // the Redis address, once connected
 	jobs           jobsOpts // flags of the jobs command
 
 	insp *inspector.Inspector
@@ -114,6 +123,7 @@ func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(f
 func (c *cli) globalFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.redisURL, "redis", c.redisURL, "Redis `URL`: redis://, rediss:// or host:port ($REDIS_URL)")
 	fs.StringVar(&c.namespace, "namespace", c.namespace, "headgate `namespace` ($HEADGATE_NAMESPACE)")
+	fs.DurationVar(&c.timeout, "timeout", c.timeout, "how long a command waits for Redis")
 }
 
 // run runs the command line args (without the program name) and returns the exit code.
@@ -123,6 +133,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		stderr:    stderr,
 		redisURL:  cmp.Or(os.Getenv("REDIS_URL"), defaultRedisURL),
 		namespace: os.Getenv("HEADGATE_NAMESPACE"),
+		timeout:   defaultTimeout,
 	}
 	fs := flag.NewFlagSet("headgate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -178,17 +189,23 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	if c.timeout <= 0 {
+		fmt.Fprintf(stderr, "headgate: -timeout must be positive, not %s\n", c.timeout)
+		return exitUsage
+	}
 	rdb, err := c.connect()
 	if err != nil {
-		fmt.Fprintf(stderr, "headgate: %v\n", err)
+		fmt.Fprintln(stderr, c.errorLine(err))
 		return exitUsage
 	}
 	defer rdb.Close()
 	if c.insp, err = inspector.New(rdb, &inspector.Config{Namespace: c.namespace}); err != nil {
-		fmt.Fprintf(stderr, "headgate: %v\n", err)
+		fmt.Fprintln(stderr, c.errorLine(err))
 		return exitUsage
 	}
 
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
 	err = cmd.run(ctx, c, pos)
 	var ue *usageError
 	switch {
@@ -199,13 +216,48 @@ func run(args []string, stdout, stderr io.Writer) int {
 		sub.Usage()
 		return exitUsage
 	default:
-		msg := err.Error()
-		if !strings.HasPrefix(msg, "headgate") {
-			msg = "headgate: " + msg
+		msg := c.errorLine(err)
+		for _, a := range pos {
+			if len(a) > maxQuoted { // an id the store's error quotes whole
+				msg = strings.ReplaceAll(msg, a, short(a))
+			}
 		}
 		fmt.Fprintln(stderr, msg)
 		return exitError
 	}
+}
+
+// errorLine is the one line the command prints for err: prefixed "headgate: " once
+// (library errors already start so), and naming the Redis address when Redis did not
+// answer.
+func (c *cli) errorLine(err error) string {
+	msg := err.Error()
+	if c.addr != "" && unreachable(err) {
+		msg = fmt.Sprintf("Redis at %s did not answer (-timeout %s): %s", c.addr, c.timeout, msg)
+	}
+	if !strings.HasPrefix(msg, "headgate: ") && !strings.HasPrefix(msg, "headgate ") {
+		msg = "headgate: " + msg
+	}
+	return msg
+}
+
+// unreachable tells an error of a Redis that did not answer (refused, dropped or timed
+// out) from one it answered with.
+func unreachable(err error) bool {
+	var netErr net.Error
+	return errors.As(err, &netErr) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, io.EOF) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET)
+}
+
+// maxQuoted bounds a value the user passed (a job id) when a message repeats it.
+const maxQuoted = 200
+
+// short is s cut to its first 200 bytes, marked with its full length, for messages.
+func short(s string) string {
+	if len(s) <= maxQuoted {
+		return s
+	}
+	return fmt.Sprintf("%s…(%d bytes)", s[:maxQuoted], len(s))
 }
 
 // demo hands the demo command its arguments, after the global flags given before it.
@@ -215,7 +267,11 @@ func (c *cli) demo(fs *flag.FlagSet, args []string) int {
 		return exitUsage
 	}
 	var global []string
-	fs.Visit(func(f *flag.Flag) { global = append(global, "-"+f.Name, f.Value.String()) })
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name != "timeout" { // the demo runs until it is done
+			global = append(global, "-"+f.Name, f.Value.String())
+		}
+	})
 	return demoCommand(append(global, args...), c.stdout, c.stderr)
 }
 
@@ -227,8 +283,12 @@ func (c *cli) connect() (*redis.Client, error) {
 	}
 	opts, err := redis.ParseURL(u)
 	if err != nil {
-		return nil, fmt.Errorf("bad -redis %q: %w", c.redisURL, err)
+		return nil, fmt.Errorf("bad -redis %q: %w", short(c.redisURL), err)
 	}
+	c.addr = opts.Addr
+	// -timeout bounds the whole command through its context; go-redis honours a
+	// context's deadline on reads and writes only when told to.
+	opts.ContextTimeoutEnabled = true
 	return redis.NewClient(opts), nil
 }
 
@@ -254,7 +314,7 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 
 func (c *cli) usage(fs *flag.FlagSet) {
 	w := c.stderr
-	fmt.Fprintln(w, "usage: headgate [-redis URL] [-namespace NS] <command> [flags] [args]")
+	fmt.Fprintln(w, "usage: headgate [-redis URL] [-namespace NS] [-timeout D] <command> [flags] [args]")
 	fmt.Fprintln(w, "\ncommands:")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, cmd := range commands {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"net"
 	"os"
 	"strings"
 	"testing"
@@ -359,8 +360,8 @@ func TestConnectionError(t *testing.T) {
 	if code := run([]string{"-redis", addr, "-namespace", "n", "stats"}, &out, &errOut); code != exitError {
 		t.Errorf("stats against a closed server: exit %d, want %d", code, exitError)
 	}
-	if !strings.HasPrefix(errOut.String(), "headgate") {
-		t.Errorf("stderr = %q, want a headgate error", errOut.String())
+	if got := errOut.String(); !strings.HasPrefix(got, "headgate: Redis at "+addr+" did not answer") || strings.Count(got, "\n") != 1 {
+		t.Errorf("stderr = %q, want one line naming %s", got, addr)
 	}
 }
 
@@ -403,5 +404,73 @@ func TestParseInterleaved(t *testing.T) {
 		if err != nil || strings.Join(pos, " ") != tc.pos || c.namespace != tc.ns {
 			t.Errorf("parseInterleaved(%q) = %q, %v (namespace %q); want %q (namespace %q)", tc.args, pos, err, c.namespace, tc.pos, tc.ns)
 		}
+	}
+}
+
+// An error is printed once, on one line, prefixed once.
+func TestErrorPrintedOnce(t *testing.T) {
+	t.Parallel()
+	var out, errOut bytes.Buffer
+	code := run([]string{"-redis", "127.0.0.1:1", "-namespace", "a{b", "stats"}, &out, &errOut)
+	got := errOut.String()
+	if code != exitUsage || strings.Count(got, "\n") != 1 || strings.Count(got, "headgate:") != 1 ||
+		!strings.HasPrefix(got, "headgate: invalid Namespace") {
+		t.Errorf("bad namespace: exit %d, stderr %q; want one line \"headgate: invalid Namespace...\"", code, got)
+	}
+}
+
+// A Redis that accepts connections but never answers: the command gives up after
+// -timeout and names the address.
+func TestTimeoutNamesAddress(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	go func() {
+		var conns []net.Conn
+		defer func() {
+			for _, c := range conns {
+				_ = c.Close()
+			}
+		}()
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			conns = append(conns, c) // held open, never answered
+		}
+	}()
+	var out, errOut bytes.Buffer
+	t0 := time.Now()
+	code := run([]string{"-redis", l.Addr().String(), "-namespace", "n", "-timeout", "200ms", "stats"}, &out, &errOut)
+	got := errOut.String()
+	if code != exitError || !strings.Contains(got, "Redis at "+l.Addr().String()+" did not answer (-timeout 200ms)") ||
+		strings.Count(got, "\n") != 1 {
+		t.Errorf("silent server: exit %d, stderr %q; want one line naming %s", code, got, l.Addr())
+	}
+	if took := time.Since(t0); took > 5*time.Second {
+		t.Errorf("the command took %s to give up, want about -timeout", took)
+	}
+}
+
+// Messages repeat at most 200 bytes of an id the user passed.
+func TestLongIDsShortenedInMessages(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	long := strings.Repeat("y", 250) // a valid id (up to 256 bytes), long enough to cut
+	code, _, errOut := b.run(t, "cancel", long)
+	if code != exitError || strings.Contains(errOut, long) || !strings.Contains(errOut, "(250 bytes)") {
+		t.Errorf("cancel of a 250-byte id: exit %d, stderr %q; want the id cut to 200 bytes", code, errOut)
+	}
+	code, _, errOut = b.run(t, "job", long)
+	if code != exitError || strings.Contains(errOut, long) || !strings.Contains(errOut, "(250 bytes)") {
+		t.Errorf("job with a 250-byte id: exit %d, stderr %q; want the id cut to 200 bytes", code, errOut)
+	}
+	code, _, errOut = b.run(t, "release", long)
+	if code != exitError || strings.Contains(errOut, long) || !strings.Contains(errOut, "(250 bytes)") {
+		t.Errorf("release of a 250-byte id: exit %d, stderr %q; want the id cut to 200 bytes", code, errOut)
 	}
 }

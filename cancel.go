@@ -9,7 +9,11 @@ import (
 
 // Cancel moves an unfinished job to cancelled. A running holder's later ack is
 // rejected, and the holder is told at once on CancelledChannel. Returns ErrJobNotFound
-// or *NotCancellableError when it cannot.
+// or *NotCancellableError when it cannot, and *CorruptError, with nothing written, when a
+// structure the cancel writes is corrupt. A job whose own stored data is corrupt cannot be
+// moved; it is parked instead (listed by CorruptJobs with the reason, out of the lease and
+// schedule indexes, never run again) and Cancel returns nil: either way the job will not
+// run.
 func (s *Store) Cancel(ctx context.Context, id string) error {
 	if err := validateRequired("id", id, true); err != nil {
 		return err

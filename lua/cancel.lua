@@ -5,33 +5,92 @@ of it at once: the script publishes the lease on the namespace's cancel channel,
 every worker subscribes, so the handler's context is cancelled within a round trip
 rather than at the next lease renewal.
 
+Everything that can fail is read and checked before the first write. A job whose own data
+is corrupt (its key is not a hash, a field does not parse or is impossible) is parked
+instead: recorded in K.corrupt with the reason and taken out of the leases and scheduled
+indexes (keyed by id alone), so nothing runs it. A structure the cancel would write being
+corrupt refuses the call with nothing written.
+
 KEYS[1]  namespace prefix; derived keys (lib.lua): job:<id>, leases, scheduled, retained,
-         unique, held:<fp>, clock, q:<queue>:{counts,ring,drr,p:<part>},
+         unique, held:<fp>, clock, corrupt, q:<queue>:{counts,ring,drr,p:<part>},
          q:<queue>:w:<worker>:{ring,drr,p:<part>}; channel (not a key): cancelled
 ARGV[1]  job id
-Replies  {0} | {-7} not found | {-8, state} already terminal
+Replies  {0} cancelled | {0, 'parked', why} the job's data is corrupt: parked |
+         {-7} not found | {-8, state} already terminal | {-9, key, why} Corrupt
 Publish  on K.cancelled, when the job was running: "<fence> <job id>\n<lease id>"
 Cost     O(log N)
 ]]
 --- @include rcall
 --- @include K.scheduled
+--- @include K.leases
+--- @include K.retained
+--- @include K.unique
+--- @include K.held
+--- @include K.counts
+--- @include K.corrupt
 --- @include K.cancelled
 --- @include OK
 --- @include E_NOT_FOUND
 --- @include E_NOT_CANCELLABLE
+--- @include E_CORRUPT
 --- @include now_ms
 --- @include UNFINISHED
 --- @include flush_counts
 --- @include unindex_available_job
---- @include load_job
+--- @include partition_of
+--- @include load_job_checked
+--- @include JOB_FIELDS
+--- @include key_ok
+--- @include counts_ok
+--- @include park_corrupt
 --- @include drop_lease
 --- @include finalize
 local P = KEYS[1]
 local id = ARGV[1]
-local j = load_job(P, id)
+
+-- The first of keys ({key, type} pairs) a write could fail on, or nil.
+local function bad_key(keys)
+  for _, kt in ipairs(keys) do
+    if not key_ok(kt[1], kt[2]) then return kt[1] end
+  end
+  return nil
+end
+
+local j, why = load_job_checked(P, id, JOB_FIELDS)
+if why then
+  local bad = bad_key({ { K.corrupt(P), 'hash' }, { K.leases(P), 'zset' }, { K.scheduled(P), 'zset' } })
+  if bad then return { E_CORRUPT, bad, 'is not of the type the store keeps there' } end
+  park_corrupt(P, id, why)
+  rcall('ZREM', K.leases(P), id)
+  rcall('ZREM', K.scheduled(P), id)
+  return { OK, 'parked', why }
+end
 if not j then return { E_NOT_FOUND } end
 if not UNFINISHED[j.state] then return { E_NOT_CANCELLABLE, j.state } end
+
+-- Every key the writes below touch, checked before the first of them.
 local now = now_ms(P)
+if not counts_ok(P, j.queue) then return { E_CORRUPT, K.counts(P, j.queue), 'is not a hash of integer counts' } end
+local writes = {}
+if j.state == 'running' then
+  writes[#writes + 1] = { K.leases(P), 'zset' }
+elseif j.state == 'available' then
+  if j.held == '1' then
+    writes[#writes + 1] = { K.held(P, j.fp), 'set' }
+  else
+    local pz, ring, rs = partition_of(P, j.queue, j.sticky, j.part)
+    writes[#writes + 1] = { pz, 'zset' }
+    writes[#writes + 1] = { ring, 'zset' }
+    writes[#writes + 1] = { rs, 'hash' }
+  end
+elseif j.state == 'scheduled' or j.state == 'retryable' then
+  writes[#writes + 1] = { K.scheduled(P), 'zset' }
+end
+if j.ukey ~= '' and j.uwin == 0 then writes[#writes + 1] = { K.unique(P), 'hash' } end
+if j.ret > 0 then writes[#writes + 1] = { K.retained(P), 'zset' } end
+local bad = bad_key(writes)
+if bad then return { E_CORRUPT, bad, 'is not of the type the store keeps there' } end
+
 local running = j.state == 'running'
 if running then
   drop_lease(P, id)

@@ -1,7 +1,9 @@
 package rqueuetest
 
 import (
+	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -38,4 +40,65 @@ var cancelCases = []conformanceCase{
 			t.Errorf("promoted a cancelled job")
 		}
 	}},
+	// Cancel reads the job, then the keys of the state it leaves (its partition and ring,
+	// the scheduled or lease index), the queue's counts, the unique and retained indexes.
+	// Each corruption of each of those keys either refuses the call with nothing written
+	// or, for the job's own data, parks the job.
+	{"Cancel/Corrupt/Running", func(t *testing.T, s *headgate.Store) {
+		keys := keysNamed("job:x", "leases", "retained", "unique", "q:default:counts")
+		assertCorruptionSafe(t, s, cancelCorruptCheck(keys, func(t testing.TB, ctx context.Context, s *headgate.Store) {
+			x := job("x")
+			x.UniqueKey = "u1"
+			mustEnqueue(t, ctx, s, x, job("y"), job("z"))
+			if c := admitOne(t, ctx, s); c.Envelope.ID != "x" {
+				t.Fatalf("admitted %s, want x", c.Envelope.ID)
+			}
+			// A finished job, so the retained index exists to be corrupted.
+			mustAck(t, ctx, s, admitOne(t, ctx, s), headgate.OutcomeSuccess, nil)
+		}))
+	}},
+	{"Cancel/Corrupt/Available", func(t *testing.T, s *headgate.Store) {
+		keys := keysNamed("job:x", "retained", "unique", "q:default:")
+		assertCorruptionSafe(t, s, cancelCorruptCheck(keys, func(t testing.TB, ctx context.Context, s *headgate.Store) {
+			a, x, y := job("a"), job("x"), job("y")
+			a.PartitionKey, x.PartitionKey, y.PartitionKey = "t1", "t1", "t1"
+			x.UniqueKey = "u1"
+			mustEnqueue(t, ctx, s, a, x, y)
+			// Admitting a leaves x and y in the partition, and the ring's round-robin
+			// state written.
+			mustAck(t, ctx, s, admitOne(t, ctx, s), headgate.OutcomeSuccess, nil)
+		}))
+	}},
+	{"Cancel/Corrupt/Scheduled", func(t *testing.T, s *headgate.Store) {
+		keys := keysNamed("job:x", "scheduled", "unique", "q:default:counts")
+		assertCorruptionSafe(t, s, cancelCorruptCheck(keys, func(t testing.TB, ctx context.Context, s *headgate.Store) {
+			x, y := job("x"), job("y")
+			x.ScheduledAt, y.ScheduledAt = epoch.Add(time.Hour), epoch.Add(time.Hour)
+			x.UniqueKey = "u1"
+			mustEnqueue(t, ctx, s, x, y)
+		}))
+	}},
+}
+
+// cancelCorruptCheck cancels job "x" of the state setup builds, corrupting each key the
+// cancel reads.
+// keys selects them (the others of the state are not the call's to touch).
+func cancelCorruptCheck(keys func(string) bool, setup func(t testing.TB, ctx context.Context, s *headgate.Store)) corruptCheck {
+	// The numeric job fields cancel reads (JOB_FIELDS in lua/lib.lua); a bad weight, which
+	// it does not read, leaves the job cancellable.
+	read := []string{"prio", "sched", "ret", "uwin", "attempt", "maxa", "crash", "charge", "fence"}
+	mustPark := func(corrupted, field string) bool {
+		return corrupted == "job:x" && (field == "" || slices.Contains(read, field))
+	}
+	return corruptCheck{
+		setup: setup,
+		keys:  keys,
+		call:  func(ctx context.Context, s *headgate.Store) error { return s.Cancel(ctx, "x") },
+		progressed: func(t testing.TB, ctx context.Context, s *headgate.Store, corrupted string) {
+			if corrupted != "job:x" {
+				wantState(t, ctx, s, "x", headgate.StateCancelled)
+			}
+		},
+		mustPark: mustPark,
+	}
 }

@@ -148,3 +148,28 @@ func TestCancelPublishReachesEveryClusterNode(t *testing.T) {
 		}
 	}
 }
+
+// A worker that missed the push (its subscription was down) learns of the cancel at its
+// next renewal, with the same cause.
+func TestCancelMissedPushFoundAtRenewal(t *testing.T) {
+	t.Parallel()
+	onBackends(t, func(t *testing.T, be backend) {
+		b := setup(t, be, nil) // Lease 300ms: renewals every 100ms
+		started := make(chan struct{})
+		cause := make(chan error, 1)
+		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
+			close(started)
+			<-ctx.Done()
+			cause <- context.Cause(ctx)
+			return nil
+		})
+		b.start()
+		worker.DropCancelChannel(b.worker)
+		b.enqueue("j1", testArgs{}, nil)
+		recv(t, started, "the handler to start")
+		mustOK(t, b.store.Cancel(context.Background(), "j1"))
+		if err := recv(t, cause, "the handler's cancellation"); !errors.Is(err, worker.ErrCancelled) {
+			t.Errorf("cause = %v, want ErrCancelled", err)
+		}
+	})
+}

@@ -12,3 +12,7 @@ func Goroutines(w *Worker) int64 { return w.goroutines.Load() }
 func OnAck(w *Worker, fn func(jobID string, o headgate.Outcome, st headgate.State, err error)) {
 	w.onAck = fn
 }
+
+// DropCancelChannel closes w's subscription to the cancel channel, as a lost connection
+// would, so that cancels reach w only through its renewals.
+func DropCancelChannel(w *Worker) { _ = w.cancels.Close() }

@@ -67,8 +67,8 @@ type DrainOpts struct {
 
 // DrainResult is what a Drain did.
 type DrainResult struct {
-	// Attempts counts the attempts that ran: handler calls, and jobs the worker parked
-	// as undecodable without calling a handler.
+	// Attempts counts the attempts that ran: handler calls, and jobs the worker ended
+	// without calling a handler (no handler for the kind, a payload that does not decode).
 	Attempts int
 	// Outcomes counts the attempts by how the worker acked them. An attempt whose ack
 	// the store rejected because the lease was no longer held (the handler cancelled its
@@ -108,8 +108,9 @@ func (r DrainResult) String() string {
 // when a store call fails, or when MaxAttempts or Timeout is reached.
 //
 // The handlers run in a real worker, so their context helpers, acks and outcome mapping
-// are production's. Jobs that no handler takes are admitted all the same and parked as
-// undecodable, as a production worker does; so are jobs whose payload does not decode.
+// are production's. Jobs that no handler takes are admitted all the same and their attempt
+// fails ("no handler for kind"), retried with backoff as a production worker does; jobs
+// whose payload does not decode are parked as undecodable.
 // Jobs that cannot be admitted (paused queue, quarantined fingerprint, pinned to another
 // worker, a rate class without tokens) are left as they are.
 //

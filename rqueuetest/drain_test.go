@@ -72,15 +72,15 @@ func TestDrainOutcomes(t *testing.T) {
 		for _, do := range []string{"limited", "ok", "fail", "skip", "revoke", "snooze", "panic"} {
 			ids[do] = mustEnqueueArgs(t, k, stepArgs{Do: do}, nil).ID
 		}
-		// A kind no handler takes, and a payload that does not decode: parked as
-		// undecodable, as a production worker parks them.
+		// A kind no handler takes fails its attempt and is retried; a payload that does not
+		// decode is parked as undecodable: as under a production worker.
 		if _, err := k.Store.Enqueue(ctx, headgate.Envelope{ID: "orphan", Kind: "nobody_handles_this"},
 			headgate.Envelope{ID: "garbled", Kind: "step", Payload: []byte{0xc1}}); err != nil {
 			t.Fatal(err)
 		}
 
 		res := k.Drain(ctx, nil)
-		if got, want := res.String(), "9 attempts: success=1 retry=2 skip=1 undecodable=2 revoke=1 snooze=1 rate_limited=1"; got != want {
+		if got, want := res.String(), "9 attempts: success=1 retry=3 skip=1 undecodable=1 revoke=1 snooze=1 rate_limited=1"; got != want {
 			t.Errorf("Drain = %q, want %q", got, want)
 		}
 		for do, st := range want {
@@ -88,10 +88,11 @@ func TestDrainOutcomes(t *testing.T) {
 				t.Errorf("job %q is %s after Drain, want %s", do, got, st)
 			}
 		}
-		for _, id := range []string{"orphan", "garbled"} {
-			if got := kitStateOf(t, k, id); got != headgate.StateUndecodable {
-				t.Errorf("job %s is %s after Drain, want undecodable", id, got)
-			}
+		if got := kitStateOf(t, k, "orphan"); got != headgate.StateRetryable {
+			t.Errorf("job orphan is %s after Drain, want retryable", got)
+		}
+		if got := kitStateOf(t, k, "garbled"); got != headgate.StateUndecodable {
+			t.Errorf("job garbled is %s after Drain, want undecodable", got)
 		}
 		errs, err := k.Store.JobErrors(ctx, ids["panic"])
 		if err != nil {

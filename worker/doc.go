@@ -85,8 +85,10 @@
 //
 // # Redis failures
 //
-// A worker that loses Redis backs off with jitter, from 50ms up to 5s, and resumes by
-// itself. It keeps retrying the ack of a finished job while the job's lease lasts, and
+// Start and Run first wait up to Config.StartTimeout for Redis to answer, and fail with
+// an error naming the address when it does not. A worker that loses Redis later backs off
+// with jitter, from 50ms up to 5s, and resumes by itself; it logs one WARN when Redis
+// stops answering and one INFO when it answers again, not a line per retry. It keeps retrying the ack of a finished job while the job's lease lasts, and
 // cancels handlers whose leases ran out meanwhile by its own clock. On a Redis Cluster,
 // the store has the client look up a slot's master again after a failed call, so work
 // resumes on the promoted replica after a failover.

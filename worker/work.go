@@ -46,7 +46,8 @@ type Attempt struct {
 // recovery, Config.JobTimeout, and the job helpers (Step, SetResult, Log, WriteOutput,
 // WriteProgress). Work does nothing else: no maintenance (call Store.PromoteDue to make
 // due jobs available, Store.ReclaimExpired to reclaim expired leases), no lease renewal,
-// no blocking wait for work, and no goroutine outlives the call. Since the leases of the
+// no subscription to cancels (a job cancelled while it runs has its ack rejected), no
+// blocking wait for work, and no goroutine outlives the call. Since the leases of the
 // batch are not renewed, keep its total run time under Config.Lease, or freeze the store
 // clock as tests do; an attempt whose lease ran out and was reclaimed meanwhile reports
 // a *headgate.LeaseRejectedError in AckErr.

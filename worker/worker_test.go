@@ -313,6 +313,7 @@ func TestConfigValidation(t *testing.T) {
 		{"negative job timeout", worker.Config{Namespace: "n", JobTimeout: -1}, "Config.JobTimeout"},
 		{"negative quantum", worker.Config{Namespace: "n", Quantum: -1}, "Config.Quantum"},
 		{"retry cap below base", worker.Config{Namespace: "n", RetryBase: time.Minute, RetryCap: time.Second}, "Config.RetryCap"},
+		{"negative start timeout", worker.Config{Namespace: "n", StartTimeout: -time.Second}, "Config.StartTimeout"},
 	}
 	for _, c := range cases {
 		_, err := worker.New(rdb, &c.cfg)
@@ -336,6 +337,7 @@ func TestConfigValidation(t *testing.T) {
 
 	defaults := (&worker.Config{}).WithDefaults()
 	if defaults.Concurrency != worker.ConcurrencyDefault || defaults.Lease != worker.LeaseDefault ||
+		defaults.StartTimeout != worker.StartTimeoutDefault ||
 		len(defaults.Queues) != 1 || defaults.Queues[0] != worker.QueueDefault {
 		t.Errorf("WithDefaults = %+v", defaults)
 	}

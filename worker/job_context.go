@@ -106,14 +106,14 @@ func Step(ctx context.Context, name string, fn func(ctx context.Context) error) 
 	if name == "" || len(name) > headgate.MaxNameBytes || strings.ContainsFunc(name, func(r rune) bool {
 		return r == '{' || r == '}' || r < 0x20 || r == 0x7f
 	}) {
-		return fmt.Errorf("worker.Step: invalid step name %q: it must be 1 to %d bytes, without braces or control characters",
-			name, headgate.MaxNameBytes)
+		return fmt.Errorf("worker.Step: invalid step name %s: it must be 1 to %d bytes, without braces or control characters",
+			quote(name), headgate.MaxNameBytes)
 	}
 	e.mu.Lock()
 	if e.step != "" {
 		inner := e.step
 		e.mu.Unlock()
-		return fmt.Errorf("worker.Step: step %q started while step %q runs: steps do not nest", name, inner)
+		return fmt.Errorf("worker.Step: step %s started while step %s runs: steps do not nest", quote(name), quote(inner))
 	}
 	if slices.Contains(e.done, name) {
 		e.mu.Unlock()
@@ -126,7 +126,7 @@ func Step(ctx context.Context, name string, fn func(ctx context.Context) error) 
 	err = e.w.store.Checkpoint(ctx, e.lease, headgate.Checkpoint{InProgress: name, Done: done})
 	if err != nil {
 		e.endStep("")
-		return fmt.Errorf("worker.Step: record step %q of job %q as started: %w", name, e.lease.JobID, err)
+		return fmt.Errorf("worker.Step: record step %s of job %s as started: %w", quote(name), quote(e.lease.JobID), err)
 	}
 	if err := fn(ctx); err != nil {
 		e.endStep("")
@@ -134,7 +134,7 @@ func Step(ctx context.Context, name string, fn func(ctx context.Context) error) 
 	}
 	done = e.endStep(name)
 	if err := e.w.store.Checkpoint(ctx, e.lease, headgate.Checkpoint{Done: done}); err != nil {
-		return fmt.Errorf("worker.Step: record step %q of job %q as done: %w", name, e.lease.JobID, err)
+		return fmt.Errorf("worker.Step: record step %s of job %s as done: %w", quote(name), quote(e.lease.JobID), err)
 	}
 	return nil
 }
@@ -161,4 +161,15 @@ func checkBlob(what string, schemaVersion int, b []byte) error {
 		return &headgate.InvalidError{Field: what + ".Bytes", Reason: fmt.Sprintf("is %d bytes, more than the %d byte limit", len(b), headgate.MaxPayloadBytes)}
 	}
 	return nil
+}
+
+// maxQuotedBytes bounds a name or id quoted in an error message.
+const maxQuotedBytes = 200
+
+// quote is %q of s, cut to its first 200 bytes (and marked so) when longer.
+func quote(s string) string {
+	if len(s) <= maxQuotedBytes {
+		return fmt.Sprintf("%q", s)
+	}
+	return fmt.Sprintf("%q…(%d bytes)", s[:maxQuotedBytes], len(s))
 }

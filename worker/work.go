@@ -220,7 +220,7 @@ func (w *Worker) ackWorkAlone(ctx context.Context, e *execution, a *Attempt, req
 	}
 	if err != nil {
 		a.Outcome, a.AckErr = e.outcome, err
-		return fmt.Errorf("worker: Work: ack job %q: %w; it is reclaimed when its lease expires", e.lease.JobID, err)
+		return fmt.Errorf("worker: Work: ack job %s: %w; it is reclaimed when its lease expires", quote(e.lease.JobID), err)
 	}
 	w.workAcked(e, a, res[0], refused)
 	return nil

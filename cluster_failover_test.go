@@ -53,7 +53,7 @@ func TestClusterFailover(t *testing.T) {
 
 	cl := redistest.StartCluster(t)
 	admin := cl.Client(t)
-	slot, err := admin.ClusterKeySlot(ctx, "hg:{"+ns+"}:").Result()
+	slot, err := admin.ClusterKeySlot(ctx, headgate.KeyPattern(ns)).Result()
 	if err != nil {
 		t.Fatal(err)
 	}

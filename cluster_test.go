@@ -40,7 +40,7 @@ func TestClusterNamespacesSpreadOverMasters(t *testing.T) {
 			t.Fatal(err)
 		}
 
-		pattern := "hg:{" + s.Namespace() + "}:*"
+		pattern := headgate.KeyPattern(s.Namespace())
 		holders := map[string][]string{} // master → keys of the namespace it holds
 		err := cc.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
 			keys, err := m.Keys(ctx, pattern).Result() // a test namespace: a handful of keys

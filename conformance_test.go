@@ -3,25 +3,25 @@ package headgate_test
 import (
 	"testing"
 
+	"github.com/headgate/headgate"
 	"github.com/headgate/headgate/internal/redistest"
 	"github.com/headgate/headgate/rqueuetest"
+	"github.com/redis/go-redis/v9"
 )
 
 func TestMain(m *testing.M) { redistest.Main(m) }
 
-// TestConformance runs the whole job contract on every backend; the backend's name is
-// in each subtest's name.
+// TestConformance runs the job contract on every backend; the backend's name is in each
+// subtest's name.
 func TestConformance(t *testing.T) {
-	t.Run("miniredis", func(t *testing.T) {
-		t.Parallel()
-		rqueuetest.Exercise(t, rqueuetest.NewMiniredisStore)
+	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
+		rqueuetest.ExerciseBackend(t, func(t testing.TB) *headgate.Store { return rqueuetest.NewStore(t, rdb) })
 	})
-	t.Run("redis", func(t *testing.T) {
-		t.Parallel()
-		rqueuetest.Exercise(t, rqueuetest.NewRedisStore)
-	})
-	t.Run("Cluster", func(t *testing.T) {
-		t.Parallel()
-		rqueuetest.Exercise(t, rqueuetest.NewClusterStore)
-	})
+}
+
+// TestConformanceValidation runs the refusals of invalid input, which Go decides before
+// any script runs, on one backend: miniredis.
+func TestConformanceValidation(t *testing.T) {
+	t.Parallel()
+	rqueuetest.ExerciseValidation(t, rqueuetest.NewMiniredisStore)
 }

@@ -2,8 +2,9 @@ package headgate
 
 // keys names every Redis key of one namespace. All of them start with the prefix
 // "hg:{<namespace>}:", so a namespace lives in one cluster slot and every script over it
-// runs there. No other Go file builds a key; lua/lib.lua mirrors these functions for the
-// keys scripts derive from the prefix, and TestLuaKeysMatchGo holds the two in step.
+// runs there. No other Go file builds a key or a key pattern (KeyPattern serves the tests
+// and tools that look for a namespace's keys); lua/lib.lua mirrors these functions for
+// the keys scripts derive from the prefix, and TestLuaKeysMatchGo holds the two in step.
 //
 // Queue and worker names never contain ':' (see validateName), and the one segment that
 // may (partition, id, fingerprint, class, duty name) always comes last, so no two keys
@@ -122,3 +123,8 @@ func (k keys) Corrupt() string { return k.prefix + "corrupt" }
 // name carries the namespace's hash tag like every key, so a sharded publish would stay
 // in the namespace's slot.
 func (k keys) Cancelled() string { return k.prefix + "cancelled" }
+
+// KeyPattern is the SCAN (or KEYS) pattern that matches every key of a namespace, and
+// nothing outside it: tests and tools that must find or delete a namespace's keys use it
+// rather than spelling the prefix again.
+func KeyPattern(namespace string) string { return newKeys(namespace).Prefix() + "*" }

@@ -11,6 +11,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/headgate/headgate"
+	"github.com/headgate/headgate/internal/redistest"
 	"github.com/headgate/headgate/rqueue"
 )
 
@@ -60,7 +61,7 @@ func setup(t *testing.T, rdb redis.UniversalClient, cfg *rqueue.Config) *testBun
 	if cfg == nil {
 		cfg = &rqueue.Config{}
 	}
-	cfg.Namespace = testNamespace(t)
+	cfg.Namespace = redistest.Namespace(t)
 	client, err := rqueue.NewClient(rdb, cfg)
 	if err != nil {
 		t.Fatalf("NewClient: %v", err)
@@ -98,7 +99,7 @@ func (b *testBundle) unfinished(t *testing.T, queue string) int64 {
 
 func TestEnqueue(t *testing.T) {
 	t.Parallel()
-	forEachBackend(t, func(t *testing.T, rdb redis.UniversalClient) {
+	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
 		t.Run("Defaults", func(t *testing.T) {
 			t.Parallel()
 			b := setup(t, rdb, nil)
@@ -273,23 +274,12 @@ func TestEnqueue(t *testing.T) {
 				t.Errorf("Enqueue of a taken id with another kind: err = %v, want *IDConflictError", err)
 			}
 		})
-
-		t.Run("Invalid", func(t *testing.T) {
-			t.Parallel()
-			b := setup(t, rdb, nil)
-			_, err := b.client.Enqueue(b.ctx, nil, nil)
-			requireInvalid(t, err, "args")
-			_, err = b.client.Enqueue(b.ctx, emailArgs{}, &rqueue.EnqueueOpts{Queue: "a:b"})
-			requireInvalid(t, err, "EnqueueOpts.Queue")
-			_, err = b.client.Enqueue(b.ctx, emailArgs{}, &rqueue.EnqueueOpts{Unique: rqueue.UniqueOpts{Window: time.Minute}})
-			requireInvalid(t, err, "EnqueueOpts.Unique.Key")
-		})
 	})
 }
 
 func TestEnqueueUnique(t *testing.T) {
 	t.Parallel()
-	forEachBackend(t, func(t *testing.T, rdb redis.UniversalClient) {
+	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
 		t.Run("Strict", func(t *testing.T) {
 			t.Parallel()
 			b := setup(t, rdb, nil)
@@ -398,7 +388,7 @@ func TestEnqueueUnique(t *testing.T) {
 
 func TestEnqueueMany(t *testing.T) {
 	t.Parallel()
-	forEachBackend(t, func(t *testing.T, rdb redis.UniversalClient) {
+	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
 		t.Run("Batch", func(t *testing.T) {
 			t.Parallel()
 			b := setup(t, rdb, nil)
@@ -473,15 +463,32 @@ func TestEnqueueMany(t *testing.T) {
 				t.Errorf("EnqueueMany within the limit: %v", err)
 			}
 		})
+	})
+}
 
-		t.Run("Empty", func(t *testing.T) {
-			t.Parallel()
-			b := setup(t, rdb, nil)
-			res, err := b.client.EnqueueMany(b.ctx, nil)
-			if res != nil || err != nil {
-				t.Errorf("EnqueueMany(nil) = %v, %v; want nil, nil", res, err)
-			}
-		})
+// TestEnqueueValidation: what the client refuses, or answers, before anything reaches
+// Redis needs one backend.
+func TestEnqueueValidation(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Miniredis(t)
+	t.Run("Invalid", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, rdb, nil)
+		_, err := b.client.Enqueue(b.ctx, nil, nil)
+		requireInvalid(t, err, "args")
+		_, err = b.client.Enqueue(b.ctx, emailArgs{}, &rqueue.EnqueueOpts{Queue: "a:b"})
+		requireInvalid(t, err, "EnqueueOpts.Queue")
+		_, err = b.client.Enqueue(b.ctx, emailArgs{}, &rqueue.EnqueueOpts{Unique: rqueue.UniqueOpts{Window: time.Minute}})
+		requireInvalid(t, err, "EnqueueOpts.Unique.Key")
+	})
+
+	t.Run("Empty", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, rdb, nil)
+		res, err := b.client.EnqueueMany(b.ctx, nil)
+		if res != nil || err != nil {
+			t.Errorf("EnqueueMany(nil) = %v, %v; want nil, nil", res, err)
+		}
 	})
 }
 

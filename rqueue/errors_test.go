@@ -8,6 +8,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/headgate/headgate/internal/redistest"
 	"github.com/headgate/headgate/rqueue"
 )
 
@@ -23,7 +24,7 @@ func TestErrorsNameTheOption(t *testing.T) {
 	mr := miniredis.RunT(t)
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	t.Cleanup(func() { _ = rdb.Close() })
-	c, err := rqueue.NewClient(rdb, &rqueue.Config{Namespace: testNamespace(t)})
+	c, err := rqueue.NewClient(rdb, &rqueue.Config{Namespace: redistest.Namespace(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,51 +2,36 @@ package rqueuetest
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/headgate/headgate"
 	"github.com/headgate/headgate/internal/redistest"
 	"github.com/redis/go-redis/v9"
 )
 
-var (
-	miniOnce sync.Once
-	mini     *miniredis.Miniredis
-	miniErr  error
-	nsSeq    atomic.Int64
-)
+// FreshNamespace returns a namespace no other test, test binary or earlier run on a
+// shared server uses: the test's name and a random suffix.
+func FreshNamespace(t testing.TB) string { return redistest.Namespace(t) }
 
-// sharedMiniredis is one embedded server per test binary; tests isolate by namespace.
-func sharedMiniredis(t testing.TB) *miniredis.Miniredis {
+// NewStore returns a Store in a fresh namespace on rdb. The namespace's keys are deleted
+// at cleanup.
+func NewStore(t testing.TB, rdb redis.UniversalClient) *headgate.Store {
 	t.Helper()
-	miniOnce.Do(func() {
-		mini = miniredis.NewMiniRedis()
-		miniErr = mini.Start()
-	})
-	if miniErr != nil {
-		t.Fatalf("start embedded miniredis: %v", miniErr)
+	s, err := headgate.NewStore(rdb, &headgate.StoreConfig{Namespace: FreshNamespace(t)})
+	if err != nil {
+		t.Fatalf("new store: %v", err)
 	}
-	return mini
-}
-
-// FreshNamespace returns a namespace no other test of any process uses.
-func FreshNamespace() string {
-	return fmt.Sprintf("test-%d-%d-%d", os.Getpid(), time.Now().UnixNano()%1e9, nsSeq.Add(1))
+	t.Cleanup(func() { deleteNamespace(t, s) })
+	return s
 }
 
 // NewMiniredisStore returns a Store in a fresh namespace on an embedded miniredis
 // shared by the test binary. No Redis server is needed.
 func NewMiniredisStore(t testing.TB) *headgate.Store {
 	t.Helper()
-	m := sharedMiniredis(t)
-	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
-	return storeOn(t, rdb)
+	return NewStore(t, redistest.Miniredis(t))
 }
 
 // NewRedisStore returns a Store in a fresh namespace on a real redis-server:
@@ -55,48 +40,51 @@ func NewMiniredisStore(t testing.TB) *headgate.Store {
 // namespace's keys are deleted at cleanup.
 func NewRedisStore(t testing.TB) *headgate.Store {
 	t.Helper()
-	return storeOn(t, redistest.Shared(t))
+	return NewStore(t, redistest.Shared(t))
 }
 
 // NewClusterStore is NewRedisStore on a local Redis Cluster (HEADGATE_TEST_CLUSTER when set).
 func NewClusterStore(t testing.TB) *headgate.Store {
 	t.Helper()
-	return storeOn(t, redistest.SharedCluster(t))
+	return NewStore(t, redistest.SharedCluster(t))
 }
 
-func storeOn(t testing.TB, rdb redis.UniversalClient) *headgate.Store {
-	t.Helper()
-	s, err := headgate.NewStore(rdb, &headgate.StoreConfig{Namespace: FreshNamespace()})
-	if err != nil {
-		t.Fatalf("new store: %v", err)
-	}
-	t.Cleanup(func() { deleteNamespace(s) })
-	return s
-}
-
-// deleteNamespace removes every key of the store's namespace.
-func deleteNamespace(s *headgate.Store) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	pattern := "hg:{" + s.Namespace() + "}:*"
-	del := func(ctx context.Context, c redis.UniversalClient) error {
+// namespaceKeys lists every key of the store's namespace, from every master of a cluster.
+func namespaceKeys(ctx context.Context, s *headgate.Store) ([]string, error) {
+	pattern := headgate.KeyPattern(s.Namespace())
+	var names []string
+	scan := func(ctx context.Context, c redis.UniversalClient) error {
 		iter := c.Scan(ctx, 0, pattern, 1000).Iterator()
-		var batch []string
 		for iter.Next(ctx) {
-			batch = append(batch, iter.Val())
-			if len(batch) == 500 {
-				c.Del(ctx, batch...)
-				batch = batch[:0]
-			}
-		}
-		if len(batch) > 0 {
-			c.Del(ctx, batch...)
+			names = append(names, iter.Val())
 		}
 		return iter.Err()
 	}
 	if cc, ok := s.Client().(*redis.ClusterClient); ok {
-		cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error { return del(ctx, c) })
-		return
+		var mu sync.Mutex // ForEachMaster calls in parallel
+		err := cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
+			mu.Lock()
+			defer mu.Unlock()
+			return scan(ctx, c)
+		})
+		return names, err
 	}
-	del(ctx, s.Client())
+	return names, scan(ctx, s.Client())
+}
+
+// deleteNamespace removes every key of the store's namespace (one slot: DEL takes them
+// in batches). A failure is logged, not failed: tests that stop a server on purpose
+// cannot clean up after themselves.
+func deleteNamespace(t testing.TB, s *headgate.Store) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	names, err := namespaceKeys(ctx, s)
+	for len(names) > 0 && err == nil {
+		batch := names[:min(len(names), 500)]
+		names = names[len(batch):]
+		err = s.Client().Del(ctx, batch...).Err()
+	}
+	if err != nil {
+		t.Logf("rqueuetest: delete namespace %s: %v", s.Namespace(), err)
+	}
 }

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/headgate/headgate"
-	"github.com/redis/go-redis/v9"
 )
 
 // NewStoreFunc returns a store in a fresh namespace of its own for one test, cleaned up
@@ -24,10 +23,19 @@ type conformanceCase struct {
 }
 
 // Exercise runs the whole job contract against stores made by newStore: every
-// transition and every branch of it, the admission and enqueue policies, and the
-// two live-backend proofs. Each case runs as a parallel subtest on its own store, and a
-// case reports every violation it finds, not only the first.
+// transition and every branch of it, the admission and enqueue policies, the refusal of
+// invalid input, and the two live-backend proofs. Each case runs as a parallel subtest on
+// its own store, and a case reports every violation it finds, not only the first.
 func Exercise(t *testing.T, newStore NewStoreFunc) {
+	t.Helper()
+	ExerciseBackend(t, newStore)
+	ExerciseValidation(t, newStore)
+}
+
+// ExerciseBackend is Exercise without the refusal of invalid input, which Go decides
+// before any script runs: a test that runs the contract on several backends runs this
+// on each and ExerciseValidation on one.
+func ExerciseBackend(t *testing.T, newStore NewStoreFunc) {
 	t.Helper()
 	var all []conformanceCase
 	for _, cases := range [][]conformanceCase{enqueueCases, admitCases, ackCases, renewCases,
@@ -36,15 +44,7 @@ func Exercise(t *testing.T, newStore NewStoreFunc) {
 		all = append(all, cases...)
 	}
 	all = append(all, policyCases...)
-	all = append(all, validationCases...)
-	for _, c := range all {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			s := newStore(t)
-			c.run(t, s)
-			checkCounts(t, s)
-		})
-	}
+	runCases(t, newStore, all)
 	t.Run("StickyRouting", func(t *testing.T) {
 		t.Parallel()
 		AssertStickyRouting(t, newStore(t))
@@ -53,6 +53,25 @@ func Exercise(t *testing.T, newStore NewStoreFunc) {
 		t.Parallel()
 		AssertEnqueueBackpressure(t, newStore(t), "bp")
 	})
+}
+
+// ExerciseValidation checks that each kind of invalid input is refused with
+// *headgate.InvalidError and leaves the store unchanged.
+func ExerciseValidation(t *testing.T, newStore NewStoreFunc) {
+	t.Helper()
+	runCases(t, newStore, validationCases)
+}
+
+func runCases(t *testing.T, newStore NewStoreFunc, cases []conformanceCase) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			s := newStore(t)
+			c.run(t, s)
+			checkCounts(t, s)
+		})
+	}
 }
 
 // epoch is where the cases freeze the store clock.
@@ -181,21 +200,7 @@ func wantErr[E error](t testing.TB, err error) E {
 func snapshot(t testing.TB, ctx context.Context, s *headgate.Store) string {
 	t.Helper()
 	rdb := s.Client()
-	pattern := "hg:{" + s.Namespace() + "}:*"
-	var names []string
-	scan := func(ctx context.Context, c redis.UniversalClient) error {
-		iter := c.Scan(ctx, 0, pattern, 1000).Iterator()
-		for iter.Next(ctx) {
-			names = append(names, iter.Val())
-		}
-		return iter.Err()
-	}
-	var err error
-	if cc, ok := rdb.(*redis.ClusterClient); ok {
-		err = cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error { return scan(ctx, c) })
-	} else {
-		err = scan(ctx, rdb)
-	}
+	names, err := namespaceKeys(ctx, s)
 	if err != nil {
 		t.Fatalf("snapshot scan: %v", err)
 	}

@@ -227,7 +227,7 @@ func uniqueMatrix(t *testing.T, s *headgate.Store) {
 			for _, m := range uniqueModes {
 				t.Run(fmt.Sprintf("%s/Holder%s/%s", mode.name, hs.state, m.name), func(t *testing.T) {
 					t.Parallel()
-					uniqueCell(t, storeOn(t, s.Client()), mode.window, hs, m)
+					uniqueCell(t, NewStore(t, s.Client()), mode.window, hs, m)
 				})
 			}
 		}

@@ -89,16 +89,10 @@ func NewWithConfig(t testing.TB, cfg *Config) *Kit {
 	}
 	rdb := c.Redis
 	if rdb == nil {
-		client := redis.NewClient(&redis.Options{Addr: sharedMiniredis(t).Addr()})
-		t.Cleanup(func() { _ = client.Close() }) // after the namespace is deleted
-		rdb = client
+		rdb = redistest.Miniredis(t) // closed after the namespace is deleted
 	}
-	ns := FreshNamespace()
-	store, err := headgate.NewStore(rdb, &headgate.StoreConfig{Namespace: ns})
-	if err != nil {
-		t.Fatalf("rqueuetest: new store: %v", err)
-	}
-	t.Cleanup(func() { deleteNamespace(store) })
+	store := NewStore(t, rdb)
+	ns := store.Namespace()
 	cc := c.Client
 	cc.Namespace = ns
 	client, err := rqueue.NewClient(rdb, &cc)

@@ -181,13 +181,11 @@ func TestKitNamespaceDeletedAtCleanup(t *testing.T) {
 			// The shared server outlives the subtest; its client was closed with it.
 			var rdb redis.UniversalClient
 			if b.name == "miniredis" {
-				c := redis.NewClient(&redis.Options{Addr: sharedMiniredis(t).Addr()})
-				t.Cleanup(func() { _ = c.Close() })
-				rdb = c
+				rdb = redistest.Miniredis(t)
 			} else {
 				rdb = redistest.Shared(t)
 			}
-			keys, err := rdb.Keys(testCtx(t), "hg:{"+store.Namespace()+"}:*").Result()
+			keys, err := rdb.Keys(testCtx(t), headgate.KeyPattern(store.Namespace())).Result()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -220,7 +218,7 @@ func TestKitConfig(t *testing.T) {
 // brokenStore is a store whose client is closed: every call fails.
 func brokenStore(t *testing.T) *headgate.Store {
 	t.Helper()
-	rdb := redis.NewClient(&redis.Options{Addr: sharedMiniredis(t).Addr()})
+	rdb := redistest.Miniredis(t)
 	s, err := headgate.NewStore(rdb, &headgate.StoreConfig{Namespace: "broken"})
 	if err != nil {
 		t.Fatal(err)

@@ -18,9 +18,9 @@ import (
 // own cause, long before any renewal: the lease here is renewed every 20 minutes.
 func TestCancelReachesRunningHandler(t *testing.T) {
 	t.Parallel()
-	onBackends(t, func(t *testing.T, be backend) {
+	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
 		logs := newLogCapture()
-		b := setup(t, be, func(c *worker.Config) {
+		b := setup(t, rdb, func(c *worker.Config) {
 			c.Lease = time.Hour
 			c.Logger = logs.logger()
 		})
@@ -55,8 +55,8 @@ func TestCancelReachesRunningHandler(t *testing.T) {
 // A cancel stops the handler of that job only.
 func TestCancelStopsOnlyThatJob(t *testing.T) {
 	t.Parallel()
-	onBackends(t, func(t *testing.T, be backend) {
-		b := setup(t, be, func(c *worker.Config) { c.Lease = time.Hour })
+	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
+		b := setup(t, rdb, func(c *worker.Config) { c.Lease = time.Hour })
 		started := make(chan string, 2)
 		causes := make(chan error, 2)
 		release := make(chan struct{})
@@ -100,7 +100,7 @@ func TestCancelPublishReachesEveryClusterNode(t *testing.T) {
 		t.Fatal("SharedCluster is not a *redis.ClusterClient")
 	}
 	ctx := context.Background()
-	ns := newNamespace(t)
+	ns := redistest.Namespace(t)
 	store, err := headgate.NewStore(cc, &headgate.StoreConfig{Namespace: ns})
 	mustOK(t, err)
 	var (
@@ -153,8 +153,8 @@ func TestCancelPublishReachesEveryClusterNode(t *testing.T) {
 // next renewal, with the same cause.
 func TestCancelMissedPushFoundAtRenewal(t *testing.T) {
 	t.Parallel()
-	onBackends(t, func(t *testing.T, be backend) {
-		b := setup(t, be, nil) // Lease 300ms: renewals every 100ms
+	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
+		b := setup(t, rdb, nil) // Lease 300ms: renewals every 100ms
 		started := make(chan struct{})
 		cause := make(chan error, 1)
 		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {

@@ -18,8 +18,8 @@ import (
 // A reclaimed lease cancels the handler at the next renewal, with ErrLeaseLost.
 func TestLeaseLostCancelsHandler(t *testing.T) {
 	t.Parallel()
-	onBackends(t, func(t *testing.T, be backend) {
-		b := setup(t, be, nil)
+	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
+		b := setup(t, rdb, nil)
 		started := make(chan struct{})
 		cause := make(chan error, 1)
 		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
@@ -44,8 +44,8 @@ func TestLeaseLostCancelsHandler(t *testing.T) {
 // worker charges the crash to that step, and the next attempt skips the steps done.
 func TestKilledWorkerResumesAtStep(t *testing.T) {
 	t.Parallel()
-	onBackends(t, func(t *testing.T, be backend) {
-		a := setup(t, be, nil)
+	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
+		a := setup(t, rdb, nil)
 		inTwo := make(chan struct{})
 		worker.Handle(a.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
 			if err := worker.Step(ctx, "one", func(context.Context) error { return nil }); err != nil {
@@ -104,8 +104,8 @@ func TestKilledWorkerResumesAtStep(t *testing.T) {
 
 func TestShutdownHandsJobsBack(t *testing.T) {
 	t.Parallel()
-	onBackends(t, func(t *testing.T, be backend) {
-		b := setup(t, be, func(c *worker.Config) { c.ShutdownTimeout = 20 * time.Millisecond })
+	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
+		b := setup(t, rdb, func(c *worker.Config) { c.ShutdownTimeout = 20 * time.Millisecond })
 		started := make(chan struct{})
 		cause := make(chan error, 1)
 		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
@@ -132,8 +132,8 @@ func TestShutdownHandsJobsBack(t *testing.T) {
 
 func TestShutdownWaitsForRunningJobs(t *testing.T) {
 	t.Parallel()
-	onBackends(t, func(t *testing.T, be backend) {
-		b := setup(t, be, nil)
+	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
+		b := setup(t, rdb, nil)
 		started := make(chan struct{})
 		release := make(chan struct{})
 		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
@@ -161,8 +161,8 @@ func TestShutdownWaitsForRunningJobs(t *testing.T) {
 
 func TestRunStopsWithContext(t *testing.T) {
 	t.Parallel()
-	onBackends(t, func(t *testing.T, be backend) {
-		b := setup(t, be, nil)
+	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
+		b := setup(t, rdb, nil)
 		got := make(chan string, 1)
 		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
 			got <- job.ID
@@ -188,8 +188,8 @@ func TestRunStopsWithContext(t *testing.T) {
 // sleeps until the job is due.
 func TestScheduledJobRunsWhenDue(t *testing.T) {
 	t.Parallel()
-	onBackends(t, func(t *testing.T, be backend) {
-		b := setup(t, be, nil)
+	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
+		b := setup(t, rdb, nil)
 		got := make(chan string, 1)
 		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
 			got <- job.ID
@@ -212,9 +212,9 @@ func TestAckRetriedWhileRedisFails(t *testing.T) {
 	t.Parallel()
 	// run finishes a job while Redis fails, waits for the worker to report a failed ack,
 	// lets Redis answer again and returns the ack's answer.
-	run := func(t *testing.T, be backend, fail, heal func()) ackEvent {
+	run := func(t *testing.T, rdb redis.UniversalClient, fail, heal func()) ackEvent {
 		logs := newLogRecorder()
-		b := setup(t, be, func(c *worker.Config) {
+		b := setup(t, rdb, func(c *worker.Config) {
 			c.Lease = 30 * time.Second
 			c.Logger = slog.New(logs)
 		})
@@ -239,7 +239,7 @@ func TestAckRetriedWhileRedisFails(t *testing.T) {
 		m := miniredis.RunT(t)
 		rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
 		t.Cleanup(func() { _ = rdb.Close() })
-		a := run(t, backend{rdb: rdb, mini: m},
+		a := run(t, rdb,
 			func() { m.SetError("LOADING Redis is loading the dataset in memory") },
 			func() { m.SetError("") })
 		if a.Err != nil || a.State != headgate.StateCompleted {
@@ -249,7 +249,7 @@ func TestAckRetriedWhileRedisFails(t *testing.T) {
 	t.Run("redis", func(t *testing.T) {
 		t.Parallel()
 		srv := redistest.Start(t)
-		a := run(t, backend{rdb: srv.Client(t)},
+		a := run(t, srv.Client(t),
 			func() { mustOK(t, srv.Stop()) },
 			func() { mustOK(t, srv.Restart()) })
 		// The restarted server starts empty: the job is gone, so its ack is answered
@@ -269,7 +269,7 @@ func TestRedisRestart(t *testing.T) {
 		t.Parallel()
 		srv := redistest.Start(t)
 		rdb := srv.Client(t)
-		ns := newNamespace(t)
+		ns := redistest.Namespace(t)
 		store, err := headgate.NewStore(rdb, &headgate.StoreConfig{Namespace: ns})
 		mustOK(t, err)
 		b := newBundle(t, rdb, store, testConfig(t, ns))
@@ -297,8 +297,8 @@ func TestRedisRestart(t *testing.T) {
 // after the duty lease (an hour here, on a frozen clock: never).
 func TestStopReleasesDuties(t *testing.T) {
 	t.Parallel()
-	onBackends(t, func(t *testing.T, be backend) {
-		a := setup(t, be, func(c *worker.Config) { c.DutyLease = time.Hour })
+	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
+		a := setup(t, rdb, func(c *worker.Config) { c.DutyLease = time.Hour })
 		ran := make(chan string, 1)
 		handler := func(ctx context.Context, job *worker.Job[testArgs]) error {
 			ran <- job.ID

@@ -5,9 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/alicebob/miniredis/v2"
-	"github.com/redis/go-redis/v9"
-
+	"github.com/headgate/headgate/internal/redistest"
 	"github.com/headgate/headgate/worker"
 )
 
@@ -15,10 +13,7 @@ import (
 // Go-side, so one backend is enough.
 func TestMessagesCutLongNames(t *testing.T) {
 	t.Parallel()
-	m := miniredis.RunT(t)
-	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
-	t.Cleanup(func() { _ = rdb.Close() })
-	b := setup(t, backend{rdb: rdb, mini: m}, nil)
+	b := setup(t, redistest.Miniredis(t), nil)
 	long := strings.Repeat("s", 10_000)
 	stepErr := make(chan error, 1)
 	worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {

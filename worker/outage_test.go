@@ -73,7 +73,7 @@ func TestOutageLogsOnceEachWay(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
 	logs := newLogCapture()
-	ns := newNamespace(t)
+	ns := redistest.Namespace(t)
 	cfg := testConfig(t, ns)
 	cfg.Logger = logs.logger()
 	w, err := worker.New(rdb, &cfg)

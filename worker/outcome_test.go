@@ -10,13 +10,15 @@ import (
 	"time"
 
 	"github.com/headgate/headgate"
+	"github.com/headgate/headgate/internal/redistest"
 	"github.com/headgate/headgate/worker"
+	"github.com/redis/go-redis/v9"
 )
 
 func TestSuccess(t *testing.T) {
 	t.Parallel()
-	onBackends(t, func(t *testing.T, be backend) {
-		b := setup(t, be, nil)
+	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
+		b := setup(t, rdb, nil)
 		got := make(chan *worker.Job[testArgs], 1)
 		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
 			worker.Log(ctx, "hello from "+job.Args.Name)
@@ -52,8 +54,8 @@ func TestSuccess(t *testing.T) {
 
 func TestRetryThenSuccess(t *testing.T) {
 	t.Parallel()
-	onBackends(t, func(t *testing.T, be backend) {
-		b := setup(t, be, nil)
+	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
+		b := setup(t, rdb, nil)
 		attempts := make(chan int, 2)
 		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
 			attempts <- job.Attempt
@@ -89,8 +91,8 @@ func TestRetryThenSuccess(t *testing.T) {
 
 func TestRetryAfter(t *testing.T) {
 	t.Parallel()
-	onBackends(t, func(t *testing.T, be backend) {
-		b := setup(t, be, nil)
+	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
+		b := setup(t, rdb, nil)
 		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
 			return worker.RetryAfter(42*time.Second, errors.New("downstream busy"))
 		})
@@ -110,8 +112,8 @@ func TestRetryAfter(t *testing.T) {
 
 func TestSnooze(t *testing.T) {
 	t.Parallel()
-	onBackends(t, func(t *testing.T, be backend) {
-		b := setup(t, be, nil)
+	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
+		b := setup(t, rdb, nil)
 		runs := make(chan *worker.Job[testArgs], 2)
 		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
 			runs <- job
@@ -141,8 +143,8 @@ func TestSnooze(t *testing.T) {
 
 func TestSkip(t *testing.T) {
 	t.Parallel()
-	onBackends(t, func(t *testing.T, be backend) {
-		b := setup(t, be, nil)
+	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
+		b := setup(t, rdb, nil)
 		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
 			return worker.Skip("customer deleted")
 		})
@@ -159,8 +161,8 @@ func TestSkip(t *testing.T) {
 
 func TestRevoke(t *testing.T) {
 	t.Parallel()
-	onBackends(t, func(t *testing.T, be backend) {
-		b := setup(t, be, nil)
+	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
+		b := setup(t, rdb, nil)
 		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
 			return worker.Revoke()
 		})
@@ -177,8 +179,8 @@ func TestRevoke(t *testing.T) {
 
 func TestRateLimited(t *testing.T) {
 	t.Parallel()
-	onBackends(t, func(t *testing.T, be backend) {
-		b := setup(t, be, nil)
+	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
+		b := setup(t, rdb, nil)
 		runs := make(chan *worker.Job[testArgs], 2)
 		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
 			runs <- job
@@ -199,8 +201,8 @@ func TestRateLimited(t *testing.T) {
 
 func TestPanic(t *testing.T) {
 	t.Parallel()
-	onBackends(t, func(t *testing.T, be backend) {
-		b := setup(t, be, nil)
+	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
+		b := setup(t, rdb, nil)
 		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
 			panicky()
 			return nil
@@ -223,8 +225,8 @@ func panicky() { panic("the handler fell over") }
 
 func TestTimeout(t *testing.T) {
 	t.Parallel()
-	onBackends(t, func(t *testing.T, be backend) {
-		b := setup(t, be, func(c *worker.Config) { c.JobTimeout = 20 * time.Millisecond })
+	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
+		b := setup(t, rdb, func(c *worker.Config) { c.JobTimeout = 20 * time.Millisecond })
 		cause := make(chan error, 1)
 		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
 			<-ctx.Done() // the handler runs until the worker cancels it
@@ -247,9 +249,9 @@ func TestTimeout(t *testing.T) {
 
 func TestUndecodable(t *testing.T) {
 	t.Parallel()
-	onBackends(t, func(t *testing.T, be backend) {
+	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
 		logs := newLogCapture()
-		b := setup(t, be, func(c *worker.Config) { c.Logger = logs.logger() })
+		b := setup(t, rdb, func(c *worker.Config) { c.Logger = logs.logger() })
 		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
 			t.Errorf("handler called for job %q", job.ID)
 			return nil
@@ -275,9 +277,9 @@ func TestUndecodable(t *testing.T) {
 // the fleet, or the next deploy, may run them. The attempt fails like any other.
 func TestUnknownKindIsRetried(t *testing.T) {
 	t.Parallel()
-	onBackends(t, func(t *testing.T, be backend) {
+	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
 		logs := newLogCapture()
-		b := setup(t, be, func(c *worker.Config) { c.Logger = logs.logger() })
+		b := setup(t, rdb, func(c *worker.Config) { c.Logger = logs.logger() })
 		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error { return nil })
 		b.start()
 		b.enqueueRaw(headgate.Envelope{ID: "card-1", Kind: "charge_card", Payload: []byte{0x80},
@@ -318,9 +320,9 @@ func TestUnknownKindIsRetried(t *testing.T) {
 // with the stack for a panic.
 func TestAttemptLogs(t *testing.T) {
 	t.Parallel()
-	onBackends(t, func(t *testing.T, be backend) {
+	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
 		logs := newLogCapture()
-		b := setup(t, be, func(c *worker.Config) { c.Logger = logs.logger() })
+		b := setup(t, rdb, func(c *worker.Config) { c.Logger = logs.logger() })
 		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
 			switch job.Args.Name {
 			case "panic":
@@ -361,8 +363,8 @@ func TestAttemptLogs(t *testing.T) {
 
 func TestOutputAndProgress(t *testing.T) {
 	t.Parallel()
-	onBackends(t, func(t *testing.T, be backend) {
-		b := setup(t, be, nil)
+	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
+		b := setup(t, rdb, nil)
 		written := make(chan struct{})
 		release := make(chan struct{})
 		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
@@ -413,8 +415,8 @@ func TestHelpersOutsideJob(t *testing.T) {
 
 func TestManyJobs(t *testing.T) {
 	t.Parallel()
-	onBackends(t, func(t *testing.T, be backend) {
-		b := setup(t, be, func(c *worker.Config) { c.Concurrency = 16 })
+	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
+		b := setup(t, rdb, func(c *worker.Config) { c.Concurrency = 16 })
 		const n = 500
 		seen := make(chan string, n)
 		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
@@ -446,8 +448,8 @@ func TestManyJobs(t *testing.T) {
 
 func TestQueuesServedInOrder(t *testing.T) {
 	t.Parallel()
-	onBackends(t, func(t *testing.T, be backend) {
-		b := setup(t, be, func(c *worker.Config) {
+	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
+		b := setup(t, rdb, func(c *worker.Config) {
 			c.Queues = []string{"high", "low"}
 			c.Concurrency = 1
 		})

@@ -13,6 +13,7 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/headgate/headgate"
+	"github.com/headgate/headgate/internal/redistest"
 	"github.com/headgate/headgate/worker"
 	"github.com/redis/go-redis/v9"
 	"github.com/vmihailenco/msgpack/v5"
@@ -44,8 +45,8 @@ func (doArgs) Kind() string { return "do" }
 
 func TestWorkOutcomes(t *testing.T) {
 	t.Parallel()
-	onBackends(t, func(t *testing.T, be backend) {
-		b := setup(t, be, nil)
+	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
+		b := setup(t, rdb, nil)
 		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[doArgs]) error {
 			worker.Log(ctx, "running "+job.Args.Do)
 			switch job.Args.Do {
@@ -142,8 +143,8 @@ func TestWorkOutcomes(t *testing.T) {
 
 func TestWorkLimit(t *testing.T) {
 	t.Parallel()
-	onBackends(t, func(t *testing.T, be backend) {
-		b := setup(t, be, nil)
+	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
+		b := setup(t, rdb, nil)
 		var ran []string
 		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
 			ran = append(ran, job.ID)
@@ -176,8 +177,8 @@ func TestWorkLimit(t *testing.T) {
 
 func TestWorkStepResumes(t *testing.T) {
 	t.Parallel()
-	onBackends(t, func(t *testing.T, be backend) {
-		b := setup(t, be, nil)
+	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
+		b := setup(t, rdb, nil)
 		charged := 0
 		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
 			if err := worker.Step(ctx, "charge", func(context.Context) error { charged++; return nil }); err != nil {
@@ -223,8 +224,8 @@ func TestWorkStepResumes(t *testing.T) {
 
 func TestWorkJobTimeout(t *testing.T) {
 	t.Parallel()
-	onBackends(t, func(t *testing.T, be backend) {
-		b := setup(t, be, func(c *worker.Config) { c.JobTimeout = 5 * time.Millisecond })
+	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
+		b := setup(t, rdb, func(c *worker.Config) { c.JobTimeout = 5 * time.Millisecond })
 		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
 			<-ctx.Done()
 			if !errors.Is(context.Cause(ctx), worker.ErrJobTimeout) {
@@ -245,8 +246,8 @@ func TestWorkJobTimeout(t *testing.T) {
 
 func TestWorkContextEnds(t *testing.T) {
 	t.Parallel()
-	onBackends(t, func(t *testing.T, be backend) {
-		b := setup(t, be, nil)
+	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
+		b := setup(t, rdb, nil)
 		var cancel context.CancelFunc
 		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
 			cancel() // as a test's deadline would, while the handler runs
@@ -305,8 +306,8 @@ func TestWorkContextEnds(t *testing.T) {
 
 func TestWorkLeaseRejected(t *testing.T) {
 	t.Parallel()
-	onBackends(t, func(t *testing.T, be backend) {
-		b := setup(t, be, nil)
+	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
+		b := setup(t, rdb, nil)
 		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
 			if job.ID == "cancelled" {
 				return b.store.Cancel(context.Background(), job.ID) // an operator, meanwhile
@@ -333,8 +334,8 @@ func TestWorkLeaseRejected(t *testing.T) {
 // called Work; the batch is acked on the way out.
 func TestWorkGoexit(t *testing.T) {
 	t.Parallel()
-	onBackends(t, func(t *testing.T, be backend) {
-		b := setup(t, be, nil)
+	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
+		b := setup(t, rdb, nil)
 		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
 			if job.ID == jobID(1) {
 				runtime.Goexit()
@@ -369,8 +370,8 @@ func TestWorkGoexit(t *testing.T) {
 
 func TestWorkRefuses(t *testing.T) {
 	t.Parallel()
-	onBackends(t, func(t *testing.T, be backend) {
-		b := setup(t, be, nil)
+	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
+		b := setup(t, rdb, nil)
 		ctx := context.Background()
 		if _, err := b.worker.Work(ctx, 1); err == nil || !strings.Contains(err.Error(), "no handlers registered") {
 			t.Errorf("Work without handlers = %v, want an error saying there are none", err)

@@ -2,8 +2,6 @@ package worker_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/headgate/headgate"
 	"github.com/headgate/headgate/internal/redistest"
 	"github.com/headgate/headgate/worker"
@@ -36,32 +33,6 @@ type testArgs struct {
 }
 
 func (testArgs) Kind() string { return "test" }
-
-// backend is one Redis the suite runs on.
-type backend struct {
-	rdb  redis.UniversalClient
-	mini *miniredis.Miniredis // nil on a real redis-server
-}
-
-// onBackends runs fn as parallel subtests on miniredis, on a real redis-server and on a
-// local Redis Cluster.
-func onBackends(t *testing.T, fn func(t *testing.T, be backend)) {
-	t.Run("miniredis", func(t *testing.T) {
-		t.Parallel()
-		m := miniredis.RunT(t)
-		rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
-		t.Cleanup(func() { _ = rdb.Close() })
-		fn(t, backend{rdb: rdb, mini: m})
-	})
-	t.Run("redis", func(t *testing.T) {
-		t.Parallel()
-		fn(t, backend{rdb: redistest.Shared(t)})
-	})
-	t.Run("Cluster", func(t *testing.T) {
-		t.Parallel()
-		fn(t, backend{rdb: redistest.SharedCluster(t)})
-	})
-}
 
 // ackEvent is an ack the store answered.
 type ackEvent struct {
@@ -107,25 +78,17 @@ func testLogger(t *testing.T) *slog.Logger {
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})).With("test", t.Name())
 }
 
-// newNamespace returns a namespace no other test uses.
-func newNamespace(t *testing.T) string {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	name := strings.NewReplacer("/", ".", " ", "_").Replace(t.Name())
-	return name + "." + hex.EncodeToString(b[:])
-}
-
-func setup(t *testing.T, be backend, mod func(*worker.Config)) *testBundle {
+func setup(t *testing.T, rdb redis.UniversalClient, mod func(*worker.Config)) *testBundle {
 	t.Helper()
-	ns := newNamespace(t)
-	store, err := headgate.NewStore(be.rdb, &headgate.StoreConfig{Namespace: ns})
+	ns := redistest.Namespace(t)
+	store, err := headgate.NewStore(rdb, &headgate.StoreConfig{Namespace: ns})
 	mustOK(t, err)
 	mustOK(t, store.FreezeClock(context.Background(), epoch))
 	cfg := testConfig(t, ns)
 	if mod != nil {
 		mod(&cfg)
 	}
-	return newBundle(t, be.rdb, store, cfg)
+	return newBundle(t, rdb, store, cfg)
 }
 
 func newBundle(t *testing.T, rdb redis.UniversalClient, store *headgate.Store, cfg worker.Config) *testBundle {

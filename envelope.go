@@ -319,8 +319,9 @@ func fromMs(v int64) time.Time {
 }
 
 // jobFromHash decodes a job hash (HGETALL) into a Job. Enqueue leaves out fields at
-// their default (JOB_DEFAULTS in lua/lib.lua); they read back as the default here. The
-// lease expiry is not in the hash but in the leases ZSET.
+// their default (JOB_DEFAULTS in lua/lib.lua); they read back as the default here, and
+// TestLuaJobFieldsMatchGo holds the field names and defaults to lib.lua's. The lease
+// expiry is not in the hash but in the leases ZSET.
 func jobFromHash(id string, h map[string]string) *Job {
 	i64 := func(f string) int64 { v, _ := strconv.ParseInt(h[f], 10, 64); return v }
 	j := &Job{

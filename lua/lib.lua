@@ -52,7 +52,8 @@ function K.clock(P) return P .. 'clock' end
 function K.corrupt(P) return P .. 'corrupt' end
 function K.cancelled(P) return P .. 'cancelled' end -- a pub/sub channel, not a key
 
--- Reply codes, translated in one place by scripts.go (replyError).
+-- Reply codes: scripts.go has a reply* constant for each and translates it in one place
+-- (replyError); TestLuaReplyCodesMatchGo holds the two in step.
 local OK = 0
 local E_ID_CONFLICT = -1
 local E_DUPLICATE = -2
@@ -284,7 +285,8 @@ local JOB_FIELDS = { 'state', 'queue', 'part', 'sticky', 'prio', 'sched', 'fp', 
 local JOB_NUMBERS = { prio = true, sched = true, ret = true, uwin = true, attempt = true, maxa = true,
   crash = true, charge = true, fence = true, weight = true }
 -- Enqueue leaves out fields at their default; absent fields read as these, else '' or 0.
--- jobFromHash in envelope.go applies the same defaults.
+-- jobFromHash in envelope.go reads the same fields with the same defaults
+-- (TestLuaJobFieldsMatchGo).
 local JOB_DEFAULTS = { maxa = 25, weight = 1, schema = 1 }
 
 -- Reads the named fields of a job into j (a new table when j is nil); nil when the job

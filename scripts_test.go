@@ -97,7 +97,10 @@ func TestLuaKeysMatchGo(t *testing.T) {
 	m := miniredis.RunT(t)
 	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
 	k := newKeys("ns:1")
-	lib, _ := luaFiles.ReadFile("lua/lib.lua")
+	lib, err := luaFiles.ReadFile("lua/lib.lua")
+	if err != nil {
+		t.Fatal(err)
+	}
 	src := string(lib) + `
 local P = KEYS[1]
 return { K.job(P, 'id:1'), K.errors(P, 'id:1'), K.result(P, 'id:1'), K.output(P, 'id:1'),

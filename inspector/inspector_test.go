@@ -152,7 +152,9 @@ func TestStats(t *testing.T) {
 	if s := b.stats(t, "a"); s.Paused {
 		t.Errorf("a is still paused after Resume")
 	}
-	stats, _ = b.insp.Stats(b.ctx)
+	if stats, err = b.insp.Stats(b.ctx); err != nil {
+		t.Fatal(err)
+	}
 	if len(stats) != 2 {
 		t.Errorf("Stats after removing c's limit = %+v, want only a and b", stats)
 	}
@@ -430,8 +432,8 @@ func TestQuarantine(t *testing.T) {
 	if err != nil || n != 1 {
 		t.Fatalf("ReleaseQuarantine = %d, %v; want 1 sibling released", n, err)
 	}
-	if q, _ := b.insp.Quarantined(b.ctx); len(q) != 0 {
-		t.Errorf("Quarantined after release = %+v, want none", q)
+	if q, err := b.insp.Quarantined(b.ctx); err != nil || len(q) != 0 {
+		t.Errorf("Quarantined after release = %+v, want none (err %v)", q, err)
 	}
 	if got := b.admit(t, "q", 1); len(got) != 1 || got[0].Envelope.ID != "sibling" {
 		t.Errorf("admitted %+v after release, want sibling", got)
@@ -450,7 +452,11 @@ func TestReleasePending(t *testing.T) {
 	if err != nil || !slices.Equal(left, []string{"other"}) {
 		t.Fatalf("ReleasePending = %v, %v; want [other] left", left, err)
 	}
-	if d, _ := b.insp.Job(b.ctx, "staged"); d.Job.State != headgate.StateAvailable {
+	d, err := b.insp.Job(b.ctx, "staged")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Job.State != headgate.StateAvailable {
 		t.Errorf("released job is %s, want available", d.Job.State)
 	}
 }

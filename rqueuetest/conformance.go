@@ -112,6 +112,26 @@ func mustEnqueue(t testing.TB, ctx context.Context, s *headgate.Store, jobs ...h
 	return res
 }
 
+// mustPromote promotes the due jobs (at most 10) and returns how many.
+func mustPromote(t testing.TB, ctx context.Context, s *headgate.Store) int {
+	t.Helper()
+	n, _, err := s.PromoteDue(ctx, 10)
+	if err != nil {
+		t.Fatalf("promote: %v", err)
+	}
+	return n
+}
+
+// mustEvict evicts the jobs whose retention lapsed (at most 10) and returns how many.
+func mustEvict(t testing.TB, ctx context.Context, s *headgate.Store) int {
+	t.Helper()
+	n, err := s.EvictRetained(ctx, 10)
+	if err != nil {
+		t.Fatalf("evict: %v", err)
+	}
+	return n
+}
+
 func admitReq(worker string, capacity int, queues ...string) headgate.AdmitRequest {
 	if len(queues) == 0 {
 		queues = []string{headgate.QueueDefault}

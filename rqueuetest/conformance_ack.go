@@ -20,7 +20,7 @@ var ackCases = []conformanceCase{
 		// deletion must take them too.
 		mustAck(t, ctx, s, admitOne(t, ctx, s), headgate.OutcomeRetry, &headgate.AckOpts{Error: "once", Delay: time.Second})
 		advance(t, ctx, s, time.Second)
-		s.PromoteDue(ctx, 10)
+		mustPromote(t, ctx, s)
 		c := admitOne(t, ctx, s)
 		if _, err := s.WriteOutput(ctx, c.LeaseRef(), headgate.Blob{SchemaVersion: 1, Bytes: []byte("o")}); err != nil {
 			t.Fatal(err)
@@ -49,16 +49,16 @@ var ackCases = []conformanceCase{
 		if err != nil || r == nil || r.SchemaVersion != 2 || string(r.Bytes) != "out" || r.Fence != c.Fence || !r.UpdatedAt.Equal(epoch) {
 			t.Errorf("result: %+v, %v", r, err)
 		}
-		if errs, _ := s.JobErrors(ctx, "a"); !slices.Equal(errs, []string{"success logs: l1 | l2"}) {
-			t.Errorf("history %q", errs)
+		if errs, err := s.JobErrors(ctx, "a"); err != nil || !slices.Equal(errs, []string{"success logs: l1 | l2"}) {
+			t.Errorf("history %q (err %v)", errs, err)
 		}
 		advance(t, ctx, s, time.Hour-time.Millisecond)
-		if n, _ := s.EvictRetained(ctx, 10); n != 0 {
-			t.Errorf("evicted %d before retention lapsed", n)
+		if n, err := s.EvictRetained(ctx, 10); err != nil || n != 0 {
+			t.Errorf("evicted %d before retention lapsed (err %v)", n, err)
 		}
 		advance(t, ctx, s, time.Millisecond)
-		if n, _ := s.EvictRetained(ctx, 10); n != 1 {
-			t.Errorf("evicted %d after retention, want 1", n)
+		if n, err := s.EvictRetained(ctx, 10); err != nil || n != 1 {
+			t.Errorf("evicted %d after retention, want 1 (err %v)", n, err)
 		}
 		wantState(t, ctx, s, "a", headgate.StateDeleted)
 	}},
@@ -76,7 +76,7 @@ var ackCases = []conformanceCase{
 			t.Errorf("after retry with delay: attempt %d at %v", j.Attempt, j.ScheduledAt)
 		}
 		advance(t, ctx, s, 5*time.Second)
-		s.PromoteDue(ctx, 10)
+		mustPromote(t, ctx, s)
 		c = admitOne(t, ctx, s)
 		mustAck(t, ctx, s, c, headgate.OutcomeRetry, &headgate.AckOpts{Error: "again"})
 		j = getJob(t, ctx, s, "a")
@@ -85,12 +85,15 @@ var ackCases = []conformanceCase{
 			t.Errorf("after backoff retry: attempt %d at %v, want 2 at %v", j.Attempt, j.ScheduledAt, want)
 		}
 		advance(t, ctx, s, 2*time.Second)
-		s.PromoteDue(ctx, 10)
+		mustPromote(t, ctx, s)
 		c = admitOne(t, ctx, s)
 		if st := mustAck(t, ctx, s, c, headgate.OutcomeRetry, &headgate.AckOpts{Error: "last"}); st != headgate.StateArchived {
 			t.Errorf("retry with attempts spent: %s, want archived", st)
 		}
-		errs, _ := s.JobErrors(ctx, "a")
+		errs, err := s.JobErrors(ctx, "a")
+		if err != nil {
+			t.Fatalf("job errors: %v", err)
+		}
 		want := []string{"retry (attempt 1): boom", "retry (attempt 2): again", "retry (attempt 3): last"}
 		if !slices.Equal(errs, want) {
 			t.Errorf("history %q, want %q", errs, want)
@@ -108,8 +111,8 @@ var ackCases = []conformanceCase{
 			mustAck(t, ctx, s, c, outcomes[id], &headgate.AckOpts{Error: "why " + id})
 			wantState(t, ctx, s, id, want[id])
 		}
-		if errs, _ := s.JobErrors(ctx, "undecodable"); !slices.Equal(errs, []string{"undecodable: why undecodable"}) {
-			t.Errorf("undecodable history %q", errs)
+		if errs, err := s.JobErrors(ctx, "undecodable"); err != nil || !slices.Equal(errs, []string{"undecodable: why undecodable"}) {
+			t.Errorf("undecodable history %q (err %v)", errs, err)
 		}
 	}},
 	{"Ack/SnoozeSpendsNoAttempt", func(t *testing.T, s *headgate.Store) {

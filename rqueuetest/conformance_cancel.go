@@ -36,8 +36,8 @@ var cancelCases = []conformanceCase{
 			t.Errorf("admitted cancelled jobs %v", ids(got))
 		}
 		advance(t, ctx, s, 2*time.Hour)
-		if n, _, _ := s.PromoteDue(ctx, 10); n != 0 {
-			t.Errorf("promoted a cancelled job")
+		if n, _, err := s.PromoteDue(ctx, 10); err != nil || n != 0 {
+			t.Errorf("promoted a cancelled job (err %v)", err)
 		}
 	}},
 	// Cancel reads the job, then the keys of the state it leaves (its partition and ring,

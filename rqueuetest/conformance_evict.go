@@ -19,11 +19,11 @@ var evictCases = []conformanceCase{
 			t.Fatal(err)
 		}
 		advance(t, ctx, s, time.Hour)
-		if n, _ := s.EvictRetained(ctx, 1); n != 1 {
-			t.Errorf("evict with limit 1: %d", n)
+		if n, err := s.EvictRetained(ctx, 1); err != nil || n != 1 {
+			t.Errorf("evict with limit 1: %d (err %v)", n, err)
 		}
-		if n, _ := s.EvictRetained(ctx, 10); n != 1 {
-			t.Errorf("evict the rest: %d", n)
+		if n, err := s.EvictRetained(ctx, 10); err != nil || n != 1 {
+			t.Errorf("evict the rest: %d (err %v)", n, err)
 		}
 		wantState(t, ctx, s, "c-keep", headgate.StateAvailable)
 	}},

@@ -20,11 +20,11 @@ var outputProgressCases = []conformanceCase{
 		if err != nil || p.Fence != c.Fence || !p.UpdatedAt.Equal(epoch) {
 			t.Errorf("write progress: %+v, %v", p, err)
 		}
-		if got, _ := s.JobOutput(ctx, "a"); got == nil || string(got.Bytes) != "o" {
-			t.Errorf("read output: %+v", got)
+		if got, err := s.JobOutput(ctx, "a"); err != nil || got == nil || string(got.Bytes) != "o" {
+			t.Errorf("read output: %+v (err %v)", got, err)
 		}
-		if got, _ := s.JobProgress(ctx, "a"); got == nil || got.Current != 3 || got.Total != 10 || got.Message != "m" {
-			t.Errorf("read progress: %+v", got)
+		if got, err := s.JobProgress(ctx, "a"); err != nil || got == nil || got.Current != 3 || got.Total != 10 || got.Message != "m" {
+			t.Errorf("read progress: %+v (err %v)", got, err)
 		}
 		stale := c.LeaseRef()
 		stale.Fence--

@@ -19,9 +19,9 @@ var promoteCases = []conformanceCase{
 			t.Errorf("promote before due: %d next %v, %v", n, next, err)
 		}
 		advance(t, ctx, s, time.Second)
-		n, next, _ = s.PromoteDue(ctx, 10)
-		if n != 1 || !next.Equal(b.ScheduledAt) {
-			t.Errorf("promote at due: %d next %v", n, next)
+		n, next, err = s.PromoteDue(ctx, 10)
+		if err != nil || n != 1 || !next.Equal(b.ScheduledAt) {
+			t.Errorf("promote at due: %d next %v, %v", n, next, err)
 		}
 		wantState(t, ctx, s, "a", headgate.StateAvailable)
 		wantState(t, ctx, s, "b", headgate.StateScheduled)

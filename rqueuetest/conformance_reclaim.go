@@ -39,13 +39,16 @@ var reclaimCases = []conformanceCase{
 			}
 			if crash < 3 {
 				// Retryable after backoff on the crash count: CrashRetryBase, then twice it.
-				now, _ := s.Now(ctx)
+				now, err := s.Now(ctx)
+				if err != nil {
+					t.Fatalf("now: %v", err)
+				}
 				backoff := headgate.CrashRetryBaseDefault << (crash - 1)
 				if j.State != headgate.StateRetryable || !j.ScheduledAt.Equal(now.Add(backoff)) {
 					t.Errorf("after crash %d: %s at %v, want retryable at %v", crash, j.State, j.ScheduledAt, now.Add(backoff))
 				}
 				advance(t, ctx, s, backoff)
-				s.PromoteDue(ctx, 10)
+				mustPromote(t, ctx, s)
 			}
 		}
 		wantState(t, ctx, s, "a", headgate.StateQuarantined)
@@ -57,13 +60,13 @@ var reclaimCases = []conformanceCase{
 			t.Errorf("quarantined names %q", q.Fingerprint)
 		}
 		advance(t, ctx, s, 2*time.Hour)
-		s.PromoteDue(ctx, 10)
+		mustPromote(t, ctx, s)
 		if got := mustAdmit(t, ctx, s, admitReq("w", 5)); len(got) != 0 {
 			t.Errorf("admitted %v with its fingerprint quarantined", ids(got))
 		}
 		// Quarantined jobs are exempt from eviction.
 		advance(t, ctx, s, 48*time.Hour)
-		s.EvictRetained(ctx, 10)
+		mustEvict(t, ctx, s)
 		wantState(t, ctx, s, "a", headgate.StateQuarantined)
 		q, err := s.Quarantined(ctx)
 		if err != nil || len(q) != 1 || q[0] != (headgate.QuarantinedFingerprint{Fingerprint: "poison", JobID: "a", Held: 1}) {

@@ -23,8 +23,8 @@ var renewCases = []conformanceCase{
 			t.Errorf("renew: lost %v, %v; want [b]", lost, err)
 		}
 		advance(t, ctx, s, 45*time.Second) // past the first lease, inside the renewed one
-		if r, _ := s.ReclaimExpired(ctx, 10); len(r) != 0 {
-			t.Errorf("reclaimed a renewed lease: %+v", r)
+		if r, err := s.ReclaimExpired(ctx, 10); err != nil || len(r) != 0 {
+			t.Errorf("reclaimed a renewed lease: %+v (err %v)", r, err)
 		}
 		if j := getJob(t, ctx, s, "a"); !j.LeaseExpiresAt.Equal(epoch.Add(90 * time.Second)) {
 			t.Errorf("renewed lease expires %v", j.LeaseExpiresAt)

@@ -15,237 +15,215 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-func TestSuccess(t *testing.T) {
-	t.Parallel()
-	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
-		b := setup(t, rdb, nil)
-		got := make(chan *worker.Job[testArgs], 1)
-		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
-			worker.Log(ctx, "hello from "+job.Args.Name)
-			if err := worker.SetResult(ctx, 2, []byte("result of "+job.Args.Name)); err != nil {
-				return err
-			}
-			got <- job
-			return nil
-		})
-		b.start()
-		b.enqueue("j1", testArgs{Name: "alice", N: 7}, func(e *headgate.Envelope) {
-			e.Retention = time.Hour
-			e.PartitionKey = "tenant-1"
-		})
-		job := recv(t, got, "the handler to run")
-		if job.Args != (testArgs{Name: "alice", N: 7}) || job.ID != "j1" || job.Kind != "test" ||
-			job.Queue != "default" || job.Partition != "tenant-1" || job.Attempt != 0 || job.Fence != 1 {
-			t.Errorf("handler got %+v", job)
-		}
-		if a := b.waitAck("j1"); a.Err != nil || a.Outcome != headgate.OutcomeSuccess || a.State != headgate.StateCompleted {
-			t.Errorf("ack = %+v, want success → completed", a)
-		}
-		res, err := b.store.JobResult(context.Background(), "j1")
-		mustOK(t, err)
-		if res == nil || res.SchemaVersion != 2 || string(res.Bytes) != "result of alice" {
-			t.Errorf("result = %+v", res)
-		}
-		if h := b.errorHistory("j1"); !strings.Contains(h, "hello from alice") {
-			t.Errorf("history %q lacks the attempt's log", h)
-		}
-	})
+// outcomeRun is one run of a handler: the job it got and why its context ended (nil
+// while it was not cancelled).
+type outcomeRun struct {
+	job   *worker.Job[testArgs]
+	cause error
 }
 
-func TestRetryThenSuccess(t *testing.T) {
-	t.Parallel()
-	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
-		b := setup(t, rdb, nil)
-		attempts := make(chan int, 2)
-		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
-			attempts <- job.Attempt
+// outcomeCase is one way a handler ends and what the store makes of the job's first run.
+type outcomeCase struct {
+	name    string
+	config  func(*worker.Config)
+	args    testArgs
+	mod     func(*headgate.Envelope)
+	handle  func(ctx context.Context, job *worker.Job[testArgs]) error
+	outcome headgate.Outcome
+	state   headgate.State
+	history []string // in the job's error history after the first ack
+	// then checks what follows the first ack: first is the first run.
+	then func(t *testing.T, b *testBundle, first outcomeRun, runs <-chan outcomeRun)
+}
+
+var outcomeCases = []outcomeCase{
+	{
+		name: "Success",
+		args: testArgs{Name: "alice", N: 7},
+		mod: func(e *headgate.Envelope) {
+			e.Retention = time.Hour
+			e.PartitionKey = "tenant-1"
+		},
+		handle: func(ctx context.Context, job *worker.Job[testArgs]) error {
+			worker.Log(ctx, "hello from "+job.Args.Name)
+			return worker.SetResult(ctx, 2, []byte("result of "+job.Args.Name))
+		},
+		outcome: headgate.OutcomeSuccess, state: headgate.StateCompleted,
+		history: []string{"hello from alice"},
+		then: func(t *testing.T, b *testBundle, first outcomeRun, runs <-chan outcomeRun) {
+			job := first.job
+			if job.Args != (testArgs{Name: "alice", N: 7}) || job.ID != "j1" || job.Kind != "test" ||
+				job.Queue != "default" || job.Partition != "tenant-1" || job.Attempt != 0 || job.Fence != 1 {
+				t.Errorf("handler got %+v", job)
+			}
+			res, err := b.store.JobResult(context.Background(), "j1")
+			mustOK(t, err)
+			if res == nil || res.SchemaVersion != 2 || string(res.Bytes) != "result of alice" {
+				t.Errorf("result = %+v", res)
+			}
+		},
+	},
+	{
+		name: "RetryThenSuccess",
+		handle: func(ctx context.Context, job *worker.Job[testArgs]) error {
 			if job.Attempt == 0 {
 				return errors.New("boom")
 			}
 			return nil
-		})
-		b.start()
-		b.enqueue("j1", testArgs{}, nil)
-		if n := recv(t, attempts, "first attempt"); n != 0 {
-			t.Fatalf("first attempt has Attempt %d", n)
-		}
-		if a := b.waitAck("j1"); a.Outcome != headgate.OutcomeRetry || a.State != headgate.StateRetryable {
-			t.Fatalf("ack = %+v, want retry → retryable", a)
-		}
-		j := b.job("j1")
-		if want := epoch.Add(headgate.RetryBaseDefault); !j.ScheduledAt.Equal(want) || j.Attempt != 1 {
-			t.Errorf("retryable job: scheduled %s attempt %d, want %s and 1", j.ScheduledAt, j.Attempt, want)
-		}
-		if h := b.errorHistory("j1"); !strings.Contains(h, "boom") {
-			t.Errorf("history %q lacks the error", h)
-		}
-		b.advance(headgate.RetryBaseDefault)
-		if n := recv(t, attempts, "second attempt"); n != 1 {
-			t.Fatalf("second attempt has Attempt %d", n)
-		}
-		if a := b.waitAck("j1"); a.Outcome != headgate.OutcomeSuccess {
-			t.Errorf("ack = %+v, want success", a)
-		}
-	})
-}
-
-func TestRetryAfter(t *testing.T) {
-	t.Parallel()
-	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
-		b := setup(t, rdb, nil)
-		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
+		},
+		outcome: headgate.OutcomeRetry, state: headgate.StateRetryable,
+		history: []string{"boom"},
+		then: func(t *testing.T, b *testBundle, first outcomeRun, runs <-chan outcomeRun) {
+			if n := first.job.Attempt; n != 0 {
+				t.Fatalf("first attempt has Attempt %d", n)
+			}
+			j := b.job("j1")
+			if want := epoch.Add(headgate.RetryBaseDefault); !j.ScheduledAt.Equal(want) || j.Attempt != 1 {
+				t.Errorf("retryable job: scheduled %s attempt %d, want %s and 1", j.ScheduledAt, j.Attempt, want)
+			}
+			b.advance(headgate.RetryBaseDefault)
+			if n := recv(t, runs, "second attempt").job.Attempt; n != 1 {
+				t.Fatalf("second attempt has Attempt %d", n)
+			}
+			if a := b.waitAck("j1"); a.Err != nil || a.Outcome != headgate.OutcomeSuccess {
+				t.Errorf("ack = %+v, want success", a)
+			}
+		},
+	},
+	{
+		name: "RetryAfter",
+		handle: func(ctx context.Context, job *worker.Job[testArgs]) error {
 			return worker.RetryAfter(42*time.Second, errors.New("downstream busy"))
-		})
-		b.start()
-		b.enqueue("j1", testArgs{}, nil)
-		if a := b.waitAck("j1"); a.Outcome != headgate.OutcomeRetry || a.State != headgate.StateRetryable {
-			t.Fatalf("ack = %+v, want retry → retryable", a)
-		}
-		if j := b.job("j1"); !j.ScheduledAt.Equal(epoch.Add(42*time.Second)) || j.Attempt != 1 {
-			t.Errorf("scheduled %s attempt %d, want now+42s and 1", j.ScheduledAt, j.Attempt)
-		}
-		if h := b.errorHistory("j1"); !strings.Contains(h, "downstream busy") {
-			t.Errorf("history %q lacks the error", h)
-		}
-	})
-}
-
-func TestSnooze(t *testing.T) {
-	t.Parallel()
-	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
-		b := setup(t, rdb, nil)
-		runs := make(chan *worker.Job[testArgs], 2)
-		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
-			runs <- job
+		},
+		outcome: headgate.OutcomeRetry, state: headgate.StateRetryable,
+		history: []string{"downstream busy"},
+		then: func(t *testing.T, b *testBundle, first outcomeRun, runs <-chan outcomeRun) {
+			if j := b.job("j1"); !j.ScheduledAt.Equal(epoch.Add(42*time.Second)) || j.Attempt != 1 {
+				t.Errorf("scheduled %s attempt %d, want now+42s and 1", j.ScheduledAt, j.Attempt)
+			}
+		},
+	},
+	{
+		name: "Snooze",
+		handle: func(ctx context.Context, job *worker.Job[testArgs]) error {
 			if job.Fence == 1 {
 				return worker.Snooze(time.Minute)
 			}
 			return nil
-		})
-		b.start()
-		b.enqueue("j1", testArgs{}, nil)
-		recv(t, runs, "first run")
-		if a := b.waitAck("j1"); a.Outcome != headgate.OutcomeSnooze || a.State != headgate.StateScheduled {
-			t.Fatalf("ack = %+v, want snooze → scheduled", a)
-		}
-		if j := b.job("j1"); !j.ScheduledAt.Equal(epoch.Add(time.Minute)) || j.Attempt != 0 {
-			t.Errorf("snoozed job: scheduled %s attempt %d, want now+1m and 0", j.ScheduledAt, j.Attempt)
-		}
-		b.advance(time.Minute)
-		if job := recv(t, runs, "run after the snooze"); job.Attempt != 0 || job.Fence != 2 {
-			t.Errorf("second run: attempt %d fence %d, want 0 and 2", job.Attempt, job.Fence)
-		}
-		if a := b.waitAck("j1"); a.Outcome != headgate.OutcomeSuccess {
-			t.Errorf("ack = %+v, want success", a)
-		}
-	})
-}
-
-func TestSkip(t *testing.T) {
-	t.Parallel()
-	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
-		b := setup(t, rdb, nil)
-		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
+		},
+		outcome: headgate.OutcomeSnooze, state: headgate.StateScheduled,
+		then: func(t *testing.T, b *testBundle, first outcomeRun, runs <-chan outcomeRun) {
+			if j := b.job("j1"); !j.ScheduledAt.Equal(epoch.Add(time.Minute)) || j.Attempt != 0 {
+				t.Errorf("snoozed job: scheduled %s attempt %d, want now+1m and 0", j.ScheduledAt, j.Attempt)
+			}
+			b.advance(time.Minute)
+			if job := recv(t, runs, "run after the snooze").job; job.Attempt != 0 || job.Fence != 2 {
+				t.Errorf("second run: attempt %d fence %d, want 0 and 2", job.Attempt, job.Fence)
+			}
+			if a := b.waitAck("j1"); a.Err != nil || a.Outcome != headgate.OutcomeSuccess {
+				t.Errorf("ack = %+v, want success", a)
+			}
+		},
+	},
+	{
+		name: "Skip",
+		handle: func(ctx context.Context, job *worker.Job[testArgs]) error {
 			return worker.Skip("customer deleted")
-		})
-		b.start()
-		b.enqueue("j1", testArgs{}, nil)
-		if a := b.waitAck("j1"); a.Outcome != headgate.OutcomeSkip || a.State != headgate.StateArchived {
-			t.Fatalf("ack = %+v, want skip → archived", a)
-		}
-		if h := b.errorHistory("j1"); !strings.Contains(h, "customer deleted") {
-			t.Errorf("history %q lacks the reason", h)
-		}
-	})
-}
-
-func TestRevoke(t *testing.T) {
-	t.Parallel()
-	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
-		b := setup(t, rdb, nil)
-		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
+		},
+		outcome: headgate.OutcomeSkip, state: headgate.StateArchived,
+		history: []string{"customer deleted"},
+	},
+	{
+		name: "Revoke",
+		mod:  func(e *headgate.Envelope) { e.Retention = time.Hour },
+		handle: func(ctx context.Context, job *worker.Job[testArgs]) error {
 			return worker.Revoke()
-		})
-		b.start()
-		b.enqueue("j1", testArgs{}, func(e *headgate.Envelope) { e.Retention = time.Hour })
-		if a := b.waitAck("j1"); a.Outcome != headgate.OutcomeRevoke || a.State != headgate.StateDeleted {
-			t.Fatalf("ack = %+v, want revoke → deleted", a)
-		}
-		if _, err := b.store.GetJob(context.Background(), "j1"); !errors.Is(err, headgate.ErrJobNotFound) {
-			t.Errorf("GetJob after revoke = %v, want ErrJobNotFound", err)
-		}
-	})
-}
-
-func TestRateLimited(t *testing.T) {
-	t.Parallel()
-	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
-		b := setup(t, rdb, nil)
-		runs := make(chan *worker.Job[testArgs], 2)
-		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
-			runs <- job
+		},
+		outcome: headgate.OutcomeRevoke, state: headgate.StateDeleted,
+		then: func(t *testing.T, b *testBundle, first outcomeRun, runs <-chan outcomeRun) {
+			if _, err := b.store.GetJob(context.Background(), "j1"); !errors.Is(err, headgate.ErrJobNotFound) {
+				t.Errorf("GetJob after revoke = %v, want ErrJobNotFound", err)
+			}
+		},
+	},
+	{
+		name: "RateLimited",
+		handle: func(ctx context.Context, job *worker.Job[testArgs]) error {
 			if job.Fence == 1 {
 				return worker.RateLimited()
 			}
 			return nil
-		})
-		b.start()
-		b.enqueue("j1", testArgs{}, nil)
-		recv(t, runs, "first run")
+		},
 		// Available again at once: it runs again without the clock moving.
-		if job := recv(t, runs, "second run"); job.Attempt != 0 || job.CrashAttempt != 0 {
-			t.Errorf("second run: attempt %d crash %d, want 0 and 0", job.Attempt, job.CrashAttempt)
-		}
-	})
-}
-
-func TestPanic(t *testing.T) {
-	t.Parallel()
-	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
-		b := setup(t, rdb, nil)
-		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
+		outcome: headgate.OutcomeRateLimited, state: headgate.StateAvailable,
+		then: func(t *testing.T, b *testBundle, first outcomeRun, runs <-chan outcomeRun) {
+			if job := recv(t, runs, "second run").job; job.Attempt != 0 || job.CrashAttempt != 0 {
+				t.Errorf("second run: attempt %d crash %d, want 0 and 0", job.Attempt, job.CrashAttempt)
+			}
+		},
+	},
+	{
+		name: "Panic",
+		handle: func(ctx context.Context, job *worker.Job[testArgs]) error {
 			panicky()
 			return nil
-		})
-		b.start()
-		b.enqueue("j1", testArgs{}, nil)
-		if a := b.waitAck("j1"); a.Outcome != headgate.OutcomeRetry || a.State != headgate.StateRetryable {
-			t.Fatalf("ack = %+v, want retry → retryable", a)
-		}
-		h := b.errorHistory("j1")
-		for _, want := range []string{"panic: the handler fell over", "goroutine", "panicky"} {
-			if !strings.Contains(h, want) {
-				t.Errorf("history lacks %q:\n%s", want, h)
+		},
+		outcome: headgate.OutcomeRetry, state: headgate.StateRetryable,
+		history: []string{"panic: the handler fell over", "goroutine", "panicky"},
+	},
+	{
+		name:   "Timeout",
+		config: func(c *worker.Config) { c.JobTimeout = 20 * time.Millisecond },
+		handle: func(ctx context.Context, job *worker.Job[testArgs]) error {
+			<-ctx.Done() // the handler runs until the worker cancels it
+			return ctx.Err()
+		},
+		outcome: headgate.OutcomeRetry, state: headgate.StateRetryable,
+		history: []string{"timeout after 20ms"},
+		then: func(t *testing.T, b *testBundle, first outcomeRun, runs <-chan outcomeRun) {
+			if !errors.Is(first.cause, worker.ErrJobTimeout) {
+				t.Errorf("cause = %v, want ErrJobTimeout", first.cause)
 			}
-		}
-	})
+		},
+	},
+}
+
+// TestOutcomes runs a job whose handler ends in each way of outcomeCases and checks the
+// ack, the job's state and its error history, then what the case checks next.
+func TestOutcomes(t *testing.T) {
+	t.Parallel()
+	for _, c := range outcomeCases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
+				b := setup(t, rdb, c.config)
+				runs := make(chan outcomeRun, 4)
+				worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
+					// Deferred, so that a run that panics is reported too.
+					defer func() { runs <- outcomeRun{job: job, cause: context.Cause(ctx)} }()
+					return c.handle(ctx, job)
+				})
+				b.start()
+				b.enqueue("j1", c.args, c.mod)
+				first := recv(t, runs, "the handler to run")
+				if a := b.waitAck("j1"); a.Err != nil || a.Outcome != c.outcome || a.State != c.state {
+					t.Fatalf("ack = %+v, want %s → %s", a, c.outcome, c.state)
+				}
+				h := b.errorHistory("j1")
+				for _, want := range c.history {
+					if !strings.Contains(h, want) {
+						t.Errorf("history lacks %q:\n%s", want, h)
+					}
+				}
+				if c.then != nil {
+					c.then(t, b, first, runs)
+				}
+			})
+		})
+	}
 }
 
 func panicky() { panic("the handler fell over") }
-
-func TestTimeout(t *testing.T) {
-	t.Parallel()
-	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
-		b := setup(t, rdb, func(c *worker.Config) { c.JobTimeout = 20 * time.Millisecond })
-		cause := make(chan error, 1)
-		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
-			<-ctx.Done() // the handler runs until the worker cancels it
-			cause <- context.Cause(ctx)
-			return ctx.Err()
-		})
-		b.start()
-		b.enqueue("j1", testArgs{}, nil)
-		if err := recv(t, cause, "the handler's cancellation"); !errors.Is(err, worker.ErrJobTimeout) {
-			t.Errorf("cause = %v, want ErrJobTimeout", err)
-		}
-		if a := b.waitAck("j1"); a.Outcome != headgate.OutcomeRetry {
-			t.Fatalf("ack = %+v, want retry", a)
-		}
-		if h := b.errorHistory("j1"); !strings.Contains(h, "timeout after 20ms") {
-			t.Errorf("history %q lacks the timeout", h)
-		}
-	})
-}
 
 func TestUndecodable(t *testing.T) {
 	t.Parallel()

@@ -26,6 +26,39 @@
 // accepted only from the current holder, so a worker that lost its lease cannot finish,
 // fail or overwrite the job.
 //
+// # The names a job takes on its way
+//
+// One job is seen through several types, each holding what one party needs:
+//
+//   - Envelope: what a producer enqueues (id, kind, payload, queue, partition, schedule,
+//     policies). Package rqueue builds it from typed args.
+//   - EnqueueResult: what Enqueue answers for each job: its state and scheduled time,
+//     and whether the call replayed an earlier enqueue of it. rqueue.Result is the
+//     producer's view of the same answer, duplicates included.
+//   - Claim: what Admit hands a worker: the Envelope as stored, the lease (LeaseID,
+//     ExpiresAt), the Fence and the Checkpoint of earlier attempts.
+//   - Fence: a counter every admission of the job increments. A write that carries an
+//     older fence comes from a worker that lost the job, and is refused.
+//   - LeaseRef: job id, lease id and fence (Claim.LeaseRef): the holder's proof, passed
+//     with every write from a worker (Ack, Renew, Checkpoint, WriteOutput,
+//     WriteProgress); a stale one gets *LeaseRejectedError.
+//   - worker.Job[T]: what a handler gets: the Claim with its payload decoded into the
+//     args type T.
+//   - Attempt and CrashAttempt (fields of Envelope): how many earlier attempts ended in a
+//     retry, and how many were lost to an expired lease (the latter count against
+//     StoreConfig.CrashLimit and can quarantine a fingerprint).
+//   - Outcome: how an attempt ended, as acked: success, retry, skip, undecodable,
+//     revoke, snooze, rate_limited, or lease_lost (applied by ReclaimExpired, never
+//     acked). worker.Attempt is how one run by worker.Worker.Work ended: its Outcome, the
+//     job's State after the ack and the errors.
+//   - Reclaimed: what ReclaimExpired reports of a job whose lease expired.
+//   - Blob and StoredBlob: the bytes, with a schema version, that a handler stores as
+//     the job's result (Ack) or output (WriteOutput); StoredBlob is a Blob read back
+//     (JobResult, JobOutput) with the fence and time of its write. Progress is the
+//     handler's progress report.
+//   - Job: the full stored record (GetJob, the inspector): the Envelope with its State,
+//     Fence, lease, Checkpoint and times.
+//
 // # Time
 //
 // Scripts take time from Redis (TIME), never from a worker's clock, so leases, backoff,

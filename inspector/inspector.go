@@ -68,7 +68,9 @@ func (i *Inspector) Stats(ctx context.Context) ([]QueueStats, error) {
 // JobPage is one page of a listing.
 type JobPage struct {
 	// Jobs are the page's matches, by id (time-ordered ids list oldest first). Pages
-	// follow the store's job index, not id order.
+	// follow the order in which a SCAN of the namespace's job hashes meets them, not id
+	// order: a job that exists for the whole listing is listed, one written or deleted
+	// meanwhile may or may not be.
 	Jobs []*headgate.Job
 	// Next is the cursor of the next page (ListOptions.Cursor); "" when the listing is
 	// done.

@@ -15,7 +15,7 @@ var clockCases = []conformanceCase{
 			t.Errorf("frozen now %v (err %v)", now, err)
 		}
 		advance(t, ctx, s, 90*time.Second)
-		if now, err := s.Now(ctx); err != nil || !now.Equal(epoch.Add(90 * time.Second)) {
+		if now, err := s.Now(ctx); err != nil || !now.Equal(epoch.Add(90*time.Second)) {
 			t.Errorf("advanced now %v (err %v)", now, err)
 		}
 		if err := s.UnfreezeClock(ctx); err != nil {

@@ -1,6 +1,17 @@
 // Package rqueuetest is headgate's test kit: what tests of code that enqueues jobs
 // (producers) and code that runs them (handlers) need, on an embedded Redis or a real
-// one, and the conformance suite every store backend runs.
+// one.
+//
+// It has two parts, for two audiences:
+//
+//   - The kit, for tests of programs that use headgate: New, NewRedis, NewCluster,
+//     NewWithConfig and Kit; Handle and HandleFunc; the Require* checks,
+//     EnqueueWithoutUniqueness, DrainWorker and WorkJob; Main. The sections below up to
+//     the conformance suite describe it. This is the API for users.
+//   - The conformance suite, for headgate's own store and anything that claims to
+//     behave like it: Exercise and its parts, the Assert* proofs, and the store makers
+//     they run on (NewStore, NewMiniredisStore, NewRedisStore, NewClusterStore,
+//     FreshNamespace). A program that uses headgate has no need of it.
 //
 // # Kits
 //
@@ -35,7 +46,7 @@
 // RequireNotEnqueuedArgs rule jobs out. A failure says what was wanted, how many of the
 // store's jobs matched, and lists what the store does hold, payloads decoded:
 //
-//	rqueuetest.RequireEnqueued: want a job with kind "send_email", queue "priority"; 0 of the 2 jobs in namespace "test-1-2-3" match
+//	rqueuetest.RequireEnqueued: want a job with kind "send_email", queue "priority"; 0 of the 2 jobs in namespace "TestSignUp.3f9a0c1b2d4e" match
 //	  what IS enqueued (* = matches):
 //	      id=01JY... kind="send_email" queue="default" partition="" state=available scheduled_at=2025-06-01T09:00:00.000Z payload={"to":"ada@example.com"}
 //	      ...
@@ -67,10 +78,18 @@
 // Kit.NewWorker returns a worker of the kit's namespace, with the kit's handlers, for
 // tests that run one the production way (Start, Stop).
 //
-// # Conformance
+// # The conformance suite (for store backends, not for programs)
 //
 // Exercise runs the whole job contract — every transition, the admission and enqueue
-// policies, and the live-backend proofs AssertStickyRouting and
-// AssertEnqueueBackpressure — against a store backend; NewMiniredisStore,
-// NewRedisStore and NewClusterStore make the stores it runs on.
+// policies, the refusal of invalid input, and the live-backend proofs
+// AssertStickyRouting and AssertEnqueueBackpressure — against stores made by a
+// NewStoreFunc, each case as a parallel subtest on a fresh namespace. A test that runs
+// the contract on several backends runs ExerciseBackend on each (everything that reaches
+// a script) and ExerciseValidation (refusals Go decides before any script runs) on one.
+// NewStore makes a store in a fresh namespace on any client, deleted at cleanup;
+// NewMiniredisStore, NewRedisStore and NewClusterStore do so on the test binary's
+// shared embedded miniredis, redis-server and Redis Cluster.
+//
+// The suite's cases live in the conformance_<transition>.go files, named like the
+// transition's script (lua/ack.lua, conformance_ack.go); nothing in them is exported.
 package rqueuetest

@@ -49,8 +49,8 @@ func NewClusterStore(t testing.TB) *headgate.Store {
 	return NewStore(t, redistest.SharedCluster(t))
 }
 
-// namespaceKeys lists every key of the store's namespace, from every master of a cluster.
-func namespaceKeys(ctx context.Context, s *headgate.Store) ([]string, error) {
+// scanNamespace lists every key of the store's namespace, from every master of a cluster.
+func scanNamespace(ctx context.Context, s *headgate.Store) ([]string, error) {
 	pattern := headgate.KeyPattern(s.Namespace())
 	var names []string
 	scan := func(ctx context.Context, c redis.UniversalClient) error {
@@ -78,7 +78,7 @@ func namespaceKeys(ctx context.Context, s *headgate.Store) ([]string, error) {
 func deleteNamespace(t testing.TB, s *headgate.Store) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	names, err := namespaceKeys(ctx, s)
+	names, err := scanNamespace(ctx, s)
 	for len(names) > 0 && err == nil {
 		batch := names[:min(len(names), 500)]
 		names = names[len(batch):]

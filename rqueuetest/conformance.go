@@ -220,7 +220,7 @@ func wantErr[E error](t testing.TB, err error) E {
 func snapshot(t testing.TB, ctx context.Context, s *headgate.Store) string {
 	t.Helper()
 	rdb := s.Client()
-	names, err := namespaceKeys(ctx, s)
+	names, err := scanNamespace(ctx, s)
 	if err != nil {
 		t.Fatalf("snapshot scan: %v", err)
 	}

@@ -140,22 +140,7 @@ func corruptionsOf(t testing.TB, ctx context.Context, rdb redis.UniversalClient,
 // namespaceKeys lists the keys of the store's namespace, sorted, with their prefix.
 func namespaceKeys(t testing.TB, ctx context.Context, s *headgate.Store) []string {
 	t.Helper()
-	rdb := s.Client()
-	pattern := "hg:{" + s.Namespace() + "}:*"
-	var names []string
-	scan := func(ctx context.Context, c redis.UniversalClient) error {
-		iter := c.Scan(ctx, 0, pattern, 1000).Iterator()
-		for iter.Next(ctx) {
-			names = append(names, iter.Val())
-		}
-		return iter.Err()
-	}
-	var err error
-	if cc, ok := rdb.(*redis.ClusterClient); ok {
-		err = cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error { return scan(ctx, c) })
-	} else {
-		err = scan(ctx, rdb)
-	}
+	names, err := scanNamespace(ctx, s)
 	if err != nil {
 		t.Fatalf("scan namespace: %v", err)
 	}

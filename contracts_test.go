@@ -333,6 +333,18 @@ func TestLuaArgvMatchesGo(t *testing.T) {
 	}
 }
 
+// evalLib returns, from miniredis, what expr evaluates to after the lib.lua definitions
+// that includes reach.
+func evalLib(t *testing.T, includes []string, expr string) *redis.Cmd {
+	t.Helper()
+	src, err := lib.assemble("test", "--[[ ]]\n--- @include "+strings.Join(includes, "\n--- @include ")+"\nreturn "+expr+"\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := miniredis.RunT(t)
+	return redis.NewClient(&redis.Options{Addr: m.Addr()}).Eval(context.Background(), src, nil)
+}
+
 // replyCodeName is the lib.lua name of a Go reply constant: replyIDConflict is
 // E_ID_CONFLICT, replyOK is OK.
 func replyCodeName(goName string) string {
@@ -399,14 +411,7 @@ func TestLuaReplyCodesMatchGo(t *testing.T) {
 		}
 	}
 	slices.Sort(luaNames)
-	src, err := lib.assemble("codes", "--[[ ]]\n--- @include "+strings.Join(luaNames, "\n--- @include ")+
-		"\nreturn { "+strings.Join(luaNames, ", ")+" }\n")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := miniredis.RunT(t)
-	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
-	vals, err := rdb.Eval(context.Background(), src, nil).Int64Slice()
+	vals, err := evalLib(t, luaNames, "{ "+strings.Join(luaNames, ", ")+" }").Int64Slice()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -499,27 +504,21 @@ var jobHashFields = map[string]func(j *Job) string{
 // field the scripts read is the one Go reads, and an absent field reads as the same
 // default on both sides.
 func TestLuaJobFieldsMatchGo(t *testing.T) {
-	src, err := lib.assemble("fields", "--[[ ]]\n--- @include JOB_FIELDS\n--- @include JOB_NUMBERS\n--- @include JOB_DEFAULTS\n"+
-		"return cjson.encode({ JOB_FIELDS, JOB_NUMBERS, JOB_DEFAULTS })\n")
+	tables := []string{"JOB_FIELDS", "JOB_NUMBERS", "JOB_DEFAULTS"}
+	out, err := evalLib(t, tables, "cjson.encode({ "+strings.Join(tables, ", ")+" })").Text()
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := miniredis.RunT(t)
-	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
-	out, err := rdb.Eval(context.Background(), src, nil).Text()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tables [3]json.RawMessage
+	var raw [3]json.RawMessage
 	var fields []string
 	var numbers map[string]bool
 	var defaults map[string]int64
-	if err := json.Unmarshal([]byte(out), &tables); err != nil {
+	if err := json.Unmarshal([]byte(out), &raw); err != nil {
 		t.Fatal(err)
 	}
 	for i, v := range []any{&fields, &numbers, &defaults} {
-		if err := json.Unmarshal(tables[i], v); err != nil {
-			t.Fatalf("table %d: %v (%s)", i, err, tables[i])
+		if err := json.Unmarshal(raw[i], v); err != nil {
+			t.Fatalf("%s: %v (%s)", tables[i], err, raw[i])
 		}
 	}
 	all := slices.Concat(fields, slices.Collect(maps.Keys(defaults)))

@@ -135,6 +135,29 @@ return { K.job(P, 'id:1'), K.errors(P, 'id:1'), K.result(P, 'id:1'), K.output(P,
 	}
 }
 
+// scriptWithIncludes is a script's body (after its header) and what it includes.
+type scriptWithIncludes struct {
+	body     string
+	includes []string
+}
+
+// scriptsIncludes returns every script but lib.lua, by name.
+func scriptsIncludes(t *testing.T) map[string]scriptWithIncludes {
+	t.Helper()
+	out := map[string]scriptWithIncludes{}
+	for name, src := range scriptSources(t) {
+		if name == "lib" {
+			continue
+		}
+		includes, err := scriptIncludes(name, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[name] = scriptWithIncludes{body: src[len(header(src)):], includes: includes}
+	}
+	return out
+}
+
 // TestLuaScriptIncludes pins what each script pulls in from lib.lua: its includes and
 // everything they reach, in lib.lua order. A change here changes what every call of the
 // script parses and runs; update the table on purpose.
@@ -205,15 +228,8 @@ func TestLuaScriptIncludes(t *testing.T) {
 		"write_progress": `rcall K K.job K.progress K.clock OK E_LEASE_REJECTED now_ms str mark_aux JOB_NUMBERS
 			JOB_DEFAULTS load_fields HOLDER_FIELDS holder`,
 	}
-	for name, src := range scriptSources(t) {
-		if name == "lib" {
-			continue
-		}
-		includes, err := scriptIncludes(name, src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		in, err := lib.closure(name, includes)
+	for name, sc := range scriptsIncludes(t) {
+		in, err := lib.closure(name, sc.includes)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -253,15 +269,8 @@ func TestLuaIncludesMatchUses(t *testing.T) {
 			}
 		}
 	}
-	for name, src := range scriptSources(t) {
-		if name == "lib" {
-			continue
-		}
-		includes, err := scriptIncludes(name, src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		check(name+".lua", src[len(header(src)):], nil, includes)
+	for name, sc := range scriptsIncludes(t) {
+		check(name+".lua", sc.body, nil, sc.includes)
 	}
 	for _, d := range lib.defs {
 		check("lib.lua "+d.names[0], d.text, d.names, d.includes)

@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/headgate/headgate"
 	"github.com/headgate/headgate/inspector"
+	"github.com/headgate/headgate/internal/redistest"
 )
 
 var epoch = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -24,14 +24,12 @@ type testBundle struct {
 	store *headgate.Store // the same namespace, to set up jobs
 }
 
-// setup returns an inspector of a fresh miniredis, with the store clock frozen at epoch
-// and a crash limit of 1 so one lost lease quarantines.
+// setup returns an inspector of a fresh namespace on the shared miniredis, with the
+// store clock frozen at epoch and a crash limit of 1 so one lost lease quarantines.
 func setup(t *testing.T) *testBundle {
 	t.Helper()
-	mr := miniredis.RunT(t)
-	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
-	t.Cleanup(func() { _ = rdb.Close() })
-	const ns = "inspector-test"
+	rdb := redistest.Miniredis(t)
+	ns := redistest.Namespace(t)
 	insp, err := inspector.New(rdb, &inspector.Config{Namespace: ns})
 	if err != nil {
 		t.Fatalf("New: %v", err)

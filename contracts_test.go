@@ -231,14 +231,15 @@ func TestLuaArgvMatchesGo(t *testing.T) {
 		if name == "lib" {
 			continue
 		}
-		h := header(src)
-		l, err := parseArgv(h)
-		if err != nil {
-			t.Errorf("%s.lua header: %v", name, err)
-			continue
-		}
-		checkArgvBody(t, name, src[len(h):], l)
-		layouts[name] = l
+		t.Run("Lua/"+name, func(t *testing.T) {
+			h := header(src)
+			l, err := parseArgv(h)
+			if err != nil {
+				t.Fatalf("%s.lua header: %v", name, err)
+			}
+			checkArgvBody(t, name, src[len(h):], l)
+			layouts[name] = l
+		})
 	}
 
 	// The header against what Go passes.
@@ -301,35 +302,35 @@ func TestLuaArgvMatchesGo(t *testing.T) {
 		scripts[sc.name] = sc
 	}
 	for name, l := range layouts {
-		sc, ok := scripts[name]
-		if !ok {
-			t.Errorf("%s.lua: the test does not call it; add it to the list and the calls above", name)
-			continue
-		}
-		calls := rec.calls[sc.Hash()]
-		if len(calls) == 0 {
-			t.Errorf("%s.lua: the calls above never ran it", name)
-			continue
-		}
-		args := calls[len(calls)-1]
-		groups := 0
-		switch {
-		case l.count > 0:
-			groups, _ = strconv.Atoi(fmt.Sprint(args[l.count-1]))
-			if groups != 2 {
-				t.Errorf("%s: Go passes %d as ARGV[%d], the number of groups; the test made 2", name, groups, l.count)
+		t.Run("Go/"+name, func(t *testing.T) {
+			sc, ok := scripts[name]
+			if !ok {
+				t.Fatalf("%s.lua: the test does not call it; add it to the list and the calls above", name)
 			}
-		case l.group > 0:
-			groups = (len(args) - l.fixed) / l.group
-		}
-		if want := l.fixed + groups*l.group; len(args) != want {
-			t.Errorf("%s: Go passes %d arguments, the header's layout (%d fixed, %d groups of %d) makes %d", name, len(args), l.fixed, groups, l.group, want)
-		}
-		if name == "enqueue" { // the group size travels as ARGV[2]
-			if got := fmt.Sprint(args[1]); got != strconv.Itoa(l.group) {
-				t.Errorf("enqueue: Go passes groups of %s fields, the header lists %d", got, l.group)
+			calls := rec.calls[sc.Hash()]
+			if len(calls) == 0 {
+				t.Fatalf("%s.lua: the calls above never ran it", name)
 			}
-		}
+			args := calls[len(calls)-1]
+			groups := 0
+			switch {
+			case l.count > 0:
+				groups, _ = strconv.Atoi(fmt.Sprint(args[l.count-1]))
+				if groups != 2 {
+					t.Errorf("%s: Go passes %d as ARGV[%d], the number of groups; the test made 2", name, groups, l.count)
+				}
+			case l.group > 0:
+				groups = (len(args) - l.fixed) / l.group
+			}
+			if want := l.fixed + groups*l.group; len(args) != want {
+				t.Errorf("%s: Go passes %d arguments, the header's layout (%d fixed, %d groups of %d) makes %d", name, len(args), l.fixed, groups, l.group, want)
+			}
+			if name == "enqueue" { // the group size travels as ARGV[2]
+				if got := fmt.Sprint(args[1]); got != strconv.Itoa(l.group) {
+					t.Errorf("enqueue: Go passes groups of %s fields, the header lists %d", got, l.group)
+				}
+			}
+		})
 	}
 }
 

@@ -6,7 +6,8 @@ import (
 	"strings"
 )
 
-// Checkpoint records the holder's step in progress and steps done.
+// Checkpoint records the holder's step in progress and steps done. It fails with a
+// *CorruptError, writing nothing, when the job's stored data is corrupt.
 func (s *Store) Checkpoint(ctx context.Context, lease LeaseRef, cp Checkpoint) error {
 	if err := validateLease(lease); err != nil {
 		return err

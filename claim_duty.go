@@ -6,7 +6,7 @@ import (
 )
 
 // ClaimDuty takes or renews the named maintenance duty for holder; false when another
-// holder has it.
+// holder has it. A duty key whose data is corrupt holds nobody and is replaced.
 func (s *Store) ClaimDuty(ctx context.Context, name, holder string, lease time.Duration) (bool, error) {
 	if err := validateRequired("name", name, true); err != nil {
 		return false, err

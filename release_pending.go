@@ -6,7 +6,9 @@ import (
 )
 
 // ReleasePending releases staged jobs to scheduled or available and returns the ids
-// that were not pending (left unchanged).
+// that were not pending (left unchanged). A job whose stored data is corrupt is reported
+// too, and parked (CorruptJobs); a corrupt structure a release would write fails the call
+// with a *CorruptError before anything is written.
 func (s *Store) ReleasePending(ctx context.Context, ids ...string) ([]string, error) {
 	if len(ids) == 0 {
 		return nil, nil

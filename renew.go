@@ -6,7 +6,9 @@ import (
 )
 
 // Renew extends the leases the caller still holds to now+lease and returns the ids of
-// the jobs whose lease it lost.
+// the jobs whose lease it lost. A job whose stored data is corrupt is reported lost and
+// parked (CorruptJobs); a leases key of another type fails the call with a *CorruptError
+// before anything is written.
 func (s *Store) Renew(ctx context.Context, leases []LeaseRef, lease time.Duration) ([]string, error) {
 	if lease < time.Millisecond {
 		return nil, invalid("lease", "must be at least 1ms, not %s", lease)

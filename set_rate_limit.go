@@ -13,7 +13,8 @@ type RateLimit struct {
 }
 
 // SetRateLimit configures a rate class, starting full. Admission charges a job's weight
-// to its class; a class without a limit is unlimited.
+// to its class; a class without a limit is unlimited. It rewrites the whole bucket, so
+// it also replaces a corrupt one.
 func (s *Store) SetRateLimit(ctx context.Context, class string, rl RateLimit) error {
 	if err := validateRequired("class", class, true); err != nil {
 		return err

@@ -5,7 +5,8 @@ import (
 	"time"
 )
 
-// WriteOutput stores the running job's output; only the holder may.
+// WriteOutput stores the running job's output; only the holder may. It fails with a
+// *CorruptError, writing nothing, when the job's stored data or output key is corrupt.
 func (s *Store) WriteOutput(ctx context.Context, lease LeaseRef, out Blob) (StoredBlob, error) {
 	if err := validateLease(lease); err != nil {
 		return StoredBlob{}, err

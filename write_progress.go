@@ -14,7 +14,8 @@ type Progress struct {
 	UpdatedAt time.Time // set by the store
 }
 
-// WriteProgress stores the running job's progress; only the holder may.
+// WriteProgress stores the running job's progress; only the holder may. It fails with a
+// *CorruptError, writing nothing, when the job's stored data or progress key is corrupt.
 func (s *Store) WriteProgress(ctx context.Context, lease LeaseRef, p Progress) (Progress, error) {
 	if err := validateLease(lease); err != nil {
 		return Progress{}, err

@@ -2,7 +2,9 @@
 claim_duty.lua: takes or renews a named maintenance duty, so one worker in the fleet runs it.
 
 The duty is free when nobody holds it or the holder's lease has run out on the store
-clock; the current holder renews it.
+clock; the current holder renews it. A duty key whose data is corrupt (not a hash, an
+expiry that is not a time) holds nobody: the claim replaces it, so a corrupt lease never
+stops the fleet's maintenance.
 
 KEYS[1]  namespace prefix; derived keys (lib.lua): duty:<name>, clock
 ARGV[1]  duty name
@@ -15,10 +17,17 @@ Cost     O(1)
 --- @include K.duty
 --- @include OK
 --- @include now_ms
+--- @include safe_hmget
+--- @include MAX_SAFE
 local P = KEYS[1]
 local k = K.duty(P, ARGV[1])
 local now = now_ms(P)
-local v = rcall('HMGET', k, 'holder', 'exp')
-if v[1] and v[1] ~= ARGV[2] and tonumber(v[2]) > now then return { OK, 0 } end
+local v = safe_hmget(k, 'holder', 'exp')
+if v then
+  local exp = tonumber(v[2])
+  if v[1] and v[1] ~= ARGV[2] and exp and exp <= MAX_SAFE and exp > now then return { OK, 0 } end
+else
+  rcall('DEL', k)
+end
 rcall('HSET', k, 'holder', ARGV[2], 'exp', now + tonumber(ARGV[3]))
 return { OK, 1 }

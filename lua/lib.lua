@@ -474,9 +474,10 @@ end
 --    is impossible) is parked: the script removes its id from the index it found it in and
 --    records it with park_corrupt; the call goes on with the other jobs;
 --  - a namespace structure that is unusable (the scheduled ZSET is a string, a counts field
---    is not a number) makes the call fail before its first write: key_ok / counts_ok in
---    the read phase, then corrupt_structure to reply.
--- Read with safe_hmget / load_job_checked, which never raise on corrupt data.
+--    is not a number) makes the call fail before its first write: key_ok / counts_ok /
+--    route_bad_key in the read phase, then corrupt_reply.
+-- Read with safe_hmget / load_job_checked / holder_checked, which never raise on corrupt
+-- data.
 
 -- Records a parked job in K.corrupt with why its data could not be used. The caller has
 -- checked key_ok(K.corrupt(P), 'hash') before its first write, and removes the id from
@@ -494,13 +495,20 @@ local function safe_hmget(key, ...)
   return v
 end
 
--- Whether key is absent or of the given TYPE ('hash', 'zset', 'set', 'list', 'string'):
--- a write to it then cannot fail on the key's type.
+-- Whether key is absent or of the given TYPE ('hash', 'zset', 'set', 'list', 'string'), so
+-- a write to it cannot fail on the key's type; also the type it has. Asked of Redis once
+-- per key and call.
+local key_type_known = {}
 --- @include rcall
+--- @include key_type_known
 local function key_ok(key, want)
-  local t = rcall('TYPE', key)
-  if type(t) == 'table' then t = t.ok end
-  return t == 'none' or t == want
+  local t = key_type_known[key]
+  if t == nil then
+    t = rcall('TYPE', key)
+    if type(t) == 'table' then t = t.ok end
+    key_type_known[key] = t
+  end
+  return t == 'none' or t == want, t
 end
 
 -- The range each numeric field of a job hash can hold; anything else is corrupt. Bounds
@@ -571,9 +579,60 @@ local function counts_ok(P, q)
   return true
 end
 
--- The error reply of a call refused, before any write, because a namespace structure it
--- needs is corrupt. scripts.go reports it as a *CorruptError.
+-- The error reply of a call refused, before any write, because data it needs is corrupt
+-- (a namespace structure, or the one job a single-job call is about). scripts.go reports
+-- it as a *CorruptError.
 --- @include E_CORRUPT
-local function corrupt_structure(key, why)
+local function corrupt_reply(key, why)
   return { E_CORRUPT, key, why }
+end
+
+-- The first of keys (a list of {key, type}) that a write could fail on, and why; nil
+-- when each is absent or of its type.
+--- @include key_ok
+local function first_bad_key(keys)
+  for _, kt in ipairs(keys) do
+    local ok, t = key_ok(kt[1], kt[2])
+    if not ok then return kt[1], 'is a ' .. t .. ', want a ' .. kt[2] end
+  end
+  return nil
+end
+
+-- The first key that indexing job j as available (index_available, wake) could fail on,
+-- and why; nil when none.
+--- @include partition_of
+--- @include first_bad_key
+--- @include K.wake
+local function index_bad_key(P, j)
+  local pz, ring = partition_of(P, j.queue, j.sticky, j.part)
+  return first_bad_key({ { pz, 'zset' }, { ring, 'zset' }, { K.wake(P, j.queue), 'list' } })
+end
+
+-- The first key that moving job j to available (make_available, wake, flush_counts) could
+-- fail on, and why; nil when none. Reads K.quarantine, which must be checked first.
+--- @include counts_ok
+--- @include K.counts
+--- @include K.held
+--- @include first_bad_key
+--- @include index_bad_key
+local function route_bad_key(P, j)
+  if not counts_ok(P, j.queue) then return K.counts(P, j.queue), 'is not a hash of integer counts' end
+  if j.fp ~= '' then
+    local bad, why = first_bad_key({ { K.held(P, j.fp), 'set' } })
+    if bad then return bad, why end
+  end
+  return index_bad_key(P, j)
+end
+
+-- holder that never raises: the job when id is running under this lease and fence; nil
+-- when it is not; nil and a reason when its data is corrupt.
+--- @include load_job_checked
+--- @include HOLDER_FIELDS
+local function holder_checked(P, id, lease, fence, fields)
+  local j, why = load_job_checked(P, id, fields or HOLDER_FIELDS)
+  if why then return nil, why end
+  if not j or j.state ~= 'running' or j.lease ~= lease or j.fence ~= tonumber(fence) then
+    return nil
+  end
+  return j
 end

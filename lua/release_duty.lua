@@ -1,5 +1,6 @@
 --[[
-release_duty.lua: gives up a duty, if this holder still has it.
+release_duty.lua: gives up a duty, if this holder still has it. A duty key that is not a
+hash is held by nobody and left alone.
 
 KEYS[1]  namespace prefix; derived keys (lib.lua): duty:<name>
 ARGV[1]  duty name
@@ -10,8 +11,10 @@ Cost     O(1)
 --- @include rcall
 --- @include K.duty
 --- @include OK
+--- @include safe_hmget
 local P = KEYS[1]
 local k = K.duty(P, ARGV[1])
-if rcall('HGET', k, 'holder') ~= ARGV[2] then return { OK, 0 } end
+local v = safe_hmget(k, 'holder')
+if not v or v[1] ~= ARGV[2] then return { OK, 0 } end
 rcall('DEL', k)
 return { OK, 1 }

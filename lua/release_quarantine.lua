@@ -3,11 +3,15 @@ release_quarantine.lua: an operator releases a quarantined fingerprint. New enqu
 it are accepted again and its held siblings return to admission, `limit` per call (the
 caller repeats until none remain). The quarantined jobs themselves stay quarantined.
 
+Everything that can fail is read and checked before the first write: a held job whose data
+is corrupt leaves the held set and is parked (K.corrupt); a structure the release would
+write being corrupt refuses the whole call.
+
 KEYS[1]  namespace prefix; derived keys (lib.lua): quarantine, held:<fp>, job:<id>,
-         clock, q:<queue>:{ring,p:<part>,wake}, q:<queue>:w:<worker>:{ring,p:<part>}
+         clock, corrupt, q:<queue>:{ring,p:<part>,wake}, q:<queue>:w:<worker>:{ring,p:<part>}
 ARGV[1]  fingerprint
 ARGV[2]  limit
-Replies  {0, released now, still held}
+Replies  {0, taken from the held set now, still held} | {-9, key, why} Corrupt
 Cost     O(limit * log N)
 ]]
 --- @include rcall
@@ -17,20 +21,44 @@ Cost     O(limit * log N)
 --- @include OK
 --- @include wake
 --- @include index_available
---- @include load_job
+--- @include first_bad_key
+--- @include corrupt_reply
+--- @include load_job_checked
+--- @include JOB_FIELDS
+--- @include index_bad_key
+--- @include K.corrupt
+--- @include park_corrupt
 local P = KEYS[1]
 local fp, limit = ARGV[1], tonumber(ARGV[2])
-rcall('HDEL', K.quarantine(P), fp)
-local hk = K.held(P, fp)
-local ids = rcall('SPOP', hk, limit)
-local woken = {}
+local qk, hk = K.quarantine(P), K.held(P, fp)
+local bad, why = first_bad_key({ { qk, 'hash' }, { hk, 'set' } })
+if bad then return corrupt_reply(bad, why) end
+local ids = rcall('SRANDMEMBER', hk, limit)
+local moves, parked = {}, {}
 for _, id in ipairs(ids) do
-  local j = load_job(P, id)
-  if j and j.state == 'available' then
-    rcall('HDEL', K.job(P, id), 'held')
-    index_available(P, id, j.queue, j.part, j.sticky, j.prio, j.sched)
-    woken[j.queue] = true
+  local j, jwhy = load_job_checked(P, id, JOB_FIELDS)
+  if jwhy then
+    parked[#parked + 1] = { id, jwhy }
+  elseif j and j.state == 'available' then
+    bad, why = index_bad_key(P, j)
+    if bad then return corrupt_reply(bad, why) end
+    moves[#moves + 1] = { id, j }
   end
+end
+if #parked > 0 then
+  bad, why = first_bad_key({ { K.corrupt(P), 'hash' } })
+  if bad then return corrupt_reply(bad, why) end
+end
+
+rcall('HDEL', qk, fp)
+for _, id in ipairs(ids) do rcall('SREM', hk, id) end
+for _, p in ipairs(parked) do park_corrupt(P, p[1], p[2]) end
+local woken = {}
+for _, m in ipairs(moves) do
+  local id, j = m[1], m[2]
+  rcall('HDEL', K.job(P, id), 'held')
+  index_available(P, id, j.queue, j.part, j.sticky, j.prio, j.sched)
+  woken[j.queue] = true
 end
 for q in pairs(woken) do wake(P, q) end
 return { OK, #ids, rcall('SCARD', hk) }

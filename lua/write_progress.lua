@@ -1,6 +1,7 @@
 --[[
 write_progress.lua: the holder of a running job stores its progress, stamped with the
-fence and the store time. A later write replaces it.
+fence and the store time. A later write replaces it. A job whose data is corrupt, or a
+progress key of another type, is refused with nothing written.
 
 KEYS[1]  namespace prefix; derived keys (lib.lua): job:<id>, progress:<id>, clock
 ARGV[1]  job id
@@ -9,7 +10,7 @@ ARGV[3]  fence
 ARGV[4]  current
 ARGV[5]  total
 ARGV[6]  message
-Replies  {0, store time ms} | {-5} LeaseRejected
+Replies  {0, store time ms} | {-5} LeaseRejected | {-9, key, why} Corrupt
 Cost     O(1)
 ]]
 --- @include rcall
@@ -18,11 +19,18 @@ Cost     O(1)
 --- @include E_LEASE_REJECTED
 --- @include now_ms
 --- @include mark_aux
---- @include holder
+--- @include holder_checked
+--- @include corrupt_reply
+--- @include K.job
+--- @include first_bad_key
 local P = KEYS[1]
 local id = ARGV[1]
-local j = holder(P, id, ARGV[2], ARGV[3])
+local j, why = holder_checked(P, id, ARGV[2], ARGV[3])
+if why then return corrupt_reply(K.job(P, id), why) end
 if not j then return { E_LEASE_REJECTED } end
+local bad
+bad, why = first_bad_key({ { K.progress(P, id), 'hash' } })
+if bad then return corrupt_reply(bad, why) end
 local now = now_ms(P)
 mark_aux(P, id)
 rcall('HSET', K.progress(P, id), 'current', ARGV[4], 'total', ARGV[5], 'message', ARGV[6], 'fence', j.fence, 'at', now)

@@ -398,6 +398,7 @@ func assertCorruptionSafe(t testing.TB, s *headgate.Store, c corruptCheck) {
 		checkIndexed(t, what, jobs, readIndexes(t, ctx, s), skip)
 		checkCountsOf(t, ctx, s, what, jobs, healthy, skipQueues)
 		if c.progressed != nil {
+			t.Logf("%s: checking the other jobs progressed", what)
 			c.progressed(t, ctx, s, cor.key)
 		}
 	}

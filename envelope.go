@@ -67,7 +67,8 @@ const (
 	MaxPayloadBytes  = 32 << 20 // payload, result and output bytes
 	MaxSchemaVersion = 1<<31 - 1
 	MaxWeight        = 1 << 20
-	MaxNameBytes     = 256 // ids, kinds, queues, partitions, fingerprints, classes, tags
+	maxScheduledMs   = 1<<53 - 1 // store times are Lua numbers: exact up to 2^53 ms (year 287396)
+	MaxNameBytes     = 256       // ids, kinds, queues, partitions, fingerprints, classes, tags
 	MaxBatch         = 10_000
 	MaxCapacity      = 1_000 // jobs admitted by one Admit call
 	MaxMessageBytes  = 4096  // progress message
@@ -84,7 +85,9 @@ type Envelope struct {
 	Fingerprint  string // identifies jobs that crash alike; a quarantined fingerprint blocks its siblings
 	Priority     int32  // higher first, inside a partition
 	StickyWorker string // only this worker may admit the job
-	ScheduledAt  time.Time
+	// ScheduledAt is when the job becomes available; zero or a past time (one before
+	// 1970 included) means now.
+	ScheduledAt time.Time
 	// ScheduledIn, with ScheduledAt zero, runs the job this long after the store time of
 	// the enqueue: the producer's clock plays no part.
 	ScheduledIn time.Duration
@@ -229,8 +232,9 @@ func normalize(field string, e Envelope) (Envelope, error) {
 			return e, err
 		}
 	}
-	if !e.ScheduledAt.IsZero() && e.ScheduledAt.UnixMilli() < 0 {
-		return e, invalid(field+".ScheduledAt", "is before 1970")
+	if e.ScheduledAt.After(time.UnixMilli(maxScheduledMs)) { // compared as times: UnixMilli overflows far out
+		return e, invalid(field+".ScheduledAt", "is %s, later than the store's clock reaches (%s)",
+			e.ScheduledAt.UTC().Format(time.RFC3339), time.UnixMilli(maxScheduledMs).UTC().Format(time.RFC3339))
 	}
 	for _, d := range []struct {
 		field string
@@ -253,6 +257,11 @@ func normalize(field string, e Envelope) (Envelope, error) {
 		return e, invalid(field+".UniqueReplace", "has unknown bits %#x", uint8(e.UniqueReplace&^replaceAll))
 	case e.UniqueKey == "" && (e.UniqueWindow != 0 || e.UniqueReplace != 0 || e.UniqueDebounce != 0):
 		return e, invalid(field+".UniqueKey", "is empty but unique options are set")
+	}
+	if !e.ScheduledAt.IsZero() && e.ScheduledAt.Before(time.UnixMilli(1)) {
+		// A time before 1970 is past like any other, so it means now; the store keeps
+		// times as ms since 1970 and 0 is how a script is told "now".
+		e.ScheduledAt = time.Time{}
 	}
 	if e.MaxAttempts == 0 {
 		e.MaxAttempts = MaxAttemptsDefault

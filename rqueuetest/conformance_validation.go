@@ -40,7 +40,7 @@ var validationCases = []conformanceCase{
 			"negative debounce":     func(e *headgate.Envelope) { e.UniqueKey, e.UniqueDebounce = "u", -time.Second },
 			"unknown replace bits":  func(e *headgate.Envelope) { e.UniqueKey, e.UniqueReplace = "u", 1<<6 },
 			"unique opts no key":    func(e *headgate.Envelope) { e.UniqueWindow = time.Second },
-			"before 1970":           func(e *headgate.Envelope) { e.ScheduledAt = time.UnixMilli(-5) },
+			"past year 287396":      func(e *headgate.Envelope) { e.ScheduledAt = time.UnixMilli(1 << 53) },
 			"negative scheduled in": func(e *headgate.Envelope) { e.ScheduledIn = -time.Second },
 			"scheduled at and in":   func(e *headgate.Envelope) { e.ScheduledAt, e.ScheduledIn = time.UnixMilli(5), time.Second },
 			"long queue":            func(e *headgate.Envelope) { e.Queue = strings.Repeat("q", headgate.MaxNameBytes+1) },
@@ -68,6 +68,35 @@ var validationCases = []conformanceCase{
 		}
 		tooMany := func() error { _, err := s.Enqueue(ctx, big...); return err }
 		wantErr[*headgate.InvalidError](t, unchanged(t, ctx, s, "oversize batch", tooMany))
+	}},
+	{"Valid/ScheduledBefore1970MeansNow", func(t *testing.T, s *headgate.Store) {
+		// A past time means now, whether it is after 1970 or before: the docs say so and
+		// an earlier store refused times before 1970 as invalid.
+		ctx := freeze(t, s)
+		times := map[string]time.Time{
+			"1969":              time.Date(1969, 7, 20, 20, 17, 0, 0, time.UTC),
+			"1970":              time.UnixMilli(0),
+			"half a ms in 1970": time.Unix(0, 500_000),
+			"year 1":            time.Time{}.Add(time.Nanosecond),
+		}
+		for name, at := range times {
+			e := job("old-" + strings.ReplaceAll(name, " ", "-"))
+			e.ScheduledAt = at
+			res, err := s.Enqueue(ctx, e)
+			if err != nil {
+				t.Errorf("enqueue scheduled at %s: %v", name, err)
+				continue
+			}
+			if res[0].State != headgate.StateAvailable || !res[0].ScheduledAt.Equal(epoch) {
+				t.Errorf("enqueue scheduled at %s: %s at %v, want available at %v", name, res[0].State, res[0].ScheduledAt, epoch)
+			}
+			if j := getJob(t, ctx, s, e.ID); j.State != headgate.StateAvailable || !j.ScheduledAt.Equal(epoch) {
+				t.Errorf("job scheduled at %s: %s at %v, want available at %v", name, j.State, j.ScheduledAt, epoch)
+			}
+		}
+		if got := len(mustAdmit(t, ctx, s, admitReq("w", 10))); got != len(times) {
+			t.Errorf("admitted %d jobs scheduled before 1970, want %d", got, len(times))
+		}
 	}},
 	{"Invalid/AdmitAckAndWrites", func(t *testing.T, s *headgate.Store) {
 		ctx := freeze(t, s)

@@ -2,6 +2,7 @@ package headgate
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -327,6 +328,19 @@ func fromMs(v int64) time.Time {
 	return time.UnixMilli(v)
 }
 
+// durationMs is v ms as a Duration, saturated where v * 1e6 ns would overflow (beyond
+// 292 years), so that a stored duration never decodes as one of the other sign.
+func durationMs(v int64) time.Duration {
+	const most = int64(math.MaxInt64 / int64(time.Millisecond))
+	switch {
+	case v > most:
+		return math.MaxInt64
+	case v < -most:
+		return math.MinInt64
+	}
+	return time.Duration(v) * time.Millisecond
+}
+
 // jobFromHash decodes a job hash (HGETALL) into a Job. Enqueue leaves out fields at
 // their default (JOB_DEFAULTS in lua/lib.lua); they read back as the default here, and
 // TestLuaJobFieldsMatchGo holds the field names and defaults to lib.lua's. The lease
@@ -344,12 +358,12 @@ func jobFromHash(id string, h map[string]string) *Job {
 			Priority:      int32(i64("prio")),
 			StickyWorker:  h["sticky"],
 			ScheduledAt:   fromMs(i64("sched")),
-			Retention:     time.Duration(i64("ret")) * time.Millisecond,
+			Retention:     durationMs(i64("ret")),
 			MaxAttempts:   cmp.Or(int(i64("maxa")), MaxAttemptsDefault),
 			SchemaVersion: cmp.Or(int(i64("schema")), SchemaVersionDefault),
 			Weight:        cmp.Or(int(i64("weight")), WeightDefault),
 			RateClass:     h["rc"],
-			UniqueWindow:  time.Duration(i64("uwin")) * time.Millisecond,
+			UniqueWindow:  durationMs(i64("uwin")),
 			Attempt:       int(i64("attempt")),
 			CrashAttempt:  int(i64("crash")),
 		},

@@ -5,6 +5,7 @@ import (
 	"embed"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/headgate/headgate/internal/reroute"
@@ -374,8 +375,8 @@ func asInt(v []any, i int) int64 {
 	case int64:
 		return x
 	case string:
-		var n int64
-		fmt.Sscan(x, &n)
+		// Decimal only: fmt.Sscan would read "010" as octal 8.
+		n, _ := strconv.ParseInt(x, 10, 64)
 		return n
 	}
 	return 0

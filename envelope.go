@@ -346,7 +346,15 @@ func durationMs(v int64) time.Duration {
 // TestLuaJobFieldsMatchGo holds the field names and defaults to lib.lua's. The lease
 // expiry is not in the hash but in the leases ZSET.
 func jobFromHash(id string, h map[string]string) *Job {
-	i64 := func(f string) int64 { v, _ := strconv.ParseInt(h[f], 10, 64); return v }
+	// A field that does not parse as an int64 (absent, corrupt, out of range) reads as 0,
+	// so it takes its default like an absent one; ParseInt alone would saturate.
+	i64 := func(f string) int64 {
+		v, err := strconv.ParseInt(h[f], 10, 64)
+		if err != nil {
+			return 0
+		}
+		return v
+	}
 	j := &Job{
 		Envelope: Envelope{
 			ID:            id,

@@ -323,7 +323,12 @@ func decodeReply(sc script, jobID string, v any, err error) ([]any, error) {
 	if !ok || len(reply) == 0 {
 		return nil, fmt.Errorf("headgate: %s: unexpected reply %v", sc.name, v)
 	}
-	code, _ := reply[0].(int64)
+	code, ok := reply[0].(int64)
+	if !ok {
+		// Every script reply starts with its integer code; a reply that does not is no
+		// success, whatever follows.
+		return nil, fmt.Errorf("headgate: %s: unexpected reply %v", sc.name, v)
+	}
 	if code != replyOK {
 		return nil, replyError(sc.name, jobID, code, reply[1:])
 	}

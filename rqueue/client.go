@@ -13,6 +13,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/headgate/headgate"
+	"github.com/headgate/headgate/internal/msgpackcheck"
 )
 
 // Client enqueues jobs into one namespace. It is safe for concurrent use.
@@ -252,11 +253,19 @@ func encodeArgs(args any) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// maxArgsDepth is how deep the args of a job unique by args may nest.
+const maxArgsDepth = 1000
+
 // argsDigest names the content of encoded args for UniqueOpts.ByArgs. msgpack sorts the
 // keys of only some map types (a map[string]int field encodes in random order), so the
 // payload is decoded into generic values, whose maps it does sort, and encoded again:
 // equal args always give the same digest.
 func argsDigest(payload []byte) (string, error) {
+	// Decoding a header that declares more elements than the payload holds, or nesting
+	// without end, would take the process down (see msgpackcheck).
+	if err := msgpackcheck.Check(payload, maxArgsDepth); err != nil {
+		return "", fmt.Errorf("rqueue: unique by args: %w", err)
+	}
 	var v any
 	if err := msgpack.Unmarshal(payload, &v); err != nil {
 		return "", fmt.Errorf("rqueue: unique by args: %w", err)

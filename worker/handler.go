@@ -6,6 +6,7 @@ import (
 	"reflect"
 
 	"github.com/headgate/headgate"
+	"github.com/headgate/headgate/internal/msgpackcheck"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
@@ -38,6 +39,9 @@ type Job[T Args] struct {
 	Envelope headgate.Envelope
 }
 
+// maxArgsDepth is how deep a job's args may nest.
+const maxArgsDepth = 1000
+
 // HandlerFunc runs one attempt of a job given as the store's claim, payload undecoded.
 type HandlerFunc func(ctx context.Context, claim *headgate.Claim) error
 
@@ -51,6 +55,11 @@ func Handle[T Args](w *Worker, fn func(ctx context.Context, job *Job[T]) error) 
 	kind := kindOf[T]()
 	w.register(kind, func(ctx context.Context, c *headgate.Claim) error {
 		var args T
+		// A header declaring more elements than the payload holds would make the decoder
+		// allocate them first and take the whole process down: check the shape first.
+		if err := msgpackcheck.Check(c.Envelope.Payload, maxArgsDepth); err != nil {
+			return &errUndecodable{msg: fmt.Sprintf("decode args for kind %q: %v", kind, err)}
+		}
 		if err := msgpack.Unmarshal(c.Envelope.Payload, &args); err != nil {
 			return &errUndecodable{msg: fmt.Sprintf("decode args for kind %q: %v", kind, err)}
 		}

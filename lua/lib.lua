@@ -65,11 +65,17 @@ local E_NOT_CANCELLABLE = -8
 local E_CORRUPT = -9 -- {E_CORRUPT, key, why}: a namespace structure is corrupt; nothing was written
 
 -- The store clock: a frozen value in K.clock when a test set one, else Redis TIME.
+-- Scripts read it before their first write, so a frozen value that is not a number
+-- fails the call while nothing is written yet.
 --- @include rcall
 --- @include K.clock
 local function now_ms(P)
   local frozen = rcall('GET', K.clock(P))
-  if frozen then return tonumber(frozen) end
+  if frozen then
+    local n = tonumber(frozen)
+    if not n or n ~= math.floor(n) or n < 0 then error('headgate: the frozen store clock is not a time in ms: ' .. string.sub(frozen, 1, 64)) end
+    return n
+  end
   local t = rcall('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end

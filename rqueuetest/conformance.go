@@ -40,7 +40,7 @@ func ExerciseBackend(t *testing.T, newStore NewStoreFunc) {
 	var all []conformanceCase
 	for _, cases := range [][]conformanceCase{enqueueCases, admitCases, ackCases, renewCases,
 		reclaimCases, promoteCases, evictCases, dutyCases, outputProgressCases, cancelCases,
-		clockCases, statsCases, corruptSmallCases} {
+		clockCases, clockCorruptCases, statsCases, corruptSmallCases} {
 		all = append(all, cases...)
 	}
 	all = append(all, policyCases...)

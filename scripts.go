@@ -316,6 +316,10 @@ func (s *Store) runDurable(ctx context.Context, sc script, args ...any) ([]any, 
 }
 
 func decodeReply(sc script, jobID string, v any, err error) ([]any, error) {
+	if redis.HasErrorPrefix(err, "OOM") {
+		// Redis refuses a script that may write before running it when at maxmemory.
+		return nil, fmt.Errorf("%w: %s refused: %w", ErrOutOfMemory, sc.name, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("headgate: %s: %w", sc.name, err)
 	}

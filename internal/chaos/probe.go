@@ -129,24 +129,30 @@ func (p *probe) round(ctx context.Context, store *headgate.Store, n int) error {
 		}
 	}
 	// B still holds the job: its ack goes through, unless a write of A's did.
+	ambiguous := false // an earlier ack of B's failed in transit and may have been applied
 	for {
 		_, err := store.Ack(ctx, b, headgate.OutcomeSuccess, nil)
 		var lr *headgate.LeaseRejectedError
-		if errors.As(err, &lr) {
-			// A retried ack of B's own may find the job already completed by B.
+		switch {
+		case err == nil:
+			return nil
+		case errors.As(err, &lr) && !ambiguous:
+			p.accepted++ // something of A's finished or took the job
+			return nil
+		case errors.As(err, &lr):
+			// B's own earlier ack may have completed the job; then only A's progress
+			// could show a stale write.
 			j, gerr := store.GetJob(ctx, id)
-			if gerr == nil && j.State == headgate.StateCompleted && j.Fence == b.Fence {
-				if prog, perr := store.JobProgress(ctx, id); perr == nil && prog != nil && prog.Fence == a.Fence {
-					p.accepted++ // A's progress was written
-				}
+			if gerr != nil || j.State != headgate.StateCompleted {
+				p.accepted++
 				return nil
 			}
-			p.accepted++
+			if prog, perr := store.JobProgress(ctx, id); perr == nil && prog != nil && prog.Fence == a.Fence {
+				p.accepted++
+			}
 			return nil
 		}
-		if err == nil {
-			return nil
-		}
+		ambiguous = true
 		if !pause(ctx, 20*time.Millisecond) {
 			return nil
 		}

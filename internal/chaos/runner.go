@@ -27,6 +27,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/headgate/headgate"
@@ -317,11 +318,11 @@ func (r *Run) FreezeWorker(ctx context.Context, d time.Duration) (string, error)
 	r.mu.Lock()
 	p := r.workers[rand.N(len(r.workers))]
 	r.mu.Unlock()
-	if err := p.signal(19 /* SIGSTOP */); err != nil {
+	if err := p.signal(syscall.SIGSTOP); err != nil {
 		return "", err
 	}
 	pause(ctx, d)
-	return p.id, p.signal(18 /* SIGCONT */)
+	return p.id, p.signal(syscall.SIGCONT)
 }
 
 func (r *Run) stopWorkers() error {

@@ -47,13 +47,24 @@ func (l *Ledger) Done(ctx context.Context, id string) error {
 }
 
 // StaleWrite records a write attempted by a holder known to be superseded, and whether
-// the store accepted it (it must not).
-func (l *Ledger) StaleWrite(ctx context.Context, accepted bool) error {
+// the store accepted it (it must not); detail says which, for the report.
+func (l *Ledger) StaleWrite(ctx context.Context, accepted bool, detail string) error {
 	field := "refused"
 	if accepted {
 		field = "accepted"
 	}
-	return l.rdb.HIncrBy(ctx, l.key("stale"), field, 1).Err()
+	pipe := l.rdb.TxPipeline()
+	pipe.HIncrBy(ctx, l.key("stale"), field, 1)
+	if accepted {
+		pipe.RPush(ctx, l.key("stale-accepted"), detail)
+	}
+	_, err := pipe.Exec(ctx)
+	return err
+}
+
+// StaleAccepted returns the details of the stale writes accepted.
+func (l *Ledger) StaleAccepted(ctx context.Context) ([]string, error) {
+	return l.rdb.LRange(ctx, l.key("stale-accepted"), 0, 99).Result()
 }
 
 // Stale returns the stale writes recorded: accepted and refused.

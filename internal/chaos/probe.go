@@ -24,6 +24,16 @@ import (
 type probe struct {
 	run               *Run
 	accepted, refused int
+	details           []string // what was accepted
+}
+
+func (p *probe) accept(format string, args ...any) {
+	p.accepted++
+	d := "probe: " + fmt.Sprintf(format, args...)
+	p.run.logf("%s", d)
+	if len(p.details) < 10 {
+		p.details = append(p.details, d)
+	}
 }
 
 const (
@@ -107,17 +117,18 @@ func (p *probe) round(ctx context.Context, store *headgate.Store, n int) error {
 			return err == nil, err
 		},
 		func() (bool, error) {
-			_, err := store.Ack(ctx, a, headgate.OutcomeSuccess, nil)
+			_, err := store.Ack(ctx, a, headgate.OutcomeSuccess, &headgate.AckOpts{Result: &headgate.Blob{SchemaVersion: 1, Bytes: []byte(resultA)}})
 			return err == nil, err
 		},
 	}
-	for _, w := range stale {
-		for {
+	names := []string{"renew", "progress", "output", "checkpoint", "ack"}
+	for i, w := range stale {
+		for try := 1; ; try++ {
 			accepted, err := w()
 			var lr *headgate.LeaseRejectedError
 			if err == nil || errors.As(err, &lr) {
 				if accepted {
-					p.accepted++
+					p.accept("%s %s by A (fence %d) accepted after B (fence %d) took the job, on try %d", names[i], id, a.Fence, b.Fence, try)
 				} else {
 					p.refused++
 				}
@@ -128,35 +139,68 @@ func (p *probe) round(ctx context.Context, store *headgate.Store, n int) error {
 			}
 		}
 	}
-	// B still holds the job: its ack goes through, unless a write of A's did.
-	ambiguous := false // an earlier ack of B's failed in transit and may have been applied
+	// B still holds the job: its ack goes through, unless a write of A's did. Its ack may
+	// be applied and its reply lost, and then retried (by go-redis itself, or here) and
+	// refused: the job's result tells whose ack completed it.
 	for {
-		_, err := store.Ack(ctx, b, headgate.OutcomeSuccess, nil)
+		_, err := store.Ack(ctx, b, headgate.OutcomeSuccess, &headgate.AckOpts{Result: &headgate.Blob{SchemaVersion: 1, Bytes: []byte(resultB)}})
 		var lr *headgate.LeaseRejectedError
-		switch {
-		case err == nil:
-			return nil
-		case errors.As(err, &lr) && !ambiguous:
-			p.accepted++ // something of A's finished or took the job
-			return nil
-		case errors.As(err, &lr):
-			// B's own earlier ack may have completed the job; then only A's progress
-			// could show a stale write.
-			j, gerr := store.GetJob(ctx, id)
-			if gerr != nil || j.State != headgate.StateCompleted {
-				p.accepted++
+		if err == nil {
+			break
+		}
+		if errors.As(err, &lr) {
+			res, rerr := store.JobResult(ctx, id)
+			if rerr != nil || res == nil || string(res.Bytes) != resultB {
+				p.accept("B's ack of %s (fence %d) refused, and B's result is not the job's: %s", id, b.Fence, p.describe(ctx, store, id))
 				return nil
 			}
-			if prog, perr := store.JobProgress(ctx, id); perr == nil && prog != nil && prog.Fence == a.Fence {
-				p.accepted++
-			}
-			return nil
+			break
 		}
-		ambiguous = true
 		if !pause(ctx, 20*time.Millisecond) {
 			return nil
 		}
 	}
+	// A's progress and output, had one been accepted unseen, would carry A's fence.
+	for _, get := range []func() (int64, error){
+		func() (int64, error) {
+			pr, err := store.JobProgress(ctx, id)
+			if pr == nil {
+				return 0, err
+			}
+			return pr.Fence, err
+		},
+		func() (int64, error) {
+			out, err := store.JobOutput(ctx, id)
+			if out == nil {
+				return 0, err
+			}
+			return out.Fence, err
+		},
+	} {
+		var fence int64
+		if !retry(ctx, func() (err error) { fence, err = get(); return err }) {
+			return nil
+		}
+		if fence == a.Fence {
+			p.accept("progress or output of %s by A (fence %d) found after B's ack", id, a.Fence)
+		}
+	}
+	return nil
+}
+
+// The results the probe's holders ack with, to tell whose ack completed a job.
+const (
+	resultA = "stale holder A"
+	resultB = "holder B"
+)
+
+// describe renders the job's state for a report.
+func (p *probe) describe(ctx context.Context, store *headgate.Store, id string) string {
+	j, err := store.GetJob(ctx, id)
+	if err != nil {
+		return err.Error()
+	}
+	return fmt.Sprintf("job is %s, fence %d, lease %q", j.State, j.Fence, j.LeaseID)
 }
 
 // admitAs admits job id as worker with leaseID, retrying through failures; an admission

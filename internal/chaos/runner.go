@@ -278,6 +278,7 @@ func (r *Run) execute(ctx context.Context, start time.Time) (*Report, error) {
 	}
 	report.StaleAccepted += probe.accepted
 	report.StaleRefused += probe.refused
+	report.Samples = append(report.Samples, probe.details...)
 	report.Elapsed = time.Since(start)
 	return report, nil
 }
@@ -528,6 +529,13 @@ func (r *Run) check(ctx context.Context, rep *Report) error {
 	rep.StaleAccepted, rep.StaleRefused, err = r.ledger.Stale(ctx)
 	if err != nil {
 		return err
+	}
+	details, err := r.ledger.StaleAccepted(ctx)
+	if err != nil {
+		return err
+	}
+	for _, d := range details {
+		rep.sample(d)
 	}
 	rdb := r.target.Direct.Client()
 	defer rdb.Close()

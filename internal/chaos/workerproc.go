@@ -135,7 +135,8 @@ func runWorker(raw string) error {
 			if err != nil {
 				return err
 			}
-			if err := ledger.StaleWrite(lctx, accepted); err != nil {
+			detail := fmt.Sprintf("worker %s: progress of %s as fence %d lease %s", spec.ID, id, c.Fence, c.LeaseID)
+			if err := ledger.StaleWrite(lctx, accepted, detail); err != nil {
 				return err
 			}
 		}

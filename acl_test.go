@@ -295,3 +295,19 @@ func testACL(t *testing.T, admin redis.UniversalClient, connect func(user, passw
 		t.Errorf("CONFIG GET as %s = %v, want NOPERM", userA, err)
 	}
 }
+
+// TestACLReadmeLine keeps the README's ACL SETUSER line true.
+func TestACLReadmeLine(t *testing.T) {
+	t.Parallel()
+	line, err := headgate.ACLSetUser("hg-orders", "PASSWORD", "orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), "\n"+line+"\n") {
+		t.Errorf("README.md does not show the current rules; want the line\n%s", line)
+	}
+}

@@ -267,7 +267,11 @@ func (r *Run) execute(ctx context.Context, start time.Time) (*Report, error) {
 	r.await(ctx, r.opts.Settle, func() bool { return r.allDone(nil) })
 	stopLoad()
 	bg.Wait()
-	if err := errors.Join(r.errs...); err != nil {
+	<-prodDone
+	r.mu.Lock()
+	err := errors.Join(r.errs...)
+	r.mu.Unlock()
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", r.sc.Name, err)
 	}
 	if err := r.stopWorkers(); err != nil {

@@ -10,15 +10,16 @@ import (
 // the list in step with the scripts.
 var aclScriptCommands = []string{
 	"del", "exists", "get", "hdel", "hexists", "hget", "hgetall", "hincrby", "hlen", "hmget",
-	"hset", "ltrim", "rpush", "sadd", "scard", "sismember", "spop", "srem", "time", "type",
+	"hset", "ltrim", "publish", "rpush", "sadd", "scard", "sismember", "spop", "srem", "time", "type",
 	"zadd", "zcard", "zrange", "zrangebyscore", "zrem", "zremrangebyrank", "zscore",
 }
 
 // aclClientCommands are the commands workers, producers and inspectors send themselves.
 var aclClientCommands = []string{
 	"evalsha", "eval", // every transition (EVALSHA, EVAL when the server lacks the script)
-	"wait",  // StoreConfig.DurableReplicas
-	"blpop", // the workers' wait for work
+	"wait",                     // StoreConfig.DurableReplicas
+	"blpop",                    // the workers' wait for work
+	"subscribe", "unsubscribe", // the workers' cancel channel
 	"hgetall", "hset", "hdel", "lrange", "zscore", "smembers", "sadd", "srem", "rpush", "del",
 	"get", "set", "time", // reads and operator writes (GetJob, QueueStats, PauseQueue, clocks)
 	"scan", // ListJobs (see the README: SCAN is not limited to the key pattern)

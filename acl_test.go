@@ -192,7 +192,16 @@ func testACL(t *testing.T, admin redis.UniversalClient, connect func(user, passw
 		t.Fatal(err)
 	}
 	ran := make(chan string, 10)
+	started, cancelled := make(chan string, 1), make(chan string, 1)
 	worker.Handle(w, func(ctx context.Context, j *worker.Job[aclArgs]) error {
+		if j.Args.N == 2 {
+			// Runs until an operator cancels it: the cancel reaches the worker on the
+			// namespace's channel.
+			started <- j.ID
+			<-ctx.Done()
+			cancelled <- j.ID
+			return ctx.Err()
+		}
 		if err := worker.WriteProgress(ctx, 1, 1, "done"); err != nil {
 			return err
 		}
@@ -248,6 +257,24 @@ func testACL(t *testing.T, admin redis.UniversalClient, connect func(user, passw
 			t.Fatalf("job %s is %s, want completed", res.ID, d.Job.State)
 		}
 		time.Sleep(10 * time.Millisecond) // waits for the worker's ack, not for store time
+	}
+	// Cancel a running job: the cancel script publishes, the worker hears it.
+	long, err := producer.Enqueue(ctx, aclArgs{N: 2}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-started:
+	case <-ctx.Done():
+		t.Fatal("the long job did not start")
+	}
+	if err := insp.Cancel(ctx, long.ID); err != nil {
+		t.Fatalf("Cancel as %s: %v", userA, err)
+	}
+	select {
+	case <-cancelled:
+	case <-ctx.Done():
+		t.Fatal("the worker did not hear the cancel")
 	}
 	if err := w.Stop(ctx); err != nil {
 		t.Errorf("Stop: %v", err)

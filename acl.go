@@ -10,8 +10,9 @@ import (
 // the list in step with the scripts.
 var aclScriptCommands = []string{
 	"del", "exists", "get", "hdel", "hexists", "hget", "hgetall", "hincrby", "hlen", "hmget",
-	"hset", "ltrim", "publish", "rpush", "sadd", "scard", "sismember", "spop", "srem", "time", "type",
-	"zadd", "zcard", "zrange", "zrangebyscore", "zrem", "zremrangebyrank", "zscore",
+	"hset", "ltrim", "publish", "rpush", "sadd", "scard", "sismember", "spop", "srandmember",
+	"srem", "time", "type", "zadd", "zcard", "zrange", "zrangebyscore", "zrem",
+	"zremrangebyrank", "zscore",
 }
 
 // aclClientCommands are the commands workers, producers and inspectors send themselves.

@@ -316,6 +316,11 @@ func (s *Store) runDurable(ctx context.Context, sc script, args ...any) ([]any, 
 }
 
 func decodeReply(sc script, jobID string, v any, err error) ([]any, error) {
+	if redis.HasErrorPrefix(err, "OOM") {
+		// At maxmemory under noeviction Redis refuses a script's first write, and every
+		// script checks before it writes: nothing was written.
+		return nil, fmt.Errorf("%w: %s refused: %w", ErrOutOfMemory, sc.name, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("headgate: %s: %w", sc.name, err)
 	}

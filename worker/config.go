@@ -125,6 +125,10 @@ type Config struct {
 	// EvictInterval is how often the worker holding the evict duty deletes finished jobs
 	// whose retention lapsed. Defaults to EvictIntervalDefault (1s).
 	EvictInterval time.Duration
+	// AllowEvictionPolicy lets Start go on when a server evicts keys at its memory limit
+	// (maxmemory-policy allkeys-*, see headgate.CheckServer), logging a warning instead of
+	// failing: such a server can delete jobs without a trace. Defaults to false.
+	AllowEvictionPolicy bool
 	// DutyLease is how long a maintenance duty stays with its holder without renewal.
 	// Workers that do not hold a duty try to take it every DutyLease/5.
 	// Defaults to DutyLeaseDefault (5s).

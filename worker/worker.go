@@ -138,6 +138,17 @@ func (w *Worker) Start(ctx context.Context) error {
 	if err := w.ping(ctx); err != nil {
 		return err
 	}
+	// A server that evicts keys would delete jobs silently (headgate.CheckServer).
+	cctx, cancel := context.WithTimeout(ctx, w.cfg.StartTimeout)
+	_, err := headgate.CheckServer(cctx, w.rdb)
+	cancel()
+	if err != nil {
+		var ev *headgate.EvictionPolicyError
+		if errors.As(err, &ev) && !w.cfg.AllowEvictionPolicy {
+			return fmt.Errorf("worker: %w (set Config.AllowEvictionPolicy to start anyway)", err)
+		}
+		w.log.Warn("worker: server check", "err", err)
+	}
 	waiter := newWaiter(w.rdb)
 	waitStore := w.store
 	if waiter.client != nil {

@@ -99,6 +99,7 @@ var commands = []*command{
 		summary: "rate class token bucket: LIMIT per WINDOW (e.g. 1s, 1m), holding BURST", run: cmdRate},
 	{name: "quarantine", args: "[release FINGERPRINT]", summary: "list quarantined fingerprints, or release one", run: cmdQuarantine},
 	{name: "demo", args: "[flags]", summary: "run a self-contained demo on an embedded Redis"},
+	aclCommand,
 }
 
 // cli is one invocation: its output, its global flags and, once connected, its inspector.

@@ -1,0 +1,36 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+
+	"github.com/headgate/headgate"
+)
+
+// aclCommand prints the ACL SETUSER line of a least-privilege Redis user for the
+// namespace (headgate.ACLRules). It sends nothing to Redis: an administrator runs the
+// line, e.g. with redis-cli, on every node.
+var aclCommand = &command{name: "acl", args: "[USER [PASSWORD]]",
+	summary: "print the ACL SETUSER line of a least-privilege Redis user for the namespace (USER defaults to hg-NS, PASSWORD to a random one)",
+	run:     cmdACL}
+
+func cmdACL(_ context.Context, c *cli, args []string) error {
+	if len(args) > 2 {
+		return usagef("want at most 2 arguments, got %d", len(args))
+	}
+	user := "hg-" + c.namespace
+	if len(args) > 0 {
+		user = args[0]
+	}
+	password := rand.Text()
+	if len(args) > 1 {
+		password = args[1]
+	}
+	line, err := headgate.ACLSetUser(user, password, c.namespace)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(c.stdout, line)
+	return nil
+}

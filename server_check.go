@@ -1,0 +1,127 @@
+package headgate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// ServerReport is what CheckServer found on each server that holds data: the server
+// itself, or every master of a cluster.
+type ServerReport struct {
+	Nodes []NodeReport
+}
+
+// NodeReport is one server's memory configuration, from INFO memory.
+type NodeReport struct {
+	Addr string
+	// MaxMemory is maxmemory in bytes; 0 means no limit (nothing is ever evicted).
+	MaxMemory int64
+	// Policy is maxmemory-policy, e.g. "noeviction" or "allkeys-lru"; "" when unknown.
+	Policy string
+	// Unknown says why the node could not be checked (INFO refused or not supported,
+	// as on miniredis); empty when it was.
+	Unknown string
+}
+
+// Evicts reports whether the node may delete keys that have no TTL to free memory.
+// Headgate's keys have none, so volatile-* policies never touch them; allkeys-* ones
+// pick any key, a job's included.
+func (n NodeReport) Evicts() bool {
+	return n.MaxMemory > 0 && strings.HasPrefix(n.Policy, "allkeys-")
+}
+
+// EvictionPolicyError: a server is configured to evict keys at its memory limit, which
+// would delete jobs (or the indexes that find them) without a trace. Set its
+// maxmemory-policy to noeviction (or a volatile-* policy): at the limit, Redis then
+// refuses writes, and an enqueue fails with ErrOutOfMemory instead of a job vanishing
+// later.
+type EvictionPolicyError struct {
+	Addr      string
+	Policy    string
+	MaxMemory int64
+}
+
+func (e *EvictionPolicyError) Error() string {
+	return fmt.Sprintf("headgate: Redis %s has maxmemory-policy %s with maxmemory %d bytes: at the limit it evicts "+
+		"any key, jobs included; set maxmemory-policy noeviction (CONFIG SET maxmemory-policy noeviction, or "+
+		"the provider's parameter group)", e.Addr, e.Policy, e.MaxMemory)
+}
+
+// ErrOutOfMemory: Redis is at its maxmemory under a policy that does not evict
+// (noeviction) and refused the call before running it; nothing was written. Free memory
+// (evict retained jobs, raise maxmemory) and try again. Redis refuses every script under
+// this condition, acks included, so workers stall until memory is freed.
+var ErrOutOfMemory = errors.New("headgate: Redis is out of memory (maxmemory reached, noeviction)")
+
+// CheckServer reads the memory configuration of rdb's servers (INFO memory, which
+// managed services allow where CONFIG GET is often disabled) and returns
+// *EvictionPolicyError when one of them evicts keys without a TTL, which would delete
+// jobs silently. A server that does not answer INFO memory is reported Unknown, not an
+// error. worker.Start calls it and refuses to start on *EvictionPolicyError unless
+// Config.AllowEvictionPolicy is set; producers and operators may call it at start too.
+func CheckServer(ctx context.Context, rdb redis.UniversalClient) (*ServerReport, error) {
+	rep := &ServerReport{}
+	var mu sync.Mutex
+	check := func(ctx context.Context, c *redis.Client) error {
+		n, err := checkNode(ctx, c)
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		rep.Nodes = append(rep.Nodes, n)
+		mu.Unlock()
+		return nil
+	}
+	var err error
+	switch c := rdb.(type) {
+	case *redis.ClusterClient:
+		err = c.ForEachMaster(ctx, check)
+	case *redis.Client:
+		err = check(ctx, c)
+	default:
+		return nil, fmt.Errorf("headgate: CheckServer: unsupported client %T", rdb)
+	}
+	if err != nil {
+		return rep, fmt.Errorf("headgate: check server: %w", err)
+	}
+	for _, n := range rep.Nodes {
+		if n.Evicts() {
+			return rep, &EvictionPolicyError{Addr: n.Addr, Policy: n.Policy, MaxMemory: n.MaxMemory}
+		}
+	}
+	return rep, nil
+}
+
+func checkNode(ctx context.Context, c *redis.Client) (NodeReport, error) {
+	n := NodeReport{Addr: c.Options().Addr}
+	info, err := c.Info(ctx, "memory").Result()
+	var rerr redis.Error
+	switch {
+	case errors.As(err, &rerr):
+		// NOPERM for a user without INFO, or a server without the section.
+		n.Unknown = "INFO memory refused: " + err.Error()
+		return n, nil
+	case err != nil:
+		return n, err
+	}
+	fields := map[string]string{}
+	for line := range strings.SplitSeq(info, "\n") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
+			fields[k] = v
+		}
+	}
+	policy, ok := fields["maxmemory_policy"]
+	max, err := strconv.ParseInt(fields["maxmemory"], 10, 64)
+	if !ok || err != nil {
+		n.Unknown = "INFO memory reports no maxmemory and maxmemory_policy"
+		return n, nil
+	}
+	n.Policy, n.MaxMemory = policy, max
+	return n, nil
+}

@@ -9,28 +9,49 @@ credit it could not spend. A turn cut short by capacity continues on the next ca
 pinned to this worker have their own ring, visited in alternation with the shared one;
 jobs pinned to other workers are in rings this script never reads.
 
-A partition whose next job's rate class lacks tokens is passed over for this turn (its
-credit is dropped), without looking further into it. A job whose fingerprint is
-quarantined is set aside in held:<fp> until an operator releases the fingerprint.
+When a whole round of the ring's turns spent nothing because every head job is heavier
+than its partition's credit, the ring skips the rounds that would spend nothing as well:
+every credit grows by the rounds the nearest partition still needs, less the one its next
+turn gives, in one step (the standard DRR shortcut). The step is a ring-wide offset ("b",
+added to every stored credit), so it touches no partition, and the shares are those of
+plain DRR.
+
+Each candidate is judged on its own, as in the reference (`admissible()` per job), and a
+job that cannot go now never hides the jobs behind it:
+- its fingerprint is quarantined: set aside in held:<fp> (counted "held") until an
+  operator releases the fingerprint;
+- its rate class lacks its weight: parked in parked:<class> (scored by weight) and the
+  turn goes on. The class enters `starved`, scored by when its bucket will hold the
+  lightest parked job's weight; each call first returns the parked jobs of due classes to
+  their partitions, lightest first, as many as the bucket can pay, at most capacity + 8.
+  A job heavier than its class's burst can never run at the current limit: it is parked
+  as unrunnable (counted "unrunnable", a part of "available") and stays parked until
+  SetRateLimit or RemoveRateLimit makes the class due again;
+- it has crashed before (crash attempt > 0) and the call has no probation slot left
+  (ARGV[7]), or its fingerprint is at the namespace's in-flight cap (policy fp_inflight):
+  left in place and looked past.
 
 Admission increments the job's fence, sets it running under the lease and charges its
-rate class its weight. A call that stops at capacity pushes a wake-up token, so the next
-idle worker comes for the rest.
+rate class its weight; under a fingerprint cap it counts the job in fprunning (released
+by drop_lease and delete_job). A call that stops at capacity pushes a wake-up token, so
+the next idle worker comes for the rest.
 
 KEYS[1]  namespace prefix; derived keys (lib.lua): paused, clock, quarantine, held:<fp>,
-         rate:<class>, leases, job:<id>, q:<queue>:{counts,ring,drr,p:<part>,wake},
-         q:<queue>:w:<worker>:{ring,drr,p:<part>}
+         rate:<class>, parked:<class>, starved, policy, fprunning, leases, job:<id>,
+         q:<queue>:{counts,ring,drr,p:<part>,wake}, q:<queue>:w:<worker>:{ring,drr,p:<part>}
 ARGV[1]  worker id ("" = the worker takes no pinned work)
 ARGV[2]  lease id
 ARGV[3]  capacity (jobs)
 ARGV[4]  lease duration ms
 ARGV[5]  quantum (weight units per partition turn)
 ARGV[6]  visit budget: the most jobs examined in this call
-ARGV[7]  number of queues m; ARGV[8..7+m] queue names
+ARGV[7]  probation slots: the most crashed jobs this call admits (-1 = no limit)
+ARGV[8]  number of queues m; ARGV[9..8+m] queue names
 Replies  {0, {id, hash, fence, lease expiry ms}, ...}: hash is the job's HGETALL list as
          it was before admission; state, lease, fence and expiry are what admission set
-Cost     O(budget * log N): every examined job is a bounded number of commands, and at
-         most `budget` jobs are examined.
+Cost     O((budget + capacity) * log N): every examined or returned job is a bounded
+         number of commands; at most `budget` jobs are examined and capacity + 8 returned
+         from parking, from at most 4 due classes.
 ]]
 --- @include rcall
 --- @include K.job
@@ -57,31 +78,45 @@ Cost     O(budget * log N): every examined job is a bounded number of commands, 
 --- @include JOB_DEFAULTS
 --- @include load_bucket
 --- @include save_bucket
+--- @include K.parked
+--- @include K.starved
+--- @include K.policy
+--- @include K.fp_running
+--- @include load_fields
+--- @include index_available
 local P = KEYS[1]
 local worker, lease_id = ARGV[1], ARGV[2]
 local capacity, lease_ms = tonumber(ARGV[3]), tonumber(ARGV[4])
 local quantum, budget = tonumber(ARGV[5]), tonumber(ARGV[6])
-local nq = tonumber(ARGV[7])
+local crashed_slots = tonumber(ARGV[7])
+local nq = tonumber(ARGV[8])
 local now = now_ms(P)
 local expires = now + lease_ms
 -- Text, not Lua numbers, goes to redis.call where it can: a number is formatted on every call.
 local expires_text = string.format('%d', expires)
 
 local MAX_WEIGHT = 1048576 -- as MaxWeight in envelope.go
+local unpark_classes = 4   -- due classes looked at per call
 local reply = { OK }
 local admitted = 0
 local buckets = {}
 local leases = {}
 local last_queue = nil
+local touched = {} -- classes whose parked jobs changed: class -> true, or 'more' when some are due now
 
--- Charges a rate class; false when it lacks the tokens. Buckets are read once per call.
-local function rate_ok(class, weight)
-  if class == '' then return true end
+local function bucket(class)
   local b = buckets[class]
   if b == nil then
     b = load_bucket(P, class, now) or false
     buckets[class] = b
   end
+  return b
+end
+
+-- Charges a rate class; false when it lacks the tokens. Buckets are read once per call.
+local function rate_ok(class, weight)
+  if class == '' then return true end
+  local b = bucket(class)
   if not b then return true end
   if b.tokens < weight then return false end
   b.tokens = b.tokens - weight
@@ -95,15 +130,112 @@ local function field(list, name)
   return nil
 end
 
+-- The per-fingerprint in-flight cap (0 = off), read once per call when a job has a
+-- fingerprint, and the running counts it is checked against.
+local fp_cap = nil
+local fp_counts = {}
+local function fp_full(fp)
+  if fp == '' then return false end
+  if fp_cap == nil then fp_cap = num(rcall('HGET', K.policy(P), 'fp_inflight')) end
+  if fp_cap <= 0 then return false end
+  local n = fp_counts[fp]
+  if n == nil then
+    n = num(rcall('HGET', K.fp_running(P), fp))
+    fp_counts[fp] = n
+  end
+  return n >= fp_cap
+end
+
+-- Parks an available job its class cannot pay for now ("u": heavier than the burst).
+local function park(q, id, jk, class, weight)
+  local b = bucket(class)
+  local kind = 's'
+  if weight > b.burst then
+    kind = 'u'
+    move_count(P, q, nil, 'unrunnable')
+  end
+  rcall('ZADD', K.parked(P, class), weight, id)
+  rcall('HSET', jk, 'parked', kind)
+  touched[class] = touched[class] or true
+end
+
+-- Returns the parked jobs of due classes to their partitions, lightest first, as many as
+-- the bucket can pay (all, for a class no longer limited), at most capacity + 8.
+local UNPARK_FIELDS = { 'state', 'queue', 'part', 'sticky', 'prio', 'sched', 'parked' }
+local function unpark_due()
+  local due = rcall('ZRANGEBYSCORE', K.starved(P), '-inf', now, 'LIMIT', 0, unpark_classes)
+  local left = capacity + 8
+  for _, class in ipairs(due) do
+    touched[class] = true
+    if left <= 0 then
+      touched[class] = 'more'
+    else
+      local b = bucket(class)
+      local tokens = nil
+      if b then tokens = b.tokens end
+      local pk = K.parked(P, class)
+      local list = rcall('ZRANGE', pk, 0, left, 'WITHSCORES')
+      local back = {}
+      for i = 1, #list, 2 do
+        local w = tonumber(list[i + 1])
+        if #back >= left then
+          touched[class] = 'more'
+          break
+        end
+        if tokens then
+          if w > tokens then break end
+          tokens = tokens - w
+        end
+        back[#back + 1] = list[i]
+      end
+      for _, id in ipairs(back) do
+        local j = load_fields(P, id, UNPARK_FIELDS)
+        if j and j.state == 'available' and j.parked ~= '' then
+          rcall('HDEL', K.job(P, id), 'parked')
+          if j.parked == 'u' then move_count(P, j.queue, 'unrunnable', nil) end
+          index_available(P, id, j.queue, j.part, j.sticky, j.prio, j.sched)
+        end
+      end
+      if #back > 0 then rcall('ZREM', pk, unpack(back)) end
+      left = left - #back
+    end
+  end
+end
+
+-- Rescores a touched class in `starved`: when its bucket (as this call leaves it) will
+-- hold the lightest parked job's weight; +inf when it never will at the current limit;
+-- removed when nothing of it is parked.
+local function reschedule(class, more)
+  local lightest = rcall('ZRANGE', K.parked(P, class), 0, 0, 'WITHSCORES')
+  if #lightest == 0 then
+    rcall('ZREM', K.starved(P), class)
+    return
+  end
+  local w = tonumber(lightest[2])
+  local b = buckets[class]
+  local at = now
+  if b and not more then
+    if w > b.burst or b.limit <= 0 then
+      at = '+inf'
+    elseif w > b.tokens then
+      at = b.refilled + math.ceil((w - b.tokens) * b.window / b.limit)
+    end
+  end
+  if type(at) == 'number' then at = string.format('%d', at) end
+  rcall('ZADD', K.starved(P), at, class)
+end
+
 -- One turn of `part`, the head of ring r: the partition spends its credit on its jobs
--- in rank order. Returns true when the turn admitted a job or banked credit toward a
--- heavy one, false when the partition was passed over.
+-- in rank order. Returns whether the turn admitted a job (or banked credit toward a heavy
+-- one), and the rounds of credit it still needs when it spent nothing because its head
+-- job is heavier than its credit (nil otherwise).
 local function turn(r, q, part)
   local pz = r.partition(part)
   local dfield = 'd:' .. part
   local stored = nil
   if r.credits then stored = rcall('HGET', r.state, dfield) end
-  local credit = num(stored)
+  local credit = 0
+  if stored then credit = num(stored) + r.bonus end
   local continuing = r.turn == part
   if not continuing then credit = credit + quantum end
   r.turn = nil
@@ -113,13 +245,18 @@ local function turn(r, q, part)
   if alone then credit = capacity * MAX_WEIGHT end
 
   local got, outcome, emptied = 0, 'done', false
+  local skipped, heavy = 0, 0
   while outcome == 'done' and credit >= 1 and admitted < capacity and budget > 0 do
-    -- At most `credit` jobs fit (every weight is >= 1); one more tells whether the
-    -- partition empties.
-    local want = math.min(capacity - admitted, credit, budget)
-    local members = rcall('ZRANGE', pz, 0, want)
-    local taken = 0
+    -- At most `credit` jobs are admitted (every weight is >= 1), but held, parked and
+    -- looked-past jobs cost no credit, so a few more are read; one more tells whether
+    -- the partition empties. Jobs looked past stay at the front, ahead of the range read.
+    local want = math.min(math.min(capacity - admitted, credit) + 8, budget)
+    local members = rcall('ZRANGE', pz, skipped, skipped + want)
+    local removed = {}
+    local skipped_now = 0
+    local read = 0
     for i = 1, math.min(want, #members) do
+      if credit < 1 or admitted >= capacity or budget <= 0 then break end
       local m = members[i]
       local id = string.sub(m, RANK_WIDTH + 1)
       local jk = K.job(P, id)
@@ -127,37 +264,61 @@ local function turn(r, q, part)
       budget = budget - 1
       local fp, class = str(field(h, 'fp')), str(field(h, 'rc'))
       local weight = tonumber(field(h, 'weight')) or JOB_DEFAULTS.weight
+      local crashed = num(field(h, 'crash')) > 0
       if is_quarantined(P, fp) then
-        taken = taken + 1
+        removed[#removed + 1] = m
         rcall('SADD', K.held(P, fp), id)
         rcall('HSET', jk, 'held', '1')
+        move_count(P, q, 'available', 'held')
+      elseif (crashed and crashed_slots == 0) or fp_full(fp) then
+        skipped_now = skipped_now + 1
       elseif weight > credit then
         outcome = 'carry'
+        heavy = weight
         break
       elseif not rate_ok(class, weight) then
-        outcome = 'passed'
-        break
+        removed[#removed + 1] = m
+        park(q, id, jk, class, weight)
       else
-        taken = taken + 1
+        removed[#removed + 1] = m
         credit = credit - weight
-        local fence = num(field(h, 'fence')) + 1
+        if crashed and crashed_slots > 0 then crashed_slots = crashed_slots - 1 end
+        local fence = string.format('%d', num(field(h, 'fence')) + 1)
+        local f = { 'HSET', jk, 'state', 'running', 'lease', lease_id, 'fence', fence }
         if class ~= '' and buckets[class] then
-          rcall('HSET', jk, 'state', 'running', 'lease', lease_id, 'fence', string.format('%d', fence), 'charge', weight)
-        else
-          rcall('HSET', jk, 'state', 'running', 'lease', lease_id, 'fence', string.format('%d', fence))
+          f[#f + 1] = 'charge'
+          f[#f + 1] = weight
         end
+        if fp ~= '' and fp_cap and fp_cap > 0 then
+          f[#f + 1] = 'fpi'
+          f[#f + 1] = '1'
+          rcall('HINCRBY', K.fp_running(P), fp, 1)
+          fp_counts[fp] = fp_counts[fp] + 1
+        end
+        rcall(unpack(f))
         leases[#leases + 1] = expires_text
         leases[#leases + 1] = id
         move_count(P, q, 'available', 'running')
-        reply[#reply + 1] = { id, h, fence, expires }
+        reply[#reply + 1] = { id, h, tonumber(fence), expires }
         admitted = admitted + 1
         got = got + 1
       end
+      read = i
     end
-    -- What was taken is the head of the partition, in order: remove it by rank.
-    if taken > 0 then rcall('ZREMRANGEBYRANK', pz, 0, taken - 1) end
-    if taken == #members then emptied = true end
-    if emptied then break end
+    if #removed > 0 then
+      if skipped_now == 0 then
+        -- What was removed is the range read, in order: remove it by rank.
+        rcall('ZREMRANGEBYRANK', pz, skipped, skipped + #removed - 1)
+      else
+        rcall('ZREM', pz, unpack(removed))
+      end
+    end
+    skipped = skipped + skipped_now
+    if read == #members then
+      -- Everything left was read: the partition emptied, or holds only jobs looked past.
+      if skipped == 0 then emptied = true else outcome = 'exhausted' end
+      break
+    end
   end
 
   if alone then
@@ -165,7 +326,7 @@ local function turn(r, q, part)
       ring_remove(r.ring, part)
       r.size = 0
     end
-    return got > 0
+    return got > 0, nil
   elseif emptied then
     -- An emptied partition leaves the ring and forgets its credit.
     ring_remove(r.ring, part)
@@ -173,21 +334,38 @@ local function turn(r, q, part)
     credit = 0
   elseif outcome == 'done' and credit >= 1 then
     -- Capacity or budget ran out mid-turn: the partition keeps the head and its credit.
-    rcall('HSET', r.state, 'turn', part, dfield, credit)
+    rcall('HSET', r.state, 'turn', part, dfield, credit - r.bonus)
     r.credits = true
-    return true
+    return true, nil
   else
     ring_push_back(r.ring, part)
-    if outcome == 'passed' then credit = 0 end
+    -- Nothing it holds can go now: like an empty partition, it banks no credit.
+    if outcome == 'exhausted' then credit = 0 end
   end
   if credit > 0 then
-    rcall('HSET', r.state, dfield, credit)
+    rcall('HSET', r.state, dfield, credit - r.bonus)
     r.credits = true
   elseif stored then
     rcall('HDEL', r.state, dfield)
   end
   if continuing then rcall('HDEL', r.state, 'turn') end
-  return got > 0 or outcome == 'carry'
+  if outcome == 'carry' and got == 0 then
+    return true, math.ceil((heavy - credit) / quantum)
+  end
+  return got > 0 or outcome == 'carry', nil
+end
+
+-- Counts a turn toward a round that spent nothing (need: rounds that partition still
+-- needs; nil for a partition with nothing that can go), and takes the DRR shortcut once
+-- the round is complete.
+local function spent_nothing(r, need)
+  if r.cr == 0 then r.cn = 0 end
+  r.cr = r.cr + 1
+  if need and (r.cn == 0 or need < r.cn) then r.cn = need end
+  if r.cr >= r.size then
+    if r.cn > 1 then r.bonus = r.bonus + (r.cn - 1) * quantum end
+    r.cr, r.cn = 0, 0
+  end
 end
 
 -- Serves the rings of one queue, alternating between them, until capacity or budget
@@ -197,10 +375,16 @@ local function serve(q, rings)
   for _, r in ipairs(rings) do
     r.size = rcall('ZCARD', r.ring)
     total = total + r.size
+    r.bonus, r.cr, r.cn = 0, 0, 0
     if r.size > 0 then
       local st = rcall('HLEN', r.state)
       r.credits = st > 0
-      if r.credits then r.turn = rcall('HGET', r.state, 'turn') end
+      if r.credits then
+        local v = rcall('HMGET', r.state, 'turn', 'b', 'cr', 'cn')
+        r.turn = v[1] or nil
+        r.bonus, r.cr, r.cn = num(v[2]), num(v[3]), num(v[4])
+      end
+      r.saved = { r.bonus, r.cr, r.cn }
       r.heads, r.pos, r.passed = {}, 1, 0
       live = live + 1
     end
@@ -224,12 +408,28 @@ local function serve(q, rings)
       r.pos = r.pos + 1
       if not part then
         r.passed, r.size = 0, 0
-      elseif turn(r, q, part) then
-        r.passed = 0
       else
-        r.passed = r.passed + 1
+        local before, size = admitted, r.size
+        local progress, need = turn(r, q, part)
+        if admitted > before or r.size ~= size then
+          r.cr, r.cn = 0, 0
+        elseif r.size > 0 and not r.alone then
+          spent_nothing(r, need)
+        end
+        if progress then r.passed = 0 else r.passed = r.passed + 1 end
       end
       if r.passed >= r.size then live = live - 1 end
+    end
+  end
+  for _, r in ipairs(rings) do
+    if r.saved then
+      if r.size == 0 then
+        -- An empty ring has no credits to offset.
+        if r.saved[1] ~= 0 or r.saved[2] ~= 0 then rcall('HDEL', r.state, 'b', 'cr', 'cn') end
+      elseif r.bonus ~= r.saved[1] or r.cr ~= r.saved[2] or r.cn ~= r.saved[3] then
+        rcall('HSET', r.state, 'b', r.bonus, 'cr', r.cr, 'cn', r.cn)
+        r.credits = true
+      end
     end
   end
   if both then
@@ -239,9 +439,11 @@ local function serve(q, rings)
   end
 end
 
+unpark_due()
+
 for i = 1, nq do
   if admitted >= capacity or budget <= 0 then break end
-  local q = ARGV[7 + i]
+  local q = ARGV[8 + i]
   if rcall('SISMEMBER', K.paused(P), q) == 0 then
     local rings = {}
     if worker ~= '' then
@@ -266,5 +468,6 @@ if #leases > 0 then rcall('ZADD', K.leases(P), unpack(leases)) end
 for _, b in pairs(buckets) do
   if b then save_bucket(b) end
 end
+for class, more in pairs(touched) do reschedule(class, more == 'more') end
 flush_counts(P)
 return reply

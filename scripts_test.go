@@ -175,11 +175,12 @@ func TestLuaScriptIncludes(t *testing.T) {
 			delete_job schedule make_available load_bucket save_bucket rate_changed true_up
 			HOLDER_FIELDS holder`,
 		"admit": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
-			K.pinned_partition K.wake K.leases K.quarantine K.held K.paused K.rate K.clock K.policy
-			K.parked K.starved K.fp_running OK now_ms quarantine_known is_quarantined RANK_WIDTH
-			rank num str count_delta move_count flush_counts partition_of ring_last ring_has
-			ring_contains ring_push_back ring_remove wake index_available JOB_NUMBERS JOB_DEFAULTS
-			load_fields load_bucket save_bucket`,
+			K.pinned_partition K.wake K.leases K.quarantine K.held K.paused K.rate K.clock K.corrupt
+			K.policy K.parked K.starved K.fp_running OK E_CORRUPT now_ms quarantine_known
+			is_quarantined RANK_WIDTH rank num str count_delta move_count flush_counts partition_of
+			ring_last ring_has ring_contains ring_push_back ring_remove wake index_available
+			JOB_NUMBERS JOB_DEFAULTS load_bucket save_bucket park_corrupt safe_hmget key_ok MAX_SAFE
+			JOB_RANGES bad_job_field JOB_STATES load_job_checked counts_ok corrupt_structure`,
 		"cancel": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
 			K.pinned_partition K.scheduled K.leases K.retained K.unique K.held K.clock K.parked
 			K.fp_running OK E_NOT_FOUND E_NOT_CANCELLABLE now_ms UNFINISHED rank str count_delta

@@ -31,6 +31,15 @@ job that cannot go now never hides the jobs behind it:
   (ARGV[7]), or its fingerprint is at the namespace's in-flight cap (policy fp_inflight):
   left in place and looked past.
 
+Corrupt data (Redis does not roll back a script that raises): every structure the call
+may write (leases, counts, rings and their state, the first partitions of each ring,
+starved, policy, fprunning, corrupt, wake) is checked before the first write, and a bad
+one refuses the call with E_CORRUPT, nothing written. Data met later is read without
+raising: a job whose hash is not a hash or holds an unusable number is removed from its
+partition (or parking) and parked in `corrupt` with the reason; a job whose rate bucket,
+held set or parking is unusable, and a partition past the first ones that is not a ZSET,
+is looked past, in place.
+
 Admission increments the job's fence, sets it running under the lease and charges its
 rate class its weight; under a fingerprint cap it counts the job in fprunning (released
 by drop_lease and delete_job). A call that stops at capacity pushes a wake-up token, so
@@ -38,7 +47,8 @@ the next idle worker comes for the rest.
 
 KEYS[1]  namespace prefix; derived keys (lib.lua): paused, clock, quarantine, held:<fp>,
          rate:<class>, parked:<class>, starved, policy, fprunning, leases, job:<id>,
-         q:<queue>:{counts,ring,drr,p:<part>,wake}, q:<queue>:w:<worker>:{ring,drr,p:<part>}
+         corrupt, q:<queue>:{counts,ring,drr,p:<part>,wake},
+         q:<queue>:w:<worker>:{ring,drr,p:<part>}
 ARGV[1]  worker id ("" = the worker takes no pinned work)
 ARGV[2]  lease id
 ARGV[3]  capacity (jobs)
@@ -48,7 +58,8 @@ ARGV[6]  visit budget: the most jobs examined in this call
 ARGV[7]  probation slots: the most crashed jobs this call admits (-1 = no limit)
 ARGV[8]  number of queues m; ARGV[9..8+m] queue names
 Replies  {0, {id, hash, fence, lease expiry ms}, ...}: hash is the job's HGETALL list as
-         it was before admission; state, lease, fence and expiry are what admission set
+         it was before admission; state, lease, fence and expiry are what admission set |
+         {-9, key, why} a structure is corrupt, nothing written
 Cost     O((budget + capacity) * log N): every examined or returned job is a bounded
          number of commands; at most `budget` jobs are examined and capacity + 8 returned
          from parking, from at most 4 due classes.
@@ -82,8 +93,20 @@ Cost     O((budget + capacity) * log N): every examined or returned job is a bou
 --- @include K.starved
 --- @include K.policy
 --- @include K.fp_running
---- @include load_fields
+--- @include K.quarantine
+--- @include K.rate
+--- @include K.counts
+--- @include K.wake
+--- @include partition_of
 --- @include index_available
+--- @include K.corrupt
+--- @include park_corrupt
+--- @include safe_hmget
+--- @include key_ok
+--- @include bad_job_field
+--- @include load_job_checked
+--- @include counts_ok
+--- @include corrupt_structure
 local P = KEYS[1]
 local worker, lease_id = ARGV[1], ARGV[2]
 local capacity, lease_ms = tonumber(ARGV[3]), tonumber(ARGV[4])
@@ -104,23 +127,104 @@ local leases = {}
 local last_queue = nil
 local touched = {} -- classes whose parked jobs changed: class -> true, or 'more' when some are due now
 
+-- A class's bucket, read once per call: false when the class is unlimited, 'corrupt'
+-- when its hash is not one or holds a field that is not a usable integer.
+local BUCKET_FIELDS = { 'tokens', 'burst', 'limit', 'window', 'refilled' }
 local function bucket(class)
   local b = buckets[class]
   if b == nil then
-    b = load_bucket(P, class, now) or false
+    local v = safe_hmget(K.rate(P, class), unpack(BUCKET_FIELDS))
+    b = false
+    if not v then
+      b = 'corrupt'
+    elseif v[2] then
+      for i = 1, #BUCKET_FIELDS do
+        local n = tonumber(v[i])
+        if v[i] and (not n or n ~= math.floor(n) or n < 0 or n > 9007199254740991) then b = 'corrupt' end
+      end
+      if b ~= 'corrupt' then b = load_bucket(P, class, now) or false end
+    end
     buckets[class] = b
   end
   return b
 end
 
--- Charges a rate class; false when it lacks the tokens. Buckets are read once per call.
+-- Charges a rate class: 'ok', 'short' when it lacks the tokens, 'corrupt' when its bucket
+-- cannot be read.
 local function rate_ok(class, weight)
-  if class == '' then return true end
+  if class == '' then return 'ok' end
   local b = bucket(class)
-  if not b then return true end
-  if b.tokens < weight then return false end
+  if not b then return 'ok' end
+  if b == 'corrupt' then return 'corrupt' end
+  if b.tokens < weight then return 'short' end
   b.tokens = b.tokens - weight
-  return true
+  return 'ok'
+end
+
+-- Whether a key met mid-call can take this call's writes, asked once per key.
+local writable = {}
+local function can_write(key, typ)
+  local ok = writable[key]
+  if ok == nil then
+    ok = key_ok(key, typ)
+    writable[key] = ok
+  end
+  return ok
+end
+
+-- Whether a queue's counts can take HINCRBY, asked once per queue.
+local counts_checked = {}
+local function counts_fine(q)
+  local ok = counts_checked[q]
+  if ok == nil then
+    ok = counts_ok(P, q)
+    counts_checked[q] = ok
+  end
+  return ok
+end
+
+-- The rings of queue q this worker reads: its pinned ring, then the shared one.
+local function rings_of(q)
+  local rings = {}
+  if worker ~= '' then
+    rings[#rings + 1] = {
+      ring = K.pinned_ring(P, q, worker), state = K.pinned_ring_state(P, q, worker),
+      partition = function(part) return K.pinned_partition(P, q, worker, part) end,
+    }
+  end
+  rings[#rings + 1] = {
+    ring = K.ring(P, q), state = K.ring_state(P, q),
+    partition = function(part) return K.partition(P, q, part) end,
+  }
+  return rings
+end
+
+-- The read phase: every structure the call writes, and the partitions the first turns
+-- visit, can take the writes; else the key and why. Paused queues are noted.
+local paused = {}
+local function corrupt_before_writes()
+  local global = { { K.starved(P), 'zset' }, { K.leases(P), 'zset' }, { K.corrupt(P), 'hash' },
+    { K.policy(P), 'hash' }, { K.fp_running(P), 'hash' }, { K.paused(P), 'set' }, { K.quarantine(P), 'hash' } }
+  for _, kt in ipairs(global) do
+    if not can_write(kt[1], kt[2]) then return kt[1], 'is not a ' .. kt[2] end
+  end
+  for i = 1, nq do
+    local q = ARGV[8 + i]
+    paused[q] = rcall('SISMEMBER', K.paused(P), q) == 1
+    if not paused[q] then
+      if not counts_fine(q) then return K.counts(P, q), 'is not a hash of integer counts' end
+      if not can_write(K.wake(P, q), 'list') then return K.wake(P, q), 'is not a list' end
+      for _, r in ipairs(rings_of(q)) do
+        if not can_write(r.ring, 'zset') then return r.ring, 'is not a zset' end
+        if not can_write(r.state, 'hash') then return r.state, 'is not a hash' end
+        for _, part in ipairs(rcall('ZRANGE', r.ring, 0, capacity + 7)) do
+          local pz = r.partition(part)
+          if not can_write(pz, 'zset') then return pz, 'is not a zset' end
+        end
+      end
+    end
+  end
+  return nil
 end
 
 local function field(list, name)
@@ -140,10 +244,25 @@ local function fp_full(fp)
   if fp_cap <= 0 then return false end
   local n = fp_counts[fp]
   if n == nil then
-    n = num(rcall('HGET', K.fp_running(P), fp))
+    local v = rcall('HGET', K.fp_running(P), fp)
+    n = tonumber(v) or 0
+    -- A count HINCRBY cannot take: the fingerprint's jobs wait, looked past.
+    if v and (not tonumber(v) or n ~= math.floor(n) or math.abs(n) > 9007199254740991) then n = 'corrupt' end
     fp_counts[fp] = n
   end
-  return n >= fp_cap
+  return n == 'corrupt' or n >= fp_cap
+end
+
+-- A candidate's hash, or nil and why its data is unusable (nil, nil: it is gone).
+local function read_candidate(jk)
+  local h = redis.pcall('HGETALL', jk)
+  if type(h) == 'table' and h.err then return nil, 'job hash: ' .. tostring(h.err) end
+  if #h == 0 then return nil, nil end
+  for i = 1, #h, 2 do
+    local bad = bad_job_field(h[i], h[i + 1])
+    if bad then return nil, bad end
+  end
+  return h
 end
 
 -- Parks an available job its class cannot pay for now ("u": heavier than the burst).
@@ -174,7 +293,8 @@ local function unpark_due()
       local tokens = nil
       if b then tokens = b.tokens end
       local pk = K.parked(P, class)
-      local list = rcall('ZRANGE', pk, 0, left, 'WITHSCORES')
+      local list = {}
+      if can_write(pk, 'zset') then list = rcall('ZRANGE', pk, 0, left, 'WITHSCORES') end
       local back = {}
       for i = 1, #list, 2 do
         local w = tonumber(list[i + 1])
@@ -182,18 +302,23 @@ local function unpark_due()
           touched[class] = 'more'
           break
         end
-        if tokens then
+        if tokens and type(b) == 'table' then
           if w > tokens then break end
           tokens = tokens - w
         end
         back[#back + 1] = list[i]
       end
       for _, id in ipairs(back) do
-        local j = load_fields(P, id, UNPARK_FIELDS)
-        if j and j.state == 'available' and j.parked ~= '' then
-          rcall('HDEL', K.job(P, id), 'parked')
-          if j.parked == 'u' then move_count(P, j.queue, 'unrunnable', nil) end
-          index_available(P, id, j.queue, j.part, j.sticky, j.prio, j.sched)
+        local j, why = load_job_checked(P, id, UNPARK_FIELDS)
+        if why then
+          park_corrupt(P, id, why)
+        elseif j and j.state == 'available' and j.parked ~= '' then
+          local pz, ring, rs = partition_of(P, j.queue, j.sticky, j.part)
+          if can_write(pz, 'zset') and can_write(ring, 'zset') and can_write(rs, 'hash') and counts_fine(j.queue) then
+            rcall('HDEL', K.job(P, id), 'parked')
+            if j.parked == 'u' then move_count(P, j.queue, 'unrunnable', nil) end
+            index_available(P, id, j.queue, j.part, j.sticky, j.prio, j.sched)
+          end
         end
       end
       if #back > 0 then rcall('ZREM', pk, unpack(back)) end
@@ -206,6 +331,7 @@ end
 -- hold the lightest parked job's weight; +inf when it never will at the current limit;
 -- removed when nothing of it is parked.
 local function reschedule(class, more)
+  if not can_write(K.parked(P, class), 'zset') then return end
   local lightest = rcall('ZRANGE', K.parked(P, class), 0, 0, 'WITHSCORES')
   if #lightest == 0 then
     rcall('ZREM', K.starved(P), class)
@@ -214,7 +340,7 @@ local function reschedule(class, more)
   local w = tonumber(lightest[2])
   local b = buckets[class]
   local at = now
-  if b and not more then
+  if type(b) == 'table' and not more then
     if w > b.burst or b.limit <= 0 then
       at = '+inf'
     elseif w > b.tokens then
@@ -246,6 +372,8 @@ local function turn(r, q, part)
 
   local got, outcome, emptied = 0, 'done', false
   local skipped, heavy = 0, 0
+  -- A partition past the ones the read phase checked that is not a ZSET is looked past.
+  if not can_write(pz, 'zset') then outcome = 'exhausted' end
   while outcome == 'done' and credit >= 1 and admitted < capacity and budget > 0 do
     -- At most `credit` jobs are admitted (every weight is >= 1), but held, parked and
     -- looked-past jobs cost no credit, so a few more are read; one more tells whether
@@ -260,32 +388,49 @@ local function turn(r, q, part)
       local m = members[i]
       local id = string.sub(m, RANK_WIDTH + 1)
       local jk = K.job(P, id)
-      local h = rcall('HGETALL', jk)
+      local h, why = read_candidate(jk)
       budget = budget - 1
-      local fp, class = str(field(h, 'fp')), str(field(h, 'rc'))
-      local weight = tonumber(field(h, 'weight')) or JOB_DEFAULTS.weight
-      local crashed = num(field(h, 'crash')) > 0
-      if is_quarantined(P, fp) then
+      local fp, class, weight, crashed = '', '', 1, false
+      if h then
+        fp, class = str(field(h, 'fp')), str(field(h, 'rc'))
+        weight = tonumber(field(h, 'weight')) or JOB_DEFAULTS.weight
+        crashed = num(field(h, 'crash')) > 0
+      end
+      local rate = nil
+      if not h then
+        -- Unusable data: out of the partition, into `corrupt` with the reason.
         removed[#removed + 1] = m
-        rcall('SADD', K.held(P, fp), id)
-        rcall('HSET', jk, 'held', '1')
-        move_count(P, q, 'available', 'held')
+        if why then park_corrupt(P, id, why) end
+      elseif is_quarantined(P, fp) then
+        if can_write(K.held(P, fp), 'set') then
+          removed[#removed + 1] = m
+          rcall('SADD', K.held(P, fp), id)
+          rcall('HSET', jk, 'held', '1')
+          move_count(P, q, 'available', 'held')
+        else
+          skipped_now = skipped_now + 1
+        end
       elseif (crashed and crashed_slots == 0) or fp_full(fp) then
         skipped_now = skipped_now + 1
       elseif weight > credit then
         outcome = 'carry'
         heavy = weight
         break
-      elseif not rate_ok(class, weight) then
+      else
+        rate = rate_ok(class, weight)
+      end
+      if rate == 'corrupt' or (rate == 'short' and not can_write(K.parked(P, class), 'zset')) then
+        skipped_now = skipped_now + 1
+      elseif rate == 'short' then
         removed[#removed + 1] = m
         park(q, id, jk, class, weight)
-      else
+      elseif rate == 'ok' then
         removed[#removed + 1] = m
         credit = credit - weight
         if crashed and crashed_slots > 0 then crashed_slots = crashed_slots - 1 end
         local fence = string.format('%d', num(field(h, 'fence')) + 1)
         local f = { 'HSET', jk, 'state', 'running', 'lease', lease_id, 'fence', fence }
-        if class ~= '' and buckets[class] then
+        if class ~= '' and type(buckets[class]) == 'table' then
           f[#f + 1] = 'charge'
           f[#f + 1] = weight
         end
@@ -439,24 +584,16 @@ local function serve(q, rings)
   end
 end
 
+local bad_key, why = corrupt_before_writes()
+if bad_key then return corrupt_structure(bad_key, why) end
+
 unpark_due()
 
 for i = 1, nq do
   if admitted >= capacity or budget <= 0 then break end
   local q = ARGV[8 + i]
-  if rcall('SISMEMBER', K.paused(P), q) == 0 then
-    local rings = {}
-    if worker ~= '' then
-      rings[#rings + 1] = {
-        ring = K.pinned_ring(P, q, worker), state = K.pinned_ring_state(P, q, worker),
-        partition = function(part) return K.pinned_partition(P, q, worker, part) end,
-      }
-    end
-    rings[#rings + 1] = {
-      ring = K.ring(P, q), state = K.ring_state(P, q),
-      partition = function(part) return K.partition(P, q, part) end,
-    }
-    serve(q, rings)
+  if not paused[q] then
+    serve(q, rings_of(q))
     last_queue = q
   end
 end

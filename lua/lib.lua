@@ -352,10 +352,17 @@ end
 -- leaves running, its fingerprint's count goes down. One HDEL when it has none.
 --- @include rcall
 --- @include K.fp_running
+-- Callers have written already, so an unusable count is left alone rather than raising.
 local function release_fingerprint(P, jk)
   if rcall('HDEL', jk, 'fpi') == 1 then
     local fp = rcall('HGET', jk, 'fp')
-    if fp and rcall('HINCRBY', K.fp_running(P), fp, -1) <= 0 then rcall('HDEL', K.fp_running(P), fp) end
+    local k = K.fp_running(P)
+    local n = fp and tonumber(redis.pcall('HGET', k, fp))
+    if n and n > 1 then
+      redis.pcall('HSET', k, fp, string.format('%d', n - 1))
+    elseif n then
+      redis.pcall('HDEL', k, fp)
+    end
   end
 end
 

@@ -125,6 +125,7 @@ local admitted = 0
 local buckets = {}
 local leases = {}
 local last_queue = nil
+local due = {} -- classes whose parked jobs are due, read before the first write
 local touched = {} -- classes whose parked jobs changed: class -> true, or 'more' when some are due now
 
 -- A class's bucket, read once per call: false when the class is unlimited, 'corrupt'
@@ -208,6 +209,11 @@ local function corrupt_before_writes()
   for _, kt in ipairs(global) do
     if not can_write(kt[1], kt[2]) then return kt[1], 'is not a ' .. kt[2] end
   end
+  due = rcall('ZRANGEBYSCORE', K.starved(P), '-inf', now, 'LIMIT', 0, unpark_classes)
+  for _, class in ipairs(due) do
+    local pk = K.parked(P, class)
+    if not can_write(pk, 'zset') then return pk, 'is not a zset' end
+  end
   for i = 1, nq do
     local q = ARGV[8 + i]
     paused[q] = rcall('SISMEMBER', K.paused(P), q) == 1
@@ -282,7 +288,6 @@ end
 -- the bucket can pay (all, for a class no longer limited), at most capacity + 8.
 local UNPARK_FIELDS = { 'state', 'queue', 'part', 'sticky', 'prio', 'sched', 'parked' }
 local function unpark_due()
-  local due = rcall('ZRANGEBYSCORE', K.starved(P), '-inf', now, 'LIMIT', 0, unpark_classes)
   local left = capacity + 8
   for _, class in ipairs(due) do
     touched[class] = true
@@ -293,8 +298,7 @@ local function unpark_due()
       local tokens = nil
       if b then tokens = b.tokens end
       local pk = K.parked(P, class)
-      local list = {}
-      if can_write(pk, 'zset') then list = rcall('ZRANGE', pk, 0, left, 'WITHSCORES') end
+      local list = rcall('ZRANGE', pk, 0, left, 'WITHSCORES')
       local back = {}
       for i = 1, #list, 2 do
         local w = tonumber(list[i + 1])
@@ -603,7 +607,7 @@ end
 if admitted >= capacity and last_queue then wake(P, last_queue) end
 if #leases > 0 then rcall('ZADD', K.leases(P), unpack(leases)) end
 for _, b in pairs(buckets) do
-  if b then save_bucket(b) end
+  if type(b) == 'table' then save_bucket(b) end
 end
 for class, more in pairs(touched) do reschedule(class, more == 'more') end
 flush_counts(P)

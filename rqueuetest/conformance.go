@@ -38,7 +38,7 @@ func Exercise(t *testing.T, newStore NewStoreFunc) {
 func ExerciseBackend(t *testing.T, newStore NewStoreFunc) {
 	t.Helper()
 	var all []conformanceCase
-	for _, cases := range [][]conformanceCase{enqueueCases, admitCases, admitRateCases, admitDRRCases, admitProbationCases, ackCases, renewCases,
+	for _, cases := range [][]conformanceCase{enqueueCases, admitCases, admitRateCases, admitDRRCases, admitProbationCases, admitCorruptCases, ackCases, renewCases,
 		reclaimCases, promoteCases, evictCases, dutyCases, outputProgressCases, cancelCases,
 		clockCases, statsCases, corruptSmallCases} {
 		all = append(all, cases...)

@@ -14,8 +14,25 @@ import (
 // call reads is corrupted in turn (corrupt.go): the call either fails with nothing
 // written, or parks the corrupt job and admits the others, indexes and counts exact.
 var admitCorruptCases = []conformanceCase{
+	{"Admit/Corrupt/PlainJobsAndPartitions", admitCorruptPlain},
 	{"Admit/Corrupt/EveryKeyAdmissionReads", admitCorruptEveryKey},
 	{"Admit/Corrupt/ParkedJobsReturning", admitCorruptUnpark},
+}
+
+// admitCorruptPlain: three plain jobs in two partitions; the job hashes, partitions, ring,
+// counts and leases corrupted in turn.
+func admitCorruptPlain(t *testing.T, s *headgate.Store) {
+	assertCorruptionSafe(t, s, corruptCheck{
+		setup: func(t testing.TB, ctx context.Context, s *headgate.Store) {
+			mustEnqueue(t, ctx, s, rated("a1", "a", "", 0, 1), rated("a2", "a", "", 0, 1), rated("c1", "c", "", 0, 1))
+		},
+		keys: keysNamed("job:", "q:default:", "leases"),
+		call: func(ctx context.Context, s *headgate.Store) error {
+			_, err := s.Admit(ctx, admitReq("w", 10))
+			return err
+		},
+		mustPark: func(corrupted, field string) bool { return admissionField(field) },
+	})
 }
 
 // corruptAdmitBase: a rate class with tokens (rc) and one without (empty); the

@@ -31,14 +31,15 @@ job that cannot go now never hides the jobs behind it:
   (ARGV[7]), or its fingerprint is at the namespace's in-flight cap (policy fp_inflight):
   left in place and looked past.
 
-Corrupt data (Redis does not roll back a script that raises): every structure the call
-may write (leases, counts, rings and their state, the first partitions of each ring,
-starved, policy, fprunning, corrupt, wake) is checked before the first write, and a bad
-one refuses the call with E_CORRUPT, nothing written. Data met later is read without
-raising: a job whose hash is not a hash or holds an unusable number is removed from its
-partition (or parking) and parked in `corrupt` with the reason; a job whose rate bucket,
-held set or parking is unusable, and a partition past the first ones that is not a ZSET,
-is looked past, in place.
+Corrupt data (Redis does not roll back a script that raises): before the first write the
+call reads starved, the policy and paused (a wrong type raises there, nothing written)
+and checks what it writes later (leases, quarantine, fprunning under a cap, each served
+queue's counts, wake, rings and ring state, the partitions of each ring's first turns,
+the parking of due classes); a bad one refuses the call with E_CORRUPT, nothing written.
+Data met later is read without raising: a job whose hash is not a hash or holds an
+unusable number is removed from its partition (or parking) and parked in `corrupt` with
+the reason; a job whose rate bucket, held set, parking, fingerprint count or partition
+is unusable, and a partition past the first ones that is not a ZSET, is looked past.
 
 Admission increments the job's fence, sets it running under the lease and charges its
 rate class its weight; under a fingerprint cap it counts the job in fprunning (released
@@ -125,6 +126,7 @@ local admitted = 0
 local buckets = {}
 local leases = {}
 local last_queue = nil
+local fp_cap = 0 -- the per-fingerprint in-flight cap (policy fp_inflight; 0 = off)
 local due = {} -- classes whose parked jobs are due, read before the first write
 local touched = {} -- classes whose parked jobs changed: class -> true, or 'more' when some are due now
 
@@ -204,12 +206,14 @@ end
 -- visit, can take the writes; else the key and why. Paused queues are noted.
 local paused = {}
 local function corrupt_before_writes()
-  local global = { { K.starved(P), 'zset' }, { K.leases(P), 'zset' }, { K.corrupt(P), 'hash' },
-    { K.policy(P), 'hash' }, { K.fp_running(P), 'hash' }, { K.paused(P), 'set' }, { K.quarantine(P), 'hash' } }
+  -- Reads that raise on a key of the wrong type do so here, before any write.
+  due = rcall('ZRANGEBYSCORE', K.starved(P), '-inf', now, 'LIMIT', 0, unpark_classes)
+  fp_cap = num(rcall('HGET', K.policy(P), 'fp_inflight'))
+  local global = { { K.leases(P), 'zset' }, { K.quarantine(P), 'hash' } }
+  if fp_cap > 0 then global[#global + 1] = { K.fp_running(P), 'hash' } end
   for _, kt in ipairs(global) do
     if not can_write(kt[1], kt[2]) then return kt[1], 'is not a ' .. kt[2] end
   end
-  due = rcall('ZRANGEBYSCORE', K.starved(P), '-inf', now, 'LIMIT', 0, unpark_classes)
   for _, class in ipairs(due) do
     local pk = K.parked(P, class)
     if not can_write(pk, 'zset') then return pk, 'is not a zset' end
@@ -240,13 +244,11 @@ local function field(list, name)
   return nil
 end
 
--- The per-fingerprint in-flight cap (0 = off), read once per call when a job has a
--- fingerprint, and the running counts it is checked against.
-local fp_cap = nil
+-- The running counts the per-fingerprint in-flight cap (fp_cap, read with the policy
+-- before the first write) is checked against.
 local fp_counts = {}
 local function fp_full(fp)
   if fp == '' then return false end
-  if fp_cap == nil then fp_cap = num(rcall('HGET', K.policy(P), 'fp_inflight')) end
   if fp_cap <= 0 then return false end
   local n = fp_counts[fp]
   if n == nil then
@@ -296,7 +298,7 @@ local function unpark_due()
     else
       local b = bucket(class)
       local tokens = nil
-      if b then tokens = b.tokens end
+      if type(b) == 'table' then tokens = b.tokens end
       local pk = K.parked(P, class)
       local list = rcall('ZRANGE', pk, 0, left, 'WITHSCORES')
       local back = {}
@@ -312,20 +314,24 @@ local function unpark_due()
         end
         back[#back + 1] = list[i]
       end
+      local done = {}
       for _, id in ipairs(back) do
         local j, why = load_job_checked(P, id, UNPARK_FIELDS)
+        done[#done + 1] = id
         if why then
-          park_corrupt(P, id, why)
+          if can_write(K.corrupt(P), 'hash') then park_corrupt(P, id, why) else done[#done] = nil end
         elseif j and j.state == 'available' and j.parked ~= '' then
           local pz, ring, rs = partition_of(P, j.queue, j.sticky, j.part)
           if can_write(pz, 'zset') and can_write(ring, 'zset') and can_write(rs, 'hash') and counts_fine(j.queue) then
             rcall('HDEL', K.job(P, id), 'parked')
             if j.parked == 'u' then move_count(P, j.queue, 'unrunnable', nil) end
             index_available(P, id, j.queue, j.part, j.sticky, j.prio, j.sched)
+          else
+            done[#done] = nil -- its partition cannot take it: it stays parked
           end
         end
       end
-      if #back > 0 then rcall('ZREM', pk, unpack(back)) end
+      if #done > 0 then rcall('ZREM', pk, unpack(done)) end
       left = left - #back
     end
   end
@@ -401,7 +407,9 @@ local function turn(r, q, part)
         crashed = num(field(h, 'crash')) > 0
       end
       local rate = nil
-      if not h then
+      if not h and why and not can_write(K.corrupt(P), 'hash') then
+        skipped_now = skipped_now + 1
+      elseif not h then
         -- Unusable data: out of the partition, into `corrupt` with the reason.
         removed[#removed + 1] = m
         if why then park_corrupt(P, id, why) end
@@ -576,8 +584,19 @@ local function serve(q, rings)
         -- An empty ring has no credits to offset.
         if r.saved[1] ~= 0 or r.saved[2] ~= 0 then rcall('HDEL', r.state, 'b', 'cr', 'cn') end
       elseif r.bonus ~= r.saved[1] or r.cr ~= r.saved[2] or r.cn ~= r.saved[3] then
-        rcall('HSET', r.state, 'b', r.bonus, 'cr', r.cr, 'cn', r.cn)
-        r.credits = true
+        -- Zeros are not stored: an empty state hash spares every turn a credit lookup.
+        local set, del = { 'HSET', r.state }, { 'HDEL', r.state }
+        for i, f in ipairs({ 'b', 'cr', 'cn' }) do
+          local v = ({ r.bonus, r.cr, r.cn })[i]
+          if v ~= 0 then
+            set[#set + 1] = f
+            set[#set + 1] = v
+          elseif r.saved[i] ~= 0 then
+            del[#del + 1] = f
+          end
+        end
+        if #set > 2 then rcall(unpack(set)) end
+        if #del > 2 then rcall(unpack(del)) end
       end
     end
   end

@@ -182,11 +182,12 @@ func TestLuaScriptIncludes(t *testing.T) {
 			JOB_NUMBERS JOB_DEFAULTS load_bucket save_bucket park_corrupt safe_hmget key_ok MAX_SAFE
 			JOB_RANGES bad_job_field JOB_STATES load_job_checked counts_ok corrupt_structure`,
 		"cancel": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
-			K.pinned_partition K.scheduled K.leases K.retained K.unique K.held K.clock K.parked
-			K.fp_running OK E_NOT_FOUND E_NOT_CANCELLABLE now_ms UNFINISHED rank str count_delta
-			move_count flush_counts partition_of ring_has ring_remove unindex_available
-			unindex_available_job JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS load_fields load_job
-			release_unique release_fingerprint drop_lease finalize`,
+			K.pinned_partition K.scheduled K.leases K.retained K.unique K.held K.clock K.corrupt
+			K.cancelled K.parked K.fp_running OK E_NOT_FOUND E_NOT_CANCELLABLE E_CORRUPT now_ms
+			UNFINISHED rank str count_delta move_count flush_counts partition_of ring_has
+			ring_remove unindex_available unindex_available_job JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS
+			release_unique release_fingerprint drop_lease finalize park_corrupt safe_hmget key_ok
+			MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked counts_ok`,
 		"checkpoint": `rcall K K.job OK E_LEASE_REJECTED str JOB_NUMBERS JOB_DEFAULTS load_fields
 			HOLDER_FIELDS holder`,
 		"claim_duty": `rcall K K.duty K.clock OK now_ms`,

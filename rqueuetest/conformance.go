@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/headgate/headgate"
+	"github.com/redis/go-redis/v9"
 )
 
 // NewStoreFunc returns a store in a fresh namespace of its own for one test, cleaned up

@@ -179,18 +179,21 @@ func TestLuaScriptIncludes(t *testing.T) {
 			K.policy K.parked K.starved K.fp_running OK E_CORRUPT now_ms quarantine_known
 			is_quarantined RANK_WIDTH rank num str count_delta move_count flush_counts partition_of
 			ring_last ring_has ring_contains ring_push_back ring_remove wake index_available
-			JOB_NUMBERS JOB_DEFAULTS load_bucket save_bucket park_corrupt safe_hmget key_ok MAX_SAFE
-			JOB_RANGES bad_job_field JOB_STATES load_job_checked counts_ok corrupt_structure`,
+			JOB_NUMBERS JOB_DEFAULTS load_bucket save_bucket park_corrupt safe_hmget key_type_known
+			key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked counts_ok
+			corrupt_reply`,
 		"cancel": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
 			K.pinned_partition K.scheduled K.leases K.retained K.unique K.held K.clock K.corrupt
 			K.cancelled K.parked K.fp_running OK E_NOT_FOUND E_NOT_CANCELLABLE E_CORRUPT now_ms
 			UNFINISHED rank str count_delta move_count flush_counts partition_of ring_has
 			ring_remove unindex_available unindex_available_job JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS
-			release_unique release_fingerprint drop_lease finalize park_corrupt safe_hmget key_ok
-			MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked counts_ok`,
-		"checkpoint": `rcall K K.job OK E_LEASE_REJECTED str JOB_NUMBERS JOB_DEFAULTS load_fields
-			HOLDER_FIELDS holder`,
-		"claim_duty": `rcall K K.duty K.clock OK now_ms`,
+			release_unique release_fingerprint drop_lease finalize park_corrupt safe_hmget
+			key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked
+			counts_ok`,
+		"checkpoint": `rcall K K.job OK E_LEASE_REJECTED E_CORRUPT str JOB_NUMBERS JOB_DEFAULTS HOLDER_FIELDS
+			safe_hmget MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked corrupt_reply
+			holder_checked`,
+		"claim_duty": `rcall K K.duty K.clock OK now_ms safe_hmget MAX_SAFE`,
 		"enqueue": `rcall K K.job K.queues K.counts K.ring K.ring_state K.partition K.pinned_ring
 			K.pinned_ring_state K.pinned_partition K.wake K.scheduled K.unique K.throttle
 			K.throttle_expiry K.quarantine K.held K.limits K.clock K.parked OK E_ID_CONFLICT
@@ -203,35 +206,45 @@ func TestLuaScriptIncludes(t *testing.T) {
 			K.throttle_expiry K.clock K.fp_running OK now_ms UNFINISHED str count_delta move_count
 			flush_counts JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS load_fields load_job
 			release_fingerprint delete_job`,
-		"promote": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring
-			K.pinned_ring_state K.pinned_partition K.wake K.scheduled K.quarantine K.held
-			K.clock OK now_ms quarantine_known is_quarantined rank str count_delta move_count
-			flush_counts partition_of ring_last ring_has ring_contains ring_push_back wake
-			index_available JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS load_fields load_job
-			make_available`,
+		"promote": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
+			K.pinned_partition K.wake K.scheduled K.quarantine K.held K.clock K.corrupt OK E_CORRUPT
+			now_ms quarantine_known is_quarantined rank str count_delta move_count flush_counts
+			partition_of ring_last ring_has ring_contains ring_push_back wake index_available
+			JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS make_available park_corrupt safe_hmget
+			key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked
+			counts_ok corrupt_reply first_bad_key index_bad_key route_bad_key`,
 		"reclaim": `rcall K K.job K.errors K.counts K.scheduled K.leases K.retained K.unique K.quarantine
 			K.clock K.fp_running OK now_ms ERROR_HISTORY quarantine_known quarantine str count_delta
 			move_count flush_counts mark_aux push_error JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS
 			load_fields load_job release_unique backoff release_fingerprint drop_lease finalize
 			schedule`,
 		"release_duty": `rcall K K.duty OK safe_hmget`,
-		"release_pending": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring
-			K.pinned_ring_state K.pinned_partition K.wake K.scheduled K.quarantine K.held
-			K.clock OK now_ms quarantine_known is_quarantined rank str count_delta move_count
-			flush_counts partition_of ring_last ring_has ring_contains ring_push_back wake
-			index_available JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS load_fields load_job schedule
-			make_available`,
+		"release_pending": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
+			K.pinned_partition K.wake K.scheduled K.quarantine K.held K.clock K.corrupt OK E_CORRUPT
+			now_ms quarantine_known is_quarantined rank str count_delta move_count flush_counts
+			partition_of ring_last ring_has ring_contains ring_push_back wake index_available
+			JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS schedule make_available park_corrupt safe_hmget
+			key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked
+			counts_ok corrupt_reply first_bad_key index_bad_key route_bad_key`,
 		"release_quarantine": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
-			K.pinned_partition K.wake K.quarantine K.held OK rank str count_delta move_count
-			flush_counts partition_of ring_last ring_has ring_contains ring_push_back wake
-			index_available JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS load_fields load_job`,
-		"renew": `rcall K K.job K.leases K.clock OK now_ms str JOB_NUMBERS JOB_DEFAULTS load_fields
-			HOLDER_FIELDS holder`,
-		"set_rate_limit": `rcall K K.rate K.clock K.starved OK now_ms rate_changed`,
-		"write_output": `rcall K K.job K.output K.clock OK E_LEASE_REJECTED now_ms str mark_aux JOB_NUMBERS
-			JOB_DEFAULTS load_fields HOLDER_FIELDS holder`,
-		"write_progress": `rcall K K.job K.progress K.clock OK E_LEASE_REJECTED now_ms str mark_aux JOB_NUMBERS
-			JOB_DEFAULTS load_fields HOLDER_FIELDS holder`,
+			K.pinned_partition K.wake K.quarantine K.held K.corrupt OK E_CORRUPT rank str
+			count_delta move_count flush_counts partition_of ring_last ring_has ring_contains
+			ring_push_back wake index_available JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS park_corrupt
+			safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES
+			load_job_checked counts_ok corrupt_reply first_bad_key index_bad_key`,
+		"renew": `rcall K K.job K.leases K.clock K.corrupt OK E_CORRUPT now_ms str JOB_NUMBERS
+			JOB_DEFAULTS HOLDER_FIELDS park_corrupt safe_hmget key_type_known key_ok MAX_SAFE
+			JOB_RANGES bad_job_field JOB_STATES load_job_checked corrupt_reply first_bad_key
+			holder_checked`,
+		"set_rate_limit": `rcall K K.rate K.clock K.starved OK now_ms rate_changed key_type_known key_ok`,
+		"write_output": `rcall K K.job K.output K.clock OK E_LEASE_REJECTED E_CORRUPT now_ms str mark_aux
+			JOB_NUMBERS JOB_DEFAULTS HOLDER_FIELDS safe_hmget key_type_known key_ok MAX_SAFE
+			JOB_RANGES bad_job_field JOB_STATES load_job_checked corrupt_reply first_bad_key
+			holder_checked`,
+		"write_progress": `rcall K K.job K.progress K.clock OK E_LEASE_REJECTED E_CORRUPT now_ms str mark_aux
+			JOB_NUMBERS JOB_DEFAULTS HOLDER_FIELDS safe_hmget key_type_known key_ok MAX_SAFE
+			JOB_RANGES bad_job_field JOB_STATES load_job_checked corrupt_reply first_bad_key
+			holder_checked`,
 	}
 	for name, sc := range scriptsIncludes(t) {
 		in, err := lib.closure(name, sc.includes)

@@ -107,7 +107,7 @@ Cost     O((budget + capacity) * log N): every examined or returned job is a bou
 --- @include bad_job_field
 --- @include load_job_checked
 --- @include counts_ok
---- @include corrupt_structure
+--- @include corrupt_reply
 local P = KEYS[1]
 local worker, lease_id = ARGV[1], ARGV[2]
 local capacity, lease_ms = tonumber(ARGV[3]), tonumber(ARGV[4])
@@ -608,7 +608,7 @@ local function serve(q, rings)
 end
 
 local bad_key, why = corrupt_before_writes()
-if bad_key then return corrupt_structure(bad_key, why) end
+if bad_key then return corrupt_reply(bad_key, why) end
 
 unpark_due()
 

@@ -17,6 +17,14 @@ type AdmitRequest struct {
 	// Quantum is the round-robin credit, in weight units, a partition gets per turn.
 	// Defaults to 1: one job of weight 1 per partition per turn.
 	Quantum int
+	// Probation limits the jobs that have crashed before (Envelope.CrashAttempt > 0) to
+	// MaxCrashed in this call, so that a job which kills its worker crashes alone rather
+	// than with the jobs admitted beside it. A crashed job over the limit is looked past
+	// and waits for a call with a slot; it never blocks its partition. The worker passes
+	// 1 less the crashed jobs it is running. Without Probation (the zero value, for
+	// direct Store users) crashed jobs are admitted like any other.
+	Probation  bool
+	MaxCrashed int
 }
 
 // Admit leases up to req.Capacity available jobs to a worker, taking turns across
@@ -37,6 +45,8 @@ func (s *Store) Admit(ctx context.Context, req AdmitRequest) ([]Claim, error) {
 		return nil, invalid("Lease", "must be at least 1ms, not %s", req.Lease)
 	case req.Quantum < 0 || req.Quantum > MaxWeight:
 		return nil, invalid("Quantum", "is %d, outside 0..%d", req.Quantum, MaxWeight)
+	case req.MaxCrashed < 0 || req.MaxCrashed > MaxCapacity:
+		return nil, invalid("MaxCrashed", "is %d, outside 0..%d", req.MaxCrashed, MaxCapacity)
 	}
 	for i, q := range req.Queues {
 		if err := validateRequired(fmt.Sprintf("Queues[%d]", i), q, false); err != nil {
@@ -44,7 +54,11 @@ func (s *Store) Admit(ctx context.Context, req AdmitRequest) ([]Claim, error) {
 		}
 	}
 	budget := 4*req.Capacity + 64
-	args := []any{req.Worker, req.LeaseID, req.Capacity, ms(req.Lease), cmp.Or(req.Quantum, 1), budget, len(req.Queues)}
+	crashed := -1 // no limit
+	if req.Probation {
+		crashed = req.MaxCrashed
+	}
+	args := []any{req.Worker, req.LeaseID, req.Capacity, ms(req.Lease), cmp.Or(req.Quantum, 1), budget, crashed, len(req.Queues)}
 	for _, q := range req.Queues {
 		args = append(args, q)
 	}

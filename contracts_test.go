@@ -499,6 +499,7 @@ var jobHashFields = map[string]func(j *Job) string{
 	"ukey":    nil, // scoped by Go (queue \n kind \n key); read back below
 	"charge":  nil, // the rate charge of the running attempt: scripts only
 	"aux":     nil, // marks keys besides the hash: scripts only
+	"parked":  nil, // set aside by its rate class (s: short, u: unrunnable): scripts and QueueStats
 }
 
 // TestLuaJobFieldsMatchGo holds lib.lua's job fields and defaults to jobFromHash: a

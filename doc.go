@@ -21,7 +21,10 @@
 // deleted. Admission takes turns across partitions (tenants) by deficit round robin,
 // inside a partition by priority, then scheduled time, then id; it skips paused queues,
 // charges rate classes (fleet-wide token buckets) the job's weight, and never shows a
-// worker jobs pinned to another worker. Every admission increments the job's fence, and
+// worker jobs pinned to another worker. Each candidate is judged on its own: a job whose
+// rate class lacks its weight is parked until the bucket refills, a job of a quarantined
+// fingerprint is held, a crashed job waits for a probation slot; none of them blocks the
+// jobs behind it in its partition. Every admission increments the job's fence, and
 // every write from a worker (Ack, Renew, Checkpoint, WriteOutput, WriteProgress) is
 // accepted only from the current holder, so a worker that lost its lease cannot finish,
 // fail or overwrite the job.

@@ -49,7 +49,10 @@ func (k keys) Counts(queue string) string { return k.prefix + "q:" + queue + ":c
 func (k keys) Ring(queue string) string { return k.prefix + "q:" + queue + ":ring" }
 
 // RingState is a HASH of the ring's round-robin state: "turn" -> partition whose turn is
-// in progress, "d:<partition>" -> its unspent credit.
+// in progress, "d:<partition>" -> its unspent credit less "b", "b" -> the weight units of
+// rounds skipped by the deficit round robin shortcut (added to every stored credit), "cr"
+// and "cn" -> consecutive turns that could spend nothing and the fewest rounds one of them
+// still needs (see lua/admit.lua).
 func (k keys) RingState(queue string) string { return k.prefix + "q:" + queue + ":drr" }
 
 // Partition is a ZSET of a partition's unpinned available jobs, all scored 0, members
@@ -101,6 +104,19 @@ func (k keys) Quarantine() string { return k.prefix + "quarantine" }
 // Held is a SET of available job ids set aside because their fingerprint is quarantined.
 func (k keys) Held(fingerprint string) string { return k.prefix + "held:" + fingerprint }
 
+// Parked is a ZSET of available jobs of a rate class set aside while its bucket lacks
+// their weight, scored by weight; admission returns them to their partitions when the
+// bucket refills.
+func (k keys) Parked(class string) string { return k.prefix + "parked:" + class }
+
+// Starved is a ZSET of rate classes with parked jobs, scored by the store time (ms) at
+// which the bucket will hold the lightest one's weight (+inf: not at the current limit).
+func (k keys) Starved() string { return k.prefix + "starved" }
+
+// FingerprintsRunning is a HASH: fingerprint -> running jobs admitted under the
+// namespace's per-fingerprint in-flight cap (policy field fp_inflight).
+func (k keys) FingerprintsRunning() string { return k.prefix + "fprunning" }
+
 // Paused is a SET of paused queue names.
 func (k keys) Paused() string { return k.prefix + "paused" }
 
@@ -115,6 +131,11 @@ func (k keys) Duty(name string) string { return k.prefix + "duty:" + name }
 
 // Clock is a STRING: the frozen store time in ms, when a test froze it.
 func (k keys) Clock() string { return k.prefix + "clock" }
+
+// Policy is a HASH: the namespace's fleet-wide policy (backoff, crash limit, retention
+// defaults, snooze limit, per-fingerprint in-flight cap); absent fields take the
+// defaults the store was configured with.
+func (k keys) Policy() string { return k.prefix + "policy" }
 
 // Corrupt is a HASH: job id -> why its stored data could not be used (wrong key type, unparseable or impossible field), for jobs a script parked instead of moving.
 func (k keys) Corrupt() string { return k.prefix + "corrupt" }

@@ -10,14 +10,32 @@ import (
 
 // QueueStats is a queue's state at one moment.
 type QueueStats struct {
-	Queue  string
+	Queue string
+	// Counts is the number of jobs in each state, except the held ones.
 	Counts map[State]int64
-	// Unfinished counts jobs not yet terminal (what an enqueue limit bounds).
+	// Held counts available jobs set aside because their fingerprint is quarantined;
+	// they are not in Counts[StateAvailable] and return to it when an operator releases
+	// the fingerprint.
+	Held int64
+	// Unrunnable counts the available jobs (a part of Counts[StateAvailable]) heavier
+	// than their rate class's burst: they cannot be admitted at the class's current limit,
+	// are parked aside so they block nothing, and are looked at again when SetRateLimit
+	// or RemoveRateLimit changes the class.
+	Unrunnable int64
+	// Unfinished counts jobs not yet terminal (what an enqueue limit bounds), held ones
+	// included.
 	Unfinished int64
 	// Limit is the queue's enqueue limit; nil when unbounded.
 	Limit  *int64
 	Paused bool
 }
+
+// Fields of the counts HASH (keys.Counts) besides the states: "held" jobs are available
+// jobs counted apart from "available"; "unrunnable" ones are counted in it as well.
+const (
+	countHeld       = "held"
+	countUnrunnable = "unrunnable"
+)
 
 // QueueStats returns the stats of every queue that has had a job or a setting, by name.
 func (s *Store) QueueStats(ctx context.Context) ([]QueueStats, error) {
@@ -52,7 +70,15 @@ func (s *Store) QueueStats(ctx context.Context) ([]QueueStats, error) {
 		st := QueueStats{Queue: q, Counts: map[State]int64{}, Paused: slices.Contains(paused, q)}
 		for f, v := range cmds[i].Val() {
 			n, _ := strconv.ParseInt(v, 10, 64)
-			if n == 0 {
+			switch {
+			case n == 0:
+				continue
+			case f == countHeld:
+				st.Held = n
+				st.Unfinished += n
+				continue
+			case f == countUnrunnable:
+				st.Unrunnable = n
 				continue
 			}
 			st.Counts[State(f)] = n

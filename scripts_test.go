@@ -109,7 +109,8 @@ return { K.job(P, 'id:1'), K.errors(P, 'id:1'), K.result(P, 'id:1'), K.output(P,
   K.pinned_ring_state(P, 'q', 'w'), K.pinned_partition(P, 'q', 'w', 't:1'), K.wake(P, 'q'),
   K.scheduled(P), K.leases(P), K.retained(P), K.unique(P), K.throttle(P),
   K.throttle_expiry(P), K.quarantine(P), K.held(P, 'fp:1'), K.paused(P), K.limits(P),
-  K.rate(P, 'c:1'), K.duty(P, 'd:1'), K.clock(P), K.corrupt(P), K.cancelled(P) }`
+  K.rate(P, 'c:1'), K.duty(P, 'd:1'), K.clock(P), K.corrupt(P), K.policy(P), K.parked(P, 'c:1'),
+  K.starved(P), K.fp_running(P), K.cancelled(P) }`
 	got, err := rdb.Eval(context.Background(), src, []string{k.Prefix()}).StringSlice()
 	if err != nil {
 		t.Fatal(err)
@@ -120,7 +121,8 @@ return { K.job(P, 'id:1'), K.errors(P, 'id:1'), K.result(P, 'id:1'), K.output(P,
 		k.PinnedRingState("q", "w"), k.PinnedPartition("q", "w", "t:1"), k.Wake("q"),
 		k.Scheduled(), k.Leases(), k.Retained(), k.Unique(), k.Throttle(),
 		k.ThrottleExpiry(), k.Quarantine(), k.Held("fp:1"), k.Paused(), k.Limits(),
-		k.Rate("c:1"), k.Duty("d:1"), k.Clock(), k.Corrupt(), k.Cancelled()}
+		k.Rate("c:1"), k.Duty("d:1"), k.Clock(), k.Corrupt(), k.Policy(), k.Parked("c:1"),
+		k.Starved(), k.FingerprintsRunning(), k.Cancelled()}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("lua keys differ from keys.go:\n lua: %q\n  go: %q", got, want)
 	}
@@ -165,82 +167,84 @@ func TestLuaScriptIncludes(t *testing.T) {
 	want := map[string]string{
 		"ack": `rcall K K.job K.errors K.result K.output K.progress K.counts K.ring K.ring_state
 			K.partition K.pinned_ring K.pinned_ring_state K.pinned_partition K.wake K.scheduled
-			K.leases K.retained K.unique K.quarantine K.held K.rate K.clock OK E_LEASE_REJECTED
-			now_ms UNFINISHED ERROR_HISTORY quarantine_known is_quarantined rank num str
-			count_delta move_count flush_counts mark_aux push_error partition_of ring_last
+			K.leases K.retained K.unique K.quarantine K.held K.rate K.clock K.starved K.fp_running
+			OK E_LEASE_REJECTED now_ms UNFINISHED ERROR_HISTORY quarantine_known is_quarantined rank
+			num str count_delta move_count flush_counts mark_aux push_error partition_of ring_last
 			ring_has ring_contains ring_push_back wake index_available JOB_FIELDS JOB_NUMBERS
-			JOB_DEFAULTS load_fields release_unique backoff drop_lease finalize delete_job
-			schedule make_available load_bucket save_bucket true_up HOLDER_FIELDS holder`,
-		"admit": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring
-			K.pinned_ring_state K.pinned_partition K.wake K.leases K.quarantine K.held K.paused
-			K.rate K.clock OK now_ms quarantine_known is_quarantined RANK_WIDTH num str
-			count_delta move_count flush_counts ring_last ring_has ring_push_back ring_remove
-			wake JOB_DEFAULTS load_bucket save_bucket`,
-		"cancel": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring
-			K.pinned_ring_state K.pinned_partition K.scheduled K.leases K.retained K.unique
-			K.held K.clock K.corrupt K.cancelled OK E_NOT_FOUND E_NOT_CANCELLABLE E_CORRUPT
-			now_ms UNFINISHED rank str count_delta move_count flush_counts partition_of
-			ring_has ring_remove unindex_available unindex_available_job JOB_FIELDS
-			JOB_NUMBERS JOB_DEFAULTS release_unique drop_lease finalize park_corrupt
-			safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked
+			JOB_DEFAULTS load_fields release_unique backoff release_fingerprint drop_lease finalize
+			delete_job schedule make_available load_bucket save_bucket rate_changed true_up
+			HOLDER_FIELDS holder`,
+		"admit": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
+			K.pinned_partition K.wake K.leases K.quarantine K.held K.paused K.rate K.clock K.corrupt
+			K.policy K.parked K.starved K.fp_running OK E_CORRUPT now_ms quarantine_known
+			is_quarantined RANK_WIDTH rank num str count_delta move_count flush_counts partition_of
+			ring_last ring_has ring_contains ring_push_back ring_remove wake index_available
+			JOB_NUMBERS JOB_DEFAULTS load_bucket save_bucket park_corrupt safe_hmget key_type_known
+			key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked counts_ok
+			corrupt_reply`,
+		"cancel": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
+			K.pinned_partition K.scheduled K.leases K.retained K.unique K.held K.clock K.corrupt
+			K.cancelled K.parked K.fp_running OK E_NOT_FOUND E_NOT_CANCELLABLE E_CORRUPT now_ms
+			UNFINISHED rank str count_delta move_count flush_counts partition_of ring_has
+			ring_remove unindex_available unindex_available_job JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS
+			release_unique release_fingerprint drop_lease finalize park_corrupt safe_hmget
+			key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked
 			counts_ok`,
-		"checkpoint": `rcall K K.job OK E_LEASE_REJECTED E_CORRUPT str JOB_NUMBERS JOB_DEFAULTS
-			HOLDER_FIELDS safe_hmget MAX_SAFE JOB_RANGES bad_job_field JOB_STATES
-			load_job_checked corrupt_reply holder_checked`,
+		"checkpoint": `rcall K K.job OK E_LEASE_REJECTED E_CORRUPT str JOB_NUMBERS JOB_DEFAULTS HOLDER_FIELDS
+			safe_hmget MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked corrupt_reply
+			holder_checked`,
 		"claim_duty": `rcall K K.duty K.clock OK now_ms safe_hmget MAX_SAFE`,
 		"enqueue": `rcall K K.job K.queues K.counts K.ring K.ring_state K.partition K.pinned_ring
 			K.pinned_ring_state K.pinned_partition K.wake K.scheduled K.unique K.throttle
-			K.throttle_expiry K.quarantine K.held K.limits K.clock OK E_ID_CONFLICT E_DUPLICATE
-			E_QUARANTINED E_BACKPRESSURE now_ms quarantine_known is_quarantined rank num str
-			count_delta move_count flush_counts unfinished partition_of ring_last ring_has
+			K.throttle_expiry K.quarantine K.held K.limits K.clock K.parked OK E_ID_CONFLICT
+			E_DUPLICATE E_QUARANTINED E_BACKPRESSURE now_ms quarantine_known is_quarantined rank num
+			str count_delta move_count flush_counts unfinished partition_of ring_last ring_has
 			ring_contains ring_push_back ring_remove wake index_available unindex_available
-			unindex_available_job JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS load_fields load_job
-			schedule make_available`,
+			unindex_available_job JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS load_fields load_job schedule
+			make_available`,
 		"evict": `rcall K K.job K.errors K.result K.output K.progress K.counts K.retained K.throttle
-			K.throttle_expiry K.clock OK now_ms UNFINISHED str count_delta move_count
-			flush_counts JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS load_fields load_job delete_job`,
-		"promote": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring
-			K.pinned_ring_state K.pinned_partition K.wake K.scheduled K.quarantine
-			K.held K.clock K.corrupt OK E_CORRUPT now_ms quarantine_known is_quarantined
-			rank str count_delta move_count flush_counts partition_of ring_last ring_has
-			ring_contains ring_push_back wake index_available JOB_FIELDS JOB_NUMBERS
-			JOB_DEFAULTS make_available park_corrupt safe_hmget key_type_known key_ok
-			MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked counts_ok
-			corrupt_reply first_bad_key index_bad_key route_bad_key`,
-		"reclaim": `rcall K K.job K.errors K.counts K.scheduled K.leases K.retained K.unique
-			K.quarantine K.clock OK now_ms ERROR_HISTORY quarantine_known quarantine str
-			count_delta move_count flush_counts mark_aux push_error JOB_FIELDS JOB_NUMBERS
-			JOB_DEFAULTS load_fields load_job release_unique backoff drop_lease finalize
+			K.throttle_expiry K.clock K.fp_running OK now_ms UNFINISHED str count_delta move_count
+			flush_counts JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS load_fields load_job
+			release_fingerprint delete_job`,
+		"promote": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
+			K.pinned_partition K.wake K.scheduled K.quarantine K.held K.clock K.corrupt OK E_CORRUPT
+			now_ms quarantine_known is_quarantined rank str count_delta move_count flush_counts
+			partition_of ring_last ring_has ring_contains ring_push_back wake index_available
+			JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS make_available park_corrupt safe_hmget
+			key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked
+			counts_ok corrupt_reply first_bad_key index_bad_key route_bad_key`,
+		"reclaim": `rcall K K.job K.errors K.counts K.scheduled K.leases K.retained K.unique K.quarantine
+			K.clock K.fp_running OK now_ms ERROR_HISTORY quarantine_known quarantine str count_delta
+			move_count flush_counts mark_aux push_error JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS
+			load_fields load_job release_unique backoff release_fingerprint drop_lease finalize
 			schedule`,
 		"release_duty": `rcall K K.duty OK safe_hmget`,
-		"release_pending": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring
-			K.pinned_ring_state K.pinned_partition K.wake K.scheduled K.quarantine
-			K.held K.clock K.corrupt OK E_CORRUPT now_ms quarantine_known is_quarantined
-			rank str count_delta move_count flush_counts partition_of ring_last ring_has
-			ring_contains ring_push_back wake index_available JOB_FIELDS JOB_NUMBERS
-			JOB_DEFAULTS schedule make_available park_corrupt safe_hmget key_type_known
-			key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked
+		"release_pending": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
+			K.pinned_partition K.wake K.scheduled K.quarantine K.held K.clock K.corrupt OK E_CORRUPT
+			now_ms quarantine_known is_quarantined rank str count_delta move_count flush_counts
+			partition_of ring_last ring_has ring_contains ring_push_back wake index_available
+			JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS schedule make_available park_corrupt safe_hmget
+			key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked
 			counts_ok corrupt_reply first_bad_key index_bad_key route_bad_key`,
-		"release_quarantine": `rcall K K.job K.ring K.ring_state K.partition K.pinned_ring
-			K.pinned_ring_state K.pinned_partition K.wake K.quarantine K.held K.corrupt
-			OK E_CORRUPT rank str partition_of ring_last ring_has ring_contains
-			ring_push_back wake index_available JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS
-			park_corrupt safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES
-			bad_job_field JOB_STATES load_job_checked corrupt_reply first_bad_key
-			index_bad_key`,
+		"release_quarantine": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
+			K.pinned_partition K.wake K.quarantine K.held K.corrupt OK E_CORRUPT rank str
+			count_delta move_count flush_counts partition_of ring_last ring_has ring_contains
+			ring_push_back wake index_available JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS park_corrupt
+			safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES
+			load_job_checked counts_ok corrupt_reply first_bad_key index_bad_key`,
 		"renew": `rcall K K.job K.leases K.clock K.corrupt OK E_CORRUPT now_ms str JOB_NUMBERS
-			JOB_DEFAULTS HOLDER_FIELDS park_corrupt safe_hmget key_type_known key_ok
-			MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked corrupt_reply
-			first_bad_key holder_checked`,
-		"set_rate_limit": `rcall K K.rate K.clock OK now_ms key_type_known key_ok`,
-		"write_output": `rcall K K.job K.output K.clock OK E_LEASE_REJECTED E_CORRUPT now_ms str
-			mark_aux JOB_NUMBERS JOB_DEFAULTS HOLDER_FIELDS safe_hmget key_type_known
-			key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked
-			corrupt_reply first_bad_key holder_checked`,
-		"write_progress": `rcall K K.job K.progress K.clock OK E_LEASE_REJECTED E_CORRUPT now_ms
-			str mark_aux JOB_NUMBERS JOB_DEFAULTS HOLDER_FIELDS safe_hmget
-			key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES
-			load_job_checked corrupt_reply first_bad_key holder_checked`,
+			JOB_DEFAULTS HOLDER_FIELDS park_corrupt safe_hmget key_type_known key_ok MAX_SAFE
+			JOB_RANGES bad_job_field JOB_STATES load_job_checked corrupt_reply first_bad_key
+			holder_checked`,
+		"set_rate_limit": `rcall K K.rate K.clock K.starved OK now_ms rate_changed key_type_known key_ok`,
+		"write_output": `rcall K K.job K.output K.clock OK E_LEASE_REJECTED E_CORRUPT now_ms str mark_aux
+			JOB_NUMBERS JOB_DEFAULTS HOLDER_FIELDS safe_hmget key_type_known key_ok MAX_SAFE
+			JOB_RANGES bad_job_field JOB_STATES load_job_checked corrupt_reply first_bad_key
+			holder_checked`,
+		"write_progress": `rcall K K.job K.progress K.clock OK E_LEASE_REJECTED E_CORRUPT now_ms str mark_aux
+			JOB_NUMBERS JOB_DEFAULTS HOLDER_FIELDS safe_hmget key_type_known key_ok MAX_SAFE
+			JOB_RANGES bad_job_field JOB_STATES load_job_checked corrupt_reply first_bad_key
+			holder_checked`,
 	}
 	for name, sc := range scriptsIncludes(t) {
 		in, err := lib.closure(name, sc.includes)

@@ -3,6 +3,8 @@ package headgate
 import (
 	"context"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // RateLimit is a fleet-wide token bucket: Limit tokens per Window, holding at most Burst.
@@ -31,10 +33,16 @@ func (s *Store) SetRateLimit(ctx context.Context, class string, rl RateLimit) er
 	return err
 }
 
-// RemoveRateLimit makes the class unlimited.
+// RemoveRateLimit makes the class unlimited; jobs it parked for lack of tokens are due
+// for admission again.
 func (s *Store) RemoveRateLimit(ctx context.Context, class string) error {
 	if err := validateRequired("class", class, true); err != nil {
 		return err
 	}
-	return s.rdb.Del(ctx, s.keys.Rate(class)).Err()
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Del(ctx, s.keys.Rate(class))
+		p.ZAddXX(ctx, s.keys.Starved(), redis.Z{Score: 0, Member: class})
+		return nil
+	})
+	return err
 }

@@ -37,6 +37,7 @@ Cost     O(log N)
 --- @include UNFINISHED
 --- @include flush_counts
 --- @include unindex_available_job
+--- @include K.parked
 --- @include partition_of
 --- @include load_job_checked
 --- @include JOB_FIELDS
@@ -77,6 +78,8 @@ if j.state == 'running' then
 elseif j.state == 'available' then
   if j.held == '1' then
     writes[#writes + 1] = { K.held(P, j.fp), 'set' }
+  elseif j.parked ~= '' then
+    writes[#writes + 1] = { K.parked(P, j.rc), 'zset' }
   else
     local pz, ring, rs = partition_of(P, j.queue, j.sticky, j.part)
     writes[#writes + 1] = { pz, 'zset' }

@@ -51,6 +51,10 @@ function K.duty(P, name) return P .. 'duty:' .. name end
 function K.clock(P) return P .. 'clock' end
 function K.corrupt(P) return P .. 'corrupt' end
 function K.cancelled(P) return P .. 'cancelled' end -- a pub/sub channel, not a key
+function K.policy(P) return P .. 'policy' end
+function K.parked(P, class) return P .. 'parked:' .. class end
+function K.starved(P) return P .. 'starved' end
+function K.fp_running(P) return P .. 'fprunning' end
 
 -- Reply codes: scripts.go has a reply* constant for each and translates it in one place
 -- (replyError); TestLuaReplyCodesMatchGo holds the two in step.
@@ -152,12 +156,14 @@ local function flush_counts(P)
   count_delta = {}
 end
 
+-- Held jobs are available jobs counted apart ("held", not "available"); "unrunnable" is a
+-- part of "available" and not added again.
 --- @include rcall
 --- @include K.counts
 --- @include num
 local function unfinished(P, q)
-  local c = rcall('HMGET', K.counts(P, q), 'pending', 'scheduled', 'available', 'running', 'retryable')
-  return num(c[1]) + num(c[2]) + num(c[3]) + num(c[4]) + num(c[5])
+  local c = rcall('HMGET', K.counts(P, q), 'pending', 'scheduled', 'available', 'running', 'retryable', 'held')
+  return num(c[1]) + num(c[2]) + num(c[3]) + num(c[4]) + num(c[5]) + num(c[6])
 end
 
 -- Marks a job as having keys besides its hash (errors, result, output, progress), so
@@ -242,16 +248,20 @@ local function wake(P, q)
 end
 
 -- Adds a job to its partition's available set; a partition that was empty joins the back
--- of its ring. The caller sets the state and wakes the queue.
+-- of its ring. A change of the ring's members restarts admission's count of turns that
+-- could spend nothing ("cr", see admit.lua). The caller sets the state and wakes the queue.
 --- @include rcall
 --- @include rank
 --- @include partition_of
 --- @include ring_contains
 --- @include ring_push_back
 local function index_available(P, id, q, part, sticky, prio, sched)
-  local pz, ring = partition_of(P, q, sticky, part)
+  local pz, ring, rs = partition_of(P, q, sticky, part)
   rcall('ZADD', pz, '0', rank(prio, sched, id))
-  if not ring_contains(ring, part) then ring_push_back(ring, part) end
+  if not ring_contains(ring, part) then
+    ring_push_back(ring, part)
+    rcall('HDEL', rs, 'cr')
+  end
 end
 
 -- Removes a job from its partition's available set; an emptied partition leaves its ring
@@ -265,21 +275,30 @@ local function unindex_available(P, id, q, part, sticky, prio, sched)
   rcall('ZREM', pz, rank(prio, sched, id))
   if rcall('ZCARD', pz) == 0 then
     ring_remove(ring, part)
-    rcall('HDEL', rs, 'd:' .. part)
+    rcall('HDEL', rs, 'd:' .. part, 'cr')
     if rcall('HGET', rs, 'turn') == part then rcall('HDEL', rs, 'turn') end
   end
 end
 
 -- Removes an available job from wherever admission would look for it: its partition,
--- or the set of siblings held back by a quarantined fingerprint.
+-- the set of siblings held back by a quarantined fingerprint (counted "held"), or the
+-- jobs parked by its rate class (j.parked: "s" short of tokens, "u" heavier than the
+-- burst, counted "unrunnable" too). The caller moves the "available" count.
 --- @include rcall
 --- @include K.job
 --- @include K.held
 --- @include unindex_available
+--- @include K.parked
+--- @include move_count
 local function unindex_available_job(P, id, j)
   if j.held == '1' then
     rcall('SREM', K.held(P, j.fp), id)
     rcall('HDEL', K.job(P, id), 'held')
+    move_count(P, j.queue, 'held', 'available')
+  elseif j.parked ~= nil and j.parked ~= '' then
+    rcall('ZREM', K.parked(P, j.rc), id)
+    rcall('HDEL', K.job(P, id), 'parked')
+    if j.parked == 'u' then move_count(P, j.queue, 'unrunnable', nil) end
   else
     unindex_available(P, id, j.queue, j.part, j.sticky, j.prio, j.sched)
   end
@@ -287,7 +306,7 @@ end
 
 -- The fields of a job hash that transitions read, in the order load_job reads them.
 local JOB_FIELDS = { 'state', 'queue', 'part', 'sticky', 'prio', 'sched', 'fp', 'ret', 'ukey', 'uwin',
-  'held', 'attempt', 'maxa', 'crash', 'rc', 'charge', 'step', 'lease', 'fence', 'aux' }
+  'held', 'attempt', 'maxa', 'crash', 'rc', 'charge', 'step', 'lease', 'fence', 'aux', 'parked' }
 local JOB_NUMBERS = { prio = true, sched = true, ret = true, uwin = true, attempt = true, maxa = true,
   crash = true, charge = true, fence = true, weight = true }
 -- Enqueue leaves out fields at their default; absent fields read as these, else '' or 0.
@@ -335,14 +354,35 @@ local function backoff(n, base, cap)
   return math.min(base * (2 ^ shift), cap)
 end
 
--- Moves a job out of running: the lease, its expiry entry and the admission's rate
--- charge go.
+-- A running job admitted under the per-fingerprint in-flight cap carries "fpi"; when it
+-- leaves running, its fingerprint's count goes down. One HDEL when it has none.
+--- @include rcall
+--- @include K.fp_running
+-- Callers have written already, so an unusable count is left alone rather than raising.
+local function release_fingerprint(P, jk)
+  if rcall('HDEL', jk, 'fpi') == 1 then
+    local fp = rcall('HGET', jk, 'fp')
+    local k = K.fp_running(P)
+    local n = fp and tonumber(redis.pcall('HGET', k, fp))
+    if n and n > 1 then
+      redis.pcall('HSET', k, fp, string.format('%d', n - 1))
+    elseif n then
+      redis.pcall('HDEL', k, fp)
+    end
+  end
+end
+
+-- Moves a job out of running: the lease, its expiry entry, the admission's rate charge
+-- and its fingerprint's in-flight count go.
 --- @include rcall
 --- @include K.job
 --- @include K.leases
+--- @include release_fingerprint
 local function drop_lease(P, id)
   rcall('ZREM', K.leases(P), id)
-  rcall('HDEL', K.job(P, id), 'lease', 'charge')
+  local jk = K.job(P, id)
+  rcall('HDEL', jk, 'lease', 'charge')
+  release_fingerprint(P, jk)
 end
 
 -- Ends a job in a terminal state. Retention > 0 schedules eviction; quarantined jobs wait
@@ -371,7 +411,9 @@ end
 --- @include K.retained
 --- @include UNFINISHED
 --- @include move_count
+--- @include release_fingerprint
 local function delete_job(P, id, j)
+  if j.state == 'running' then release_fingerprint(P, K.job(P, id)) end
   if j.aux == '1' then
     rcall('DEL', K.job(P, id), K.errors(P, id), K.result(P, id), K.output(P, id), K.progress(P, id))
   else
@@ -403,11 +445,13 @@ local function make_available(P, id, j, now)
   local sched = j.sched
   if sched > now then sched = now end
   rcall('HSET', K.job(P, id), 'state', 'available', 'sched', sched)
-  move_count(P, j.queue, j.state, 'available')
   if is_quarantined(P, j.fp) then
+    -- Held: available, but counted "held" until the fingerprint is released.
+    move_count(P, j.queue, j.state, 'held')
     rcall('SADD', K.held(P, j.fp), id)
     rcall('HSET', K.job(P, id), 'held', '1')
   else
+    move_count(P, j.queue, j.state, 'available')
     index_available(P, id, j.queue, j.part, j.sticky, j.prio, sched)
   end
 end
@@ -443,12 +487,21 @@ local function save_bucket(b)
   rcall('HSET', b.key, 'tokens', b.tokens, 'refilled', b.refilled)
 end
 
+-- A rate class's limit changed: jobs it parked are due for another look at once. Only
+-- classes with parked jobs are in K.starved (XX adds none). The callers have written
+-- already, so a corrupt K.starved must not raise here: admission refuses it instead.
+--- @include K.starved
+local function rate_changed(P, class)
+  redis.pcall('ZADD', K.starved(P), 'XX', 0, class)
+end
+
 -- Trues up a rate class after the job reported its actual weight: the bucket gets back
--- what was charged and pays what was used.
+-- what was charged and pays what was used. Tokens given back may pay for parked jobs.
 --- @include rcall
 --- @include K.job
 --- @include load_bucket
 --- @include save_bucket
+--- @include rate_changed
 local function true_up(P, id, j, actual, now)
   if actual < 0 then return end
   if j.charge > 0 and j.rc ~= '' then
@@ -456,6 +509,7 @@ local function true_up(P, id, j, actual, now)
     if b then
       b.tokens = math.min(b.burst, b.tokens + j.charge - actual)
       save_bucket(b)
+      if actual < j.charge then rate_changed(P, j.rc) end
     end
   end
   rcall('HDEL', K.job(P, id), 'charge')
@@ -574,7 +628,7 @@ end
 --- @include MAX_SAFE
 local function counts_ok(P, q)
   local c = safe_hmget(K.counts(P, q), 'pending', 'scheduled', 'available', 'running', 'retryable',
-    'completed', 'archived', 'cancelled', 'undecodable', 'quarantined')
+    'completed', 'archived', 'cancelled', 'undecodable', 'quarantined', 'held', 'unrunnable')
   if not c then return false end
   for i = 1, #c do
     if c[i] then

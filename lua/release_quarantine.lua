@@ -8,7 +8,7 @@ is corrupt leaves the held set and is parked (K.corrupt); a structure the releas
 write being corrupt refuses the whole call.
 
 KEYS[1]  namespace prefix; derived keys (lib.lua): quarantine, held:<fp>, job:<id>,
-         clock, corrupt, q:<queue>:{ring,p:<part>,wake}, q:<queue>:w:<worker>:{ring,p:<part>}
+         clock, corrupt, q:<queue>:{counts,ring,drr,p:<part>,wake}, q:<queue>:w:<worker>:{ring,p:<part>}
 ARGV[1]  fingerprint
 ARGV[2]  limit
 Replies  {0, taken from the held set now, still held} | {-9, key, why} Corrupt
@@ -28,6 +28,10 @@ Cost     O(limit * log N)
 --- @include index_bad_key
 --- @include K.corrupt
 --- @include park_corrupt
+--- @include counts_ok
+--- @include K.counts
+--- @include move_count
+--- @include flush_counts
 local P = KEYS[1]
 local fp, limit = ARGV[1], tonumber(ARGV[2])
 local qk, hk = K.quarantine(P), K.held(P, fp)
@@ -42,6 +46,7 @@ for _, id in ipairs(ids) do
   elseif j and j.state == 'available' then
     bad, why = index_bad_key(P, j)
     if bad then return corrupt_reply(bad, why) end
+    if not counts_ok(P, j.queue) then return corrupt_reply(K.counts(P, j.queue), 'is not a hash of integer counts') end
     moves[#moves + 1] = { id, j }
   end
 end
@@ -57,8 +62,10 @@ local woken = {}
 for _, m in ipairs(moves) do
   local id, j = m[1], m[2]
   rcall('HDEL', K.job(P, id), 'held')
+  move_count(P, j.queue, 'held', 'available')
   index_available(P, id, j.queue, j.part, j.sticky, j.prio, j.sched)
   woken[j.queue] = true
 end
 for q in pairs(woken) do wake(P, q) end
+flush_counts(P)
 return { OK, #ids, rcall('SCARD', hk) }

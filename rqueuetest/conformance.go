@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/headgate/headgate"
+	"github.com/redis/go-redis/v9"
 )
 
 // NewStoreFunc returns a store in a fresh namespace of its own for one test, cleaned up
@@ -38,7 +39,7 @@ func Exercise(t *testing.T, newStore NewStoreFunc) {
 func ExerciseBackend(t *testing.T, newStore NewStoreFunc) {
 	t.Helper()
 	var all []conformanceCase
-	for _, cases := range [][]conformanceCase{enqueueCases, admitCases, ackCases, renewCases,
+	for _, cases := range [][]conformanceCase{enqueueCases, admitCases, admitRateCases, admitDRRCases, admitProbationCases, admitCorruptCases, ackCases, renewCases,
 		reclaimCases, promoteCases, evictCases, dutyCases, outputProgressCases, cancelCases,
 		clockCases, clockCorruptCases, statsCases, corruptSmallCases} {
 		all = append(all, cases...)
@@ -265,11 +266,15 @@ func unchanged(t testing.TB, ctx context.Context, s *headgate.Store, what string
 }
 
 // checkCounts compares the per-queue state counts the scripts maintain with the states of
-// the jobs actually stored: every transition must move its counts exactly.
+// the jobs actually stored: every transition must move its counts exactly. A held job
+// counts as held, not available; an unrunnable one (parked by its rate class as heavier
+// than the burst, "parked" "u" in its hash) as available and unrunnable.
 func checkCounts(t testing.TB, s *headgate.Store) {
 	t.Helper()
 	ctx := ctxFor(t)
 	actual := map[string]map[headgate.State]int64{}
+	held, unrunnable := map[string]int64{}, map[string]int64{}
+	var availableIDs, availableQueues []string
 	cursor := ""
 	seen := map[string]bool{}
 	for {
@@ -285,18 +290,47 @@ func checkCounts(t testing.TB, s *headgate.Store) {
 			if actual[j.Queue] == nil {
 				actual[j.Queue] = map[headgate.State]int64{}
 			}
+			if j.Held {
+				held[j.Queue]++
+				continue
+			}
 			actual[j.Queue][j.State]++
+			if j.State == headgate.StateAvailable && j.RateClass != "" {
+				availableIDs = append(availableIDs, j.ID)
+				availableQueues = append(availableQueues, j.Queue)
+			}
 		}
 		if next == "" {
 			break
 		}
 		cursor = next
 	}
+	pipe := s.Client().Pipeline()
+	parked := make([]*redis.StringCmd, len(availableIDs))
+	for i, id := range availableIDs {
+		parked[i] = pipe.HGet(ctx, "hg:{"+s.Namespace()+"}:job:"+id, "parked")
+	}
+	if len(parked) > 0 {
+		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+			t.Fatalf("read parked marks: %v", err)
+		}
+	}
+	for i, c := range parked {
+		if c.Val() == "u" {
+			unrunnable[availableQueues[i]]++
+		}
+	}
 	stats, err := s.QueueStats(ctx)
 	if err != nil {
 		t.Fatalf("queue stats: %v", err)
 	}
 	for _, st := range stats {
+		if st.Held != held[st.Queue] {
+			t.Errorf("queue %s: held count is %d, but %d jobs are held", st.Queue, st.Held, held[st.Queue])
+		}
+		if st.Unrunnable != unrunnable[st.Queue] {
+			t.Errorf("queue %s: unrunnable count is %d, but %d jobs are unrunnable", st.Queue, st.Unrunnable, unrunnable[st.Queue])
+		}
 		want := actual[st.Queue]
 		for _, state := range headgate.States {
 			if st.Counts[state] != want[state] {

@@ -32,7 +32,7 @@ var policyCases = []conformanceCase{
 
 	// Rate classes.
 	{"Rate/NeverAboveBucketOverLongRun", rateLongRun},
-	{"Rate/EmptyClassPassesPartitionOthersAdmitted", rateEmptyClassPassesPartition},
+	{"Rate/EmptyClassOthersAdmitted", rateEmptyClassOthersAdmitted},
 	{"Rate/ManyEmptyPartitionsAheadDoNotStarve", rateManyEmptyAhead},
 	{"Rate/ActualWeightTrueUp", rateTrueUp},
 }
@@ -473,10 +473,10 @@ func rateLongRun(t *testing.T, s *headgate.Store) {
 		rl.Burst+rl.Limit*elapsed.Milliseconds()/rl.Window.Milliseconds())
 }
 
-// rateEmptyClassPassesPartition: a partition whose head job's class has no tokens is
-// passed over while the other partitions are admitted in the same call; a class without
-// a limit is unlimited; tokens refill on the store clock; RemoveRateLimit lifts the limit.
-func rateEmptyClassPassesPartition(t *testing.T, s *headgate.Store) {
+// rateEmptyClassOthersAdmitted: jobs whose class has no tokens are set aside while the
+// other partitions are admitted in the same call; a class without a limit is unlimited;
+// tokens refill on the store clock; RemoveRateLimit lifts the limit.
+func rateEmptyClassOthersAdmitted(t *testing.T, s *headgate.Store) {
 	ctx := freeze(t, s)
 	if err := s.SetRateLimit(ctx, "slow", headgate.RateLimit{Limit: 1, Window: time.Hour, Burst: 1}); err != nil {
 		t.Fatal(err)
@@ -535,8 +535,8 @@ func rateEmptyClassPassesPartition(t *testing.T, s *headgate.Store) {
 
 // rateManyEmptyAhead: 200 partitions whose class has no tokens, ahead of one that needs
 // none. An admit call examines a bounded number of jobs, so it may not reach the free
-// partition in the first call; but passed-over partitions go to the back of the ring, so
-// a few calls of capacity 1 do, and nothing of the empty class is admitted meanwhile.
+// partition in the first call; but the starved jobs are parked as they are met, so a few
+// calls of capacity 1 do, and nothing of the empty class is admitted meanwhile.
 func rateManyEmptyAhead(t *testing.T, s *headgate.Store) {
 	ctx := freeze(t, s)
 	if err := s.SetRateLimit(ctx, "slow", headgate.RateLimit{Limit: 1, Window: time.Hour, Burst: 1}); err != nil {

@@ -162,8 +162,8 @@ func wipeNamespace(t testing.TB, ctx context.Context, s *headgate.Store) {
 // jobView is what the consistency check knows of one job: readable is false when its
 // hash cannot be read (wrong type).
 type jobView struct {
-	readable           bool
-	state, queue, held string
+	readable                   bool
+	state, queue, held, parked string
 }
 
 // viewJobs reads every job hash of the namespace without failing on corrupt ones.
@@ -176,27 +176,27 @@ func viewJobs(t testing.TB, ctx context.Context, s *headgate.Store) map[string]j
 		if !ok {
 			continue
 		}
-		v, err := s.Client().HMGet(ctx, k, "state", "queue", "held").Result()
+		v, err := s.Client().HMGet(ctx, k, "state", "queue", "held", "parked").Result()
 		if err != nil {
 			out[id] = jobView{}
 			continue
 		}
 		str := func(i int) string { x, _ := v[i].(string); return x }
-		out[id] = jobView{readable: true, state: str(0), queue: str(1), held: str(2)}
+		out[id] = jobView{readable: true, state: str(0), queue: str(1), held: str(2), parked: str(3)}
 	}
 	return out
 }
 
 // indexes are the ids each index of the namespace holds.
 type indexes struct {
-	scheduled, leases, available, held map[string]bool
+	scheduled, leases, available, held, parked map[string]bool
 }
 
 func readIndexes(t testing.TB, ctx context.Context, s *headgate.Store) indexes {
 	t.Helper()
 	prefix := "hg:{" + s.Namespace() + "}:"
 	rdb := s.Client()
-	ix := indexes{map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}}
+	ix := indexes{map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}}
 	members := func(k string, zset bool) []string {
 		var m []string
 		var err error
@@ -225,6 +225,10 @@ func readIndexes(t testing.TB, ctx context.Context, s *headgate.Store) indexes {
 			for _, id := range members(k, false) {
 				ix.held[id] = true
 			}
+		case strings.HasPrefix(name, "parked:"):
+			for _, id := range members(k, true) {
+				ix.parked[id] = true
+			}
 		case strings.HasPrefix(name, "q:") && strings.Contains(name, ":p:"):
 			for _, m := range members(k, true) {
 				if len(m) > rankWidth {
@@ -249,7 +253,7 @@ func checkIndexed(t testing.TB, what string, jobs map[string]jobView, ix indexes
 			continue
 		}
 		where := map[string]bool{"scheduled": ix.scheduled[id], "leases": ix.leases[id],
-			"partition": ix.available[id], "held": ix.held[id]}
+			"partition": ix.available[id], "held": ix.held[id], "parked": ix.parked[id]}
 		want := map[string]bool{}
 		switch j.state {
 		case "scheduled", "retryable":
@@ -257,9 +261,12 @@ func checkIndexed(t testing.TB, what string, jobs map[string]jobView, ix indexes
 		case "running":
 			want["leases"] = true
 		case "available":
-			if j.held == "1" {
+			switch {
+			case j.held == "1":
 				want["held"] = true
-			} else {
+			case j.parked != "":
+				want["parked"] = true
+			default:
 				want["partition"] = true
 			}
 		}
@@ -286,6 +293,10 @@ func checkCountsOf(t testing.TB, ctx context.Context, s *headgate.Store, what st
 		}
 		if want[j.queue] == nil {
 			want[j.queue] = map[string]int64{}
+		}
+		if j.held == "1" {
+			want[j.queue]["held"]++ // counted apart from available
+			continue
 		}
 		want[j.queue][j.state]++
 	}

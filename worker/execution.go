@@ -89,15 +89,25 @@ func (w *Worker) fetchLoop(ctx context.Context) {
 			}
 			continue
 		}
+		// Probation: at most one job that crashed before runs here at a time, so a job
+		// that kills the process does not take the jobs beside it down with it again.
+		crashed := 0
+		for _, e := range w.heldSnapshot() {
+			if e.claim.Envelope.CrashAttempt > 0 {
+				crashed++
+			}
+		}
 		t0 := time.Now()
 		// ioCtx, not ctx: a stop must not abandon an admission Redis may have applied.
 		claims, err := w.store.Admit(w.ioCtx, headgate.AdmitRequest{
-			Worker:   w.cfg.ID,
-			LeaseID:  w.nextLeaseID(),
-			Queues:   w.cfg.Queues,
-			Capacity: free,
-			Lease:    w.cfg.Lease,
-			Quantum:  w.cfg.Quantum,
+			Worker:     w.cfg.ID,
+			LeaseID:    w.nextLeaseID(),
+			Queues:     w.cfg.Queues,
+			Capacity:   free,
+			Lease:      w.cfg.Lease,
+			Quantum:    w.cfg.Quantum,
+			Probation:  true,
+			MaxCrashed: max(0, 1-crashed),
 		})
 		if err != nil {
 			if ctx.Err() != nil {

@@ -116,6 +116,11 @@ func (k keys) Duty(name string) string { return k.prefix + "duty:" + name }
 // Clock is a STRING: the frozen store time in ms, when a test froze it.
 func (k keys) Clock() string { return k.prefix + "clock" }
 
+// Policy is a HASH: the namespace's fleet-wide policy (backoff, crash limit, retention
+// defaults, snooze limit, per-fingerprint in-flight cap); absent fields take the
+// defaults the store was configured with.
+func (k keys) Policy() string { return k.prefix + "policy" }
+
 // Corrupt is a HASH: job id -> why its stored data could not be used (wrong key type, unparseable or impossible field), for jobs a script parked instead of moving.
 func (k keys) Corrupt() string { return k.prefix + "corrupt" }
 

@@ -109,7 +109,7 @@ return { K.job(P, 'id:1'), K.errors(P, 'id:1'), K.result(P, 'id:1'), K.output(P,
   K.pinned_ring_state(P, 'q', 'w'), K.pinned_partition(P, 'q', 'w', 't:1'), K.wake(P, 'q'),
   K.scheduled(P), K.leases(P), K.retained(P), K.unique(P), K.throttle(P),
   K.throttle_expiry(P), K.quarantine(P), K.held(P, 'fp:1'), K.paused(P), K.limits(P),
-  K.rate(P, 'c:1'), K.duty(P, 'd:1'), K.clock(P), K.corrupt(P), K.cancelled(P) }`
+  K.rate(P, 'c:1'), K.duty(P, 'd:1'), K.clock(P), K.policy(P), K.corrupt(P), K.cancelled(P) }`
 	got, err := rdb.Eval(context.Background(), src, []string{k.Prefix()}).StringSlice()
 	if err != nil {
 		t.Fatal(err)
@@ -120,7 +120,7 @@ return { K.job(P, 'id:1'), K.errors(P, 'id:1'), K.result(P, 'id:1'), K.output(P,
 		k.PinnedRingState("q", "w"), k.PinnedPartition("q", "w", "t:1"), k.Wake("q"),
 		k.Scheduled(), k.Leases(), k.Retained(), k.Unique(), k.Throttle(),
 		k.ThrottleExpiry(), k.Quarantine(), k.Held("fp:1"), k.Paused(), k.Limits(),
-		k.Rate("c:1"), k.Duty("d:1"), k.Clock(), k.Corrupt(), k.Cancelled()}
+		k.Rate("c:1"), k.Duty("d:1"), k.Clock(), k.Policy(), k.Corrupt(), k.Cancelled()}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("lua keys differ from keys.go:\n lua: %q\n  go: %q", got, want)
 	}

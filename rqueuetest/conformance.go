@@ -40,7 +40,8 @@ func ExerciseBackend(t *testing.T, newStore NewStoreFunc) {
 	var all []conformanceCase
 	for _, cases := range [][]conformanceCase{enqueueCases, admitCases, ackCases, renewCases,
 		reclaimCases, promoteCases, evictCases, dutyCases, outputProgressCases, cancelCases,
-		clockCases, clockCorruptCases, statsCases, corruptSmallCases} {
+		clockCases, clockCorruptCases, statsCases, corruptSmallCases, ackHistoryCases, ackSnoozeCases,
+		setPolicyCases, evictRetentionCases, reclaimJitterCases} {
 		all = append(all, cases...)
 	}
 	all = append(all, policyCases...)

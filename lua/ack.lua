@@ -54,7 +54,6 @@ Cost     O(n * log N)
 --- @include push_error
 --- @include wake
 --- @include JOB_FIELDS
---- @include load_fields
 --- @include release_unique
 --- @include backoff
 --- @include drop_lease
@@ -63,7 +62,22 @@ Cost     O(n * log N)
 --- @include schedule
 --- @include make_available
 --- @include true_up
---- @include holder
+--- @include load_policy_checked
+--- @include need
+--- @include load_job_checked
+--- @include K.corrupt
+--- @include key_ok
+--- @include K.rate
+--- @include load_bucket
+--- @include need_counts
+--- @include K.unique
+--- @include K.retained
+--- @include K.scheduled
+--- @include need_available
+--- @include history_ok
+--- @include structure_error
+--- @include park_corrupt
+--- @include E_CORRUPT
 local P = KEYS[1]
 local n = tonumber(ARGV[3])
 local F = 11
@@ -84,37 +98,69 @@ for i = 1, n do
   acks[i] = a
 end
 local now = now_ms(P)
-local pol = load_policy(P, { retry_base = tonumber(ARGV[1]), retry_cap = tonumber(ARGV[2]) })
+local pol, bad = load_policy_checked(P, { retry_base = tonumber(ARGV[1]), retry_cap = tonumber(ARGV[2]) })
+if not pol then return bad end
 
--- 1. reads. Success and revoke, the common outcomes, need only END_FIELDS: each field
--- read costs, so the rest is read only when needed.
-local END_FIELDS = { 'state', 'lease', 'fence', 'queue', 'ret', 'ukey', 'aux' }
+-- 1. reads, and the check of every structure the writes touch. Success and revoke, the
+-- common outcomes, need only END_FIELDS: each field read costs, so the rest is read only
+-- when needed. A job whose own data is unusable is parked; a structure that is unusable
+-- refuses the whole call before any write.
+local END_FIELDS = { 'state', 'lease', 'fence', 'queue', 'ret', 'ukey', 'uwin', 'aux' }
+local ALL_FIELDS = {}
+for _, f in ipairs(JOB_FIELDS) do ALL_FIELDS[#ALL_FIELDS + 1] = f end
+ALL_FIELDS[#ALL_FIELDS + 1] = 'errb'
 local accepted = {}
-local buckets = {} -- rate class -> its bucket (false: unconfigured), shared by the batch
+local buckets = {} -- rate class -> its bucket (false: unconfigured or unusable), shared by the batch
+local parks = {}
+need(K.leases(P), 'zset')
 for _, a in ipairs(acks) do
-  local fields = JOB_FIELDS
-  if a.outcome == 'success' or a.outcome == 'revoke' then fields = END_FIELDS end
-  local j = nil
-  if not accepted[a.id] then j = holder(P, a.id, a.lease, a.fence, fields) end
-  if j then
-    accepted[a.id] = true
-    if fields == END_FIELDS then
-      if j.ukey ~= '' then load_fields(P, a.id, { 'uwin' }, j) else j.uwin = 0 end
-      if a.actual >= 0 then load_fields(P, a.id, { 'charge', 'rc' }, j) end
+  local fields = ALL_FIELDS
+  local ends = a.outcome == 'success' or a.outcome == 'revoke'
+  if ends then
+    fields = END_FIELDS
+    if a.actual >= 0 or a.logs then
+      fields = { 'state', 'lease', 'fence', 'queue', 'ret', 'ukey', 'uwin', 'aux', 'charge', 'rc', 'errb',
+        'attempt', 'crash' }
     end
+  end
+  local j, why = nil, nil
+  if not accepted[a.id] then j, why = load_job_checked(P, a.id, fields) end
+  if why then
+    a.corrupt = why
+    parks[#parks + 1] = a
+    need(K.corrupt(P), 'hash')
+    accepted[a.id] = true
+  elseif j and j.state == 'running' and j.lease == a.lease and j.fence == tonumber(a.fence) then
+    accepted[a.id] = true
     if a.actual >= 0 and j.charge > 0 and j.rc ~= '' then
-      if buckets[j.rc] == nil then buckets[j.rc] = load_bucket(P, j.rc, now) or false end
+      if buckets[j.rc] == nil then
+        -- An unusable bucket is not trued up: the job's ack matters more than the tokens.
+        buckets[j.rc] = false
+        if key_ok(K.rate(P, j.rc), 'hash') then buckets[j.rc] = load_bucket(P, j.rc, now) or false end
+      end
       a.bucket = buckets[j.rc]
+    end
+    need_counts(P, j.queue)
+    if j.ukey ~= '' then need(K.unique(P), 'hash') end
+    if not (a.outcome == 'revoke' or (a.outcome == 'success' and j.ret == 0)) then
+      need(K.retained(P), 'zset')
+      need(K.scheduled(P), 'zset')
+      if a.outcome == 'rate_limited' or a.outcome == 'hand_back' then need_available(P, j) end
+      if a.outcome == 'success' and a.result_schema > 0 then a.result_ok = key_ok(K.result(P, a.id), 'hash') end
+      a.history = history_ok(P, a.id)
     end
     a.j = j
   end
 end
+bad = structure_error()
+if bad then return bad end
 
 -- 2. writes
 local lapsed = {} -- leases of deleted jobs, removed together at the end
 
 -- Records an entry in the job's history.
 local function record(a, j, outcome, state, msg)
+  if not a.history then return end
   push_error(P, a.id, j, { outcome = outcome, state = state, msg = msg, stack = a.stack, logs = a.logs }, now)
 end
 
@@ -146,7 +192,7 @@ local function apply(a, j)
   drop_lease(P, id)
   if outcome == 'success' then
     finalize(P, id, j, 'completed', now)
-    if a.result_schema > 0 then
+    if a.result_schema > 0 and a.result_ok then
       mark_aux(P, id)
       rcall('HSET', K.result(P, id), 'schema', a.result_schema, 'bytes', a.result_bytes, 'fence', j.fence, 'at', now)
     end
@@ -177,9 +223,15 @@ local function apply(a, j)
   return 'available'
 end
 
+for _, a in ipairs(parks) do
+  rcall('ZREM', K.leases(P), a.id)
+  park_corrupt(P, a.id, a.corrupt)
+end
 local reply = { OK }
 for _, a in ipairs(acks) do
-  if a.j then
+  if a.corrupt then
+    reply[#reply + 1] = { E_CORRUPT, K.job(P, a.id), a.corrupt }
+  elseif a.j then
     reply[#reply + 1] = { OK, apply(a, a.j) }
   else
     reply[#reply + 1] = { E_LEASE_REJECTED, '' }

@@ -340,7 +340,7 @@ end
 local JOB_FIELDS = { 'state', 'queue', 'part', 'sticky', 'prio', 'sched', 'fp', 'ret', 'ukey', 'uwin',
   'held', 'attempt', 'maxa', 'crash', 'rc', 'charge', 'step', 'lease', 'fence', 'aux', 'snz' }
 local JOB_NUMBERS = { prio = true, sched = true, ret = true, uwin = true, attempt = true, maxa = true,
-  crash = true, charge = true, fence = true, weight = true, snz = true }
+  crash = true, charge = true, fence = true, weight = true, snz = true, errb = true }
 -- Enqueue leaves out fields at their default; absent fields read as these, else '' or 0.
 -- jobFromHash in envelope.go reads the same fields with the same defaults
 -- (TestLuaJobFieldsMatchGo).
@@ -610,7 +610,7 @@ local JOB_RANGES = {
   prio = { -2147483648, 2147483647 }, sched = { 0, MAX_SAFE }, ret = { 0, MAX_SAFE },
   uwin = { 0, MAX_SAFE }, attempt = { 0, MAX_SAFE }, maxa = { 0, MAX_SAFE },
   crash = { 0, MAX_SAFE }, charge = { 0, MAX_SAFE }, fence = { 0, MAX_SAFE },
-  weight = { 1, 1048576 }, schema = { 0, 2147483647 },
+  weight = { 1, 1048576 }, schema = { 0, 2147483647 }, snz = { 0, MAX_SAFE }, errb = { 0, MAX_SAFE },
 }
 
 -- Why the raw value v (false when absent) of job field f is unusable, or nil when it is
@@ -727,3 +727,79 @@ local function holder_checked(P, id, lease, fence, fields)
   end
   return j
 end
+
+-- The structures a call will write, checked in its read phase, each key once: need(key,
+-- type) is false when the key is unusable, and the first unusable key is kept for the
+-- reply (structure_error). A script calls structure_error after its reads and, when it
+-- returns a reply, returns that reply before its first write.
+local needed = {}
+local structure_bad = nil
+--- @include key_ok
+--- @include needed
+--- @include structure_bad
+local function need(key, want)
+  local ok = needed[key]
+  if ok == nil then
+    ok = key_ok(key, want)
+    needed[key] = ok
+    if not ok and not structure_bad then structure_bad = { key, 'is not a ' .. want } end
+  end
+  return ok
+end
+
+--- @include K.counts
+--- @include counts_ok
+--- @include needed
+--- @include structure_bad
+local function need_counts(P, q)
+  local key = K.counts(P, q)
+  if needed[key] == nil then
+    needed[key] = counts_ok(P, q)
+    if not needed[key] and not structure_bad then structure_bad = { key, 'holds a count that is not an integer' } end
+  end
+  return needed[key]
+end
+
+--- @include corrupt_structure
+--- @include structure_bad
+local function structure_error()
+  if structure_bad then return corrupt_structure(structure_bad[1], structure_bad[2]) end
+  return nil
+end
+
+-- The namespace policy through safe_hmget: nil and a reply when the policy key is not a
+-- hash. Read in every script's read phase (load_policy then serves the cached copy).
+--- @include K.policy
+--- @include key_ok
+--- @include load_policy
+--- @include corrupt_structure
+local function load_policy_checked(P, defaults)
+  if not key_ok(K.policy(P), 'hash') then return nil, corrupt_structure(K.policy(P), 'is not a hash') end
+  return load_policy(P, defaults)
+end
+
+-- Whether a job's own history list can take an entry: a list, or absent. A history that
+-- is not is skipped (the transition goes on; an unusable history is no reason to hold
+-- the job back).
+--- @include K.errors
+--- @include key_ok
+local function history_ok(P, id)
+  return key_ok(K.errors(P, id), 'list')
+end
+
+-- The structures make_available writes for job j: its partition and ring (ZSETs), its
+-- queue's wake LIST, the quarantine HASH and its fingerprint's held SET.
+--- @include K.wake
+--- @include K.quarantine
+--- @include K.held
+--- @include partition_of
+--- @include need
+local function need_available(P, j)
+  local pz, ring = partition_of(P, j.queue, j.sticky, j.part)
+  need(pz, 'zset')
+  need(ring, 'zset')
+  need(K.wake(P, j.queue), 'list')
+  need(K.quarantine(P), 'hash')
+  if j.fp ~= '' then need(K.held(P, j.fp), 'set') end
+end
+

@@ -10,10 +10,14 @@ per job (lib.lua crash_backoff) so that jobs that crashed together come back apa
 reclaim appends a lease_lost entry to the job's error history; a quarantined job is never
 evicted (it waits for an operator).
 
-All reads come first (the policy, the expired leases, each job); the writes follow.
+All reads come first (the policy, the expired leases, each job) with a check of every
+structure the writes touch; the writes follow. A job whose data is unusable (its hash not
+a hash, a numeric field unparseable or impossible) is parked (Store.CorruptJobs) and
+leaves the leases; the others are reclaimed. An unusable structure (leases, scheduled,
+counts, policy, ...) refuses the call with CorruptError before any write.
 
 KEYS[1]  namespace prefix; derived keys (lib.lua): leases, job:<id>, errors:<id>,
-         scheduled, retained, quarantine, unique, policy, clock, q:<queue>:counts
+         scheduled, retained, quarantine, unique, policy, corrupt, clock, q:<queue>:counts
 ARGV[1]  limit: the most jobs reclaimed in this call
 ARGV[2]  crash limit: the default when the policy has no crash_limit
 ARGV[3]  crash backoff base ms: the default when the policy has no crash_base
@@ -29,28 +33,77 @@ Cost     O(limit * log N)
 --- @include quarantine
 --- @include flush_counts
 --- @include push_error
---- @include load_job
---- @include backoff
 --- @include drop_lease
 --- @include finalize
 --- @include schedule
+--- @include crash_backoff
+--- @include load_policy_checked
+--- @include need
+--- @include structure_error
+--- @include JOB_FIELDS
+--- @include K.scheduled
+--- @include load_job_checked
+--- @include MAX_SAFE
+--- @include K.corrupt
+--- @include need_counts
+--- @include K.unique
+--- @include K.retained
+--- @include K.quarantine
+--- @include history_ok
+--- @include park_corrupt
 local P = KEYS[1]
 local limit = tonumber(ARGV[1])
 local now = now_ms(P)
-local pol = load_policy(P, { crash_limit = tonumber(ARGV[2]), crash_base = tonumber(ARGV[3]),
+local pol, bad = load_policy_checked(P, { crash_limit = tonumber(ARGV[2]), crash_base = tonumber(ARGV[3]),
   retry_cap = tonumber(ARGV[4]) })
-local reply = { OK }
+if not pol then return bad end
+if not need(K.leases(P), 'zset') then return structure_error() end
 
--- 1. reads
+-- 1. reads, and the check of every structure the writes touch. A job whose own data is
+-- unusable is parked (it leaves the leases); an unusable structure refuses the call.
+local FIELDS = {}
+for _, f in ipairs(JOB_FIELDS) do FIELDS[#FIELDS + 1] = f end
+FIELDS[#FIELDS + 1] = 'errb'
 local expired = rcall('ZRANGEBYSCORE', K.leases(P), '-inf', now, 'LIMIT', 0, limit)
-local jobs = {}
-for i, id in ipairs(expired) do jobs[i] = load_job(P, id) end
+local jobs, parked = {}, {}
+need(K.scheduled(P), 'zset')
+for i, id in ipairs(expired) do
+  local j, why = load_job_checked(P, id, FIELDS)
+  if not why and j and j.state == 'running' and j.step ~= '' then
+    -- The step's crash count takes HINCRBY: it must be an integer.
+    local c = rcall('HGET', K.job(P, id), 'crash:' .. j.step)
+    if c and not (string.match(c, '^%d+$') and tonumber(c) <= MAX_SAFE) then
+      why = 'crash:' .. j.step .. ' is not a count: ' .. string.sub(c, 1, 64)
+    end
+  end
+  if why then
+    parked[i] = why
+    need(K.corrupt(P), 'hash')
+  elseif j and j.state == 'running' then
+    jobs[i] = j
+    need_counts(P, j.queue)
+    if j.ukey ~= '' then need(K.unique(P), 'hash') end
+    if j.crash + 1 >= pol.crash_limit then
+      need(K.retained(P), 'zset')
+      need(K.quarantine(P), 'hash')
+    end
+    j.history = history_ok(P, id)
+  end
+end
+bad = structure_error()
+if bad then return bad end
 
 -- 2. writes
+local reply = { OK }
 for i, id in ipairs(expired) do
   local j = jobs[i]
-  drop_lease(P, id)
-  if j and j.state == 'running' then
+  if parked[i] then
+    rcall('ZREM', K.leases(P), id)
+    park_corrupt(P, id, parked[i])
+  else
+    drop_lease(P, id)
+  end
+  if j then
     j.crash = j.crash + 1
     local jk = K.job(P, id)
     rcall('HSET', jk, 'crash', j.crash)
@@ -65,7 +118,7 @@ for i, id in ipairs(expired) do
     end
     local msg = 'lease expired'
     if j.step ~= '' then msg = 'lease expired in step ' .. j.step end
-    push_error(P, id, j, { outcome = 'lease_lost', state = state, msg = msg }, now)
+    if j.history then push_error(P, id, j, { outcome = 'lease_lost', state = state, msg = msg }, now) end
     reply[#reply + 1] = { id, j.fp, j.crash, quarantined }
   end
 end

@@ -12,6 +12,10 @@ ARGV     field, value pairs
 Replies  {0}
 Cost     O(number of fields)
 ]]
+--- @include POLICY_FIELDS
+--- @include rcall
+--- @include K.policy
+--- @include OK
 local P = KEYS[1]
 local FIELDS = { fp_inflight = true }
 for _, f in ipairs(POLICY_FIELDS) do FIELDS[f] = true end

@@ -18,7 +18,8 @@ const (
 )
 
 // maxPolicyDuration bounds policy durations so that every time the scripts compute from
-// them stays an exact integer of milliseconds.
+// them stays an exact integer of milliseconds. The scripts take a stored value beyond it
+// (lib.lua load_policy) for absent.
 const maxPolicyDuration = 100 * 365 * 24 * time.Hour
 
 // Policy is a namespace's fleet-wide policy. It lives in Redis (Keys: policy) and every
@@ -178,7 +179,7 @@ func (s *Store) Policy(ctx context.Context) (*Policy, error) {
 		}
 		// The scripts take a value that is not a number for absent; so does this.
 		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 0 {
+		if err != nil || n < 0 || n > ms(maxPolicyDuration) {
 			continue
 		}
 		if f.dur != nil {

@@ -165,12 +165,16 @@ func TestLuaScriptIncludes(t *testing.T) {
 	want := map[string]string{
 		"ack": `rcall K K.job K.errors K.result K.output K.progress K.counts K.ring K.ring_state
 			K.partition K.pinned_ring K.pinned_ring_state K.pinned_partition K.wake K.scheduled
-			K.leases K.retained K.unique K.quarantine K.held K.rate K.clock OK E_LEASE_REJECTED
-			now_ms UNFINISHED ERROR_HISTORY quarantine_known is_quarantined rank num str
-			count_delta move_count flush_counts mark_aux push_error partition_of ring_last
-			ring_has ring_contains ring_push_back wake index_available JOB_FIELDS JOB_NUMBERS
-			JOB_DEFAULTS load_fields release_unique backoff drop_lease finalize delete_job
-			schedule make_available load_bucket save_bucket true_up HOLDER_FIELDS holder`,
+			K.leases K.retained K.unique K.quarantine K.held K.rate K.clock K.policy K.corrupt
+			OK E_LEASE_REJECTED E_CORRUPT now_ms UNFINISHED POLICY_FIELDS POLICY_DEFAULTS policy
+			load_policy ERROR_HISTORY_ENTRIES ERROR_HISTORY_BYTES quarantine_known
+			is_quarantined rank num str count_delta move_count flush_counts mark_aux push_error
+			partition_of ring_last ring_has ring_contains ring_push_back wake index_available
+			JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS release_unique backoff drop_lease retention_of
+			finalize delete_job schedule make_available load_bucket save_bucket true_up
+			park_corrupt safe_hmget key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES
+			load_job_checked counts_ok corrupt_structure needed structure_bad need need_counts
+			structure_error load_policy_checked history_ok need_available`,
 		"admit": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring
 			K.pinned_ring_state K.pinned_partition K.wake K.leases K.quarantine K.held K.paused
 			K.rate K.clock OK now_ms quarantine_known is_quarantined RANK_WIDTH num str

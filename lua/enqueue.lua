@@ -111,7 +111,7 @@ for first = 1, n, CHUNK do
           return { E_ID_CONFLICT, e.id }
         end
         e.replay = true
-        e.state, e.sched = have[4], tonumber(have[5])
+        e.state, e.sched = have[4], tonumber(have[5]) or 0
       end
     end
   end

@@ -84,7 +84,8 @@ end
 local UNFINISHED = { pending = true, scheduled = true, available = true, running = true, retryable = true }
 
 -- The namespace policy (K.policy), read once per call and before the call's first write,
--- cached by nobody. A field that is absent (or not a number) takes the caller's default
+-- cached by nobody. A field that is absent (or not a whole number of at most 100 years
+-- of ms) takes the caller's default
 -- when the caller passes one (retry and crash backoff, crash limit: StoreConfig), else
 -- the built-in default below; policy.go mirrors both. Retention in ms, 0 = never evicted.
 local POLICY_FIELDS = { 'retry_base', 'retry_cap', 'crash_limit', 'crash_base', 'ret_archived',
@@ -103,7 +104,10 @@ local function load_policy(P, defaults)
   policy = {}
   for i, f in ipairs(POLICY_FIELDS) do
     local n = tonumber(v[i])
-    if n == nil or n < 0 then n = (defaults and defaults[f]) or POLICY_DEFAULTS[f] or 0 end
+    -- Beyond 100 years of ms (policy.go maxPolicyDuration) a value is unusable.
+    if n == nil or n < 0 or n > 3153600000000 or n ~= math.floor(n) then
+      n = (defaults and defaults[f]) or POLICY_DEFAULTS[f] or 0
+    end
     policy[f] = n
   end
   return policy

@@ -41,7 +41,8 @@ func ExerciseBackend(t *testing.T, newStore NewStoreFunc) {
 	for _, cases := range [][]conformanceCase{enqueueCases, admitCases, ackCases, renewCases,
 		reclaimCases, promoteCases, evictCases, dutyCases, outputProgressCases, cancelCases,
 		clockCases, clockCorruptCases, statsCases, corruptSmallCases, ackHistoryCases, ackSnoozeCases,
-		setPolicyCases, evictRetentionCases, reclaimJitterCases} {
+		setPolicyCases, evictRetentionCases, reclaimJitterCases, ackCorruptCases,
+		reclaimCorruptCases, evictCorruptCases, enqueueCorruptCases} {
 		all = append(all, cases...)
 	}
 	all = append(all, policyCases...)

@@ -94,8 +94,8 @@ type Envelope struct {
 	ScheduledIn time.Duration
 	// Retention keeps a completed job this long before eviction; 0 deletes it at success.
 	// Other terminal states are kept by the namespace Policy: archived, undecodable and
-	// cancelled for its retention of each (RetentionFailedDefault), quarantined until an
-	// operator releases or cancels it.
+	// cancelled for its retention of each (RetentionFailedDefault), quarantined jobs are
+	// never evicted (they wait for an operator).
 	Retention     time.Duration
 	MaxAttempts   int // defaults to MaxAttemptsDefault
 	SchemaVersion int // payload schema version; defaults to SchemaVersionDefault

@@ -19,7 +19,7 @@ const (
 	// archived, undecodable and cancelled jobs are kept for the namespace policy's
 	// retention of each (headgate.RetentionFailedDefault, 7 days, unless set with
 	// headgate.Store.SetPolicy or `headgate policy set`), then evicted; quarantined jobs
-	// are kept until an operator releases or cancels them.
+	// are never evicted (they wait for an operator).
 	RetentionDefault time.Duration = 0
 )
 

@@ -93,14 +93,17 @@ local POLICY_FIELDS = { 'retry_base', 'retry_cap', 'crash_limit', 'crash_base', 
 local POLICY_DEFAULTS = { ret_archived = 604800000, ret_undecodable = 604800000,
   ret_cancelled = 604800000, snooze_limit = 100 }
 local policy = nil
---- @include rcall
 --- @include K.policy
 --- @include POLICY_FIELDS
 --- @include POLICY_DEFAULTS
 --- @include policy
 local function load_policy(P, defaults)
   if policy then return policy end
-  local v = rcall('HMGET', K.policy(P), unpack(POLICY_FIELDS))
+  -- Through pcall: a script that reaches this lazily, after a write (finalize), must not
+  -- raise on an unusable policy key; it then applies the defaults. Scripts that read the
+  -- policy first refuse an unusable key instead (load_policy_checked).
+  local v = redis.pcall('HMGET', K.policy(P), unpack(POLICY_FIELDS))
+  if type(v) ~= 'table' or v.err then v = {} end
   policy = {}
   for i, f in ipairs(POLICY_FIELDS) do
     local n = tonumber(v[i])

@@ -96,4 +96,21 @@ var evictRetentionCases = []conformanceCase{
 		}
 		wantState(t, ctx, s, "undecodable", headgate.StateUndecodable)
 	}},
+	// Cancel finalizes after its first write, so the policy it reads for the retention
+	// there must not fail: an unusable policy key means the built-in retention.
+	{"Evict/CancelledWithUnusablePolicy", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		mustEnqueue(t, ctx, s, job("a"))
+		if err := s.Client().Set(ctx, "hg:{"+s.Namespace()+"}:policy", "corrupt", 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Cancel(ctx, "a"); err != nil {
+			t.Fatal(err)
+		}
+		wantState(t, ctx, s, "a", headgate.StateCancelled)
+		advance(t, ctx, s, headgate.RetentionFailedDefault)
+		if n, err := s.EvictRetained(ctx, 10); err != nil || n != 1 {
+			t.Errorf("evicted %d, %v; want the cancelled job after the default retention", n, err)
+		}
+	}},
 }

@@ -65,7 +65,6 @@ Cost     O(n * log N): a constant number of commands per job.
 --- @include safe_hmget
 --- @include corrupt_structure
 --- @include need
---- @include K.quarantine
 --- @include need_counts
 --- @include K.wake
 --- @include structure_error
@@ -117,9 +116,9 @@ for first = 1, n, CHUNK do
   end
 end
 
--- The structures the writes touch, checked before any write (lib.lua need).
-need(K.quarantine(P), 'hash')
-need(K.limits(P), 'hash')
+-- The structures the writes touch, checked before any write (lib.lua need). Keys the
+-- batch only reads (quarantine, limits) need no check: a read that raises comes before
+-- the first write.
 local any_unique = false
 for _, e in ipairs(jobs) do
   if not e.replay then

@@ -203,7 +203,7 @@ func (s *Store) SetPolicy(ctx context.Context, p *Policy) error {
 	if err := p.validate(); err != nil {
 		return err
 	}
-	args := make([]any, 0, 2*len(policyFields))
+	args := make([]any, 0, len(policyFields))
 	for _, f := range policyFields {
 		var v int64
 		if f.dur != nil {
@@ -211,7 +211,7 @@ func (s *Store) SetPolicy(ctx context.Context, p *Policy) error {
 		} else {
 			v = int64(*f.num(p))
 		}
-		args = append(args, f.name, v)
+		args = append(args, v) // in PolicyFields order: lua/set_policy.lua's ARGV
 	}
 	_, err := s.run(ctx, scriptSetPolicy, "", args...)
 	return err

@@ -2,28 +2,36 @@
 set_policy.lua: writes the namespace's fleet-wide policy, every field at once.
 
 The policy HASH holds what every worker of the namespace applies, read by the scripts on
-each call (nobody caches it): retry_base, retry_cap, crash_base (ms), crash_limit,
-ret_archived, ret_undecodable, ret_cancelled (ms, 0 = never evicted), snooze_limit,
-fp_inflight (0 = off). Go validated the values (policy.go); a field name the script does
-not know refuses the whole call before any write.
+each call (nobody caches it). Go validated the values (policy.go); a value that is not a
+whole number refuses the whole call before any write.
 
 KEYS[1]  namespace prefix; derived keys (lib.lua): policy
-ARGV     field, value pairs
+ARGV[1]  retry_base ms
+ARGV[2]  retry_cap ms
+ARGV[3]  crash_limit
+ARGV[4]  crash_base ms
+ARGV[5]  ret_archived ms (0 = never evicted)
+ARGV[6]  ret_undecodable ms (0 = never evicted)
+ARGV[7]  ret_cancelled ms (0 = never evicted)
+ARGV[8]  snooze_limit
+ARGV[9]  fp_inflight (0 = no cap)
 Replies  {0}
-Cost     O(number of fields)
+Cost     O(1)
 ]]
---- @include POLICY_FIELDS
 --- @include rcall
 --- @include K.policy
 --- @include OK
 local P = KEYS[1]
-local FIELDS = { fp_inflight = true }
-for _, f in ipairs(POLICY_FIELDS) do FIELDS[f] = true end
-for i = 1, #ARGV, 2 do
-  if not FIELDS[ARGV[i]] then return redis.error_reply('headgate: unknown policy field ' .. tostring(ARGV[i])) end
-  if not string.match(ARGV[i + 1] or '', '^%d+$') then
-    return redis.error_reply('headgate: policy field ' .. ARGV[i] .. ' is not a whole number')
+local fields = { retry_base = ARGV[1], retry_cap = ARGV[2], crash_limit = ARGV[3], crash_base = ARGV[4],
+  ret_archived = ARGV[5], ret_undecodable = ARGV[6], ret_cancelled = ARGV[7], snooze_limit = ARGV[8],
+  fp_inflight = ARGV[9] }
+local pairs_ = {}
+for f, v in pairs(fields) do
+  if not string.match(v or '', '^%d+$') then
+    return redis.error_reply('headgate: policy field ' .. f .. ' is not a whole number')
   end
+  pairs_[#pairs_ + 1] = f
+  pairs_[#pairs_ + 1] = v
 end
-rcall('HSET', K.policy(P), unpack(ARGV))
+rcall('HSET', K.policy(P), unpack(pairs_))
 return { OK }

@@ -63,7 +63,7 @@ Cost     O(n * log N): a constant number of commands per job.
 --- @include schedule
 --- @include make_available
 --- @include safe_hmget
---- @include corrupt_structure
+--- @include corrupt_reply
 --- @include need
 --- @include need_counts
 --- @include K.wake
@@ -104,7 +104,7 @@ for first = 1, n, CHUNK do
     for i = first, last do
       local e = jobs[i]
       local have, why = safe_hmget(K.job(P, e.id), 'kind', 'fp', 'queue', 'state', 'sched')
-      if not have then return corrupt_structure(K.job(P, e.id), why) end
+      if not have then return corrupt_reply(K.job(P, e.id), why) end
       if have[1] then
         if have[1] ~= e.kind or str(have[2]) ~= e.fp or have[3] ~= e.queue then
           return { E_ID_CONFLICT, e.id }
@@ -216,7 +216,7 @@ for _, e in ipairs(jobs) do
         if e.urepl > 0 or e.udeb > 0 then
           -- The holder must be usable: its data is read and its indexes are moved.
           local _, why = load_job_checked(P, hid, JOB_FIELDS)
-          if why then return corrupt_structure(K.job(P, hid), why) end
+          if why then return corrupt_reply(K.job(P, hid), why) end
           local r = replace(hid, e)
           if type(r) == 'table' then return r end
           if r then replaced = 1 end

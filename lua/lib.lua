@@ -553,18 +553,8 @@ local function true_up(P, id, j, actual, b)
   rcall('HDEL', K.job(P, id), 'charge')
 end
 
--- The fence check every write from a worker passes: still running, same lease, same
--- fence. Returns the job with `fields` (which must include state, lease and fence), or nil.
+-- The fields of the fence check every write from a worker passes (holder_checked).
 local HOLDER_FIELDS = { 'state', 'lease', 'fence' }
---- @include load_fields
---- @include HOLDER_FIELDS
-local function holder(P, id, lease, fence, fields)
-  local j = load_fields(P, id, fields or HOLDER_FIELDS)
-  if not j or j.state ~= 'running' or j.lease ~= lease or j.fence ~= tonumber(fence) then
-    return nil
-  end
-  return j
-end
 
 -- Corrupt data. Redis does not roll back a script that raises, so a script reaches its
 -- first write only after every read that can fail, and no write of it can fail:
@@ -767,10 +757,10 @@ local function need_counts(P, q)
   return needed[key]
 end
 
---- @include corrupt_structure
+--- @include corrupt_reply
 --- @include structure_bad
 local function structure_error()
-  if structure_bad then return corrupt_structure(structure_bad[1], structure_bad[2]) end
+  if structure_bad then return corrupt_reply(structure_bad[1], structure_bad[2]) end
   return nil
 end
 
@@ -779,9 +769,9 @@ end
 --- @include K.policy
 --- @include key_ok
 --- @include load_policy
---- @include corrupt_structure
+--- @include corrupt_reply
 local function load_policy_checked(P, defaults)
-  if not key_ok(K.policy(P), 'hash') then return nil, corrupt_structure(K.policy(P), 'is not a hash') end
+  if not key_ok(K.policy(P), 'hash') then return nil, corrupt_reply(K.policy(P), 'is not a hash') end
   return load_policy(P, defaults)
 end
 

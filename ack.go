@@ -2,10 +2,11 @@ package headgate
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Outcome is how an attempt ended.
@@ -20,12 +21,16 @@ const (
 	OutcomeSnooze                         // run again after a delay, spending no attempt
 	OutcomeRateLimited                    // not now: available again at once, no counter moves
 	OutcomeLeaseLost                      // applied by ReclaimExpired, never acked
+	// OutcomeHandBack is a worker shutting down with the job unfinished: available again
+	// at once, no counter moves, route kept, like OutcomeRateLimited, but recorded in the
+	// job's history as a hand-back.
+	OutcomeHandBack
 )
 
 var outcomeNames = map[Outcome]string{
 	OutcomeSuccess: "success", OutcomeRetry: "retry", OutcomeSkip: "skip",
 	OutcomeUndecodable: "undecodable", OutcomeRevoke: "revoke", OutcomeSnooze: "snooze",
-	OutcomeRateLimited: "rate_limited", OutcomeLeaseLost: "lease_lost",
+	OutcomeRateLimited: "rate_limited", OutcomeLeaseLost: "lease_lost", OutcomeHandBack: "hand_back",
 }
 
 func (o Outcome) String() string {
@@ -40,9 +45,16 @@ const StateDeleted State = "deleted"
 
 // AckOpts are the details of an ack; nil means none.
 type AckOpts struct {
-	Error string        // why the attempt failed (Retry, Skip, Undecodable)
+	// Error says why the attempt failed (Retry, Skip, Undecodable); kept in the job's
+	// history, cut to ErrorMessageMaxBytes.
+	Error string
+	// Stack is the stack of a handler that panicked; kept in the job's history, cut to
+	// ErrorStackMaxBytes.
+	Stack string
 	Delay time.Duration // Retry: instead of backoff; Snooze: required, > 0
-	Logs  []string      // the attempt's log lines, kept in the job's history
+	// Logs are the attempt's log lines, kept in the job's history (the newest lines, up
+	// to ErrorLogsMaxBytes).
+	Logs []string
 	// ActualWeight, when set, is what the job really cost; its rate class is trued up.
 	ActualWeight *int
 	// Result is stored with a Success (only when the job is retained).
@@ -79,7 +91,7 @@ func (s *Store) AckMany(ctx context.Context, acks []AckRequest) ([]AckResult, er
 	if len(acks) > MaxBatch {
 		return nil, invalid("acks", "batch of %d is more than %d", len(acks), MaxBatch)
 	}
-	const fields = 10
+	const fields = 11
 	args := make([]any, 0, 3+fields*len(acks))
 	args = append(args, ms(s.cfg.RetryBase), ms(s.cfg.RetryCap), len(acks))
 	for i, a := range acks {
@@ -144,7 +156,46 @@ func ackArgs(field string, a AckRequest) ([]any, error) {
 		}
 		result = *opts.Result
 	}
+	logs := ""
+	if kept := capLogs(opts.Logs); len(kept) > 0 {
+		b, err := json.Marshal(kept)
+		if err != nil {
+			return nil, invalid(field+".Logs", "%v", err)
+		}
+		logs = string(b)
+	}
 	l := a.Lease
-	return []any{l.JobID, l.LeaseID, l.Fence, a.Outcome.String(), opts.Error, ms(opts.Delay), actual,
-		result.SchemaVersion, result.Bytes, strings.Join(opts.Logs, " | ")}, nil
+	return []any{l.JobID, l.LeaseID, l.Fence, a.Outcome.String(), capText(opts.Error, ErrorMessageMaxBytes),
+		ms(opts.Delay), actual, result.SchemaVersion, result.Bytes, logs, capText(opts.Stack, ErrorStackMaxBytes)}, nil
+}
+
+// capText cuts s to at most max bytes, on a rune boundary, marking the cut.
+func capText(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	const mark = "… (truncated)"
+	cut := max - len(mark)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + mark
+}
+
+// capLogs keeps the newest log lines that fit in ErrorLogsMaxBytes, each line cut to it.
+func capLogs(logs []string) []string {
+	total, first := 0, len(logs)
+	for first > 0 {
+		line := capText(logs[first-1], ErrorLogsMaxBytes)
+		if total+len(line) > ErrorLogsMaxBytes && first < len(logs) {
+			break
+		}
+		total += len(line)
+		first--
+	}
+	out := make([]string, 0, len(logs)-first)
+	for _, l := range logs[first:] {
+		out = append(out, capText(l, ErrorLogsMaxBytes))
+	}
+	return out
 }

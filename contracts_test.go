@@ -294,11 +294,14 @@ func TestLuaArgvMatchesGo(t *testing.T) {
 	_, err = s.ReleaseQuarantine(ctx, "fp")
 	must("release quarantine", err)
 	must("set rate limit", s.SetRateLimit(ctx, "c", RateLimit{Limit: 1, Window: time.Second, Burst: 1}))
+	p, err := s.Policy(ctx)
+	must("policy", err)
+	must("set policy", s.SetPolicy(ctx, p))
 
 	scripts := map[string]script{}
 	for _, sc := range []script{scriptEnqueue, scriptAdmit, scriptAck, scriptRenew, scriptCheckpoint,
 		scriptReclaim, scriptPromote, scriptEvict, scriptClaimDuty, scriptReleaseDuty, scriptWriteOutput,
-		scriptWriteProgress, scriptCancel, scriptReleasePending, scriptReleaseQuarantine, scriptSetRateLimit} {
+		scriptWriteProgress, scriptCancel, scriptReleasePending, scriptReleaseQuarantine, scriptSetRateLimit, scriptSetPolicy} {
 		scripts[sc.name] = sc
 	}
 	for name, l := range layouts {
@@ -500,6 +503,8 @@ var jobHashFields = map[string]func(j *Job) string{
 	"charge":  nil, // the rate charge of the running attempt: scripts only
 	"aux":     nil, // marks keys besides the hash: scripts only
 	"parked":  nil, // set aside by its rate class (s: short, u: unrunnable): scripts and QueueStats
+	"snz":     func(j *Job) string { return fmt.Sprint(j.Snoozes) },
+	"errb":    nil, // the byte size of the error history: scripts only
 }
 
 // TestLuaJobFieldsMatchGo holds lib.lua's job fields and defaults to jobFromHash: a

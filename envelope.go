@@ -92,8 +92,10 @@ type Envelope struct {
 	// ScheduledIn, with ScheduledAt zero, runs the job this long after the store time of
 	// the enqueue: the producer's clock plays no part.
 	ScheduledIn time.Duration
-	// Retention keeps a finished job this long; 0 deletes it at success (failures are
-	// kept until evicted by an operator).
+	// Retention keeps a completed job this long before eviction; 0 deletes it at success.
+	// Other terminal states are kept by the namespace Policy: archived, undecodable and
+	// cancelled for its retention of each (RetentionFailedDefault), quarantined jobs are
+	// never evicted (they wait for an operator).
 	Retention     time.Duration
 	MaxAttempts   int // defaults to MaxAttemptsDefault
 	SchemaVersion int // payload schema version; defaults to SchemaVersionDefault
@@ -112,8 +114,9 @@ type Envelope struct {
 	Pending bool // stage the job until ReleasePending
 
 	// Set by the store.
-	Attempt      int // failed attempts (Retry outcomes)
+	Attempt      int // failed attempts (Retry outcomes, and snoozes past the policy's limit)
 	CrashAttempt int // attempts lost to expired leases
+	Snoozes      int // Snooze outcomes so far; past Policy.SnoozeLimit a snooze is a failed attempt
 }
 
 // LeaseRef identifies one admission of a job: the holder's proof in every write.
@@ -374,6 +377,7 @@ func jobFromHash(id string, h map[string]string) *Job {
 			UniqueWindow:  durationMs(i64("uwin")),
 			Attempt:       int(i64("attempt")),
 			CrashAttempt:  int(i64("crash")),
+			Snoozes:       int(i64("snz")),
 		},
 		State:       State(h["state"]),
 		Fence:       i64("fence"),

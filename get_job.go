@@ -2,9 +2,11 @@ package headgate
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -24,9 +26,102 @@ func (s *Store) GetJob(ctx context.Context, id string) (*Job, error) {
 	return withLease(jobFromHash(id, h.Val()), exp), nil
 }
 
-// JobErrors returns the job's error and attempt-log history, oldest first.
-func (s *Store) JobErrors(ctx context.Context, id string) ([]string, error) {
-	return s.rdb.LRange(ctx, s.keys.Errors(id), 0, -1).Result()
+// Caps of a job's error history: the store keeps the newest ErrorHistoryMaxEntries
+// entries whose stored size (JSON) adds up to at most ErrorHistoryMaxBytes, dropping the
+// oldest first (the newest entry is always kept). Each entry's message, stack and logs
+// are cut to their own cap before they are stored.
+const (
+	ErrorHistoryMaxEntries = 32
+	ErrorHistoryMaxBytes   = 64 << 10
+	ErrorMessageMaxBytes   = 4 << 10
+	ErrorStackMaxBytes     = 8 << 10
+	ErrorLogsMaxBytes      = 8 << 10
+)
+
+// AttemptError is one entry of a job's error history: how an attempt ended, when it was
+// not plainly a success (a failure, a lost lease, a snooze past the limit, a hand-back,
+// or any attempt that left logs).
+type AttemptError struct {
+	At           time.Time // store time of the transition
+	Attempt      int       // the job's failed attempts after it
+	CrashAttempt int       // the job's lost leases after it
+	Fence        int64     // the admission the attempt ran under
+	Worker       string    // the lease id of the holder
+	// Outcome is what ended the attempt ("retry", "lease_lost", "snooze", "hand_back",
+	// ...), and State the state it left the job in: a last retry is Outcome "retry" with
+	// State StateArchived.
+	Outcome string
+	State   State
+	Message string   // the error, capped at ErrorMessageMaxBytes
+	Stack   string   // a panic's stack, capped at ErrorStackMaxBytes
+	Logs    []string // the attempt's log lines
+}
+
+// String renders the entry on one line without its time and stack, e.g.
+// "retry -> archived (attempt 3, fence 4, worker w1-lease): connection refused".
+func (e AttemptError) String() string {
+	if e.Outcome == "" {
+		return e.Message // an entry from before the history was structured
+	}
+	var b strings.Builder
+	b.WriteString(e.Outcome)
+	if e.State != "" {
+		b.WriteString(" -> " + string(e.State))
+	}
+	fmt.Fprintf(&b, " (attempt %d", e.Attempt)
+	if e.CrashAttempt > 0 {
+		fmt.Fprintf(&b, ", crash %d", e.CrashAttempt)
+	}
+	fmt.Fprintf(&b, ", fence %d", e.Fence)
+	if e.Worker != "" {
+		b.WriteString(", worker " + e.Worker)
+	}
+	b.WriteString(")")
+	if e.Message != "" {
+		b.WriteString(": " + e.Message)
+	}
+	if len(e.Logs) > 0 {
+		b.WriteString("; logs: " + strings.Join(e.Logs, " | "))
+	}
+	return b.String()
+}
+
+// attemptErrorJSON is an AttemptError as lib.lua push_error stores it.
+type attemptErrorJSON struct {
+	At      float64  `json:"at"`
+	Attempt int      `json:"attempt"`
+	Crash   int      `json:"crash"`
+	Fence   int64    `json:"fence"`
+	Worker  string   `json:"worker"`
+	Outcome string   `json:"outcome"`
+	State   string   `json:"state"`
+	Msg     string   `json:"msg"`
+	Stack   string   `json:"stack"`
+	Logs    []string `json:"logs"`
+}
+
+// parseAttemptError decodes one stored entry. Entries written before the history was
+// structured are plain text; they come back as the Message alone.
+func parseAttemptError(line string) AttemptError {
+	var e attemptErrorJSON
+	if err := json.Unmarshal([]byte(line), &e); err != nil {
+		return AttemptError{Message: line}
+	}
+	return AttemptError{At: fromMs(int64(e.At)), Attempt: e.Attempt, CrashAttempt: e.Crash, Fence: e.Fence,
+		Worker: e.Worker, Outcome: e.Outcome, State: State(e.State), Message: e.Msg, Stack: e.Stack, Logs: e.Logs}
+}
+
+// JobErrors returns the job's error history, oldest first.
+func (s *Store) JobErrors(ctx context.Context, id string) ([]AttemptError, error) {
+	lines, err := s.rdb.LRange(ctx, s.keys.Errors(id), 0, -1).Result()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]AttemptError, len(lines))
+	for i, l := range lines {
+		out[i] = parseAttemptError(l)
+	}
+	return out, nil
 }
 
 // JobResult returns a completed job's result, or nil when it has none.

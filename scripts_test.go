@@ -167,27 +167,32 @@ func TestLuaScriptIncludes(t *testing.T) {
 	want := map[string]string{
 		"ack": `rcall K K.job K.errors K.result K.output K.progress K.counts K.ring K.ring_state
 			K.partition K.pinned_ring K.pinned_ring_state K.pinned_partition K.wake K.scheduled
-			K.leases K.retained K.unique K.quarantine K.held K.rate K.clock K.starved K.fp_running
-			OK E_LEASE_REJECTED now_ms UNFINISHED ERROR_HISTORY quarantine_known is_quarantined rank
-			num str count_delta move_count flush_counts mark_aux push_error partition_of ring_last
-			ring_has ring_contains ring_push_back wake index_available JOB_FIELDS JOB_NUMBERS
-			JOB_DEFAULTS load_fields release_unique backoff release_fingerprint drop_lease finalize
-			delete_job schedule make_available load_bucket save_bucket rate_changed true_up
-			HOLDER_FIELDS holder`,
+			K.leases K.retained K.unique K.quarantine K.held K.rate K.clock K.policy K.corrupt
+			K.starved K.fp_running OK E_LEASE_REJECTED E_CORRUPT now_ms UNFINISHED POLICY_FIELDS
+			POLICY_DEFAULTS policy load_policy ERROR_HISTORY_ENTRIES ERROR_HISTORY_BYTES
+			quarantine_known is_quarantined rank num str count_delta move_count flush_counts
+			mark_aux push_error partition_of ring_last ring_has ring_contains ring_push_back wake
+			index_available JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS release_unique backoff
+			release_fingerprint drop_lease retention_of finalize delete_job schedule make_available
+			load_bucket save_bucket rate_changed true_up park_corrupt safe_hmget key_type_known
+			key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked counts_ok
+			corrupt_reply needed structure_bad need need_counts structure_error load_policy_checked
+			history_ok need_available`,
 		"admit": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
-			K.pinned_partition K.wake K.leases K.quarantine K.held K.paused K.rate K.clock K.corrupt
-			K.policy K.parked K.starved K.fp_running OK E_CORRUPT now_ms quarantine_known
+			K.pinned_partition K.wake K.leases K.quarantine K.held K.paused K.rate K.clock K.policy
+			K.corrupt K.parked K.starved K.fp_running OK E_CORRUPT now_ms quarantine_known
 			is_quarantined RANK_WIDTH rank num str count_delta move_count flush_counts partition_of
 			ring_last ring_has ring_contains ring_push_back ring_remove wake index_available
 			JOB_NUMBERS JOB_DEFAULTS load_bucket save_bucket park_corrupt safe_hmget key_type_known
 			key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked counts_ok
 			corrupt_reply`,
 		"cancel": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
-			K.pinned_partition K.scheduled K.leases K.retained K.unique K.held K.clock K.corrupt
-			K.cancelled K.parked K.fp_running OK E_NOT_FOUND E_NOT_CANCELLABLE E_CORRUPT now_ms
-			UNFINISHED rank str count_delta move_count flush_counts partition_of ring_has
-			ring_remove unindex_available unindex_available_job JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS
-			release_unique release_fingerprint drop_lease finalize park_corrupt safe_hmget
+			K.pinned_partition K.scheduled K.leases K.retained K.unique K.held K.clock K.policy
+			K.corrupt K.cancelled K.parked K.fp_running OK E_NOT_FOUND E_NOT_CANCELLABLE E_CORRUPT
+			now_ms UNFINISHED POLICY_FIELDS POLICY_DEFAULTS policy load_policy rank str count_delta
+			move_count flush_counts partition_of ring_has ring_remove unindex_available
+			unindex_available_job JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS release_unique
+			release_fingerprint drop_lease retention_of finalize park_corrupt safe_hmget
 			key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked
 			counts_ok`,
 		"checkpoint": `rcall K K.job OK E_LEASE_REJECTED E_CORRUPT str JOB_NUMBERS JOB_DEFAULTS HOLDER_FIELDS
@@ -197,27 +202,36 @@ func TestLuaScriptIncludes(t *testing.T) {
 		"enqueue": `rcall K K.job K.queues K.counts K.ring K.ring_state K.partition K.pinned_ring
 			K.pinned_ring_state K.pinned_partition K.wake K.scheduled K.unique K.throttle
 			K.throttle_expiry K.quarantine K.held K.limits K.clock K.parked OK E_ID_CONFLICT
-			E_DUPLICATE E_QUARANTINED E_BACKPRESSURE now_ms quarantine_known is_quarantined rank num
-			str count_delta move_count flush_counts unfinished partition_of ring_last ring_has
-			ring_contains ring_push_back ring_remove wake index_available unindex_available
-			unindex_available_job JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS load_fields load_job schedule
-			make_available`,
+			E_DUPLICATE E_QUARANTINED E_BACKPRESSURE E_CORRUPT now_ms quarantine_known
+			is_quarantined rank num str count_delta move_count flush_counts unfinished partition_of
+			ring_last ring_has ring_contains ring_push_back ring_remove wake index_available
+			unindex_available unindex_available_job JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS load_fields
+			load_job schedule make_available safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES
+			bad_job_field JOB_STATES load_job_checked counts_ok corrupt_reply needed structure_bad
+			need need_counts structure_error need_available`,
 		"evict": `rcall K K.job K.errors K.result K.output K.progress K.counts K.retained K.throttle
-			K.throttle_expiry K.clock K.fp_running OK now_ms UNFINISHED str count_delta move_count
-			flush_counts JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS load_fields load_job
-			release_fingerprint delete_job`,
-		"promote": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
-			K.pinned_partition K.wake K.scheduled K.quarantine K.held K.clock K.corrupt OK E_CORRUPT
-			now_ms quarantine_known is_quarantined rank str count_delta move_count flush_counts
-			partition_of ring_last ring_has ring_contains ring_push_back wake index_available
-			JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS make_available park_corrupt safe_hmget
-			key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked
-			counts_ok corrupt_reply first_bad_key index_bad_key route_bad_key`,
+			K.throttle_expiry K.clock K.corrupt K.fp_running OK E_CORRUPT now_ms UNFINISHED str
+			count_delta move_count flush_counts JOB_NUMBERS JOB_DEFAULTS release_fingerprint
+			delete_job park_corrupt safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES
+			bad_job_field JOB_STATES load_job_checked counts_ok corrupt_reply needed structure_bad
+			need need_counts structure_error`,
+		"promote": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring
+			K.pinned_ring_state K.pinned_partition K.wake K.scheduled K.quarantine
+			K.held K.clock K.corrupt OK E_CORRUPT now_ms quarantine_known is_quarantined
+			rank str count_delta move_count flush_counts partition_of ring_last ring_has
+			ring_contains ring_push_back wake index_available JOB_FIELDS JOB_NUMBERS
+			JOB_DEFAULTS make_available park_corrupt safe_hmget key_type_known key_ok
+			MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked counts_ok
+			corrupt_reply first_bad_key index_bad_key route_bad_key`,
 		"reclaim": `rcall K K.job K.errors K.counts K.scheduled K.leases K.retained K.unique K.quarantine
-			K.clock K.fp_running OK now_ms ERROR_HISTORY quarantine_known quarantine str count_delta
-			move_count flush_counts mark_aux push_error JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS
-			load_fields load_job release_unique backoff release_fingerprint drop_lease finalize
-			schedule`,
+			K.clock K.policy K.corrupt K.fp_running OK E_CORRUPT now_ms POLICY_FIELDS
+			POLICY_DEFAULTS policy load_policy ERROR_HISTORY_ENTRIES ERROR_HISTORY_BYTES
+			quarantine_known quarantine str count_delta move_count flush_counts push_error
+			JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS release_unique backoff release_fingerprint spread
+			crash_backoff drop_lease retention_of finalize schedule park_corrupt safe_hmget
+			key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked
+			counts_ok corrupt_reply needed structure_bad need need_counts structure_error
+			load_policy_checked history_ok`,
 		"release_duty": `rcall K K.duty OK safe_hmget`,
 		"release_pending": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
 			K.pinned_partition K.wake K.scheduled K.quarantine K.held K.clock K.corrupt OK E_CORRUPT
@@ -233,18 +247,19 @@ func TestLuaScriptIncludes(t *testing.T) {
 			safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES
 			load_job_checked counts_ok corrupt_reply first_bad_key index_bad_key`,
 		"renew": `rcall K K.job K.leases K.clock K.corrupt OK E_CORRUPT now_ms str JOB_NUMBERS
-			JOB_DEFAULTS HOLDER_FIELDS park_corrupt safe_hmget key_type_known key_ok MAX_SAFE
-			JOB_RANGES bad_job_field JOB_STATES load_job_checked corrupt_reply first_bad_key
-			holder_checked`,
+			JOB_DEFAULTS HOLDER_FIELDS park_corrupt safe_hmget key_type_known key_ok
+			MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked corrupt_reply
+			first_bad_key holder_checked`,
+		"set_policy":     `rcall K K.policy OK`,
 		"set_rate_limit": `rcall K K.rate K.clock K.starved OK now_ms rate_changed key_type_known key_ok`,
-		"write_output": `rcall K K.job K.output K.clock OK E_LEASE_REJECTED E_CORRUPT now_ms str mark_aux
-			JOB_NUMBERS JOB_DEFAULTS HOLDER_FIELDS safe_hmget key_type_known key_ok MAX_SAFE
-			JOB_RANGES bad_job_field JOB_STATES load_job_checked corrupt_reply first_bad_key
-			holder_checked`,
-		"write_progress": `rcall K K.job K.progress K.clock OK E_LEASE_REJECTED E_CORRUPT now_ms str mark_aux
-			JOB_NUMBERS JOB_DEFAULTS HOLDER_FIELDS safe_hmget key_type_known key_ok MAX_SAFE
-			JOB_RANGES bad_job_field JOB_STATES load_job_checked corrupt_reply first_bad_key
-			holder_checked`,
+		"write_output": `rcall K K.job K.output K.clock OK E_LEASE_REJECTED E_CORRUPT now_ms str
+			mark_aux JOB_NUMBERS JOB_DEFAULTS HOLDER_FIELDS safe_hmget key_type_known
+			key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked
+			corrupt_reply first_bad_key holder_checked`,
+		"write_progress": `rcall K K.job K.progress K.clock OK E_LEASE_REJECTED E_CORRUPT now_ms
+			str mark_aux JOB_NUMBERS JOB_DEFAULTS HOLDER_FIELDS safe_hmget
+			key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES
+			load_job_checked corrupt_reply first_bad_key holder_checked`,
 	}
 	for name, sc := range scriptsIncludes(t) {
 		in, err := lib.closure(name, sc.includes)

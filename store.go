@@ -25,16 +25,24 @@ type StoreConfig struct {
 	// Namespace holds all of the store's keys under "hg:{<Namespace>}:": the unit of
 	// atomicity and of placement on a cluster. Required.
 	Namespace string
-	// CrashLimit is the number of lost leases after which a job is quarantined.
-	// Defaults to CrashLimitDefault.
+	// CrashLimit, RetryBase, RetryCap and CrashRetryBase are only defaults: the rules a
+	// namespace applies are its Policy, stored in Redis and shared by the whole fleet.
+	// When the namespace's policy lacks a field, the scripts this store calls use the
+	// value given here for that call (so two stores configured differently apply
+	// different values to a namespace without a policy); SetPolicy writes every field,
+	// after which these values no longer matter.
+	//
+	// CrashLimit is the number of lost leases after which a job is quarantined (policy
+	// crash_limit). Defaults to CrashLimitDefault.
 	CrashLimit int
-	// RetryBase is the first retry's backoff; each further failure doubles it.
-	// Defaults to RetryBaseDefault.
+	// RetryBase is the first retry's backoff; each further failure doubles it (policy
+	// retry_base). Defaults to RetryBaseDefault.
 	RetryBase time.Duration
-	// RetryCap bounds the backoff. Defaults to RetryCapDefault.
+	// RetryCap bounds the backoff (policy retry_cap). Defaults to RetryCapDefault.
 	RetryCap time.Duration
-	// CrashRetryBase is the backoff after a job's first lost lease (crash); each further
-	// crash doubles it, up to RetryCap. Defaults to CrashRetryBaseDefault.
+	// CrashRetryBase is the backoff after a job's first lost lease (crash), jittered per
+	// job; each further crash doubles it, up to RetryCap (policy crash_base). Defaults to
+	// CrashRetryBaseDefault.
 	CrashRetryBase time.Duration
 	// DurableReplicas, when > 0, makes Enqueue wait (Redis WAIT) until that many
 	// replicas have the batch; fewer within DurableTimeout is *NotDurableError. Redis

@@ -120,8 +120,9 @@ func (i *Inspector) ListJobs(ctx context.Context, opts ListOptions) (*JobPage, e
 // JobDetail is a job with everything the store keeps about it.
 type JobDetail struct {
 	Job *headgate.Job
-	// Errors is the job's error and attempt-log history, oldest first.
-	Errors []string
+	// Errors is the job's error history, oldest first: one entry per failed, lost,
+	// handed-back or logged attempt, with its time, attempt, fence and outcome.
+	Errors []headgate.AttemptError
 	// Result is a completed job's result; nil when it has none (results are kept only
 	// for retained jobs).
 	Result *headgate.StoredBlob

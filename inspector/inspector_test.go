@@ -280,7 +280,7 @@ func TestJob(t *testing.T) {
 	if d.Job.State != headgate.StateRetryable || d.Job.Attempt != 1 || !slices.Equal(d.Job.Tags, []string{"x"}) {
 		t.Errorf("job = %+v, want retryable after attempt 1", d.Job)
 	}
-	if len(d.Errors) != 2 || !strings.Contains(d.Errors[0], "timeout") || !strings.Contains(d.Errors[1], "dialing") {
+	if len(d.Errors) != 1 || !strings.Contains(d.Errors[0].Message, "timeout") || !slices.ContainsFunc(d.Errors[0].Logs, func(l string) bool { return strings.Contains(l, "dialing") }) {
 		t.Errorf("Errors = %q, want the failure and its logs", d.Errors)
 	}
 	if d.Output == nil || string(d.Output.Bytes) != "partial" || d.Output.Fence != c.Fence || !d.Output.UpdatedAt.Equal(epoch) {

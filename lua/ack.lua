@@ -2,7 +2,8 @@
 ack.lua: holders report how attempts ended, n at a time; each ack stands alone.
 
 Only the holder may ack: the job is running under the same lease id and fence, else
-LeaseRejected and nothing changes. Outcomes:
+LeaseRejected and nothing changes for that job (a second ack of one job in a batch is
+rejected: the first moved it). Outcomes:
   success       strict unique key released; retention 0 deletes the job, else completed
                 (with the result, when one is given) and evicted after retention
   retry         attempt+1; retryable at now + delay (or exponential backoff), archived
@@ -10,22 +11,33 @@ LeaseRejected and nothing changes. Outcomes:
   skip          archived
   undecodable   undecodable
   revoke        deleted
-  snooze        scheduled at now + delay; no attempt spent
+  snooze        snoozes+1; scheduled at now + delay, no attempt spent. Past the policy's
+                snooze_limit it is a failed attempt instead: retry with backoff, error
+                "snoozed more than <limit> times"
   rate_limited  available again at once, route kept, no counter moves
-An actual weight >= 0 trues up the rate class charged at admission.
+  hand_back     the same, for a worker that shuts down; recorded in the history
+An actual weight >= 0 trues up the rate class charged at admission. Archived and
+undecodable jobs are evicted after the namespace policy's retention (lib.lua finalize).
+Every failure (and every ack with logs, and every hand-back) appends one entry to the
+job's error history (lib.lua push_error), with the outcome as applied ("archived" when the
+last retry archived).
+
+All reads come first (the policy, each job, its rate bucket); the writes follow.
 
 KEYS[1]  namespace prefix; derived keys (lib.lua): job:<id>, errors:<id>, result:<id>,
-         output:<id>, progress:<id>, leases, scheduled, retained, unique,
+         output:<id>, progress:<id>, leases, scheduled, retained, unique, policy,
          quarantine, held:<fp>, rate:<class>, clock, q:<queue>:{counts,ring,drr,p:<part>,wake},
          q:<queue>:w:<worker>:{ring,drr,p:<part>}
-ARGV[1]  retry backoff base ms
-ARGV[2]  retry backoff cap ms
-ARGV[3]  number of acks n; then n groups of 10:
+ARGV[1]  retry backoff base ms: the default when the policy has no retry_base
+ARGV[2]  retry backoff cap ms: the default when the policy has no retry_cap
+ARGV[3]  number of acks n; then n groups of 11:
          job id, lease id, fence,
-         outcome: success | retry | skip | undecodable | revoke | snooze | rate_limited,
+         outcome: success | retry | skip | undecodable | revoke | snooze | rate_limited |
+                  hand_back,
          error text ("" = none), delay ms (retry: 0 = backoff; snooze: > 0),
          actual weight (-1 = not reported), result schema version (0 = no result),
-         result bytes, attempt logs (" | "-joined, "" = none)
+         result bytes, attempt logs (a JSON array of strings, "" = none),
+         panic stack ("" = none)
 Replies  {0, {code_1, state_1}, ..., {code_n, state_n}}: code 0 with the state after the
          ack ("deleted" when gone), or -5 LeaseRejected with ""
 Cost     O(n * log N)
@@ -42,7 +54,6 @@ Cost     O(n * log N)
 --- @include push_error
 --- @include wake
 --- @include JOB_FIELDS
---- @include load_fields
 --- @include release_unique
 --- @include backoff
 --- @include drop_lease
@@ -51,37 +62,127 @@ Cost     O(n * log N)
 --- @include schedule
 --- @include make_available
 --- @include true_up
---- @include holder
+--- @include load_policy_checked
+--- @include need
+--- @include load_job_checked
+--- @include K.corrupt
+--- @include key_ok
+--- @include K.rate
+--- @include load_bucket
+--- @include need_counts
+--- @include K.unique
+--- @include K.retained
+--- @include K.scheduled
+--- @include need_available
+--- @include history_ok
+--- @include structure_error
+--- @include park_corrupt
+--- @include E_CORRUPT
 local P = KEYS[1]
-local base, cap, n = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-local F = 10
+local n = tonumber(ARGV[3])
+local F = 11
 local known = { success = true, retry = true, skip = true, undecodable = true, revoke = true,
-  snooze = true, rate_limited = true }
+  snooze = true, rate_limited = true, hand_back = true }
+local acks = {}
 for i = 1, n do
-  local outcome = ARGV[3 + (i - 1) * F + 4]
-  if not known[outcome] then return redis.error_reply('headgate: unknown outcome ' .. tostring(outcome)) end
+  local b = 3 + (i - 1) * F
+  local a = { id = ARGV[b + 1], lease = ARGV[b + 2], fence = ARGV[b + 3], outcome = ARGV[b + 4],
+    err = ARGV[b + 5], delay = tonumber(ARGV[b + 6]), actual = tonumber(ARGV[b + 7]),
+    result_schema = tonumber(ARGV[b + 8]), result_bytes = ARGV[b + 9], stack = ARGV[b + 11] }
+  if not known[a.outcome] then return redis.error_reply('headgate: unknown outcome ' .. tostring(a.outcome)) end
+  if ARGV[b + 10] ~= '' then
+    local ok, logs = pcall(cjson.decode, ARGV[b + 10])
+    if not ok or type(logs) ~= 'table' then return redis.error_reply('headgate: ack logs are not a JSON array') end
+    if #logs > 0 then a.logs = logs end
+  end
+  acks[i] = a
 end
 local now = now_ms(P)
+local pol, bad = load_policy_checked(P, { retry_base = tonumber(ARGV[1]), retry_cap = tonumber(ARGV[2]) })
+if not pol then return bad end
 
-local END_FIELDS = { 'state', 'lease', 'fence', 'queue', 'ret', 'ukey', 'aux' }
+-- 1. reads, and the check of every structure the writes touch. Success and revoke, the
+-- common outcomes, need only END_FIELDS: each field read costs, so the rest is read only
+-- when needed. A job whose own data is unusable is parked; a structure that is unusable
+-- refuses the whole call before any write.
+local END_FIELDS = { 'state', 'lease', 'fence', 'queue', 'ret', 'ukey', 'uwin', 'aux' }
+local ALL_FIELDS = {}
+for _, f in ipairs(JOB_FIELDS) do ALL_FIELDS[#ALL_FIELDS + 1] = f end
+ALL_FIELDS[#ALL_FIELDS + 1] = 'errb'
+local accepted = {}
+local buckets = {} -- rate class -> its bucket (false: unconfigured or unusable), shared by the batch
+local parks = {}
+need(K.leases(P), 'zset')
+for _, a in ipairs(acks) do
+  local fields = ALL_FIELDS
+  local ends = a.outcome == 'success' or a.outcome == 'revoke'
+  if ends then
+    fields = END_FIELDS
+    if a.actual >= 0 or a.logs then
+      fields = { 'state', 'lease', 'fence', 'queue', 'ret', 'ukey', 'uwin', 'aux', 'charge', 'rc', 'errb',
+        'attempt', 'crash' }
+    end
+  end
+  local j, why = nil, nil
+  if not accepted[a.id] then j, why = load_job_checked(P, a.id, fields) end
+  if why then
+    a.corrupt = why
+    parks[#parks + 1] = a
+    need(K.corrupt(P), 'hash')
+    accepted[a.id] = true
+  elseif j and j.state == 'running' and j.lease == a.lease and j.fence == tonumber(a.fence) then
+    accepted[a.id] = true
+    if a.actual >= 0 and j.charge > 0 and j.rc ~= '' then
+      if buckets[j.rc] == nil then
+        -- An unusable bucket is not trued up: the job's ack matters more than the tokens.
+        buckets[j.rc] = false
+        if key_ok(K.rate(P, j.rc), 'hash') then buckets[j.rc] = load_bucket(P, j.rc, now) or false end
+      end
+      a.bucket = buckets[j.rc]
+    end
+    need_counts(P, j.queue)
+    if j.ukey ~= '' then need(K.unique(P), 'hash') end
+    if not (a.outcome == 'revoke' or (a.outcome == 'success' and j.ret == 0)) then
+      need(K.retained(P), 'zset')
+      need(K.scheduled(P), 'zset')
+      if a.outcome == 'rate_limited' or a.outcome == 'hand_back' then need_available(P, j) end
+      if a.outcome == 'success' and a.result_schema > 0 then a.result_ok = key_ok(K.result(P, a.id), 'hash') end
+      a.history = history_ok(P, a.id)
+    end
+    a.j = j
+  end
+end
+bad = structure_error()
+if bad then return bad end
+
+-- 2. writes
 local lapsed = {} -- leases of deleted jobs, removed together at the end
 
--- Applies one ack; returns the job's state after it, or nil when the caller is not the holder.
-local function ack(id, lease, fence, outcome, err, delay, actual, result_schema, result_bytes, logs)
-  -- Success and revoke, the common outcomes, need only these fields.
-  local fields = JOB_FIELDS
-  if outcome == 'success' or outcome == 'revoke' then fields = END_FIELDS end
-  local j = holder(P, id, lease, fence, fields)
-  if not j then return nil end
-  -- Each field read costs, so the common path reads the rest only when it needs them.
-  if fields == END_FIELDS then
-    if j.ukey ~= '' then load_fields(P, id, { 'uwin' }, j) else j.uwin = 0 end
-    if actual >= 0 then load_fields(P, id, { 'charge', 'rc' }, j) end
-  end
-  true_up(P, id, j, actual, now)
-  local logline = nil
-  if logs ~= '' then logline = 'logs: ' .. logs end
+-- Records an entry in the job's history.
+local function record(a, j, outcome, state, msg)
+  if not a.history then return end
+  push_error(P, a.id, j, { outcome = outcome, state = state, msg = msg, stack = a.stack, logs = a.logs }, now)
+end
 
+-- A failed attempt: retryable after delay (0 = backoff), archived when attempts are spent.
+local function fail(a, j, outcome, msg, delay)
+  j.attempt = j.attempt + 1
+  rcall('HSET', K.job(P, a.id), 'attempt', j.attempt)
+  if j.attempt < j.maxa then
+    if delay <= 0 then delay = backoff(j.attempt, pol.retry_base, pol.retry_cap) end
+    schedule(P, a.id, j, 'retryable', now + delay)
+    record(a, j, outcome, 'retryable', msg)
+    return 'retryable'
+  end
+  finalize(P, a.id, j, 'archived', now)
+  record(a, j, outcome, 'archived', msg)
+  return 'archived'
+end
+
+-- Applies one ack the holder made; returns the job's state after it.
+local function apply(a, j)
+  local id, outcome = a.id, a.outcome
+  true_up(P, id, j, a.actual, a.bucket or nil)
   if outcome == 'revoke' or (outcome == 'success' and j.ret == 0) then
     lapsed[#lapsed + 1] = id
     release_unique(P, id, j)
@@ -91,49 +192,47 @@ local function ack(id, lease, fence, outcome, err, delay, actual, result_schema,
   drop_lease(P, id)
   if outcome == 'success' then
     finalize(P, id, j, 'completed', now)
-    if result_schema > 0 then
+    if a.result_schema > 0 and a.result_ok then
       mark_aux(P, id)
-      rcall('HSET', K.result(P, id), 'schema', result_schema, 'bytes', result_bytes, 'fence', j.fence, 'at', now)
+      rcall('HSET', K.result(P, id), 'schema', a.result_schema, 'bytes', a.result_bytes, 'fence', j.fence, 'at', now)
     end
-    if logline then push_error(P, id, 'success ' .. logline) end
+    if a.logs then record(a, j, outcome, 'completed', '') end
     return 'completed'
   elseif outcome == 'retry' then
-    local attempt = j.attempt + 1
-    rcall('HSET', K.job(P, id), 'attempt', attempt)
-    push_error(P, id, 'retry (attempt ' .. attempt .. '): ' .. err)
-    if logline then push_error(P, id, logline) end
-    if attempt < j.maxa then
-      if delay <= 0 then delay = backoff(attempt, base, cap) end
-      schedule(P, id, j, 'retryable', now + delay)
-      return 'retryable'
-    end
-    finalize(P, id, j, 'archived', now)
-    return 'archived'
+    return fail(a, j, outcome, a.err, a.delay)
   elseif outcome == 'skip' or outcome == 'undecodable' then
     local state = 'archived'
     if outcome == 'undecodable' then state = 'undecodable' end
     finalize(P, id, j, state, now)
-    if err ~= '' then push_error(P, id, state .. ': ' .. err) end
-    if logline then push_error(P, id, logline) end
+    if a.err ~= '' or a.logs or a.stack ~= '' then record(a, j, outcome, state, a.err) end
     return state
   elseif outcome == 'snooze' then
-    schedule(P, id, j, 'scheduled', now + delay)
-    if logline then push_error(P, id, logline) end
+    j.snz = j.snz + 1
+    rcall('HSET', K.job(P, id), 'snz', j.snz)
+    if j.snz > pol.snooze_limit then
+      return fail(a, j, outcome, 'snoozed more than ' .. string.format('%d', pol.snooze_limit) .. ' times', 0)
+    end
+    schedule(P, id, j, 'scheduled', now + a.delay)
+    if a.logs then record(a, j, outcome, 'scheduled', '') end
     return 'scheduled'
   end
-  -- rate_limited
+  -- rate_limited, hand_back
   make_available(P, id, j, now)
   wake(P, j.queue)
+  if outcome == 'hand_back' or a.logs then record(a, j, outcome, 'available', a.err) end
   return 'available'
 end
 
+for _, a in ipairs(parks) do
+  rcall('ZREM', K.leases(P), a.id)
+  park_corrupt(P, a.id, a.corrupt)
+end
 local reply = { OK }
-for i = 1, n do
-  local b = 3 + (i - 1) * F
-  local state = ack(ARGV[b + 1], ARGV[b + 2], ARGV[b + 3], ARGV[b + 4], ARGV[b + 5],
-    tonumber(ARGV[b + 6]), tonumber(ARGV[b + 7]), tonumber(ARGV[b + 8]), ARGV[b + 9], ARGV[b + 10])
-  if state then
-    reply[#reply + 1] = { OK, state }
+for _, a in ipairs(acks) do
+  if a.corrupt then
+    reply[#reply + 1] = { E_CORRUPT, K.job(P, a.id), a.corrupt }
+  elseif a.j then
+    reply[#reply + 1] = { OK, apply(a, a.j) }
   else
     reply[#reply + 1] = { E_LEASE_REJECTED, '' }
   end

@@ -512,13 +512,13 @@ local function turn(r, q, part)
   return got > 0 or outcome == 'carry', nil
 end
 
--- Counts a turn toward a round that spent nothing (need: rounds that partition still
--- needs; nil for a partition with nothing that can go), and takes the DRR shortcut once
--- the round is complete.
-local function spent_nothing(r, need)
+-- Counts a turn toward a round that spent nothing (rounds: the rounds that partition
+-- still needs; nil for a partition with nothing that can go), and takes the DRR shortcut
+-- once the round is complete.
+local function spent_nothing(r, rounds)
   if r.cr == 0 then r.cn = 0 end
   r.cr = r.cr + 1
-  if need and (r.cn == 0 or need < r.cn) then r.cn = need end
+  if rounds and (r.cn == 0 or rounds < r.cn) then r.cn = rounds end
   if r.cr >= r.size then
     if r.cn > 1 then r.bonus = r.bonus + (r.cn - 1) * quantum end
     r.cr, r.cn = 0, 0
@@ -567,11 +567,11 @@ local function serve(q, rings)
         r.passed, r.size = 0, 0
       else
         local before, size = admitted, r.size
-        local progress, need = turn(r, q, part)
+        local progress, rounds = turn(r, q, part)
         if admitted > before or r.size ~= size then
           r.cr, r.cn = 0, 0
         elseif r.size > 0 and not r.alone then
-          spent_nothing(r, need)
+          spent_nothing(r, rounds)
         end
         if progress then r.passed = 0 else r.passed = r.passed + 1 end
       end

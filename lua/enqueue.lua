@@ -12,9 +12,13 @@ Checks, in order, before any write:
      its limit rejects the whole batch.
 Then every new job is written: pending, scheduled (future) or available.
 
+Every structure a write touches is checked before the first write: an unusable one (a
+key of the wrong type, a count that is not a number, a job hash with unusable data where
+the batch must read it) refuses the batch with CorruptError and nothing is written.
+
 KEYS[1]  namespace prefix "hg:{<ns>}:"; keys derived from it (lib.lua): job:<id>,
          queues, q:<queue>:{counts,ring,drr,p:<part>,w:<worker>:*,wake},
-         scheduled, unique, throttle, throttle:expiry, quarantine, limits, clock
+         scheduled, unique, throttle, throttle:expiry, quarantine, held:<fp>, limits, clock
 ARGV[1]  number of jobs n
 ARGV[2]  fields per job (21); then n groups of:
          id, kind, queue, partition, fingerprint, priority, sticky worker,
@@ -58,6 +62,16 @@ Cost     O(n * log N): a constant number of commands per job.
 --- @include load_job
 --- @include schedule
 --- @include make_available
+--- @include safe_hmget
+--- @include corrupt_reply
+--- @include need
+--- @include need_counts
+--- @include K.wake
+--- @include structure_error
+--- @include need_available
+--- @include load_job_checked
+--- @include JOB_FIELDS
+--- @include K.held
 local P = KEYS[1]
 local n = tonumber(ARGV[1])
 local F = tonumber(ARGV[2])
@@ -89,17 +103,44 @@ for first = 1, n, CHUNK do
   if rcall('EXISTS', unpack(ks)) > 0 then
     for i = first, last do
       local e = jobs[i]
-      local have = rcall('HMGET', K.job(P, e.id), 'kind', 'fp', 'queue', 'state', 'sched')
+      local have, why = safe_hmget(K.job(P, e.id), 'kind', 'fp', 'queue', 'state', 'sched')
+      if not have then return corrupt_reply(K.job(P, e.id), why) end
       if have[1] then
         if have[1] ~= e.kind or str(have[2]) ~= e.fp or have[3] ~= e.queue then
           return { E_ID_CONFLICT, e.id }
         end
         e.replay = true
-        e.state, e.sched = have[4], tonumber(have[5])
+        e.state, e.sched = have[4], tonumber(have[5]) or 0
       end
     end
   end
 end
+
+-- The structures the writes touch, checked before any write (lib.lua need). Keys the
+-- batch only reads (quarantine, limits) need no check: a read that raises comes before
+-- the first write.
+local any_unique = false
+for _, e in ipairs(jobs) do
+  if not e.replay then
+    need(K.queues(P), 'set')
+    need_counts(P, e.queue)
+    if e.ukey ~= '' then any_unique = true end
+    -- A new job is scheduled or available; both indexes are checked since the state
+    -- depends on the store clock and debounce.
+    need(K.scheduled(P), 'zset')
+    local pz, ring = partition_of(P, e.queue, e.sticky, e.part)
+    need(pz, 'zset')
+    need(ring, 'zset')
+    need(K.wake(P, e.queue), 'list')
+  end
+end
+if any_unique then
+  need(K.unique(P), 'hash')
+  need(K.throttle(P), 'hash')
+  need(K.throttle_expiry(P), 'zset')
+end
+local bad = structure_error()
+if bad then return bad end
 
 local function bit_set(mask, b) return math.floor(mask / b) % 2 == 1 end
 
@@ -109,6 +150,13 @@ local function replace(hid, e)
   if not h or not (h.state == 'scheduled' or h.state == 'available' or h.state == 'retryable') then
     return false
   end
+  -- The holder's structures, before the first write.
+  need_counts(P, h.queue)
+  need_available(P, h)
+  local _, _, rs = partition_of(P, h.queue, h.sticky, h.part)
+  need(rs, 'hash')
+  if e.fp ~= '' then need(K.held(P, e.fp), 'set') end
+  if structure_error() then return structure_error() end
   local hk = K.job(P, hid)
   local replaced = false
   local state, sched, prio, fp = h.state, h.sched, h.prio, h.fp
@@ -165,7 +213,14 @@ for _, e in ipairs(jobs) do
       end
       if hid then
         local replaced = 0
-        if (e.urepl > 0 or e.udeb > 0) and replace(hid, e) then replaced = 1 end
+        if e.urepl > 0 or e.udeb > 0 then
+          -- The holder must be usable: its data is read and its indexes are moved.
+          local _, why = load_job_checked(P, hid, JOB_FIELDS)
+          if why then return corrupt_reply(K.job(P, hid), why) end
+          local r = replace(hid, e)
+          if type(r) == 'table' then return r end
+          if r then replaced = 1 end
+        end
         flush_counts(P)
         -- The holder as it is now, so the producer needs no second read. A throttle
         -- window can outlive its holder.

@@ -49,9 +49,9 @@ function K.limits(P) return P .. 'limits' end
 function K.rate(P, class) return P .. 'rate:' .. class end
 function K.duty(P, name) return P .. 'duty:' .. name end
 function K.clock(P) return P .. 'clock' end
+function K.policy(P) return P .. 'policy' end
 function K.corrupt(P) return P .. 'corrupt' end
 function K.cancelled(P) return P .. 'cancelled' end -- a pub/sub channel, not a key
-function K.policy(P) return P .. 'policy' end
 function K.parked(P, class) return P .. 'parked:' .. class end
 function K.starved(P) return P .. 'starved' end
 function K.fp_running(P) return P .. 'fprunning' end
@@ -85,7 +85,46 @@ local function now_ms(P)
 end
 
 local UNFINISHED = { pending = true, scheduled = true, available = true, running = true, retryable = true }
-local ERROR_HISTORY = 64 -- newest entries of a job's error history that are kept
+
+-- The namespace policy (K.policy), read once per call and before the call's first write,
+-- cached by nobody. A field that is absent (or not a whole number of at most 100 years
+-- of ms) takes the caller's default
+-- when the caller passes one (retry and crash backoff, crash limit: StoreConfig), else
+-- the built-in default below; policy.go mirrors both. Retention in ms, 0 = never evicted.
+local POLICY_FIELDS = { 'retry_base', 'retry_cap', 'crash_limit', 'crash_base', 'ret_archived',
+  'ret_undecodable', 'ret_cancelled', 'snooze_limit' }
+local POLICY_DEFAULTS = { ret_archived = 604800000, ret_undecodable = 604800000,
+  ret_cancelled = 604800000, snooze_limit = 100 }
+local policy = nil
+--- @include K.policy
+--- @include POLICY_FIELDS
+--- @include POLICY_DEFAULTS
+--- @include policy
+local function load_policy(P, defaults)
+  if policy then return policy end
+  -- Through pcall: a script that reaches this lazily, after a write (finalize), must not
+  -- raise on an unusable policy key; it then applies the defaults. Scripts that read the
+  -- policy first refuse an unusable key instead (load_policy_checked).
+  local v = redis.pcall('HMGET', K.policy(P), unpack(POLICY_FIELDS))
+  if type(v) ~= 'table' or v.err then v = {} end
+  policy = {}
+  for i, f in ipairs(POLICY_FIELDS) do
+    local n = tonumber(v[i])
+    -- Beyond 100 years of ms (policy.go maxPolicyDuration) a value is unusable.
+    if n == nil or n < 0 or n > 3153600000000 or n ~= math.floor(n) then
+      n = (defaults and defaults[f]) or POLICY_DEFAULTS[f] or 0
+    end
+    policy[f] = n
+  end
+  return policy
+end
+
+-- A job's error history (K.errors) is a LIST of cjson entries, newest last, capped at
+-- ERROR_HISTORY_ENTRIES entries and ERROR_HISTORY_BYTES bytes (oldest dropped first; the
+-- newest entry is always kept). The job hash's 'errb' holds the list's byte total.
+-- Messages, stacks and logs arrive capped by Go (AttemptError in get_job.go).
+local ERROR_HISTORY_ENTRIES = 32
+local ERROR_HISTORY_BYTES = 65536
 
 -- Whether a fingerprint is quarantined, asked of Redis at most once per call, and not at
 -- all while nothing is quarantined.
@@ -174,15 +213,33 @@ local function mark_aux(P, id)
   rcall('HSET', K.job(P, id), 'aux', '1')
 end
 
+-- Appends an entry to a job's error history: e holds what the caller knows (outcome,
+-- state, msg, stack, logs); the attempt, crash attempt, fence and holder come from j, the
+-- job as it is after the transition, and the time from now. Empty fields are left out.
 --- @include rcall
+--- @include K.job
 --- @include K.errors
---- @include ERROR_HISTORY
---- @include mark_aux
-local function push_error(P, id, line)
-  mark_aux(P, id)
-  local k = K.errors(P, id)
-  rcall('RPUSH', k, line)
-  rcall('LTRIM', k, -ERROR_HISTORY, -1)
+--- @include ERROR_HISTORY_ENTRIES
+--- @include ERROR_HISTORY_BYTES
+local function push_error(P, id, j, e, now)
+  e.at = now
+  e.attempt = j.attempt
+  e.crash = j.crash
+  e.fence = j.fence
+  if j.lease ~= '' then e.worker = j.lease end
+  for f, v in pairs(e) do
+    if v == '' then e[f] = nil end
+  end
+  local line = cjson.encode(e)
+  local jk, k = K.job(P, id), K.errors(P, id)
+  rcall('HSET', jk, 'aux', '1')
+  local len = rcall('RPUSH', k, line)
+  local bytes = rcall('HINCRBY', jk, 'errb', #line)
+  while len > 1 and (len > ERROR_HISTORY_ENTRIES or bytes > ERROR_HISTORY_BYTES) do
+    local old = rcall('LPOP', k)
+    bytes = rcall('HINCRBY', jk, 'errb', -#old)
+    len = len - 1
+  end
 end
 
 -- Partition ZSET and ring of an available job: pinned jobs live apart, per worker, so
@@ -306,9 +363,9 @@ end
 
 -- The fields of a job hash that transitions read, in the order load_job reads them.
 local JOB_FIELDS = { 'state', 'queue', 'part', 'sticky', 'prio', 'sched', 'fp', 'ret', 'ukey', 'uwin',
-  'held', 'attempt', 'maxa', 'crash', 'rc', 'charge', 'step', 'lease', 'fence', 'aux', 'parked' }
+  'held', 'attempt', 'maxa', 'crash', 'rc', 'charge', 'step', 'lease', 'fence', 'aux', 'parked', 'snz' }
 local JOB_NUMBERS = { prio = true, sched = true, ret = true, uwin = true, attempt = true, maxa = true,
-  crash = true, charge = true, fence = true, weight = true }
+  crash = true, charge = true, fence = true, weight = true, snz = true, errb = true }
 -- Enqueue leaves out fields at their default; absent fields read as these, else '' or 0.
 -- jobFromHash in envelope.go reads the same fields with the same defaults
 -- (TestLuaJobFieldsMatchGo).
@@ -372,6 +429,29 @@ local function release_fingerprint(P, jk)
   end
 end
 
+-- A number in [0, 1) drawn from a string (djb2, then mixed): the same for the same string, spread
+-- apart for different ones, so jobs that failed together come back apart. Deterministic,
+-- so a replica or an AOF replay of the script computes the same.
+local function spread(s)
+  local h = 5381
+  for i = 1, #s do h = (h * 33 + string.byte(s, i)) % 2147483647 end
+  -- Park-Miller steps, so strings that differ in their last byte land far apart (every
+  -- product stays below 2^53, exact in a Lua number).
+  for _ = 1, 3 do h = (h * 48271) % 2147483647 end
+  return h / 2147483647
+end
+
+-- Backoff after a job's n-th crash: backoff(n, base, cap) scaled by a factor in
+-- [0.5, 1.5) drawn from the job's id and n, at most cap. Jobs that crashed together
+-- (most often innocent neighbours of the job that killed their worker) are not all due
+-- at the same instant, so they are not all admitted together again.
+--- @include backoff
+--- @include spread
+local function crash_backoff(id, n, base, cap)
+  local d = backoff(n, base, cap)
+  return math.min(math.floor(d * (0.5 + spread(id .. ':' .. n))), cap)
+end
+
 -- Moves a job out of running: the lease, its expiry entry, the admission's rate charge
 -- and its fingerprint's in-flight count go.
 --- @include rcall
@@ -385,19 +465,33 @@ local function drop_lease(P, id)
   release_fingerprint(P, jk)
 end
 
--- Ends a job in a terminal state. Retention > 0 schedules eviction; quarantined jobs wait
--- for an operator and are never evicted.
+-- How long a job that ends in a terminal state is kept (ms; 0 = never evicted):
+-- completed as the job says (its retention; 0 never gets here, a success at 0 deletes),
+-- archived, undecodable and cancelled by the namespace policy, quarantined never (it
+-- waits for an operator).
+--- @include load_policy
+local function retention_of(P, j, state)
+  if state == 'completed' then return j.ret end
+  if state == 'quarantined' then return 0 end
+  return load_policy(P)['ret_' .. state] or 0
+end
+
+-- Ends a job in a terminal state, scheduling its eviction after its retention. A script
+-- that finalizes calls load_policy before its first write, so that the policy read here
+-- cannot fail after a write.
 --- @include rcall
 --- @include K.job
 --- @include K.retained
 --- @include move_count
 --- @include release_unique
+--- @include retention_of
 local function finalize(P, id, j, state, now)
+  local ret = retention_of(P, j, state)
   rcall('HSET', K.job(P, id), 'state', state, 'fin', now)
   move_count(P, j.queue, j.state, state)
   release_unique(P, id, j)
-  if j.ret > 0 and state ~= 'quarantined' then
-    rcall('ZADD', K.retained(P), now + j.ret, id)
+  if ret > 0 then
+    rcall('ZADD', K.retained(P), now + ret, id)
   end
 end
 
@@ -419,7 +513,7 @@ local function delete_job(P, id, j)
   else
     rcall('DEL', K.job(P, id))
   end
-  if j.ret > 0 and not UNFINISHED[j.state] then rcall('ZREM', K.retained(P), id) end
+  if not UNFINISHED[j.state] then rcall('ZREM', K.retained(P), id) end
   move_count(P, j.queue, j.state, nil)
 end
 
@@ -495,38 +589,25 @@ local function rate_changed(P, class)
   redis.pcall('ZADD', K.starved(P), 'XX', 0, class)
 end
 
--- Trues up a rate class after the job reported its actual weight: the bucket gets back
+-- Trues up a rate class after the job reported its actual weight: the bucket b (its
+-- class's, loaded by the caller before its first write; nil when unconfigured) gets back
 -- what was charged and pays what was used. Tokens given back may pay for parked jobs.
 --- @include rcall
 --- @include K.job
---- @include load_bucket
 --- @include save_bucket
 --- @include rate_changed
-local function true_up(P, id, j, actual, now)
+local function true_up(P, id, j, actual, b)
   if actual < 0 then return end
-  if j.charge > 0 and j.rc ~= '' then
-    local b = load_bucket(P, j.rc, now)
-    if b then
-      b.tokens = math.min(b.burst, b.tokens + j.charge - actual)
-      save_bucket(b)
-      if actual < j.charge then rate_changed(P, j.rc) end
-    end
+  if b and j.charge > 0 then
+    b.tokens = math.min(b.burst, b.tokens + j.charge - actual)
+    save_bucket(b)
+    if actual < j.charge then rate_changed(P, j.rc) end
   end
   rcall('HDEL', K.job(P, id), 'charge')
 end
 
--- The fence check every write from a worker passes: still running, same lease, same
--- fence. Returns the job with `fields` (which must include state, lease and fence), or nil.
+-- The fields of the fence check every write from a worker passes (holder_checked).
 local HOLDER_FIELDS = { 'state', 'lease', 'fence' }
---- @include load_fields
---- @include HOLDER_FIELDS
-local function holder(P, id, lease, fence, fields)
-  local j = load_fields(P, id, fields or HOLDER_FIELDS)
-  if not j or j.state ~= 'running' or j.lease ~= lease or j.fence ~= tonumber(fence) then
-    return nil
-  end
-  return j
-end
 
 -- Corrupt data. Redis does not roll back a script that raises, so a script reaches its
 -- first write only after every read that can fail, and no write of it can fail:
@@ -579,7 +660,7 @@ local JOB_RANGES = {
   prio = { -2147483648, 2147483647 }, sched = { 0, MAX_SAFE }, ret = { 0, MAX_SAFE },
   uwin = { 0, MAX_SAFE }, attempt = { 0, MAX_SAFE }, maxa = { 0, MAX_SAFE },
   crash = { 0, MAX_SAFE }, charge = { 0, MAX_SAFE }, fence = { 0, MAX_SAFE },
-  weight = { 1, 1048576 }, schema = { 0, 2147483647 },
+  weight = { 1, 1048576 }, schema = { 0, 2147483647 }, snz = { 0, MAX_SAFE }, errb = { 0, MAX_SAFE },
 }
 
 -- Why the raw value v (false when absent) of job field f is unusable, or nil when it is
@@ -696,3 +777,79 @@ local function holder_checked(P, id, lease, fence, fields)
   end
   return j
 end
+
+-- The structures a call will write, checked in its read phase, each key once: need(key,
+-- type) is false when the key is unusable, and the first unusable key is kept for the
+-- reply (structure_error). A script calls structure_error after its reads and, when it
+-- returns a reply, returns that reply before its first write.
+local needed = {}
+local structure_bad = nil
+--- @include key_ok
+--- @include needed
+--- @include structure_bad
+local function need(key, want)
+  local ok = needed[key]
+  if ok == nil then
+    ok = key_ok(key, want)
+    needed[key] = ok
+    if not ok and not structure_bad then structure_bad = { key, 'is not a ' .. want } end
+  end
+  return ok
+end
+
+--- @include K.counts
+--- @include counts_ok
+--- @include needed
+--- @include structure_bad
+local function need_counts(P, q)
+  local key = K.counts(P, q)
+  if needed[key] == nil then
+    needed[key] = counts_ok(P, q)
+    if not needed[key] and not structure_bad then structure_bad = { key, 'holds a count that is not an integer' } end
+  end
+  return needed[key]
+end
+
+--- @include corrupt_reply
+--- @include structure_bad
+local function structure_error()
+  if structure_bad then return corrupt_reply(structure_bad[1], structure_bad[2]) end
+  return nil
+end
+
+-- The namespace policy through safe_hmget: nil and a reply when the policy key is not a
+-- hash. Read in every script's read phase (load_policy then serves the cached copy).
+--- @include K.policy
+--- @include key_ok
+--- @include load_policy
+--- @include corrupt_reply
+local function load_policy_checked(P, defaults)
+  if not key_ok(K.policy(P), 'hash') then return nil, corrupt_reply(K.policy(P), 'is not a hash') end
+  return load_policy(P, defaults)
+end
+
+-- Whether a job's own history list can take an entry: a list, or absent. A history that
+-- is not is skipped (the transition goes on; an unusable history is no reason to hold
+-- the job back).
+--- @include K.errors
+--- @include key_ok
+local function history_ok(P, id)
+  return key_ok(K.errors(P, id), 'list')
+end
+
+-- The structures make_available writes for job j: its partition and ring (ZSETs), its
+-- queue's wake LIST, the quarantine HASH and its fingerprint's held SET.
+--- @include K.wake
+--- @include K.quarantine
+--- @include K.held
+--- @include partition_of
+--- @include need
+local function need_available(P, j)
+  local pz, ring = partition_of(P, j.queue, j.sticky, j.part)
+  need(pz, 'zset')
+  need(ring, 'zset')
+  need(K.wake(P, j.queue), 'list')
+  need(K.quarantine(P), 'hash')
+  if j.fp ~= '' then need(K.held(P, j.fp), 'set') end
+end
+

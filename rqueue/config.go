@@ -15,8 +15,11 @@ const (
 	// MaxAttemptsDefault is how many failed attempts a job gets before it is archived.
 	MaxAttemptsDefault = headgate.MaxAttemptsDefault
 	// RetentionDefault keeps no successful job: it is deleted as it completes, which keeps
-	// Redis's memory flat under any throughput. Failed, cancelled and quarantined jobs are
-	// kept whatever the retention, until an operator evicts them.
+	// Redis's memory flat under any throughput. A job's retention is for its success only:
+	// archived, undecodable and cancelled jobs are kept for the namespace policy's
+	// retention of each (headgate.RetentionFailedDefault, 7 days, unless set with
+	// headgate.Store.SetPolicy or `headgate policy set`), then evicted; quarantined jobs
+	// are never evicted (they wait for an operator).
 	RetentionDefault time.Duration = 0
 )
 
@@ -40,7 +43,8 @@ type Config struct {
 	MaxAttempts int
 
 	// Retention is how long a successful job (and its result) is kept before eviction,
-	// for jobs whose args and options set none. Zero deletes it as it completes.
+	// for jobs whose args and options set none. Zero deletes it as it completes. Jobs
+	// that end otherwise are kept by the namespace policy (see RetentionDefault).
 	// Defaults to RetentionDefault (0).
 	Retention time.Duration
 

@@ -80,7 +80,9 @@ type EnqueueOpts struct {
 	Unique UniqueOpts
 
 	// Retention keeps the job this long after it succeeds; RetentionNone deletes it at
-	// once. Defaults to Config.Retention.
+	// once. It does not apply to other ends (archived, undecodable, cancelled: the
+	// namespace policy's retention; quarantined: until an operator acts). Defaults to
+	// Config.Retention.
 	Retention time.Duration
 
 	// Tags label the job for operators; they are stored sorted and without repeats.

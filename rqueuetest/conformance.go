@@ -41,7 +41,9 @@ func ExerciseBackend(t *testing.T, newStore NewStoreFunc) {
 	var all []conformanceCase
 	for _, cases := range [][]conformanceCase{enqueueCases, admitCases, admitRateCases, admitDRRCases, admitProbationCases, admitCorruptCases, ackCases, renewCases,
 		reclaimCases, promoteCases, evictCases, dutyCases, outputProgressCases, cancelCases,
-		clockCases, clockCorruptCases, statsCases, corruptSmallCases} {
+		clockCases, clockCorruptCases, statsCases, corruptSmallCases, ackHistoryCases, ackSnoozeCases,
+		setPolicyCases, evictRetentionCases, reclaimJitterCases, ackCorruptCases,
+		reclaimCorruptCases, evictCorruptCases, enqueueCorruptCases} {
 		all = append(all, cases...)
 	}
 	all = append(all, policyCases...)

@@ -49,8 +49,8 @@ var ackCases = []conformanceCase{
 		if err != nil || r == nil || r.SchemaVersion != 2 || string(r.Bytes) != "out" || r.Fence != c.Fence || !r.UpdatedAt.Equal(epoch) {
 			t.Errorf("result: %+v, %v", r, err)
 		}
-		if errs, err := s.JobErrors(ctx, "a"); err != nil || !slices.Equal(errs, []string{"success logs: l1 | l2"}) {
-			t.Errorf("history %q (err %v)", errs, err)
+		if errs := historyOf(t, ctx, s, "a"); !slices.Equal(errs, []string{"success -> completed (attempt 0, fence 1, worker w1-lease); logs: l1 | l2"}) {
+			t.Errorf("history %q", errs)
 		}
 		advance(t, ctx, s, time.Hour-time.Millisecond)
 		if n, err := s.EvictRetained(ctx, 10); err != nil || n != 0 {
@@ -90,11 +90,10 @@ var ackCases = []conformanceCase{
 		if st := mustAck(t, ctx, s, c, headgate.OutcomeRetry, &headgate.AckOpts{Error: "last"}); st != headgate.StateArchived {
 			t.Errorf("retry with attempts spent: %s, want archived", st)
 		}
-		errs, err := s.JobErrors(ctx, "a")
-		if err != nil {
-			t.Fatalf("job errors: %v", err)
-		}
-		want := []string{"retry (attempt 1): boom", "retry (attempt 2): again", "retry (attempt 3): last"}
+		errs := historyOf(t, ctx, s, "a")
+		want := []string{"retry -> retryable (attempt 1, fence 1, worker w1-lease): boom",
+			"retry -> retryable (attempt 2, fence 2, worker w1-lease): again",
+			"retry -> archived (attempt 3, fence 3, worker w1-lease): last"}
 		if !slices.Equal(errs, want) {
 			t.Errorf("history %q, want %q", errs, want)
 		}
@@ -111,8 +110,8 @@ var ackCases = []conformanceCase{
 			mustAck(t, ctx, s, c, outcomes[id], &headgate.AckOpts{Error: "why " + id})
 			wantState(t, ctx, s, id, want[id])
 		}
-		if errs, err := s.JobErrors(ctx, "undecodable"); err != nil || !slices.Equal(errs, []string{"undecodable: why undecodable"}) {
-			t.Errorf("undecodable history %q (err %v)", errs, err)
+		if errs := historyOf(t, ctx, s, "undecodable"); !slices.Equal(errs, []string{"undecodable -> undecodable (attempt 0, fence 1, worker w-lease): why undecodable"}) {
+			t.Errorf("undecodable history %q", errs)
 		}
 	}},
 	{"Ack/SnoozeSpendsNoAttempt", func(t *testing.T, s *headgate.Store) {

@@ -98,7 +98,7 @@ func TestDrainOutcomes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(errs) == 0 || !strings.Contains(errs[0], "handler bug") {
+		if len(errs) == 0 || !strings.Contains(errs[0].Message, "handler bug") {
 			t.Errorf("the panic's job history = %q, want the panic recorded by the worker", errs)
 		}
 
@@ -303,7 +303,7 @@ func TestDrainRunsHandlersInARealWorker(t *testing.T) {
 			t.Errorf("progress = %+v, %v; want done", p, err)
 		}
 		errs, err := k.Store.JobErrors(ctx, id)
-		if err != nil || !strings.Contains(strings.Join(errs, "\n"), "attempt 0") {
+		if err != nil || !strings.Contains(fmt.Sprint(errs), "attempt 0") {
 			t.Errorf("history = %q, %v; want the attempt's log", errs, err)
 		}
 	})
@@ -415,7 +415,7 @@ func TestDrainHandlerCallsFailNow(t *testing.T) {
 		}
 	}
 	errs, err := k.Store.JobErrors(ctx, fatal)
-	if err != nil || len(errs) == 0 || !strings.Contains(errs[0], "runtime.Goexit") {
+	if err != nil || len(errs) == 0 || !strings.Contains(errs[0].Message, "runtime.Goexit") {
 		t.Errorf("history of the job whose handler exited = %q, %v; want the Goexit recorded", errs, err)
 	}
 }

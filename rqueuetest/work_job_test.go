@@ -73,7 +73,7 @@ func TestWorkJobUndecodable(t *testing.T) {
 			r.Outcome, r.State, r.Err, called)
 	}
 	errs, err := r.Kit.Store.JobErrors(testCtx(t), r.Job.ID)
-	if err != nil || len(errs) == 0 || !strings.Contains(errs[0], "cannot decode") {
+	if err != nil || len(errs) == 0 || !strings.Contains(errs[0].Message, "cannot decode") {
 		t.Errorf("history = %q, %v; want the decode error", errs, err)
 	}
 }

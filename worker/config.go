@@ -103,6 +103,12 @@ type Config struct {
 	//	redis.SetLogger(&logging.VoidLogger{}) // github.com/redis/go-redis/v9/logging
 	Logger *slog.Logger
 
+	// RetryBase, RetryCap, CrashLimit and CrashRetryBase are only defaults: the rules a
+	// namespace applies are its policy in Redis (headgate.Policy, `headgate policy`),
+	// shared by the fleet. For a field the namespace's policy lacks, the store calls this
+	// worker makes use the value given here; once the policy is set (it is written whole)
+	// these values no longer matter.
+	//
 	// RetryBase is the backoff after a job's first failure; each further failure doubles
 	// it, up to RetryCap. Passed to the store. Defaults to headgate.RetryBaseDefault (1s).
 	RetryBase time.Duration

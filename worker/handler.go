@@ -30,8 +30,11 @@ type Job[T Args] struct {
 	Attempt int
 	// CrashAttempt counts this job's earlier attempts lost to an expired lease.
 	CrashAttempt int
-	Queue        string
-	Partition    string
+	// Snoozes counts this job's earlier attempts that snoozed; past the namespace
+	// policy's snooze limit a snooze counts as a failed attempt.
+	Snoozes   int
+	Queue     string
+	Partition string
 	// Fence is this admission's fence: it increases with every admission of the job and
 	// tags what this attempt writes (output, progress, result).
 	Fence int64
@@ -70,6 +73,7 @@ func Handle[T Args](w *Worker, fn func(ctx context.Context, job *Job[T]) error) 
 			Kind:         e.Kind,
 			Attempt:      e.Attempt,
 			CrashAttempt: e.CrashAttempt,
+			Snoozes:      e.Snoozes,
 			Queue:        e.Queue,
 			Partition:    e.PartitionKey,
 			Fence:        c.Fence,

@@ -121,8 +121,8 @@ func TestShutdownHandsJobsBack(t *testing.T) {
 		if err := recv(t, cause, "the handler's cancellation"); !errors.Is(err, worker.ErrShutdown) {
 			t.Errorf("cause = %v, want ErrShutdown", err)
 		}
-		if a := b.waitAck("j1"); a.Outcome != headgate.OutcomeRateLimited || a.State != headgate.StateAvailable {
-			t.Errorf("ack = %+v, want rate_limited → available", a)
+		if a := b.waitAck("j1"); a.Outcome != headgate.OutcomeHandBack || a.State != headgate.StateAvailable {
+			t.Errorf("ack = %+v, want hand_back → available", a)
 		}
 		if j := b.job("j1"); j.Attempt != 0 || j.CrashAttempt != 0 {
 			t.Errorf("handed-back job: attempt %d crash %d, want 0 and 0", j.Attempt, j.CrashAttempt)

@@ -135,7 +135,7 @@ func outcome(err error, timedOut bool, timeout time.Duration) (headgate.Outcome,
 	case errors.As(err, &undecodable):
 		return headgate.OutcomeUndecodable, headgate.AckOpts{Error: truncate(undecodable.msg)}
 	case errors.As(err, &pe):
-		return headgate.OutcomeRetry, headgate.AckOpts{Error: truncate(pe.Error())}
+		return headgate.OutcomeRetry, headgate.AckOpts{Error: truncate(fmt.Sprintf("panic: %v", pe.value)), Stack: string(pe.stack)}
 	case timedOut:
 		return headgate.OutcomeRetry, headgate.AckOpts{Error: truncate(fmt.Sprintf("timeout after %s: %v", timeout, err))}
 	case errors.As(err, &snooze):

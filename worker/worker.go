@@ -369,7 +369,7 @@ func (w *Worker) heldSnapshot() []*execution {
 	return out
 }
 
-// handBack cancels every job still running and queues its hand-back (rate limited) for
+// handBack cancels every job still running and queues its hand-back (OutcomeHandBack) for
 // the acker. It returns how many it handed back.
 func (w *Worker) handBack() int {
 	n := 0
@@ -377,7 +377,7 @@ func (w *Worker) handBack() int {
 		if !e.state.CompareAndSwap(stateRunning, stateHandedBack) {
 			continue
 		}
-		e.outcome, e.opts = headgate.OutcomeRateLimited, headgate.AckOpts{}
+		e.outcome, e.opts = headgate.OutcomeHandBack, headgate.AckOpts{}
 		e.cancel(ErrShutdown)
 		select {
 		case w.finished <- e:

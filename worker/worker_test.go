@@ -200,7 +200,11 @@ func (b *testBundle) errorHistory(id string) string {
 	b.t.Helper()
 	h, err := b.store.JobErrors(context.Background(), id)
 	mustOK(b.t, err)
-	return strings.Join(h, "\n")
+	lines := make([]string, len(h))
+	for i, e := range h {
+		lines[i] = e.String() + "\n" + e.Stack
+	}
+	return strings.Join(lines, "\n")
 }
 
 func mustOK(t testing.TB, err error) {

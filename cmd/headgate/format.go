@@ -64,7 +64,7 @@ func printJob(w io.Writer, d *inspector.JobDetail, now time.Time) {
 		state += " (held: its fingerprint is quarantined)"
 	}
 	line("State", "%s", state)
-	line("Attempt", "%d of %d (lost leases: %d)", j.Attempt, j.MaxAttempts, j.CrashAttempt)
+	line("Attempt", "%d of %d (lost leases: %d, snoozes: %d)", j.Attempt, j.MaxAttempts, j.CrashAttempt, j.Snoozes)
 	line("Priority", "%d", j.Priority)
 	line("Partition", "%s", dash(j.PartitionKey))
 	line("Fingerprint", "%s", dash(j.Fingerprint))
@@ -125,7 +125,14 @@ func printJob(w io.Writer, d *inspector.JobDetail, now time.Time) {
 	if len(d.Errors) > 0 {
 		fmt.Fprintf(w, "\nErrors and logs (%d, oldest first):\n", len(d.Errors))
 		for i, e := range d.Errors {
-			fmt.Fprintf(w, "  %d. %s\n", i+1, e)
+			at := ""
+			if !e.At.IsZero() {
+				at = longTime(e.At, now) + " "
+			}
+			fmt.Fprintf(w, "  %d. %s%s\n", i+1, at, e)
+			for line := range strings.Lines(e.Stack) {
+				fmt.Fprintf(w, "       %s", strings.TrimRight(line, "\n")+"\n")
+			}
 		}
 	}
 }

@@ -98,6 +98,8 @@ var commands = []*command{
 	{name: "rate", args: "CLASS LIMIT WINDOW BURST | CLASS off",
 		summary: "rate class token bucket: LIMIT per WINDOW (e.g. 1s, 1m), holding BURST", run: cmdRate},
 	{name: "quarantine", args: "[release FINGERPRINT]", summary: "list quarantined fingerprints, or release one", run: cmdQuarantine},
+	{name: "policy", args: "[show [-json] | set FIELD VALUE...]",
+		summary: "the namespace's fleet-wide policy: backoff, crash limit, retention, snooze limit", flags: policyFlags, run: cmdPolicy},
 	{name: "demo", args: "[flags]", summary: "run a self-contained demo on an embedded Redis"},
 	aclCommand,
 }

@@ -203,7 +203,7 @@ func TestJob(t *testing.T) {
 	requireContains(t, out,
 		"ID:           j1",
 		"State:        running",
-		"Attempt:      0 of 25 (lost leases: 0)",
+		"Attempt:      0 of 25 (lost leases: 0, snoozes: 0)",
 		"Fingerprint:  fp",
 		"Tags:         vip",
 		"Unique key:   u (until finished)",
@@ -224,7 +224,7 @@ func TestJob(t *testing.T) {
 		"State:        retryable",
 		"Scheduled:    2030-01-02 03:05:06.000 (in 1m0s)",
 		"Errors and logs (1, oldest first):",
-		"1. retry (attempt 1): smtp 421",
+		"1. 2030-01-02 03:04:06.000 (now) retry -> retryable (attempt 1, fence 1, worker l1): smtp 421",
 	)
 
 	code, _, errOut := b.run(t, "job", "missing")

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/headgate/headgate"
+)
+
+// policyJSON holds each invocation's -json flag of the policy command.
+var policyJSON sync.Map // *cli -> *bool
+
+func policyFlags(fs *flag.FlagSet, c *cli) {
+	v := new(bool)
+	fs.BoolVar(v, "json", false, "show: print the policy as JSON")
+	policyJSON.Store(c, v)
+}
+
+// cmdPolicy shows the namespace policy, or sets fields of it: the fields not named keep
+// the values shown, and every field is then stored in the namespace.
+func cmdPolicy(ctx context.Context, c *cli, args []string) error {
+	asJSON := false
+	if v, ok := policyJSON.LoadAndDelete(c); ok {
+		asJSON = *v.(*bool)
+	}
+	p, err := c.insp.Policy(ctx)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(args) == 0 || len(args) == 1 && args[0] == "show":
+	case args[0] == "set":
+		pairs := args[1:]
+		if len(pairs) == 0 || len(pairs)%2 != 0 {
+			return usagef("set wants FIELD VALUE pairs (fields: %v)", headgate.PolicyFields)
+		}
+		for i := 0; i < len(pairs); i += 2 {
+			if !slices.Contains(headgate.PolicyFields, pairs[i]) {
+				return usagef("unknown policy field %q (fields: %v)", pairs[i], headgate.PolicyFields)
+			}
+			if err := p.Set(pairs[i], pairs[i+1]); err != nil {
+				return err
+			}
+		}
+		if err := c.insp.SetPolicy(ctx, p); err != nil {
+			return err
+		}
+		if p, err = c.insp.Policy(ctx); err != nil {
+			return err
+		}
+	default:
+		return usagef("want show, or set FIELD VALUE...")
+	}
+	if asJSON {
+		out := struct {
+			Policy map[string]string `json:"policy"`
+			Stored []string          `json:"stored"`
+		}{Policy: map[string]string{}, Stored: p.Stored}
+		if out.Stored == nil {
+			out.Stored = []string{}
+		}
+		for _, f := range headgate.PolicyFields {
+			out.Policy[f], _ = p.Value(f)
+		}
+		enc := json.NewEncoder(c.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
+	tw := c.table()
+	fmt.Fprintln(tw, "FIELD\tVALUE\tSOURCE")
+	for _, f := range headgate.PolicyFields {
+		v, _ := p.Value(f)
+		src := "default"
+		if slices.Contains(p.Stored, f) {
+			src = "namespace"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", f, v, src)
+	}
+	return tw.Flush()
+}

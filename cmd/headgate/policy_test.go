@@ -1,0 +1,64 @@
+package main
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+)
+
+func TestPolicy(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	requireContains(t, b.mustRun(t, "policy"),
+		"retry_base       1s        default",
+		"ret_archived     168h0m0s  default",
+		"snooze_limit     100       default",
+		"fp_inflight      0         default",
+	)
+	requireContains(t, b.mustRun(t, "policy", "set", "retry_base", "2s", "snooze_limit", "5", "fp_inflight", "1"),
+		"retry_base       2s        namespace",
+		"crash_limit      3         namespace",
+		"snooze_limit     5         namespace",
+		"fp_inflight      1         namespace",
+	)
+	// The store a worker uses applies what the command set.
+	p, err := b.store.Policy(b.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.RetryBase != 2*time.Second || p.SnoozeLimit != 5 || p.FingerprintInflight != 1 || len(p.Stored) != 9 {
+		t.Errorf("policy after set = %+v", p)
+	}
+	var shown struct {
+		Policy map[string]string `json:"policy"`
+		Stored []string          `json:"stored"`
+	}
+	if err := json.Unmarshal([]byte(b.mustRun(t, "policy", "show", "-json")), &shown); err != nil {
+		t.Fatal(err)
+	}
+	if shown.Policy["retry_base"] != "2s" || shown.Policy["ret_cancelled"] != "168h0m0s" || len(shown.Stored) != 9 {
+		t.Errorf("policy -json = %+v", shown)
+	}
+
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"policy", "set"}, exitUsage, "FIELD VALUE pairs"},
+		{[]string{"policy", "set", "retry_base"}, exitUsage, "FIELD VALUE pairs"},
+		{[]string{"policy", "set", "speed", "1"}, exitUsage, `unknown policy field "speed"`},
+		{[]string{"policy", "set", "retry_base", "soon"}, exitError, "invalid Policy.RetryBase"},
+		{[]string{"policy", "set", "crash_limit", "0"}, exitError, "invalid Policy.CrashLimit: must be at least 1"},
+		{[]string{"policy", "frob"}, exitUsage, "want show, or set"},
+	} {
+		code, _, errOut := b.run(t, tc.args...)
+		if code != tc.code {
+			t.Errorf("%v: exit %d, want %d (%s)", tc.args, code, tc.code, errOut)
+		}
+		requireContains(t, errOut, tc.want)
+	}
+	if p2, err := b.store.Policy(b.ctx); err != nil || p2.CrashLimit != 3 || p2.RetryBase != 2*time.Second {
+		t.Errorf("refused sets changed the policy: %+v, %v", p2, err)
+	}
+}

@@ -837,17 +837,19 @@ local function history_ok(P, id)
   return key_ok(K.errors(P, id), 'list')
 end
 
--- The structures make_available writes for job j: its partition and ring (ZSETs), its
--- queue's wake LIST, the quarantine HASH and its fingerprint's held SET.
+-- The structures make_available writes for job j: its partition and ring (ZSETs), the
+-- ring's state HASH, its queue's wake LIST, the quarantine HASH and its fingerprint's
+-- held SET.
 --- @include K.wake
 --- @include K.quarantine
 --- @include K.held
 --- @include partition_of
 --- @include need
 local function need_available(P, j)
-  local pz, ring = partition_of(P, j.queue, j.sticky, j.part)
+  local pz, ring, rs = partition_of(P, j.queue, j.sticky, j.part)
   need(pz, 'zset')
   need(ring, 'zset')
+  need(rs, 'hash')
   need(K.wake(P, j.queue), 'list')
   need(K.quarantine(P), 'hash')
   if j.fp ~= '' then need(K.held(P, j.fp), 'set') end

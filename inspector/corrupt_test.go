@@ -16,7 +16,7 @@ func TestCorruptJobs(t *testing.T) {
 	b := setup(t)
 	at := epoch.Add(time.Second)
 	b.enqueue(t, headgate.Envelope{ID: "bad", ScheduledAt: at}, headgate.Envelope{ID: "good", ScheduledAt: at})
-	if err := b.store.Client().HSet(b.ctx, "hg:{inspector-test}:job:bad", "sched", "soon").Err(); err != nil {
+	if err := b.store.Client().HSet(b.ctx, "hg:{"+b.store.Namespace()+"}:job:bad", "sched", "soon").Err(); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := b.insp.CorruptJobs(b.ctx); err != nil || len(got) != 0 {

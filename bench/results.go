@@ -18,11 +18,17 @@ import (
 // compared with another.
 type Env struct {
 	RedisVersion string `json:"redis_version"`
-	RedisAddr    string `json:"redis_addr"`
-	GoVersion    string `json:"go_version"`
-	CPUs         int    `json:"cpus"`
-	Quick        bool   `json:"quick"`
-	Started      string `json:"started"`
+	// RedisPersistence is the server's AOF and RDB configuration (CONFIG
+	// GET): what a crash of the machine can lose.
+	RedisPersistence string `json:"redis_persistence"`
+	// Stores are the systems' stores other than Redis, e.g. River's
+	// PostgreSQL with its durability settings.
+	Stores    []string `json:"stores,omitempty"`
+	RedisAddr string   `json:"redis_addr"`
+	GoVersion string   `json:"go_version"`
+	CPUs      int      `json:"cpus"`
+	Quick     bool     `json:"quick"`
+	Started   string   `json:"started"`
 	// One-minute load average at start and end (Linux only). Everything
 	// shares the machine, so a load above the CPU count means noisy numbers.
 	LoadStart string `json:"load_start,omitempty"`
@@ -124,10 +130,20 @@ func (r *report) build(list []Scenario, quick bool) {
 					if v, ok := x.Metrics[row.Key]; ok {
 						tr.Values[sys] = v
 					}
-					if x.Note != "" {
-						tr.Notes[sys] = x.Note
+					var notes []string
+					for _, n := range []string{x.Note, x.RowNotes[row.Key]} {
+						if n != "" {
+							notes = append(notes, n)
+						}
+					}
+					if len(notes) > 0 {
+						tr.Notes[sys] = strings.Join(notes, "; ")
 					}
 				}
+			}
+			if len(tr.Values) == 0 && row.Key == mJobsPerSecBulk {
+				// Only systems with a bulk path have this row.
+				continue
 			}
 			r.Rows = append(r.Rows, tr)
 		}
@@ -252,8 +268,16 @@ func (r *report) writeTable(w io.Writer) {
 	if r.Env.HeadgateSource != "" {
 		src = ", headgate " + r.Env.HeadgateSource
 	}
-	fmt.Fprintf(w, "\nredis %s, %d CPUs%s, %s%s, %s run, %.0f s; concurrency %d, %d producers, batches of %d; completed jobs not kept.\n",
-		r.Env.RedisVersion, r.Env.CPUs, load, r.Env.GoVersion, src, mode, r.Seconds, concurrency, producers, batchSize)
+	stores := ""
+	for _, st := range r.Env.Stores {
+		stores += "; " + st
+	}
+	kept := "completed jobs not kept"
+	if slices.Contains(r.Systems, "river") {
+		kept += " (River: no delete-on-complete; its completed rows stay until its cleaner's 24 h retention)"
+	}
+	fmt.Fprintf(w, "\nredis %s (%s)%s; %d CPUs%s, %s%s, %s run, %.0f s; concurrency %d, %d producers, batches of %d; %s.\n",
+		r.Env.RedisVersion, r.Env.RedisPersistence, stores, r.Env.CPUs, load, r.Env.GoVersion, src, mode, r.Seconds, concurrency, producers, batchSize, kept)
 }
 
 func mdRow(cells []string, widths []int) string {

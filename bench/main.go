@@ -99,7 +99,9 @@ func run() error {
 		// we did not start must be asked for.
 		return fmt.Errorf("refusing to FLUSHALL %s: the harness wipes the server before every run; pass -flush if that is fine, or drop -redis to use a private server", addr)
 	}
-	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	// FLUSHALL of a 1M-job backlog takes seconds, more on a loaded machine:
+	// the default 3 s read timeout once ended a full run there.
+	rdb := redis.NewClient(&redis.Options{Addr: addr, ReadTimeout: 2 * time.Minute})
 	defer rdb.Close()
 	env, err := describe(ctx, rdb, addr, *quick)
 	if err != nil {

@@ -137,7 +137,11 @@ func (r *report) build(list []Scenario, quick bool) {
 							notes = append(notes, n)
 						}
 					}
-					if len(notes) > 0 {
+					_, has := tr.Values[sys]
+					if len(notes) > 0 && (has || row.Key != mJobsPerSecBulk) {
+						// A system without a bulk path has nothing to
+						// say on that row; its scenario note is on the
+						// batch row above.
 						tr.Notes[sys] = strings.Join(notes, "; ")
 					}
 				}

@@ -22,10 +22,31 @@ import (
 type goSystem struct {
 	name string
 	open Opener
+	// avail and setup are for libraries that need more than the harness's
+	// Redis (River: PostgreSQL); nil for the others.
+	avail func() error
+	setup func(ctx context.Context) (env string, stop func(), err error)
+	// notRedis: the library keeps its jobs elsewhere, so -stats (which
+	// reads the Redis server's INFO) has nothing to say about it.
+	notRedis bool
 }
 
-func (s *goSystem) Name() string     { return s.name }
-func (s *goSystem) Available() error { return nil }
+func (s *goSystem) Name() string { return s.name }
+
+func (s *goSystem) Available() error {
+	if s.avail == nil {
+		return nil
+	}
+	return s.avail()
+}
+
+// Setup implements setupSystem.
+func (s *goSystem) Setup(ctx context.Context) (string, func(), error) {
+	if s.setup == nil {
+		return "", func() {}, nil
+	}
+	return s.setup(ctx)
+}
 
 func (s *goSystem) Run(ctx context.Context, sc Scenario) (Result, error) {
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(sc.Params.TimeoutMS)*time.Millisecond)
@@ -36,10 +57,13 @@ func (s *goSystem) Run(ctx context.Context, sc Scenario) (Result, error) {
 	}
 	defer q.Close()
 	r := &goRun{q: q, p: sc.Params}
-	if statsEnabled {
+	if statsEnabled && !s.notRedis {
 		r.stats = newRunStats(ctx, sc.Params.Redis, q)
 	}
 	res, err := r.run(ctx, sc.Kind)
+	if n, ok := q.(rowNoter); ok && err == nil {
+		res.RowNotes = n.RowNotes(sc.Kind)
+	}
 	if r.stats != nil {
 		phases, serr := r.stats.finish(context.WithoutCancel(ctx))
 		if err == nil && serr != nil {
@@ -112,7 +136,21 @@ func (r *goRun) enqueueBatch(ctx context.Context) (Result, error) {
 	if err := r.fill(ctx, r.p.Jobs, r.p.Producers, true, mk); err != nil {
 		return Result{}, err
 	}
-	return rate(r.p.Jobs, time.Since(t0), note), nil
+	res := rate(r.p.Jobs, time.Since(t0), note)
+	if _, ok := r.q.(bulkBatchEnqueuer); !ok {
+		return res, nil
+	}
+	// The same again through the bulk-load path, on top of the jobs above
+	// (a queue of 100k more jobs is no harder to append to).
+	if err := r.fillBulk(ctx, r.p.Warmup, r.p.Producers, mk); err != nil {
+		return Result{}, fmt.Errorf("bulk warm-up: %w", err)
+	}
+	t0 = time.Now()
+	if err := r.fillBulk(ctx, r.p.Jobs, r.p.Producers, mk); err != nil {
+		return Result{}, err
+	}
+	res.Metrics[mJobsPerSecBulk] = float64(r.p.Jobs) / time.Since(t0).Seconds()
+	return res, nil
 }
 
 func (r *goRun) e2e(ctx context.Context) (Result, error) {
@@ -318,22 +356,35 @@ func (r *goRun) fairness(ctx context.Context) (Result, error) {
 }
 
 func (r *goRun) memory(ctx context.Context) (Result, error) {
-	rdb := redis.NewClient(&redis.Options{Addr: r.p.Redis})
-	defer rdb.Close()
-	before, err := usedMemory(ctx, rdb)
+	size, note := r.usedBytes()
+	before, err := size(ctx)
 	if err != nil {
 		return Result{}, err
 	}
 	if err := r.preload(ctx, r.p.Jobs, ""); err != nil {
 		return Result{}, err
 	}
-	after, err := usedMemory(ctx, rdb)
+	after, err := size(ctx)
 	if err != nil {
 		return Result{}, err
 	}
-	return Result{Metrics: map[string]float64{
+	return Result{Note: note, Metrics: map[string]float64{
 		mBytesPerJob: float64(after-before) / float64(r.p.Jobs),
 	}}, nil
+}
+
+// usedBytes is what the memory scenario measures: the Redis server's
+// used_memory, or for a library that keeps its jobs elsewhere its own count
+// of stored bytes.
+func (r *goRun) usedBytes() (func(context.Context) (int64, error), string) {
+	if sb, ok := r.q.(storedBytesCounter); ok {
+		return sb.StoredBytes, sb.StoredBytesNote()
+	}
+	return func(ctx context.Context) (int64, error) {
+		rdb := redis.NewClient(&redis.Options{Addr: r.p.Redis})
+		defer rdb.Close()
+		return usedMemory(ctx, rdb)
+	}, ""
 }
 
 // preload fills a backlog by the library's fastest path: batches from the
@@ -341,11 +392,22 @@ func (r *goRun) memory(ctx context.Context) (Result, error) {
 // it has not (single calls are round-trip bound, so more of them in flight
 // is what makes them fast).
 func (r *goRun) preload(ctx context.Context, n int, tenant string) error {
+	mk := func(int) Job { return r.job(tenant, 0) }
+	if _, ok := r.q.(bulkBatchEnqueuer); ok {
+		return r.fillBulk(ctx, n, r.p.Producers, mk)
+	}
 	workers := r.p.Producers
 	if _, ok := r.q.(BatchEnqueuer); !ok {
 		workers = preloadWorkers
 	}
-	return r.fill(ctx, n, workers, true, func(int) Job { return r.job(tenant, 0) })
+	return r.fill(ctx, n, workers, true, mk)
+}
+
+// fillBulk is fill through the bulk-load path (bulkBatchEnqueuer), in
+// batches of BatchSize.
+func (r *goRun) fillBulk(ctx context.Context, n, workers int, mk func(i int) Job) error {
+	bulk := r.q.(bulkBatchEnqueuer)
+	return r.fillWith(ctx, n, workers, r.p.BatchSize, mk, nil, bulk.EnqueueBulk)
 }
 
 const preloadWorkers = 32
@@ -354,10 +416,16 @@ const preloadWorkers = 32
 // batch is set and the library has a batch API.
 func (r *goRun) fill(ctx context.Context, n, workers int, batch bool, mk func(i int) Job) error {
 	be, hasBatch := r.q.(BatchEnqueuer)
-	step := 1
 	if batch && hasBatch {
-		step = r.p.BatchSize
+		return r.fillWith(ctx, n, workers, r.p.BatchSize, mk, nil, be.EnqueueBatch)
 	}
+	return r.fillWith(ctx, n, workers, 1, mk, r.enqueue, nil)
+}
+
+// fillWith enqueues n jobs from the given number of goroutines, step jobs
+// per call: one through single when step is 1, else batches through many.
+func (r *goRun) fillWith(ctx context.Context, n, workers, step int, mk func(i int) Job,
+	single func(context.Context, Job) error, many func(context.Context, []Job) error) error {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	errs := make([]error, workers)
@@ -371,13 +439,13 @@ func (r *goRun) fill(ctx context.Context, n, workers int, batch bool, mk func(i 
 				end := min(start+step, n)
 				var err error
 				if step == 1 {
-					err = r.enqueue(ctx, mk(start))
+					err = single(ctx, mk(start))
 				} else {
 					jobs := make([]Job, 0, end-start)
 					for i := start; i < end; i++ {
 						jobs = append(jobs, mk(i))
 					}
-					err = be.EnqueueBatch(ctx, jobs)
+					err = many(ctx, jobs)
 					if err == nil && r.stats != nil {
 						r.stats.enqueued.Add(int64(len(jobs)))
 					}

@@ -47,6 +47,9 @@ func run() error {
 		redisBin  = flag.String("redis-server", "redis-server", "redis-server binary for the private server")
 		bullmqDir = flag.String("bullmq-dir", "", "directory holding bench.mjs (default: ./bullmq next to this source)")
 	)
+	var durable durability
+	flag.Var(&durable, "durable", "private redis-server with an append-only file: -durable (appendfsync always) or -durable=everysec")
+	flag.StringVar(&pgBinDir, "pg-bin", "", "directory with PostgreSQL's initdb and postgres for River (default: newest /usr/lib/postgresql/*/bin, else PATH)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the harness process (the Go systems' client side) to this file")
 	flag.BoolVar(&statsEnabled, "stats", false, "after each run of a Go system, print what each job cost Redis (INFO cpu, commandstats, round trips) to stderr")
 	flag.Parse()
@@ -81,8 +84,11 @@ func run() error {
 	}
 
 	addr := *redisAddr
+	if addr != "" && durable != "" {
+		return fmt.Errorf("-durable configures the private redis-server; with -redis, set appendonly/appendfsync on %s yourself (the footer reports them)", addr)
+	}
 	if addr == "" {
-		srv, err := startRedis(ctx, *redisBin)
+		srv, err := startRedis(ctx, *redisBin, durable)
 		if err != nil {
 			return err
 		}
@@ -93,13 +99,39 @@ func run() error {
 		// we did not start must be asked for.
 		return fmt.Errorf("refusing to FLUSHALL %s: the harness wipes the server before every run; pass -flush if that is fine, or drop -redis to use a private server", addr)
 	}
-	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	// FLUSHALL of a 1M-job backlog takes seconds, more on a loaded machine:
+	// the default 3 s read timeout once ended a full run there.
+	rdb := redis.NewClient(&redis.Options{Addr: addr, ReadTimeout: 2 * time.Minute})
 	defer rdb.Close()
 	env, err := describe(ctx, rdb, addr, *quick)
 	if err != nil {
 		return err
 	}
-	logf("redis %s at %s, %d CPUs, %s, headgate %s, quick=%v", env.RedisVersion, addr, env.CPUs, env.GoVersion, env.HeadgateSource, *quick)
+	logf("redis %s at %s (%s), %d CPUs, %s, headgate %s, quick=%v", env.RedisVersion, addr, env.RedisPersistence, env.CPUs, env.GoVersion, env.HeadgateSource, *quick)
+	// Stores of their own (River's PostgreSQL), started once for the run.
+	var setUp []System
+	for _, sys := range selected {
+		ss, ok := sys.(setupSystem)
+		if !ok {
+			setUp = append(setUp, sys)
+			continue
+		}
+		line, stopStore, err := ss.Setup(ctx)
+		if err != nil {
+			skipped[sys.Name()] = err.Error()
+			continue
+		}
+		defer stopStore()
+		if line != "" {
+			env.Stores = append(env.Stores, sys.Name()+": "+line)
+			logf("%s: %s", sys.Name(), line)
+		}
+		setUp = append(setUp, sys)
+	}
+	if len(setUp) == 0 {
+		return fmt.Errorf("no system to run (skipped: %v)", skipped)
+	}
+	selected = setUp
 	if l, err := strconv.ParseFloat(env.LoadStart, 64); err == nil && l > float64(env.CPUs) {
 		logf("warning: load average %s exceeds %d CPUs; expect noisy numbers", env.LoadStart, env.CPUs)
 	}
@@ -215,17 +247,40 @@ func describe(ctx context.Context, rdb *redis.Client, addr string, quick bool) (
 			version = v
 		}
 	}
+	persistence, err := redisPersistence(ctx, rdb)
+	if err != nil {
+		return Env{}, err
+	}
 	return Env{
-		RedisVersion: version,
-		RedisAddr:    addr,
-		GoVersion:    runtime.Version(),
-		CPUs:         runtime.NumCPU(),
-		Quick:        quick,
-		Started:      time.Now().UTC().Format(time.RFC3339),
-		LoadStart:    loadAvg(),
+		RedisVersion:     version,
+		RedisPersistence: persistence,
+		RedisAddr:        addr,
+		GoVersion:        runtime.Version(),
+		CPUs:             runtime.NumCPU(),
+		Quick:            quick,
+		Started:          time.Now().UTC().Format(time.RFC3339),
+		LoadStart:        loadAvg(),
 		// Untracked files (new ones not yet added) are not in the digest.
 		HeadgateSource: headgateSource(),
 	}, nil
+}
+
+// redisPersistence reads what the server under test does with writes, from
+// the server itself, so that the footer is true for -redis servers too.
+func redisPersistence(ctx context.Context, rdb *redis.Client) (string, error) {
+	cfg, err := rdb.ConfigGet(ctx, "*").Result()
+	if err != nil {
+		return "", fmt.Errorf("CONFIG GET: %w", err)
+	}
+	aof := "no AOF"
+	if cfg["appendonly"] == "yes" {
+		aof = "AOF appendfsync " + cfg["appendfsync"]
+	}
+	rdb2 := "no RDB snapshots"
+	if s := strings.TrimSpace(cfg["save"]); s != "" {
+		rdb2 = "RDB save " + s
+	}
+	return aof + ", " + rdb2, nil
 }
 
 func names(ss []System) []string {

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -18,11 +19,17 @@ import (
 // compared with another.
 type Env struct {
 	RedisVersion string `json:"redis_version"`
-	RedisAddr    string `json:"redis_addr"`
-	GoVersion    string `json:"go_version"`
-	CPUs         int    `json:"cpus"`
-	Quick        bool   `json:"quick"`
-	Started      string `json:"started"`
+	// RedisPersistence is the server's AOF and RDB configuration (CONFIG
+	// GET): what a crash of the machine can lose.
+	RedisPersistence string `json:"redis_persistence"`
+	// Stores are the systems' stores other than Redis, e.g. River's
+	// PostgreSQL with its durability settings.
+	Stores    []string `json:"stores,omitempty"`
+	RedisAddr string   `json:"redis_addr"`
+	GoVersion string   `json:"go_version"`
+	CPUs      int      `json:"cpus"`
+	Quick     bool     `json:"quick"`
+	Started   string   `json:"started"`
 	// One-minute load average at start and end (Linux only). Everything
 	// shares the machine, so a load above the CPU count means noisy numbers.
 	LoadStart string `json:"load_start,omitempty"`
@@ -124,10 +131,24 @@ func (r *report) build(list []Scenario, quick bool) {
 					if v, ok := x.Metrics[row.Key]; ok {
 						tr.Values[sys] = v
 					}
-					if x.Note != "" {
-						tr.Notes[sys] = x.Note
+					var notes []string
+					for _, n := range []string{x.Note, x.RowNotes[row.Key]} {
+						if n != "" {
+							notes = append(notes, n)
+						}
+					}
+					_, has := tr.Values[sys]
+					if len(notes) > 0 && (has || row.Key != mJobsPerSecBulk) {
+						// A system without a bulk path has nothing to
+						// say on that row; its scenario note is on the
+						// batch row above.
+						tr.Notes[sys] = strings.Join(notes, "; ")
 					}
 				}
+			}
+			if len(tr.Values) == 0 && row.Key == mJobsPerSecBulk {
+				// Only systems with a bulk path have this row.
+				continue
 			}
 			r.Rows = append(r.Rows, tr)
 		}
@@ -204,7 +225,7 @@ func (r *report) writeTable(w io.Writer) {
 			h, okh := row.Values["headgate"]
 			v, okp := row.Values[p]
 			if okh && okp && v != 0 {
-				cells = append(cells, fmt.Sprintf("%.2fx", h/v))
+				cells = append(cells, formatRatio(h/v))
 			} else {
 				cells = append(cells, "—")
 			}
@@ -252,8 +273,25 @@ func (r *report) writeTable(w io.Writer) {
 	if r.Env.HeadgateSource != "" {
 		src = ", headgate " + r.Env.HeadgateSource
 	}
-	fmt.Fprintf(w, "\nredis %s, %d CPUs%s, %s%s, %s run, %.0f s; concurrency %d, %d producers, batches of %d; completed jobs not kept.\n",
-		r.Env.RedisVersion, r.Env.CPUs, load, r.Env.GoVersion, src, mode, r.Seconds, concurrency, producers, batchSize)
+	stores := ""
+	for _, st := range r.Env.Stores {
+		stores += "; " + st
+	}
+	kept := "completed jobs not kept"
+	if slices.Contains(r.Systems, "river") {
+		kept += " (River: no delete-on-complete; its completed rows stay until its cleaner's 24 h retention)"
+	}
+	fmt.Fprintf(w, "\nredis %s (%s)%s; %d CPUs%s, %s%s, %s run, %.0f s; concurrency %d, %d producers, batches of %d; %s.\n",
+		r.Env.RedisVersion, r.Env.RedisPersistence, stores, r.Env.CPUs, load, r.Env.GoVersion, src, mode, r.Seconds, concurrency, producers, batchSize, kept)
+}
+
+// formatRatio prints two decimals, and two significant digits below 0.1, so
+// that a ratio of 0.0004 (0.42 ms against 1 s) does not read as 0.00x.
+func formatRatio(r float64) string {
+	if r != 0 && math.Abs(r) < 0.095 {
+		return strconv.FormatFloat(r, 'g', 2, 64) + "x"
+	}
+	return fmt.Sprintf("%.2fx", r)
 }
 
 func mdRow(cells []string, widths []int) string {

@@ -54,14 +54,16 @@ type Params struct {
 
 // Metric keys shared by the Go runner and bench.mjs.
 const (
-	mJobsPerSec  = "jobs_per_s"
-	mP50         = "p50_ms"
-	mP99         = "p99_ms"
-	mUsPerJob    = "us_per_job"
-	mBytesPerJob = "bytes_per_job"
-	mElapsed     = "elapsed_s" // JSON only: wall time of the timed part
-	mUsMin       = "us_per_job_min"
-	mUsMax       = "us_per_job_max"
+	mJobsPerSec = "jobs_per_s"
+	// enqueue-batch through a system's bulk-load path (bulkBatchEnqueuer)
+	mJobsPerSecBulk = "bulk_jobs_per_s"
+	mP50            = "p50_ms"
+	mP99            = "p99_ms"
+	mUsPerJob       = "us_per_job"
+	mBytesPerJob    = "bytes_per_job"
+	mElapsed        = "elapsed_s" // JSON only: wall time of the timed part
+	mUsMin          = "us_per_job_min"
+	mUsMax          = "us_per_job_max"
 	// fairness: jobs whose handler started between a quiet job's enqueue and
 	// its start, p99 over the quiet jobs. One round-robin round is one job
 	// per busy tenant: 1 noisy + QuietTenants.
@@ -90,6 +92,8 @@ type Result struct {
 	// Note says how the system deviated from the scenario as written, e.g. a
 	// missing batch API. Empty when it ran as specified.
 	Note string `json:"note,omitempty"`
+	// RowNotes are notes for single rows, by metric key, after Note.
+	RowNotes map[string]string `json:"row_notes,omitempty"`
 	// Stats is what each phase of the run cost Redis (-stats, Go systems).
 	Stats []PhaseStats `json:"stats,omitempty"`
 }
@@ -130,7 +134,10 @@ func scenarios(quick bool) []Scenario {
 	list := []Scenario{
 		{Name: "enqueue-single", Kind: KindEnqueueSingle, Rows: rate("enqueue-single"),
 			Params: with(func(p *Params) { p.Jobs = n(100_000, 20_000); p.Warmup = 1000 })},
-		{Name: "enqueue-batch", Kind: KindEnqueueBatch, Rows: rate("enqueue-batch"),
+		{Name: "enqueue-batch", Kind: KindEnqueueBatch,
+			// The bulk row has values only for systems with a second batch
+			// path (River's COPY); the table drops it when none ran.
+			Rows:   append(rate("enqueue-batch"), Row{Label: "enqueue-batch, bulk path", Key: mJobsPerSecBulk, Unit: "jobs/s", Higher: true}),
 			Params: with(func(p *Params) { p.Jobs = n(100_000, 20_000); p.Warmup = 2 * batchSize })},
 		{Name: "e2e", Kind: KindE2E, Rows: rate("e2e"),
 			Params: with(func(p *Params) { p.Jobs = n(50_000, 20_000) })},

@@ -51,6 +51,9 @@ type PhaseStats struct {
 	// ClientCPU is the harness process's user+sys CPU time, µs per job: the
 	// library's client side plus the harness's own (small) bookkeeping.
 	ClientCPU float64 `json:"client_cpu_us_per_job"`
+	// AOFBytes is how much the append-only file grew, bytes per job
+	// (-durable); 0 without AOF or when a rewrite ran during the phase.
+	AOFBytes float64 `json:"aof_bytes_per_job,omitempty"`
 	// Commands are INFO commandstats deltas per job, by command.
 	Commands map[string]CommandCost `json:"commands"`
 	// RoundTrips are the client round trips per job, by script or command
@@ -71,12 +74,15 @@ type redisSnapshot struct {
 	self time.Duration // processCPU
 	cpu  float64       // seconds, user+sys
 	cmds map[string]cmdStat
+	// aofSize is the append-only file's size (-durable; 0 without AOF),
+	// aofRewrites how many rewrites have shrunk it so far.
+	aofSize, aofRewrites int64
 }
 
 func snapshotRedis(ctx context.Context, rdb *redis.Client) (redisSnapshot, error) {
-	info, err := rdb.Info(ctx, "cpu", "commandstats").Result()
+	info, err := rdb.Info(ctx, "cpu", "commandstats", "persistence").Result()
 	if err != nil {
-		return redisSnapshot{}, fmt.Errorf("INFO cpu commandstats: %w", err)
+		return redisSnapshot{}, fmt.Errorf("INFO cpu commandstats persistence: %w", err)
 	}
 	s := redisSnapshot{at: time.Now(), self: processCPU(), cmds: map[string]cmdStat{}}
 	for line := range strings.SplitSeq(info, "\n") {
@@ -89,6 +95,10 @@ func snapshotRedis(ctx context.Context, rdb *redis.Client) (redisSnapshot, error
 		case k == "used_cpu_user" || k == "used_cpu_sys":
 			f, _ := strconv.ParseFloat(v, 64)
 			s.cpu += f
+		case k == "aof_current_size":
+			s.aofSize, _ = strconv.ParseInt(v, 10, 64)
+		case k == "aof_rewrites":
+			s.aofRewrites, _ = strconv.ParseInt(v, 10, 64)
 		case strings.HasPrefix(k, "cmdstat_"):
 			var c cmdStat
 			for kv := range strings.SplitSeq(v, ",") {
@@ -175,6 +185,9 @@ func (s *runStats) endLocked(ctx context.Context) {
 	n := float64(ps.Jobs)
 	ps.RedisCPU = (end.cpu - s.start.cpu) * 1e6 / n
 	ps.ClientCPU = float64((end.self - s.start.self).Microseconds()) / n
+	if end.aofSize > 0 && end.aofRewrites == s.start.aofRewrites {
+		ps.AOFBytes = float64(end.aofSize-s.start.aofSize) / n
+	}
 	for name, c := range end.cmds {
 		if name == "info" { // the harness's own snapshots
 			continue
@@ -221,6 +234,9 @@ func logStats(system, scenario string, phases []PhaseStats) {
 			fmt.Fprintf(&b, " (%s enqueued meanwhile)", thousands(p.Enqueued))
 		}
 		fmt.Fprintf(&b, "\n    CPU µs/job: redis %.2f (INFO cpu, user+sys), harness process %.2f (getrusage)", p.RedisCPU, p.ClientCPU)
+		if p.AOFBytes > 0 {
+			fmt.Fprintf(&b, "\n    AOF: %.0f bytes/job", p.AOFBytes)
+		}
 		if len(p.RoundTrips) > 0 {
 			total := 0.0
 			var parts []string

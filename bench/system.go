@@ -63,6 +63,36 @@ type BatchEnqueuer interface {
 	EnqueueBatch(ctx context.Context, jobs []Job) error
 }
 
+// bulkBatchEnqueuer is optional: a Queue with a second, faster batch path
+// for bulk loads (River's InsertManyFast, which is COPY FROM) implements it.
+// enqueue-batch then also times that path (its own table row), and
+// pre-loading backlogs uses it.
+type bulkBatchEnqueuer interface {
+	EnqueueBulk(ctx context.Context, jobs []Job) error
+}
+
+// storedBytesCounter is optional: a Queue whose jobs are not in the
+// harness's Redis reports how many bytes its store holds, for the memory
+// scenario, and says in StoredBytesNote what that count is.
+type storedBytesCounter interface {
+	StoredBytes(ctx context.Context) (int64, error)
+	StoredBytesNote() string
+}
+
+// rowNoter is optional: a Queue that runs a scenario with settings of its
+// own says so in the note column, per metric key of the scenario's rows.
+type rowNoter interface {
+	RowNotes(k Kind) map[string]string
+}
+
+// setupSystem is a System that needs a store of its own started before its
+// first run (River: a PostgreSQL cluster). Setup returns a line for the
+// table's footer and the func that stops the store again; an error makes
+// the harness skip the system with that reason.
+type setupSystem interface {
+	Setup(ctx context.Context) (env string, stop func(), err error)
+}
+
 // Worker is a running worker started by Queue.StartWorker.
 type Worker interface {
 	// Stop stops fetching, waits for in-flight handlers and returns. After
@@ -78,7 +108,7 @@ var registry = map[string]System{}
 
 // order is the column order of the table; headgate first so that its ratio
 // columns read against the peers that follow.
-var order = []string{"headgate", "asynq", "bullmq"}
+var order = []string{"headgate", "asynq", "bullmq", "river"}
 
 func register(s System) {
 	if _, dup := registry[s.Name()]; dup {

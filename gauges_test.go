@@ -91,4 +91,3 @@ func testGauges(t *testing.T, rdb redis.UniversalClient) {
 		t.Errorf("Gauges with an empty class name: no error")
 	}
 }
-

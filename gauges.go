@@ -25,7 +25,7 @@ type Gauges struct {
 
 // Gauges reads what a metrics scrape exports, with plain reads and no script: the
 // per-queue counts the scripts keep, the paused set, the limits, the quarantine's size
-// and the buckets of rateClasses. It sends 7 + queues + rate classes commands in three
+// and the buckets of rateClasses. It sends 6 + queues + rate classes commands in five
 // round trips, however many jobs the namespace holds.
 func (s *Store) Gauges(ctx context.Context, rateClasses []string) (*Gauges, error) {
 	for _, c := range rateClasses {

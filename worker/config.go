@@ -94,7 +94,9 @@ type Config struct {
 	StartTimeout time.Duration
 
 	// Logger receives the worker's logs: one line per failed attempt (with job_id, kind,
-	// queue, partition and attempt), warnings for lost leases and rejected acks, and one
+	// queue, partition and attempt; repeats thinned by LogRepeatInterval), an ERROR for
+	// each job quarantined by the reclaim duty while this worker holds it, warnings for
+	// lost leases and rejected acks, and one
 	// WARN when Redis stops answering and one INFO when it answers again (a Redis outage
 	// is not logged per retry). Defaults to slog.Default().
 	//

@@ -37,6 +37,9 @@ func IsPanic(err error) bool {
 // or Undecodable for the errors that ask for them, Retry for any other error (a panic
 // included). An attempt whose JobTimeout fired is acked as Retry whatever it returns.
 func OutcomeOf(err error) headgate.Outcome {
+	if err == nil {
+		return headgate.OutcomeSuccess // without outcome's allocations: the common case
+	}
 	o, _ := outcome(err, false, 0)
 	return o
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -36,6 +37,50 @@ type Metrics struct {
 	leasesLost   *prometheus.CounterVec
 	enqueued     *prometheus.CounterVec
 	backpressure *prometheus.CounterVec
+
+	mu     sync.RWMutex
+	series map[seriesKey]*series
+}
+
+type seriesKey struct{ queue, kind string }
+
+// series are the instruments of one queue and kind, looked up once: an attempt then
+// pays no label hashing.
+type series struct {
+	run, wait prometheus.Observer
+	processed map[string]prometheus.Counter // by outcome label; guarded by Metrics.mu
+}
+
+func (m *Metrics) seriesOf(queue, kind string) *series {
+	m.mu.RLock()
+	s := m.series[seriesKey{queue, kind}]
+	m.mu.RUnlock()
+	if s != nil {
+		return s
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if s = m.series[seriesKey{queue, kind}]; s == nil {
+		s = &series{run: m.run.WithLabelValues(queue, kind), wait: m.wait.WithLabelValues(queue, kind),
+			processed: map[string]prometheus.Counter{}}
+		m.series[seriesKey{queue, kind}] = s
+	}
+	return s
+}
+
+func (m *Metrics) countProcessed(s *series, queue, kind, outcome string) {
+	m.mu.RLock()
+	c := s.processed[outcome]
+	m.mu.RUnlock()
+	if c == nil {
+		m.mu.Lock()
+		if c = s.processed[outcome]; c == nil {
+			c = m.processed.WithLabelValues(queue, kind, outcome)
+			s.processed[outcome] = c
+		}
+		m.mu.Unlock()
+	}
+	c.Inc()
 }
 
 var _ prometheus.Collector = (*Metrics)(nil)
@@ -67,6 +112,7 @@ func NewMetrics(cfg *MetricsConfig) *Metrics {
 			Help: "Jobs written by enqueues; replays and duplicates are not counted.", ConstLabels: l}, []string{"queue", "kind"}),
 		backpressure: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "headgate_backpressure_rejections_total",
 			Help: "Enqueue batches refused because the queue was at its enqueue limit.", ConstLabels: l}, []string{"queue"}),
+		series: map[seriesKey]*series{},
 	}
 }
 
@@ -98,16 +144,17 @@ func (m *Metrics) WorkerMiddleware(lease time.Duration) worker.Middleware {
 	return func(next worker.HandlerFunc) worker.HandlerFunc {
 		return func(ctx context.Context, c *headgate.Claim) error {
 			env := &c.Envelope
+			s := m.seriesOf(env.Queue, env.Kind)
 			if !env.ScheduledAt.IsZero() && !c.ExpiresAt.IsZero() {
 				wait := c.ExpiresAt.Add(-lease).Sub(env.ScheduledAt)
-				m.wait.WithLabelValues(env.Queue, env.Kind).Observe(max(wait, 0).Seconds())
+				s.wait.Observe(max(wait, 0).Seconds())
 			}
 			m.inFlight.Inc()
 			start := time.Now()
 			err := next(ctx, c)
-			m.run.WithLabelValues(env.Queue, env.Kind).Observe(time.Since(start).Seconds())
+			s.run.Observe(time.Since(start).Seconds())
 			m.inFlight.Dec()
-			m.processed.WithLabelValues(env.Queue, env.Kind, m.outcome(ctx, env, err)).Inc()
+			m.countProcessed(s, env.Queue, env.Kind, m.outcome(ctx, env, err))
 			return err
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
@@ -30,12 +31,19 @@ type (
 // concurrent use.
 type Inspector struct {
 	store *headgate.Store
+	log   *slog.Logger
 }
 
 // Config configures an Inspector.
 type Config struct {
 	// Namespace is the store namespace to inspect. Required.
 	Namespace string
+
+	// Logger receives one INFO line per operator write that took effect (cancel, pause,
+	// resume, limits, quarantine and pending releases), with the namespace and what it
+	// acted on: an audit trail of who steered the namespace from this process. Reads
+	// and refused writes are not logged. Defaults to slog.Default().
+	Logger *slog.Logger
 }
 
 // New returns an inspector of cfg.Namespace on rdb.
@@ -50,7 +58,7 @@ func New(rdb redis.UniversalClient, cfg *Config) (*Inspector, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Inspector{store: store}, nil
+	return &Inspector{store: store, log: cmp.Or(cfg.Logger, slog.Default()).With("namespace", cfg.Namespace)}, nil
 }
 
 // Namespace returns the inspected namespace.
@@ -159,41 +167,41 @@ func (i *Inspector) Job(ctx context.Context, id string) (*JobDetail, error) {
 // returns an error matching headgate.ErrJobNotFound, or *headgate.NotCancellableError
 // when the job has already finished.
 func (i *Inspector) Cancel(ctx context.Context, id string) error {
-	return i.store.Cancel(ctx, id)
+	return i.audit(i.store.Cancel(ctx, id), "job cancelled", "job_id", id)
 }
 
 // Pause stops admission from queue: running jobs finish, new jobs are still accepted
 // and wait.
 func (i *Inspector) Pause(ctx context.Context, queue string) error {
-	return i.store.PauseQueue(ctx, queue)
+	return i.audit(i.store.PauseQueue(ctx, queue), "queue paused", "queue", queue)
 }
 
 // Resume restarts admission from a paused queue and wakes its idle workers.
 func (i *Inspector) Resume(ctx context.Context, queue string) error {
-	return i.store.ResumeQueue(ctx, queue)
+	return i.audit(i.store.ResumeQueue(ctx, queue), "queue resumed", "queue", queue)
 }
 
 // SetEnqueueLimit bounds queue's unfinished (not yet terminal) jobs: a batch that would
 // pass limit is refused whole with *headgate.BackpressureError. A limit below the
 // current depth refuses new work until jobs finish.
 func (i *Inspector) SetEnqueueLimit(ctx context.Context, queue string, limit int64) error {
-	return i.store.SetEnqueueLimit(ctx, queue, limit)
+	return i.audit(i.store.SetEnqueueLimit(ctx, queue, limit), "enqueue limit set", "queue", queue, "limit", limit)
 }
 
 // RemoveEnqueueLimit makes queue unbounded again.
 func (i *Inspector) RemoveEnqueueLimit(ctx context.Context, queue string) error {
-	return i.store.RemoveEnqueueLimit(ctx, queue)
+	return i.audit(i.store.RemoveEnqueueLimit(ctx, queue), "enqueue limit removed", "queue", queue)
 }
 
 // SetRateLimit configures class's fleet-wide token bucket, starting full: admission
 // charges each job its weight, and a job waits while its class lacks the tokens.
 func (i *Inspector) SetRateLimit(ctx context.Context, class string, rl RateLimit) error {
-	return i.store.SetRateLimit(ctx, class, rl)
+	return i.audit(i.store.SetRateLimit(ctx, class, rl), "rate limit set", "class", class, "limit", rl.Limit, "window", rl.Window, "burst", rl.Burst)
 }
 
 // RemoveRateLimit makes class unlimited.
 func (i *Inspector) RemoveRateLimit(ctx context.Context, class string) error {
-	return i.store.RemoveRateLimit(ctx, class)
+	return i.audit(i.store.RemoveRateLimit(ctx, class), "rate limit removed", "class", class)
 }
 
 // Quarantined lists the quarantined fingerprints by name, each with the job that
@@ -206,13 +214,15 @@ func (i *Inspector) Quarantined(ctx context.Context) ([]QuarantinedFingerprint, 
 // and its held siblings return to admission. It returns how many siblings it released.
 // The job that crashed stays quarantined, for inspection.
 func (i *Inspector) ReleaseQuarantine(ctx context.Context, fingerprint string) (int, error) {
-	return i.store.ReleaseQuarantine(ctx, fingerprint)
+	n, err := i.store.ReleaseQuarantine(ctx, fingerprint)
+	return n, i.audit(err, "quarantine released", "fingerprint", fingerprint, "siblings_released", n)
 }
 
 // ReleasePending lets staged jobs run (scheduled or available by their time). It
 // returns the ids that were not pending, which it left unchanged.
 func (i *Inspector) ReleasePending(ctx context.Context, ids ...string) ([]string, error) {
-	return i.store.ReleasePending(ctx, ids...)
+	notPending, err := i.store.ReleasePending(ctx, ids...)
+	return notPending, i.audit(err, "pending jobs released", "jobs", len(ids)-len(notPending))
 }
 
 func knownState(s headgate.State) bool { return slices.Contains(headgate.States, s) }

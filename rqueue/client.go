@@ -20,6 +20,7 @@ import (
 type Client struct {
 	cfg   Config
 	store *headgate.Store
+	send  EnqueueFunc // the store's enqueue inside Config.EnqueueMiddleware
 }
 
 // NewClient returns a client of cfg.Namespace on rdb, which may be a single Redis, a
@@ -40,7 +41,9 @@ func NewClient(rdb redis.UniversalClient, cfg *Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{cfg: *c, store: store}, nil
+	client := &Client{cfg: *c, store: store}
+	client.send = client.sender()
+	return client, nil
 }
 
 // Config returns the client's configuration, defaults applied.
@@ -77,7 +80,9 @@ func (c *Client) Enqueue(ctx context.Context, args Args, opts *EnqueueOpts) (*Re
 	if err != nil {
 		return nil, err
 	}
-	res, err := c.store.Enqueue(ctx, env)
+	envs := []headgate.Envelope{env}
+	res, err := c.send(ctx, envs)
+	env = envs[0]
 	var dup *headgate.DuplicateError
 	if errors.As(err, &dup) {
 		return duplicate(env, dup), nil
@@ -117,7 +122,7 @@ func (c *Client) EnqueueMany(ctx context.Context, params []EnqueueParams) ([]*Re
 		}
 		envs[i] = env
 	}
-	res, err := c.store.Enqueue(ctx, envs...)
+	res, err := c.send(ctx, envs)
 	if err != nil {
 		err = callerFields(err, func(i int) (string, string) {
 			field := fmt.Sprintf("params[%d]", i)

@@ -3,6 +3,8 @@ package rqueue_test
 import (
 	"context"
 	"errors"
+	"log/slog"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -510,6 +512,7 @@ func TestNewClientConfig(t *testing.T) {
 		{"NegativeDurableReplicas", &rqueue.Config{Namespace: "n", DurableReplicas: -1}, "Config.DurableReplicas"},
 		{"NegativeDurableTimeout", &rqueue.Config{Namespace: "n", DurableReplicas: 1, DurableTimeout: -time.Second}, "Config.DurableTimeout"},
 		{"TinyDurableTimeout", &rqueue.Config{Namespace: "n", DurableReplicas: 1, DurableTimeout: time.Microsecond}, "Config.DurableTimeout"},
+		{"NilEnqueueMiddleware", &rqueue.Config{Namespace: "n", EnqueueMiddleware: []rqueue.EnqueueMiddleware{nil}}, "Config.EnqueueMiddleware[0]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -522,8 +525,9 @@ func TestNewClientConfig(t *testing.T) {
 	if err != nil {
 		t.Fatalf("NewClient: %v", err)
 	}
-	want := rqueue.Config{Namespace: "n", Queue: rqueue.QueueDefault, MaxAttempts: rqueue.MaxAttemptsDefault, Retention: rqueue.RetentionDefault}
-	if got := c.Config(); got != want {
+	want := rqueue.Config{Namespace: "n", Queue: rqueue.QueueDefault, MaxAttempts: rqueue.MaxAttemptsDefault,
+		Retention: rqueue.RetentionDefault, Logger: slog.Default()}
+	if got := c.Config(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Config() = %+v, want %+v", got, want)
 	}
 }

@@ -3,6 +3,7 @@ package rqueue
 import (
 	"cmp"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/headgate/headgate"
@@ -61,6 +62,16 @@ type Config struct {
 	// DurableTimeout bounds the wait for replicas. Defaults to
 	// headgate.DurableTimeoutDefault (1s).
 	DurableTimeout time.Duration
+
+	// Logger receives the client's warnings: one WARN per enqueue whose jobs were written
+	// but not confirmed by DurableReplicas replicas in time. Errors the caller gets back
+	// are not logged. Defaults to slog.Default().
+	Logger *slog.Logger
+
+	// EnqueueMiddleware wraps every batch the client sends to the store, outermost
+	// first, for example to add tags or trace context to the envelopes, or to count
+	// enqueues. See EnqueueMiddleware. Defaults to none.
+	EnqueueMiddleware []EnqueueMiddleware
 }
 
 // WithDefaults returns a copy of the config with zero fields set to their defaults.
@@ -69,6 +80,10 @@ func (c *Config) WithDefaults() *Config {
 	out.Queue = cmp.Or(out.Queue, QueueDefault)
 	out.MaxAttempts = cmp.Or(out.MaxAttempts, MaxAttemptsDefault)
 	out.Retention = cmp.Or(out.Retention, RetentionDefault)
+	if out.Logger == nil {
+		out.Logger = slog.Default()
+	}
+	out.EnqueueMiddleware = append([]EnqueueMiddleware(nil), out.EnqueueMiddleware...)
 	if out.DurableReplicas > 0 {
 		out.DurableTimeout = cmp.Or(out.DurableTimeout, headgate.DurableTimeoutDefault)
 	}
@@ -92,6 +107,11 @@ func (c *Config) validate() error {
 		return invalid("Config.DurableTimeout", "cannot be negative (%s)", c.DurableTimeout)
 	case c.DurableReplicas > 0 && c.DurableTimeout < time.Millisecond:
 		return invalid("Config.DurableTimeout", "must be at least 1ms (%s)", c.DurableTimeout)
+	}
+	for i, m := range c.EnqueueMiddleware {
+		if m == nil {
+			return invalid(fmt.Sprintf("Config.EnqueueMiddleware[%d]", i), "is nil")
+		}
 	}
 	if err := headgate.ValidateName("Config.Namespace", c.Namespace); err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/headgate/headgate"
 	"github.com/headgate/headgate/rqueue"
 )
 
@@ -49,4 +50,41 @@ func Example_enqueue() {
 	// Output:
 	// send_email default available false
 	// true true
+}
+
+// Enqueue middleware sees every batch before it is sent: here it tags each job with the
+// service that enqueued it.
+func ExampleEnqueueMiddleware() {
+	mr, err := miniredis.Run()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+
+	origin := func(next rqueue.EnqueueFunc) rqueue.EnqueueFunc {
+		return func(ctx context.Context, envs []headgate.Envelope) ([]headgate.EnqueueResult, error) {
+			for i := range envs {
+				envs[i].Tags = append(envs[i].Tags, "origin:billing")
+			}
+			return next(ctx, envs)
+		}
+	}
+	client, err := rqueue.NewClient(rdb, &rqueue.Config{Namespace: "example",
+		EnqueueMiddleware: []rqueue.EnqueueMiddleware{origin}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	res, err := client.Enqueue(ctx, SendEmail{To: "ada@example.com"}, &rqueue.EnqueueOpts{Tags: []string{"welcome"}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	job, err := client.Store().GetJob(ctx, res.ID)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(job.Tags)
+	// Output: [origin:billing welcome]
 }

@@ -3,6 +3,7 @@ package worker
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/headgate/headgate"
 )
@@ -22,7 +23,8 @@ func (e *noHandlerError) Error() string {
 // logAttempt writes one line for an attempt that ended in an error: ERROR for what needs
 // a person (a kind without a handler, a payload that does not decode, a panic), WARN for
 // a handler's error. The special errors that only steer the job (Snooze, Skip, Revoke,
-// RateLimited) are logged at DEBUG.
+// RateLimited) are logged at DEBUG. A failure that repeats is logged at most once per
+// Config.LogRepeatInterval (logRepeated).
 func (w *Worker) logAttempt(e *execution, err error, o headgate.Outcome, timedOut bool) {
 	if err == nil {
 		return
@@ -35,19 +37,21 @@ func (w *Worker) logAttempt(e *execution, err error, o headgate.Outcome, timedOu
 		undecodable *errUndecodable
 		pe          *panicError
 	)
+	kind := env.Kind + "\x00"
 	switch {
 	case errors.As(err, &noHandler):
-		w.log.Error("no handler for the job's kind: the attempt fails and the job is retried (register the kind or let a worker that has it run the job)",
-			append(attrs, "error", err.Error())...)
+		w.logRepeated(slog.LevelError, kind+"no handler", "no handler for the job's kind: the attempt fails and the job is retried (register the kind or let a worker that has it run the job)",
+			append(attrs, "error", err.Error()))
 	case errors.As(err, &undecodable):
-		w.log.Error("job payload does not decode: parked as undecodable", append(attrs, "error", undecodable.msg)...)
+		w.logRepeated(slog.LevelError, kind+undecodable.msg, "job payload does not decode: parked as undecodable", append(attrs, "error", undecodable.msg))
 	case errors.As(err, &pe):
-		w.log.Error("job handler panicked", append(attrs, "panic", fmt.Sprint(pe.value), "stack", string(pe.stack))...)
+		value := fmt.Sprint(pe.value)
+		w.logRepeated(slog.LevelError, kind+"panic\x00"+value, "job handler panicked", append(attrs, "panic", value, "stack", string(pe.stack)))
 	case timedOut:
-		w.log.Warn("job attempt timed out", append(attrs, "error", err.Error(), "timeout", w.cfg.JobTimeout)...)
+		w.logRepeated(slog.LevelWarn, kind+"timeout\x00"+err.Error(), "job attempt timed out", append(attrs, "error", err.Error(), "timeout", w.cfg.JobTimeout))
 	case o == headgate.OutcomeRetry:
-		w.log.Warn("job handler failed", append(attrs, "error", err.Error())...)
+		w.logRepeated(slog.LevelWarn, kind+err.Error(), "job handler failed", append(attrs, "error", err.Error()))
 	default:
-		w.log.Debug("job handler ended the attempt", append(attrs, "reason", err.Error())...)
+		w.logRepeated(slog.LevelDebug, kind+err.Error(), "job handler ended the attempt", append(attrs, "reason", err.Error()))
 	}
 }

@@ -36,6 +36,9 @@ const (
 	EvictIntervalDefault = time.Second
 	// StartTimeoutDefault is how long Start waits for Redis to answer before it fails.
 	StartTimeoutDefault = 10 * time.Second
+	// LogRepeatIntervalDefault is the shortest time between two log lines of one repeated
+	// failure (same kind, same error).
+	LogRepeatIntervalDefault = 10 * time.Second
 	// DutyLeaseDefault is how long a worker holds a maintenance duty without renewing it;
 	// when its holder dies, another worker takes the duty over within about this long.
 	DutyLeaseDefault = 5 * time.Second
@@ -91,7 +94,9 @@ type Config struct {
 	StartTimeout time.Duration
 
 	// Logger receives the worker's logs: one line per failed attempt (with job_id, kind,
-	// queue, partition and attempt), warnings for lost leases and rejected acks, and one
+	// queue, partition and attempt; repeats thinned by LogRepeatInterval), an ERROR for
+	// each job quarantined by the reclaim duty while this worker holds it, warnings for
+	// lost leases and rejected acks, and one
 	// WARN when Redis stops answering and one INFO when it answers again (a Redis outage
 	// is not logged per retry). Defaults to slog.Default().
 	//
@@ -102,6 +107,27 @@ type Config struct {
 	//
 	//	redis.SetLogger(&logging.VoidLogger{}) // github.com/redis/go-redis/v9/logging
 	Logger *slog.Logger
+
+	// LogRepeatInterval rate-limits the log lines of failed attempts that repeat: an
+	// attempt that fails like an earlier one (same kind, same level, same error text, or
+	// same panic value) within this interval of the last line logged for it writes no
+	// line; the next line logged for it, once the interval passed, carries "repeated", the
+	// number of lines left out. Only the log is thinned: every attempt's error is kept in
+	// its job's history whatever this says. Negative logs every failure.
+	// Defaults to LogRepeatIntervalDefault (10s).
+	LogRepeatInterval time.Duration
+
+	// ErrorHandler, when set, is called when an attempt fails (the handler returned an
+	// error that would retry the job, or panicked) and may change how it ends; see
+	// ErrorHandler. Defaults to nil: failures end as the handler's return value says.
+	ErrorHandler ErrorHandler
+
+	// Middleware wraps every handler of the worker, outermost first: Middleware[0] sees
+	// each attempt first and its result last. It runs outside the middleware given to
+	// Handle or HandleFunc for one kind, and also wraps the attempts of kinds that have no
+	// handler here (which fail with "no handler for kind"). See Middleware.
+	// Defaults to none.
+	Middleware []Middleware
 
 	// RetryBase, RetryCap, CrashLimit and CrashRetryBase are only defaults: the rules a
 	// namespace applies are its policy in Redis (headgate.Policy, `headgate policy`),
@@ -165,6 +191,8 @@ func (c *Config) WithDefaults() *Config {
 	out.EvictInterval = cmp.Or(out.EvictInterval, EvictIntervalDefault)
 	out.DutyLease = cmp.Or(out.DutyLease, DutyLeaseDefault)
 	out.StartTimeout = cmp.Or(out.StartTimeout, StartTimeoutDefault)
+	out.LogRepeatInterval = cmp.Or(out.LogRepeatInterval, LogRepeatIntervalDefault)
+	out.Middleware = append([]Middleware(nil), out.Middleware...)
 	return &out
 }
 
@@ -210,6 +238,11 @@ func (c *Config) validate() error {
 			return invalid(d.field, "cannot be negative (%s)", d.d)
 		case d.d < d.min:
 			return invalid(d.field, "must be at least %s, not %s", d.min, d.d)
+		}
+	}
+	for i, m := range c.Middleware {
+		if m == nil {
+			return invalid(fmt.Sprintf("Middleware[%d]", i), "is nil")
 		}
 	}
 	switch {

@@ -32,7 +32,18 @@
 //
 // The worker logs one line per failed attempt through Config.Logger, with the fields
 // job_id, kind, queue, partition and attempt: WARN for a handler's error, ERROR for a
-// panic (with its stack), a missing handler or an undecodable payload.
+// panic (with its stack), a missing handler or an undecodable payload. A failure that
+// repeats (same kind and error) is logged once per Config.LogRepeatInterval, the next
+// line counting those left out; the job's error history keeps every attempt. The worker
+// holding the reclaim duty logs an ERROR for each job quarantined at the crash limit.
+//
+// # Middleware and error handler
+//
+// Config.Middleware wraps every attempt and the middleware passed to Handle or
+// HandleFunc wraps one kind's, inside the worker's (see Middleware for the order):
+// the place for metrics, tracing and context values. Config.ErrorHandler sees each
+// failed attempt (an error that would retry the job, or a panic) and may end it
+// otherwise: as a success, a Skip, a RetryAfter, a Snooze or with another error.
 //
 // What the handler returns decides how the attempt ends: nil is a success; Snooze, Skip,
 // Revoke, RateLimited and RetryAfter end it their way; any other error is retried after

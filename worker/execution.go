@@ -172,11 +172,13 @@ func (w *Worker) execute(e *execution) {
 	}
 }
 
-// call runs the job's handler, turning a panic into an error that carries the stack.
+// call runs the job's handler chain (see Middleware), turning a panic of a middleware
+// into an error that carries the stack; the handler's own panics are recovered inside
+// the chain.
 func (w *Worker) call(ctx context.Context, e *execution) (err error) {
 	h := w.handlers[e.claim.Envelope.Kind]
 	if h == nil {
-		return &noHandlerError{kind: e.claim.Envelope.Kind, worker: w.cfg.ID}
+		h = w.unknownKind()
 	}
 	defer func() {
 		if r := recover(); r != nil {

@@ -48,13 +48,14 @@ const maxArgsDepth = 1000
 // HandlerFunc runs one attempt of a job given as the store's claim, payload undecoded.
 type HandlerFunc func(ctx context.Context, claim *headgate.Claim) error
 
-// Handle registers fn as the handler of T's kind. It panics when the kind is empty or
-// already has a handler, or when w has started: handlers are registered before Start or
-// Run.
+// Handle registers fn as the handler of T's kind, wrapped in mw (outermost first,
+// inside the worker's Config.Middleware; see Middleware). It panics when the kind is
+// empty or already has a handler, when a middleware is nil, or when w has started:
+// handlers are registered before Start or Run.
 //
 // A payload that does not decode into T parks the job as undecodable with the decode
 // error; the handler is not called.
-func Handle[T Args](w *Worker, fn func(ctx context.Context, job *Job[T]) error) {
+func Handle[T Args](w *Worker, fn func(ctx context.Context, job *Job[T]) error, mw ...Middleware) {
 	kind := kindOf[T]()
 	w.register(kind, func(ctx context.Context, c *headgate.Claim) error {
 		var args T
@@ -79,13 +80,13 @@ func Handle[T Args](w *Worker, fn func(ctx context.Context, job *Job[T]) error) 
 			Fence:        c.Fence,
 			Envelope:     *e,
 		})
-	})
+	}, mw)
 }
 
 // HandleFunc registers fn as the handler of kind, for jobs whose payload the handler
-// decodes itself. It panics like Handle.
-func HandleFunc(w *Worker, kind string, fn HandlerFunc) {
-	w.register(kind, fn)
+// decodes itself, wrapped in mw as Handle does. It panics like Handle.
+func HandleFunc(w *Worker, kind string, fn HandlerFunc, mw ...Middleware) {
+	w.register(kind, fn, mw)
 }
 
 // kindOf returns the kind of T, calling Kind on a fresh value for pointer types so that
@@ -98,7 +99,7 @@ func kindOf[T Args]() string {
 	return zero.Kind()
 }
 
-func (w *Worker) register(kind string, fn HandlerFunc) {
+func (w *Worker) register(kind string, fn HandlerFunc, mw []Middleware) {
 	if kind == "" {
 		panic("worker: cannot register a handler for an empty kind")
 	}
@@ -113,5 +114,5 @@ func (w *Worker) register(kind string, fn HandlerFunc) {
 	if _, dup := w.handlers[kind]; dup {
 		panic(fmt.Sprintf("worker: kind %q already has a handler", kind))
 	}
-	w.handlers[kind] = fn
+	w.handlers[kind] = w.wrap(kind, fn, mw)
 }

@@ -109,12 +109,7 @@ func (w *Worker) reclaimPass(ctx context.Context) (time.Duration, error) {
 		return 0, err
 	}
 	for _, r := range rs {
-		if r.Quarantined {
-			w.log.Warn("job lost its lease at the crash limit: quarantined", "job", r.JobID,
-				"fingerprint", r.Fingerprint, "crashes", r.CrashAttempt)
-		} else {
-			w.log.Warn("job lost its lease: retryable", "job", r.JobID, "crashes", r.CrashAttempt)
-		}
+		w.logReclaimed(ctx, r)
 	}
 	if len(rs) > 0 {
 		notify(w.nudge)

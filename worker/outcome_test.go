@@ -257,7 +257,8 @@ func TestUnknownKindIsRetried(t *testing.T) {
 	t.Parallel()
 	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
 		logs := newLogCapture()
-		b := setup(t, rdb, func(c *worker.Config) { c.Logger = logs.logger() })
+		// Every attempt's line, though the two repeat (see TestRepeatedFailuresLogOncePerInterval).
+		b := setup(t, rdb, func(c *worker.Config) { c.Logger, c.LogRepeatInterval = logs.logger(), -1 })
 		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error { return nil })
 		b.start()
 		b.enqueueRaw(headgate.Envelope{ID: "card-1", Kind: "charge_card", Payload: []byte{0x80},

@@ -54,7 +54,8 @@ type Worker struct {
 	unsettled gauge // admitted jobs not yet acked, handed back or lost
 	poolAlive gauge // pool goroutines
 
-	outage outage // whether Redis answers, for one log line per outage
+	outage  outage         // whether Redis answers, for one log line per outage
+	repeats *repeatLimiter // thins the lines of repeated failures
 
 	heldMu sync.Mutex
 	held   map[headgate.LeaseRef]*execution // leases to renew
@@ -104,6 +105,7 @@ func New(rdb redis.UniversalClient, cfg *Config) (*Worker, error) {
 		running:       newGauge(),
 		unsettled:     newGauge(),
 		poolAlive:     newGauge(),
+		repeats:       newRepeatLimiter(c.LogRepeatInterval),
 	}, nil
 }
 

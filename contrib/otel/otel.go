@@ -1,0 +1,179 @@
+package headgateotel
+
+import (
+	"context"
+	"strings"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/headgate/headgate"
+	"github.com/headgate/headgate/rqueue"
+	"github.com/headgate/headgate/worker"
+)
+
+// Tags that carry a job's trace context: the tag is the prefix followed by the W3C
+// header's value.
+const (
+	TraceparentTag = "traceparent="
+	TracestateTag  = "tracestate="
+)
+
+// instrumentation names the tracer.
+const instrumentation = "github.com/headgate/headgate/contrib/otel"
+
+// Config configures the middleware.
+type Config struct {
+	// TracerProvider makes the tracer. Defaults to otel.GetTracerProvider().
+	TracerProvider trace.TracerProvider
+	// Child makes an attempt's span a child of the producer's span instead of the root of
+	// a trace of its own with a link to it. A link is the default: a job may run long
+	// after its enqueue, and several times, which makes one trace of it all hard to read.
+	Child bool
+}
+
+func (c *Config) tracer() trace.Tracer {
+	tp := trace.TracerProvider(nil)
+	if c != nil {
+		tp = c.TracerProvider
+	}
+	if tp == nil {
+		tp = otel.GetTracerProvider()
+	}
+	return tp.Tracer(instrumentation)
+}
+
+// propagator writes and reads the W3C trace context of the tags.
+var propagator = propagation.TraceContext{}
+
+// EnqueueMiddleware returns the rqueue middleware that traces enqueues and writes the
+// trace context into each job's tags.
+func EnqueueMiddleware(cfg *Config) rqueue.EnqueueMiddleware {
+	tracer := cfg.tracer()
+	return func(next rqueue.EnqueueFunc) rqueue.EnqueueFunc {
+		return func(ctx context.Context, envs []headgate.Envelope) ([]headgate.EnqueueResult, error) {
+			if len(envs) == 0 {
+				return next(ctx, envs)
+			}
+			queue := queueOf(&envs[0])
+			attrs := []attribute.KeyValue{
+				attribute.String("messaging.system", "headgate"),
+				attribute.String("messaging.operation.type", "send"),
+				attribute.String("messaging.operation.name", "send"),
+				attribute.String("messaging.destination.name", queue),
+			}
+			if len(envs) == 1 {
+				attrs = append(attrs, attribute.String("messaging.message.id", envs[0].ID),
+					attribute.String("headgate.kind", envs[0].Kind))
+			} else {
+				attrs = append(attrs, attribute.Int("messaging.batch.message_count", len(envs)))
+			}
+			ctx, span := tracer.Start(ctx, "send "+queue, trace.WithSpanKind(trace.SpanKindProducer),
+				trace.WithAttributes(attrs...))
+			defer span.End()
+			carrier := propagation.MapCarrier{}
+			propagator.Inject(ctx, carrier)
+			var tags []string
+			if tp := carrier.Get("traceparent"); tp != "" {
+				tags = append(tags, TraceparentTag+tp)
+			}
+			if ts := carrier.Get("tracestate"); ts != "" && len(TracestateTag)+len(ts) <= headgate.MaxNameBytes {
+				tags = append(tags, TracestateTag+ts)
+			}
+			for i := range envs {
+				envs[i].Tags = append(withoutTraceTags(envs[i].Tags), tags...)
+			}
+			res, err := next(ctx, envs)
+			if err != nil {
+				span.RecordError(err)
+				span.SetStatus(codes.Error, err.Error())
+			}
+			return res, err
+		}
+	}
+}
+
+// WorkerMiddleware returns the worker middleware that traces attempts. Put it first in
+// worker.Config.Middleware, so that its span covers the other middleware and records
+// the outcome they make.
+func WorkerMiddleware(cfg *Config) worker.Middleware {
+	tracer := cfg.tracer()
+	child := cfg != nil && cfg.Child
+	return func(next worker.HandlerFunc) worker.HandlerFunc {
+		return func(ctx context.Context, c *headgate.Claim) error {
+			env := &c.Envelope
+			queue := queueOf(env)
+			opts := []trace.SpanStartOption{
+				trace.WithSpanKind(trace.SpanKindConsumer),
+				trace.WithAttributes(
+					attribute.String("messaging.system", "headgate"),
+					attribute.String("messaging.operation.type", "process"),
+					attribute.String("messaging.operation.name", "process"),
+					attribute.String("messaging.destination.name", queue),
+					attribute.String("messaging.message.id", env.ID),
+					attribute.String("headgate.kind", env.Kind),
+					attribute.String("headgate.partition", env.PartitionKey),
+					attribute.Int("headgate.attempt", env.Attempt),
+					attribute.Int64("headgate.fence", c.Fence),
+					attribute.String("headgate.rate_class", env.RateClass),
+				),
+			}
+			producer := trace.SpanContextFromContext(propagator.Extract(context.Background(), tagCarrier(env.Tags)))
+			switch {
+			case producer.IsValid() && child:
+				ctx = trace.ContextWithRemoteSpanContext(ctx, producer)
+			case producer.IsValid():
+				opts = append(opts, trace.WithNewRoot(), trace.WithLinks(trace.Link{SpanContext: producer}))
+			}
+			ctx, span := tracer.Start(ctx, "process "+queue, opts...)
+			defer span.End()
+			err := next(ctx, c)
+			outcome := worker.OutcomeOf(err)
+			span.SetAttributes(attribute.String("headgate.outcome", outcome.String()))
+			if err != nil && (outcome == headgate.OutcomeRetry || outcome == headgate.OutcomeUndecodable) {
+				msg := err.Error()
+				if worker.IsPanic(err) {
+					msg, _, _ = strings.Cut(msg, "\n")
+				}
+				span.RecordError(err)
+				span.SetStatus(codes.Error, msg)
+			}
+			return err
+		}
+	}
+}
+
+// tagCarrier reads the trace context tags of a job.
+func tagCarrier(tags []string) propagation.MapCarrier {
+	m := propagation.MapCarrier{}
+	for _, t := range tags {
+		if v, ok := strings.CutPrefix(t, TraceparentTag); ok {
+			m["traceparent"] = v
+		} else if v, ok := strings.CutPrefix(t, TracestateTag); ok {
+			m["tracestate"] = v
+		}
+	}
+	return m
+}
+
+// withoutTraceTags drops trace context tags a job already has (a job enqueued again
+// with tags copied from another), so that it carries one context.
+func withoutTraceTags(tags []string) []string {
+	out := tags[:0:0]
+	for _, t := range tags {
+		if !strings.HasPrefix(t, TraceparentTag) && !strings.HasPrefix(t, TracestateTag) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func queueOf(env *headgate.Envelope) string {
+	if env.Queue == "" {
+		return headgate.QueueDefault
+	}
+	return env.Queue
+}

@@ -1,0 +1,208 @@
+package headgateotel_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"go.opentelemetry.io/otel/codes"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/headgate/headgate"
+	headgateotel "github.com/headgate/headgate/contrib/otel"
+	"github.com/headgate/headgate/rqueue"
+	"github.com/headgate/headgate/worker"
+)
+
+type emailArgs struct {
+	To string `msgpack:"to"`
+}
+
+func (emailArgs) Kind() string { return "email" }
+
+func mustOK(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// bundle is a producer and a worker of one namespace, traced into one in-memory exporter.
+type bundle struct {
+	exp    *tracetest.InMemoryExporter
+	tp     *sdktrace.TracerProvider
+	client *rqueue.Client
+	worker *worker.Worker
+}
+
+func setup(t *testing.T, child bool) *bundle {
+	t.Helper()
+	m := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	t.Cleanup(func() { _ = rdb.Close() })
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	cfg := &headgateotel.Config{TracerProvider: tp, Child: child}
+	client, err := rqueue.NewClient(rdb, &rqueue.Config{Namespace: "traced",
+		EnqueueMiddleware: []rqueue.EnqueueMiddleware{headgateotel.EnqueueMiddleware(cfg)}})
+	mustOK(t, err)
+	w, err := worker.New(rdb, &worker.Config{Namespace: "traced", Queues: []string{"mail"},
+		Middleware: []worker.Middleware{headgateotel.WorkerMiddleware(cfg)}})
+	mustOK(t, err)
+	worker.Handle(w, func(ctx context.Context, job *worker.Job[emailArgs]) error {
+		// The handler's context carries the attempt's span.
+		if !trace.SpanContextFromContext(ctx).IsValid() {
+			return worker.Skip("no span in the handler's context")
+		}
+		if job.Args.To == "fail" {
+			return errors.New("mailbox full")
+		}
+		return nil
+	})
+	return &bundle{exp: exp, tp: tp, client: client, worker: w}
+}
+
+func (b *bundle) span(t *testing.T, name string) tracetest.SpanStub {
+	t.Helper()
+	var found []tracetest.SpanStub
+	for _, s := range b.exp.GetSpans() {
+		if s.Name == name {
+			found = append(found, s)
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("%d spans named %q, want 1 (all: %v)", len(found), name, b.exp.GetSpans().Snapshots())
+	}
+	return found[0]
+}
+
+func attrs(s tracetest.SpanStub) map[string]string {
+	out := map[string]string{}
+	for _, kv := range s.Attributes {
+		out[string(kv.Key)] = kv.Value.Emit()
+	}
+	return out
+}
+
+func checkAttrs(t *testing.T, s tracetest.SpanStub, want map[string]string) {
+	t.Helper()
+	got := attrs(s)
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("span %q: %s = %q, want %q (all %v)", s.Name, k, got[k], v, got)
+		}
+	}
+}
+
+// The producer's span is a child of the caller's; the worker's span is the root of its
+// own trace, linked to the producer's span, with the messaging attributes.
+func TestProducerAndWorkerSpansLinked(t *testing.T) {
+	t.Parallel()
+	b := setup(t, false)
+	ctx, parent := b.tp.Tracer("test").Start(context.Background(), "checkout")
+	res, err := b.client.Enqueue(ctx, emailArgs{To: "ada"}, &rqueue.EnqueueOpts{Queue: "mail", Partition: "tenant-1",
+		Tags: []string{"welcome"}, RateClass: "smtp"})
+	mustOK(t, err)
+	parent.End()
+	attempts, err := b.worker.Work(context.Background(), 1)
+	mustOK(t, err)
+	if len(attempts) != 1 || attempts[0].Outcome != headgate.OutcomeSuccess {
+		t.Fatalf("attempts %+v, want one success", attempts)
+	}
+
+	send := b.span(t, "send mail")
+	if send.SpanKind != trace.SpanKindProducer {
+		t.Errorf("send span kind %s, want producer", send.SpanKind)
+	}
+	if send.Parent.SpanID() != parent.SpanContext().SpanID() || send.SpanContext.TraceID() != parent.SpanContext().TraceID() {
+		t.Errorf("send span's parent %s, want the caller's span %s", send.Parent.SpanID(), parent.SpanContext().SpanID())
+	}
+	checkAttrs(t, send, map[string]string{"messaging.system": "headgate", "messaging.destination.name": "mail",
+		"messaging.operation.type": "send", "messaging.message.id": res.ID, "headgate.kind": "email"})
+
+	process := b.span(t, "process mail")
+	if process.SpanKind != trace.SpanKindConsumer {
+		t.Errorf("process span kind %s, want consumer", process.SpanKind)
+	}
+	if process.Parent.IsValid() {
+		t.Errorf("process span has parent %s, want a root linked to the producer", process.Parent.SpanID())
+	}
+	if len(process.Links) != 1 || process.Links[0].SpanContext.SpanID() != send.SpanContext.SpanID() ||
+		process.Links[0].SpanContext.TraceID() != send.SpanContext.TraceID() {
+		t.Errorf("process span links %+v, want one to the send span %s", process.Links, send.SpanContext.SpanID())
+	}
+	checkAttrs(t, process, map[string]string{"messaging.system": "headgate", "messaging.destination.name": "mail",
+		"messaging.operation.type": "process", "messaging.message.id": res.ID, "headgate.kind": "email",
+		"headgate.partition": "tenant-1", "headgate.attempt": "0", "headgate.fence": "1", "headgate.rate_class": "smtp",
+		"headgate.outcome": "success"})
+	if process.Status.Code != codes.Unset {
+		t.Errorf("process span status %v, want unset for a success", process.Status)
+	}
+}
+
+func TestWorkerSpanChildOption(t *testing.T) {
+	t.Parallel()
+	b := setup(t, true)
+	_, err := b.client.Enqueue(context.Background(), emailArgs{To: "fail"}, &rqueue.EnqueueOpts{Queue: "mail"})
+	mustOK(t, err)
+	_, err = b.worker.Work(context.Background(), 1)
+	mustOK(t, err)
+	send, process := b.span(t, "send mail"), b.span(t, "process mail")
+	if process.Parent.SpanID() != send.SpanContext.SpanID() || process.SpanContext.TraceID() != send.SpanContext.TraceID() {
+		t.Errorf("process span's parent %s in trace %s, want the send span %s of trace %s", process.Parent.SpanID(),
+			process.SpanContext.TraceID(), send.SpanContext.SpanID(), send.SpanContext.TraceID())
+	}
+	if len(process.Links) != 0 {
+		t.Errorf("child process span has links %+v", process.Links)
+	}
+	if process.Status.Code != codes.Error || process.Status.Description != "mailbox full" {
+		t.Errorf("failed attempt's span status %+v, want Error mailbox full", process.Status)
+	}
+	checkAttrs(t, process, map[string]string{"headgate.outcome": "retry"})
+}
+
+func TestTraceContextTags(t *testing.T) {
+	t.Parallel()
+	b := setup(t, false)
+	res, err := b.client.Enqueue(context.Background(), emailArgs{To: "x"}, &rqueue.EnqueueOpts{Queue: "mail",
+		Tags: []string{"keep", headgateotel.TraceparentTag + "00-00000000000000000000000000000001-0000000000000001-01"}})
+	mustOK(t, err)
+	job, err := b.client.Store().GetJob(context.Background(), res.ID)
+	mustOK(t, err)
+	send := b.span(t, "send mail")
+	want := headgateotel.TraceparentTag + "00-" + send.SpanContext.TraceID().String() + "-" + send.SpanContext.SpanID().String() + "-01"
+	var trace []string
+	for _, tag := range job.Tags {
+		if strings.HasPrefix(tag, headgateotel.TraceparentTag) {
+			trace = append(trace, tag)
+		}
+	}
+	if len(trace) != 1 || trace[0] != want || !strings.Contains(strings.Join(job.Tags, " "), "keep") {
+		t.Errorf("tags %q, want %q (the stale traceparent replaced) and keep", job.Tags, want)
+	}
+
+	// A batch gets one send span; every job carries its context.
+	many, err := b.client.EnqueueMany(context.Background(), []rqueue.EnqueueParams{
+		{Args: emailArgs{To: "a"}, Opts: &rqueue.EnqueueOpts{Queue: "mail"}},
+		{Args: emailArgs{To: "b"}, Opts: &rqueue.EnqueueOpts{Queue: "mail"}},
+	})
+	mustOK(t, err)
+	spans := b.exp.GetSpans()
+	batch := spans[len(spans)-1]
+	if got := attrs(batch)["messaging.batch.message_count"]; got != "2" {
+		t.Errorf("batch span message count %q, want 2", got)
+	}
+	for _, r := range many {
+		j, err := b.client.Store().GetJob(context.Background(), r.ID)
+		mustOK(t, err)
+		if !strings.Contains(strings.Join(j.Tags, " "), batch.SpanContext.SpanID().String()) {
+			t.Errorf("job %s tags %q lack the batch span's context", r.ID, j.Tags)
+		}
+	}
+}

@@ -1,0 +1,113 @@
+// Command headgate-metrics serves the Prometheus metrics of headgate namespaces: the
+// state the Collector reads at each scrape (jobs by queue and state, pauses, limits,
+// quarantined fingerprints, rate-class tokens), on /metrics.
+//
+//	headgate-metrics -redis 127.0.0.1:6379 -namespace shop -addr :9187 -rate-classes api,smtp
+//
+// -namespace takes a comma-separated list to serve several namespaces from one process
+// (their series differ by the namespace label). -cluster treats -redis as a
+// comma-separated list of cluster nodes. The command lives beside the adapter, in a
+// module of its own, so that the headgate command does not depend on Prometheus. Worker
+// instruments (attempts, run and wait times) are exported by the workers' own
+// processes, with headgateprom.Metrics.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/redis/go-redis/v9"
+
+	headgateprom "github.com/headgate/headgate/contrib/prometheus"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stderr, nil); err != nil {
+		fmt.Fprintln(os.Stderr, "headgate-metrics:", err)
+		os.Exit(1)
+	}
+}
+
+// run parses args and serves until ctx ends. When ready is set, it receives the address
+// listened on.
+func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- string) error {
+	fs := flag.NewFlagSet("headgate-metrics", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		addr       = fs.String("addr", ":9187", "address to serve /metrics on")
+		redisAddr  = fs.String("redis", "127.0.0.1:6379", "Redis address (with -cluster: comma-separated nodes)")
+		cluster    = fs.Bool("cluster", false, "connect to a Redis Cluster")
+		namespaces = fs.String("namespace", "", "namespaces to export, comma-separated (required)")
+		classes    = fs.String("rate-classes", "", "rate classes whose tokens to export, comma-separated")
+		timeout    = fs.Duration("scrape-timeout", headgateprom.ScrapeTimeoutDefault, "bound on the Redis reads of one scrape")
+	)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *namespaces == "" {
+		return errors.New("-namespace is required")
+	}
+	var rdb redis.UniversalClient
+	if *cluster {
+		rdb = redis.NewClusterClient(&redis.ClusterOptions{Addrs: split(*redisAddr)})
+	} else {
+		rdb = redis.NewClient(&redis.Options{Addr: *redisAddr})
+	}
+	defer rdb.Close()
+
+	reg := prometheus.NewRegistry()
+	for _, ns := range split(*namespaces) {
+		c, err := headgateprom.NewCollector(rdb, &headgateprom.CollectorConfig{Namespace: ns,
+			RateClasses: split(*classes), ScrapeTimeout: *timeout})
+		if err != nil {
+			return err
+		}
+		if err := reg.Register(c); err != nil {
+			return fmt.Errorf("namespace %q: %w", ns, err)
+		}
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	if ready != nil {
+		ready <- ln.Addr().String()
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return srv.Shutdown(sctx)
+}
+
+func split(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

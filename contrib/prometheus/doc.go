@@ -1,0 +1,42 @@
+// Package headgateprom exports headgate's metrics to Prometheus. It lives in a module
+// of its own so that the headgate library does not depend on the Prometheus client.
+//
+// Two parts, registered on any prometheus.Registerer:
+//
+//   - Collector reads a namespace's state at each scrape with Store.Gauges: a few plain
+//     reads (the per-queue counts the scripts keep, the paused set, the limits, the
+//     quarantine's size, the named rate buckets), no script, and a number of commands
+//     that grows with queues and rate classes, never with jobs. One process (or the
+//     headgate-metrics command) runs it per namespace; every worker need not.
+//   - Metrics counts what workers and producers do, through a worker.Middleware and an
+//     rqueue.EnqueueMiddleware: attempts by outcome, run and wait times, jobs in flight,
+//     lost leases, enqueues and backpressure refusals. Each process exports its own;
+//     Prometheus sums them across the fleet.
+//
+// # Metrics
+//
+// From the Collector (gauges, labelled namespace):
+//
+//	headgate_jobs{queue,state}                 jobs by state (every state, 0 included)
+//	headgate_queue_unfinished_jobs{queue}      jobs not yet terminal (what a limit bounds)
+//	headgate_queue_paused{queue}               1 while the queue is paused
+//	headgate_queue_enqueue_limit{queue}        the queue's enqueue limit, when it has one
+//	headgate_quarantined_fingerprints          fingerprints in quarantine
+//	headgate_rate_class_tokens{class}          tokens a configured rate class holds now
+//
+// From Metrics:
+//
+//	headgate_jobs_processed_total{queue,kind,outcome}  attempts ended, by outcome: success, retry, skip,
+//	                                                   snooze, revoke, rate_limited, undecodable, and
+//	                                                   lease_lost or cancelled for attempts whose result
+//	                                                   the worker dropped
+//	headgate_job_run_seconds{queue,kind}               handler run time (histogram)
+//	headgate_job_wait_seconds{queue,kind}              time from due to admitted, on the store clock (histogram)
+//	headgate_jobs_in_flight                            attempts running in this process
+//	headgate_leases_lost_total{queue,kind}             attempts whose lease was lost while they ran
+//	headgate_jobs_enqueued_total{queue,kind}           jobs written (replays and duplicates not counted)
+//	headgate_backpressure_rejections_total{queue}      enqueue batches refused by a queue's limit
+//
+// The command github.com/headgate/headgate/contrib/prometheus/cmd/headgate-metrics
+// serves a Collector over HTTP for one namespace.
+package headgateprom

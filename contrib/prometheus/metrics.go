@@ -1,0 +1,205 @@
+package headgateprom
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/headgate/headgate"
+	"github.com/headgate/headgate/rqueue"
+	"github.com/headgate/headgate/worker"
+)
+
+// MetricsConfig configures Metrics.
+type MetricsConfig struct {
+	// Buckets are the histograms' upper bounds in seconds.
+	// Defaults to prometheus.DefBuckets (5ms to 10s).
+	Buckets []float64
+	// ConstLabels are added to every metric, for example {"namespace": "billing"} when
+	// one process serves several namespaces. Defaults to none.
+	ConstLabels prometheus.Labels
+}
+
+// Metrics are the instruments of workers and producers. Register it on a
+// prometheus.Registerer, then pass WorkerMiddleware to worker.Config.Middleware and
+// EnqueueMiddleware to rqueue.Config.EnqueueMiddleware. One Metrics may serve several
+// workers and clients of a process.
+type Metrics struct {
+	processed    *prometheus.CounterVec
+	run          *prometheus.HistogramVec
+	wait         *prometheus.HistogramVec
+	inFlight     prometheus.Gauge
+	leasesLost   *prometheus.CounterVec
+	enqueued     *prometheus.CounterVec
+	backpressure *prometheus.CounterVec
+
+	mu     sync.RWMutex
+	series map[seriesKey]*series
+}
+
+type seriesKey struct{ queue, kind string }
+
+// series are the instruments of one queue and kind, looked up once: an attempt then
+// pays no label hashing.
+type series struct {
+	run, wait prometheus.Observer
+	processed map[string]prometheus.Counter // by outcome label; guarded by Metrics.mu
+}
+
+func (m *Metrics) seriesOf(queue, kind string) *series {
+	m.mu.RLock()
+	s := m.series[seriesKey{queue, kind}]
+	m.mu.RUnlock()
+	if s != nil {
+		return s
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if s = m.series[seriesKey{queue, kind}]; s == nil {
+		s = &series{run: m.run.WithLabelValues(queue, kind), wait: m.wait.WithLabelValues(queue, kind),
+			processed: map[string]prometheus.Counter{}}
+		m.series[seriesKey{queue, kind}] = s
+	}
+	return s
+}
+
+func (m *Metrics) countProcessed(s *series, queue, kind, outcome string) {
+	m.mu.RLock()
+	c := s.processed[outcome]
+	m.mu.RUnlock()
+	if c == nil {
+		m.mu.Lock()
+		if c = s.processed[outcome]; c == nil {
+			c = m.processed.WithLabelValues(queue, kind, outcome)
+			s.processed[outcome] = c
+		}
+		m.mu.Unlock()
+	}
+	c.Inc()
+}
+
+var _ prometheus.Collector = (*Metrics)(nil)
+
+// NewMetrics returns the instruments, not registered yet.
+func NewMetrics(cfg *MetricsConfig) *Metrics {
+	if cfg == nil {
+		cfg = &MetricsConfig{}
+	}
+	buckets := prometheus.DefBuckets
+	if len(cfg.Buckets) > 0 {
+		buckets = cfg.Buckets
+	}
+	l := cfg.ConstLabels
+	return &Metrics{
+		processed: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "headgate_jobs_processed_total",
+			Help: "Attempts ended, by outcome.", ConstLabels: l}, []string{"queue", "kind", "outcome"}),
+		run: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "headgate_job_run_seconds",
+			Help: "Time an attempt's handler ran.", Buckets: buckets, ConstLabels: l}, []string{"queue", "kind"}),
+		wait: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "headgate_job_wait_seconds",
+			Help: "Time from when a job was due to its admission, on the store clock.", Buckets: buckets, ConstLabels: l},
+			[]string{"queue", "kind"}),
+		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{Name: "headgate_jobs_in_flight",
+			Help: "Attempts running in this process.", ConstLabels: l}),
+		leasesLost: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "headgate_leases_lost_total",
+			Help: "Attempts whose lease was lost while they ran (expired and reclaimed, or the job deleted).", ConstLabels: l},
+			[]string{"queue", "kind"}),
+		enqueued: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "headgate_jobs_enqueued_total",
+			Help: "Jobs written by enqueues; replays and duplicates are not counted.", ConstLabels: l}, []string{"queue", "kind"}),
+		backpressure: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "headgate_backpressure_rejections_total",
+			Help: "Enqueue batches refused because the queue was at its enqueue limit.", ConstLabels: l}, []string{"queue"}),
+		series: map[seriesKey]*series{},
+	}
+}
+
+func (m *Metrics) collectors() []prometheus.Collector {
+	return []prometheus.Collector{m.processed, m.run, m.wait, m.inFlight, m.leasesLost, m.enqueued, m.backpressure}
+}
+
+// Describe sends the descriptors of every instrument.
+func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
+	for _, c := range m.collectors() {
+		c.Describe(ch)
+	}
+}
+
+// Collect sends every instrument's current values.
+func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
+	for _, c := range m.collectors() {
+		c.Collect(ch)
+	}
+}
+
+// WorkerMiddleware returns the worker middleware that records attempts. lease is the
+// worker's Config.Lease (zero means worker.LeaseDefault): the wait is measured on the
+// store clock, from the job's due time to its admission, which is the claim's lease
+// expiry less the lease. Put it first in Config.Middleware so that it times the other
+// middleware too and sees the outcome they make.
+func (m *Metrics) WorkerMiddleware(lease time.Duration) worker.Middleware {
+	lease = cmp.Or(lease, worker.LeaseDefault)
+	return func(next worker.HandlerFunc) worker.HandlerFunc {
+		return func(ctx context.Context, c *headgate.Claim) error {
+			env := &c.Envelope
+			s := m.seriesOf(env.Queue, env.Kind)
+			if !env.ScheduledAt.IsZero() && !c.ExpiresAt.IsZero() {
+				wait := c.ExpiresAt.Add(-lease).Sub(env.ScheduledAt)
+				s.wait.Observe(max(wait, 0).Seconds())
+			}
+			m.inFlight.Inc()
+			start := time.Now()
+			err := next(ctx, c)
+			s.run.Observe(time.Since(start).Seconds())
+			m.inFlight.Dec()
+			m.countProcessed(s, env.Queue, env.Kind, m.outcome(ctx, env, err))
+			return err
+		}
+	}
+}
+
+// outcome is the outcome label of an attempt: what the worker acks it as, or, when the
+// worker dropped what the handler returned, why: lease_lost (also counted in
+// headgate_leases_lost_total), cancelled (by an operator), or rate_limited for a job
+// handed back at shutdown, which is what the worker acks it as.
+func (m *Metrics) outcome(ctx context.Context, env *headgate.Envelope, err error) string {
+	switch cause := context.Cause(ctx); {
+	case errors.Is(cause, worker.ErrLeaseLost):
+		m.leasesLost.WithLabelValues(env.Queue, env.Kind).Inc()
+		return headgate.OutcomeLeaseLost.String()
+	case errors.Is(cause, worker.ErrCancelled):
+		return "cancelled"
+	case errors.Is(cause, worker.ErrShutdown):
+		return headgate.OutcomeRateLimited.String()
+	}
+	return worker.OutcomeOf(err).String()
+}
+
+// EnqueueMiddleware returns the enqueue middleware that counts jobs written and
+// batches refused by backpressure.
+func (m *Metrics) EnqueueMiddleware() rqueue.EnqueueMiddleware {
+	return func(next rqueue.EnqueueFunc) rqueue.EnqueueFunc {
+		return func(ctx context.Context, envs []headgate.Envelope) ([]headgate.EnqueueResult, error) {
+			res, err := next(ctx, envs)
+			var bp *headgate.BackpressureError
+			if errors.As(err, &bp) {
+				m.backpressure.WithLabelValues(bp.Queue).Inc()
+			}
+			// A NotDurableError comes with results: the jobs were written.
+			var nd *headgate.NotDurableError
+			if err != nil && !errors.As(err, &nd) {
+				return res, err
+			}
+			for i, r := range res {
+				if i < len(envs) && !r.Replayed {
+					m.enqueued.WithLabelValues(cmp.Or(envs[i].Queue, headgate.QueueDefault), envs[i].Kind).Inc()
+				}
+			}
+			return res, err
+		}
+	}
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }

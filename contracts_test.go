@@ -297,11 +297,53 @@ func TestLuaArgvMatchesGo(t *testing.T) {
 	p, err := s.Policy(ctx)
 	must("policy", err)
 	must("set policy", s.SetPolicy(ctx, p))
+	// The workflow store's transitions; batches of two.
+	must("append", s.Append(ctx, "wf", []Event{{Seq: 1, Kind: EventWorkflowStarted, WorkflowType: "t", RunID: "r"},
+		{Seq: 2, Kind: EventStepCompleted, Name: "s"}}, 0))
+	must("schedule timer", s.ScheduleTimer(ctx, "wf", "t", time.UnixMilli(1_700_000_000_000), 2))
+	_, err = s.ExpiredTimers(ctx, time.Time{}, 10)
+	must("expired timers", err)
+	_, err = s.RetireTimer(ctx, "wf", "t", time.UnixMilli(1_700_000_000_000), 2)
+	must("retire timer", err)
+	must("record visibility", s.RecordVisibility(ctx, VisibilityRecord{WorkflowID: "wf", RunID: "r", WorkflowType: "t",
+		Status: WorkflowRunning}))
+	_, err = s.RemoveVisibility(ctx, "wf", "r")
+	must("remove visibility", err)
+	must("put package", s.PutPackageWithRoutes(ctx, PackageRecord{WorkflowType: "t", ContentHash: "h"}, []string{"t", "u"}))
+	_, err = s.DeletePackage(ctx, "t", "h")
+	must("delete package", err)
+	must("put package route", s.PutPackageRoute(ctx, "t", "h"))
+	_, _, err = s.PutWorkerDeployment(ctx, WorkerDeployment{Name: "d"})
+	must("put deployment", err)
+	_, err = s.SetDesiredState(ctx, "d", DesiredDraining)
+	must("set desired state", err)
+	must("write raw deployment", s.WriteRawWorkerDeployment(ctx, "raw", []byte("x")))
+	_, _, err = s.DeleteWorkerDeployment(ctx, "d")
+	must("delete deployment", err)
+	must("put workloop", s.PutWorkloop(ctx, WorkloopRecord{LoopID: "l"}))
+	_, err = s.RemoveWorkloop(ctx, "l")
+	must("remove workloop", err)
+	_, err = s.PutInvariantRecord(ctx, InvariantStateRecord{LoopID: "l", Invariant: "i"}, time.Time{})
+	must("put invariant record", err)
+	reg, err := NewRegistry(rdb, &RegistryConfig{Scope: "argv"})
+	must("registry", err)
+	_, err = reg.Register(ctx, "n", NamespaceExplicit)
+	must("register namespace", err)
+	_, err = reg.Put(ctx, NamespaceRecord{Name: "m", Origin: NamespaceExplicit})
+	must("put namespace", err)
+	_, err = reg.SetPlacement(ctx, "n", NamespacePlacement{Mode: PlacementUnplaced})
+	must("set placement", err)
+	must("deprecate namespace", reg.Deprecate(ctx, "n"))
 
 	scripts := map[string]script{}
 	for _, sc := range []script{scriptEnqueue, scriptAdmit, scriptAck, scriptRenew, scriptCheckpoint,
 		scriptReclaim, scriptPromote, scriptEvict, scriptClaimDuty, scriptReleaseDuty, scriptWriteOutput,
-		scriptWriteProgress, scriptCancel, scriptReleasePending, scriptReleaseQuarantine, scriptSetRateLimit, scriptSetPolicy} {
+		scriptWriteProgress, scriptCancel, scriptReleasePending, scriptReleaseQuarantine, scriptSetRateLimit, scriptSetPolicy,
+		scriptWfAppend, scriptWfScheduleTimer, scriptWfRetireTimer, scriptWfExpiredTimers, scriptWfRecordVisibility,
+		scriptWfRemoveVisibility, scriptWfRegisterNamespace, scriptWfPutNamespace, scriptWfSetNamespacePlacement,
+		scriptWfDeprecateNamespace, scriptWfPutPackage, scriptWfDeletePackage, scriptWfPutPackageRoute,
+		scriptWfPutWorkerDeployment, scriptWfSetDesiredState, scriptWfDeleteWorkerDeployment,
+		scriptWfWriteRawWorkerDeployment, scriptWfPutWorkloop, scriptWfRemoveWorkloop, scriptWfPutInvariantRecord} {
 		scripts[sc.name] = sc
 	}
 	for name, l := range layouts {

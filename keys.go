@@ -150,3 +150,104 @@ func (k keys) Cancelled() string { return k.prefix + "cancelled" }
 // nothing outside it: tests and tools that must find or delete a namespace's keys use it
 // rather than spelling the prefix again.
 func KeyPattern(namespace string) string { return newKeys(namespace).Prefix() + "*" }
+
+// Workflow store keys.
+//
+// Two-part members (a workflow id and a timer id, a sort key and an id) are joined by
+// memberSep, a control character no validated name contains, so the parts never blur
+// and members sort as their parts do.
+
+// memberSep joins the parts of a ZSET member or HASH field (0x1f, below every character
+// a validated name may hold).
+const memberSep = "\x1f"
+
+// Workflow is a HASH: one workflow id's row {head, status, type, run, parent, prun, pkg,
+// started, closed, updated}; kept by every append so no listing folds a history.
+func (k keys) Workflow(id string) string { return k.prefix + "wf:" + id }
+
+// WorkflowHistory is a HASH: seq -> "<recorded ms>\n<event body>", seq 1..head.
+func (k keys) WorkflowHistory(id string) string { return k.prefix + "wfh:" + id }
+
+// WorkflowRuns is a LIST of the workflow id's runs in start order, each
+// "<run id>\x1f<status>\x1f<started ms>\x1f<closed ms>".
+func (k keys) WorkflowRuns(id string) string { return k.prefix + "wfruns:" + id }
+
+// WorkflowTimers is a HASH: timer id -> "<fire ms> <armed seq>", the workflow's armed timers.
+func (k keys) WorkflowTimers(id string) string { return k.prefix + "wftimers:" + id }
+
+// WorkflowIDs is a ZSET of every workflow id with a history, all scored 0 (id order).
+func (k keys) WorkflowIDs() string { return k.prefix + "wfids" }
+
+// WorkflowsInStatus is a ZSET of the workflow ids whose row is in status, all scored 0.
+func (k keys) WorkflowsInStatus(status string) string { return k.prefix + "wfstatus:" + status }
+
+// WorkflowQuery is a ZSET of started workflows, all scored 0, members
+// "<started ms, 15 digits>\x1f<id>", over one selection: "all", "type:<t>",
+// "status:<s>", "ts:<s>:<t>" or "parent:<workflow id>" (the variable part comes last).
+func (k keys) WorkflowQuery(selection string) string { return k.prefix + "wfq:" + selection }
+
+// Timers is a ZSET of armed timers scored by fire time (ms), members
+// "<workflow id>\x1f<timer id>": equal fire times sort by workflow id, then timer id.
+func (k keys) Timers() string { return k.prefix + "timers" }
+
+// Visibility is a HASH: a workflow id's visibility row {run, type, status, started,
+// closed, parent, pkg, memo, updated}.
+func (k keys) Visibility(id string) string { return k.prefix + "vis:" + id }
+
+// VisibilityIndex is a ZSET like WorkflowQuery over visibility rows, selection "all",
+// "type:<t>", "status:<s>" or "ts:<s>:<t>".
+func (k keys) VisibilityIndex(selection string) string { return k.prefix + "visq:" + selection }
+
+// Packages is a HASH: "<workflow type>\x1f<content hash>" -> "<deployed ms>\n<record>".
+func (k keys) Packages() string { return k.prefix + "pkgs" }
+
+// PackageIndex is a ZSET of packages, all scored 0, members
+// "<deployed ms, 15 digits>\x1f<workflow type>\x1f<content hash>".
+func (k keys) PackageIndex() string { return k.prefix + "pkgidx" }
+
+// PackageRoutes is a HASH: workflow type -> content hash new runs of the type start on.
+func (k keys) PackageRoutes() string { return k.prefix + "routes" }
+
+// PackageRouteIndex is a ZSET of routed workflow types, all scored 0 (type order).
+func (k keys) PackageRouteIndex() string { return k.prefix + "routeidx" }
+
+// Deployments is a HASH: worker deployment name -> record bytes.
+func (k keys) Deployments() string { return k.prefix + "deploys" }
+
+// DeploymentIndex is a ZSET of worker deployment names, all scored 0 (name order).
+func (k keys) DeploymentIndex() string { return k.prefix + "deployidx" }
+
+// Workloops is a HASH: workloop id -> record bytes.
+func (k keys) Workloops() string { return k.prefix + "loops" }
+
+// WorkloopIndex is a ZSET of workloop ids, all scored 0 (id order).
+func (k keys) WorkloopIndex() string { return k.prefix + "loopidx" }
+
+// WorkloopsDue is a ZSET of the workloop ids that have a next check, scored by it (ms).
+func (k keys) WorkloopsDue() string { return k.prefix + "loopdue" }
+
+// InvariantRecords is a LIST: a workloop invariant's generations, current first, each
+// "<recorded ms>\n<record>". The two names are joined by memberSep, so either may hold ':'.
+func (k keys) InvariantRecords(loopID, invariant string) string {
+	return k.prefix + "inv:" + invariant + memberSep + loopID
+}
+
+// registryKeys names the keys of the namespace registry, which spans namespaces and so
+// has a slot of its own: "hg:{registry}:" for the deployment's registry, or
+// "hg:{registry:<scope>}:" for a registry kept apart (tests give each case one). Its key
+// names (nsrec:, nsidx) are none of a namespace's, so a namespace named "registry"
+// shares the slot but no key (except the store clock, which the registry reads too).
+func registryKeys(scope string) keys {
+	if scope == "" {
+		return keys{prefix: "hg:{registry}:"}
+	}
+	return keys{prefix: "hg:{registry:" + scope + "}:"}
+}
+
+// NamespaceRecord is a HASH: a registered namespace {name, origin, state, placement,
+// config, created, seen}. Under registryKeys.
+func (k keys) NamespaceRecord(name string) string { return k.prefix + "nsrec:" + name }
+
+// NamespaceIndex is a ZSET of registered namespaces, all scored 0, members
+// "<created ms, 15 digits>\x1f<name>". Under registryKeys.
+func (k keys) NamespaceIndex() string { return k.prefix + "nsidx" }

@@ -28,6 +28,12 @@ const (
 	replyCorrupt        = -9
 )
 
+// Reply codes of the workflow store's scripts (lua/lib.lua, -20 and below).
+const (
+	replySequenceConflict = -20
+	replyUndecodable      = -21
+)
+
 // script is one transition: the lib.lua definitions it includes, then lua/<name>.lua,
 // run as one EVAL.
 type script struct {
@@ -256,6 +262,34 @@ var (
 	scriptSetRateLimit      = loadScript("set_rate_limit")
 )
 
+// The workflow store's transitions, one script each.
+var (
+	scriptWfAppend           = loadScript("wf_append")
+	scriptWfScheduleTimer    = loadScript("wf_schedule_timer")
+	scriptWfRetireTimer      = loadScript("wf_retire_timer")
+	scriptWfExpiredTimers    = loadScript("wf_expired_timers")
+	scriptWfRecordVisibility = loadScript("wf_record_visibility")
+	scriptWfRemoveVisibility = loadScript("wf_remove_visibility")
+
+	scriptWfRegisterNamespace     = loadScript("wf_register_namespace")
+	scriptWfPutNamespace          = loadScript("wf_put_namespace")
+	scriptWfSetNamespacePlacement = loadScript("wf_set_namespace_placement")
+	scriptWfDeprecateNamespace    = loadScript("wf_deprecate_namespace")
+
+	scriptWfPutPackage      = loadScript("wf_put_package")
+	scriptWfDeletePackage   = loadScript("wf_delete_package")
+	scriptWfPutPackageRoute = loadScript("wf_put_package_route")
+
+	scriptWfPutWorkerDeployment      = loadScript("wf_put_worker_deployment")
+	scriptWfSetDesiredState          = loadScript("wf_set_desired_state")
+	scriptWfDeleteWorkerDeployment   = loadScript("wf_delete_worker_deployment")
+	scriptWfWriteRawWorkerDeployment = loadScript("wf_write_raw_worker_deployment")
+
+	scriptWfPutWorkloop        = loadScript("wf_put_workloop")
+	scriptWfRemoveWorkloop     = loadScript("wf_remove_workloop")
+	scriptWfPutInvariantRecord = loadScript("wf_put_invariant_record")
+)
+
 // scriptKeys is what every script takes as KEYS: the namespace prefix, from which each
 // script derives the keys its header lists.
 func (s *Store) scriptKeys() []string { return []string{s.keys.Prefix()} }
@@ -360,6 +394,11 @@ func replyError(script, jobID string, code int64, rest []any) error {
 		return &NotCancellableError{JobID: jobID, State: State(asString(rest, 0))}
 	case replyCorrupt:
 		return &CorruptError{Key: asString(rest, 0), Reason: asString(rest, 1)}
+
+	case replySequenceConflict:
+		return &SequenceConflictError{WorkflowID: jobID, Expected: asInt(rest, 0), Found: asInt(rest, 1)}
+	case replyUndecodable:
+		return &UndecodableError{What: asString(rest, 0)}
 	}
 	return fmt.Errorf("headgate: %s: unexpected reply code %d %v", script, code, rest)
 }

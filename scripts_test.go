@@ -103,14 +103,22 @@ func TestLuaKeysMatchGo(t *testing.T) {
 	}
 	src := string(lib) + `
 local P = KEYS[1]
-return { K.job(P, 'id:1'), K.errors(P, 'id:1'), K.result(P, 'id:1'), K.output(P, 'id:1'),
+local got = { K.job(P, 'id:1'), K.errors(P, 'id:1'), K.result(P, 'id:1'), K.output(P, 'id:1'),
   K.progress(P, 'id:1'), K.queues(P), K.counts(P, 'q'), K.ring(P, 'q'),
   K.ring_state(P, 'q'), K.partition(P, 'q', 't:1'), K.pinned_ring(P, 'q', 'w'),
   K.pinned_ring_state(P, 'q', 'w'), K.pinned_partition(P, 'q', 'w', 't:1'), K.wake(P, 'q'),
   K.scheduled(P), K.leases(P), K.retained(P), K.unique(P), K.throttle(P),
   K.throttle_expiry(P), K.quarantine(P), K.held(P, 'fp:1'), K.paused(P), K.limits(P),
   K.rate(P, 'c:1'), K.duty(P, 'd:1'), K.clock(P), K.corrupt(P), K.policy(P), K.parked(P, 'c:1'),
-  K.starved(P), K.fp_running(P), K.cancelled(P) }`
+  K.starved(P), K.fp_running(P), K.cancelled(P) }
+-- A table constructor of more than 50 calls loses entries in miniredis's Lua: append.
+for _, key in ipairs({ K.wf(P, 'w:1'), K.wf_history(P, 'w:1'), K.wf_runs(P, 'w:1'), K.wf_timers(P, 'w:1'), K.wf_ids(P),
+  K.wf_status(P, 'running'), K.wf_query(P, 'type:t:1'), K.timers(P), K.vis(P, 'w:1'),
+  K.vis_index(P, 'ts:running:t:1'), K.packages(P), K.package_index(P), K.package_routes(P),
+  K.package_route_index(P), K.deployments(P), K.deployment_index(P), K.workloops(P),
+  K.workloop_index(P), K.workloops_due(P), K.invariant_records(P, 'l:1', 'i:1'),
+  K.ns_record(P, 'n:1'), K.ns_index(P) }) do got[#got + 1] = key end
+return got`
 	got, err := rdb.Eval(context.Background(), src, []string{k.Prefix()}).StringSlice()
 	if err != nil {
 		t.Fatal(err)
@@ -122,7 +130,13 @@ return { K.job(P, 'id:1'), K.errors(P, 'id:1'), K.result(P, 'id:1'), K.output(P,
 		k.Scheduled(), k.Leases(), k.Retained(), k.Unique(), k.Throttle(),
 		k.ThrottleExpiry(), k.Quarantine(), k.Held("fp:1"), k.Paused(), k.Limits(),
 		k.Rate("c:1"), k.Duty("d:1"), k.Clock(), k.Corrupt(), k.Policy(), k.Parked("c:1"),
-		k.Starved(), k.FingerprintsRunning(), k.Cancelled()}
+		k.Starved(), k.FingerprintsRunning(), k.Cancelled(),
+		k.Workflow("w:1"), k.WorkflowHistory("w:1"), k.WorkflowRuns("w:1"), k.WorkflowTimers("w:1"), k.WorkflowIDs(),
+		k.WorkflowsInStatus("running"), k.WorkflowQuery("type:t:1"), k.Timers(), k.Visibility("w:1"),
+		k.VisibilityIndex("ts:running:t:1"), k.Packages(), k.PackageIndex(), k.PackageRoutes(),
+		k.PackageRouteIndex(), k.Deployments(), k.DeploymentIndex(), k.Workloops(),
+		k.WorkloopIndex(), k.WorkloopsDue(), k.InvariantRecords("l:1", "i:1"),
+		k.NamespaceRecord("n:1"), k.NamespaceIndex()}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("lua keys differ from keys.go:\n lua: %q\n  go: %q", got, want)
 	}
@@ -134,6 +148,13 @@ return { K.job(P, 'id:1'), K.errors(P, 'id:1'), K.result(P, 'id:1'), K.output(P,
 		if !strings.HasPrefix(key, "hg:{ns:1}:") {
 			t.Errorf("key %q is outside the namespace's hash tag", key)
 		}
+	}
+	// The namespace registry spans namespaces: a slot of its own.
+	if p := registryKeys("").Prefix(); p != "hg:{registry}:" {
+		t.Errorf("registry prefix is %q", p)
+	}
+	if p := registryKeys("s:1").Prefix(); p != "hg:{registry:s:1}:" {
+		t.Errorf("scoped registry prefix is %q", p)
 	}
 }
 
@@ -252,14 +273,40 @@ func TestLuaScriptIncludes(t *testing.T) {
 			first_bad_key holder_checked`,
 		"set_policy":     `rcall K K.policy OK`,
 		"set_rate_limit": `rcall K K.rate K.clock K.starved OK now_ms rate_changed key_type_known key_ok`,
-		"write_output": `rcall K K.job K.output K.clock OK E_LEASE_REJECTED E_CORRUPT now_ms str
-			mark_aux JOB_NUMBERS JOB_DEFAULTS HOLDER_FIELDS safe_hmget key_type_known
-			key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked
-			corrupt_reply first_bad_key holder_checked`,
-		"write_progress": `rcall K K.job K.progress K.clock OK E_LEASE_REJECTED E_CORRUPT now_ms
-			str mark_aux JOB_NUMBERS JOB_DEFAULTS HOLDER_FIELDS safe_hmget
-			key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES
-			load_job_checked corrupt_reply first_bad_key holder_checked`,
+		"write_output": `rcall K K.job K.output K.clock OK E_LEASE_REJECTED E_CORRUPT now_ms str mark_aux
+			JOB_NUMBERS JOB_DEFAULTS HOLDER_FIELDS safe_hmget key_type_known key_ok MAX_SAFE
+			JOB_RANGES bad_job_field JOB_STATES load_job_checked corrupt_reply first_bad_key
+			holder_checked`,
+		"write_progress": `rcall K K.job K.progress K.clock OK E_LEASE_REJECTED E_CORRUPT now_ms str mark_aux
+			JOB_NUMBERS JOB_DEFAULTS HOLDER_FIELDS safe_hmget key_type_known key_ok MAX_SAFE
+			JOB_RANGES bad_job_field JOB_STATES load_job_checked corrupt_reply first_bad_key
+			holder_checked`,
+		"wf_append": `rcall K K.clock OK now_ms str SEP K.wf K.wf_history K.wf_runs K.wf_ids K.wf_status
+			K.wf_query E_SEQUENCE_CONFLICT pad_ms listing_selections listing_move WF_STATUS_OF
+			WF_CLOSED wf_load wf_append_events`,
+		"wf_delete_package":           `rcall K OK SEP K.packages K.package_index`,
+		"wf_delete_worker_deployment": `rcall K OK K.deployments K.deployment_index`,
+		"wf_deprecate_namespace":      `rcall K OK K.ns_record`,
+		"wf_expired_timers":           `rcall K K.clock OK now_ms K.wf_timers K.timers`,
+		"wf_put_invariant_record":     `rcall K K.clock OK now_ms SEP K.invariant_records`,
+		"wf_put_namespace":            `rcall K K.clock OK now_ms SEP K.ns_record K.ns_index pad_ms`,
+		"wf_put_package": `rcall K K.clock OK now_ms SEP K.packages K.package_index K.package_routes
+			K.package_route_index pad_ms`,
+		"wf_put_package_route": `rcall K OK K.package_routes K.package_route_index`,
+		"wf_put_worker_deployment": `rcall K K.clock OK now_ms K.deployments K.deployment_index DEPLOYMENT_DESIRED
+			deployment_parse deployment_row`,
+		"wf_put_workloop": `rcall K OK K.workloops K.workloop_index K.workloops_due`,
+		"wf_record_visibility": `rcall K K.clock OK now_ms SEP K.vis K.vis_index pad_ms listing_selections
+			listing_move wf_record_visibility`,
+		"wf_register_namespace": `rcall K K.clock OK now_ms SEP K.ns_record K.ns_index pad_ms`,
+		"wf_remove_visibility":  `rcall K OK SEP K.vis K.vis_index pad_ms listing_selections listing_move`,
+		"wf_remove_workloop":    `rcall K OK K.workloops K.workloop_index K.workloops_due`,
+		"wf_retire_timer":       `rcall K OK SEP K.wf_timers K.timers wf_retire_timer`,
+		"wf_schedule_timer":     `rcall K OK SEP K.wf_timers K.timers wf_arm_timer`,
+		"wf_set_desired_state": `rcall K K.clock OK now_ms K.deployments E_UNDECODABLE DEPLOYMENT_DESIRED
+			deployment_parse deployment_row`,
+		"wf_set_namespace_placement":     `rcall K K.clock OK now_ms K.ns_record`,
+		"wf_write_raw_worker_deployment": `rcall K OK K.deployments K.deployment_index`,
 	}
 	for name, sc := range scriptsIncludes(t) {
 		in, err := lib.closure(name, sc.includes)

@@ -855,3 +855,223 @@ local function need_available(P, j)
   if j.fp ~= '' then need(K.held(P, j.fp), 'set') end
 end
 
+
+-- Workflow store keys (keys.go, "Workflow store keys"). Two-part members and fields are
+-- joined by SEP (0x1f), which no validated name contains.
+local SEP = '\31'
+function K.wf(P, id) return P .. 'wf:' .. id end
+function K.wf_history(P, id) return P .. 'wfh:' .. id end
+function K.wf_runs(P, id) return P .. 'wfruns:' .. id end
+function K.wf_timers(P, id) return P .. 'wftimers:' .. id end
+function K.wf_ids(P) return P .. 'wfids' end
+function K.wf_status(P, status) return P .. 'wfstatus:' .. status end
+function K.wf_query(P, sel) return P .. 'wfq:' .. sel end
+function K.timers(P) return P .. 'timers' end
+function K.vis(P, id) return P .. 'vis:' .. id end
+function K.vis_index(P, sel) return P .. 'visq:' .. sel end
+function K.packages(P) return P .. 'pkgs' end
+function K.package_index(P) return P .. 'pkgidx' end
+function K.package_routes(P) return P .. 'routes' end
+function K.package_route_index(P) return P .. 'routeidx' end
+function K.deployments(P) return P .. 'deploys' end
+function K.deployment_index(P) return P .. 'deployidx' end
+function K.workloops(P) return P .. 'loops' end
+function K.workloop_index(P) return P .. 'loopidx' end
+function K.workloops_due(P) return P .. 'loopdue' end
+--- @include SEP
+function K.invariant_records(P, loop, inv) return P .. 'inv:' .. inv .. SEP .. loop end
+-- Under the registry's prefix (registryKeys in keys.go).
+function K.ns_record(P, name) return P .. 'nsrec:' .. name end
+function K.ns_index(P) return P .. 'nsidx' end
+
+-- Workflow store reply codes (-20 and below).
+local E_SEQUENCE_CONFLICT = -20
+local E_UNDECODABLE = -21
+
+-- Sort keys of lex-ordered indexes: a time in ms, fixed width, so text order is time order.
+local function pad_ms(ms) return string.format('%015d', ms) end
+
+-- The selections of a listing index a row belongs to (WorkflowQuery / VisibilityIndex in
+-- keys.go): r = {started = ms, type, status, parent}.
+local function listing_selections(r)
+  local sel = { 'all' }
+  if r.type ~= '' then sel[#sel + 1] = 'type:' .. r.type end
+  if r.status ~= '' then
+    sel[#sel + 1] = 'status:' .. r.status
+    if r.type ~= '' then sel[#sel + 1] = 'ts:' .. r.status .. ':' .. r.type end
+  end
+  if r.parent ~= '' then sel[#sel + 1] = 'parent:' .. r.parent end
+  return sel
+end
+
+-- Moves a row's entries in a listing index from old to new (either may be nil: not
+-- listed). key_of builds the index key of a selection. At most 5 ZREM and 5 ZADD.
+--- @include rcall
+--- @include SEP
+--- @include pad_ms
+--- @include listing_selections
+local function listing_move(P, key_of, id, old, new)
+  if old and new and old.started == new.started and old.type == new.type and
+      old.status == new.status and old.parent == new.parent then
+    return
+  end
+  if old then
+    local m = pad_ms(old.started) .. SEP .. id
+    for _, s in ipairs(listing_selections(old)) do rcall('ZREM', key_of(P, s), m) end
+  end
+  if new then
+    local m = pad_ms(new.started) .. SEP .. id
+    for _, s in ipairs(listing_selections(new)) do rcall('ZADD', key_of(P, s), '0', m) end
+  end
+end
+
+-- Workflow status an event kind leads to; kinds not listed leave the status as it is.
+local WF_STATUS_OF = {
+  workflow_started = 'running', workflow_resumed = 'running', workflow_paused = 'paused',
+  workflow_completed = 'completed', workflow_failed = 'failed', workflow_cancelled = 'cancelled',
+  workflow_terminated = 'terminated', workflow_continued_as_new = 'continued_as_new',
+}
+local WF_CLOSED = { completed = true, failed = true, cancelled = true, terminated = true, continued_as_new = true }
+
+-- A workflow's row (keys.go Workflow), as wf_append_events reads and moves it. A script
+-- that appends loads the row, checks w.head against its expected sequence before any
+-- write, then calls wf_append_events.
+--- @include rcall
+--- @include str
+--- @include K.wf
+local function wf_load(P, id)
+  local row = rcall('HMGET', K.wf(P, id), 'head', 'status', 'type', 'run', 'parent', 'prun', 'pkg', 'started', 'closed')
+  return { head = tonumber(row[1]) or 0, status = str(row[2]), type = str(row[3]), run = str(row[4]),
+    parent = str(row[5]), prun = str(row[6]), pkg = str(row[7]), started = tonumber(row[8]), closed = str(row[9]) }
+end
+
+-- Appends events to the workflow w (loaded by wf_load, its head checked): each event is
+-- {seq, kind, at (recorded ms, 0 = now), body, and for workflow_started: type, run,
+-- parent, prun, pkg}. Stores them, and moves the row (head, derived status, run, ...),
+-- the run chain and the id, status and query indexes with them. Returns the new head.
+-- Cost O(#events + log N).
+--- @include rcall
+--- @include SEP
+--- @include K.wf
+--- @include K.wf_history
+--- @include K.wf_runs
+--- @include K.wf_ids
+--- @include K.wf_status
+--- @include K.wf_query
+--- @include listing_move
+--- @include WF_STATUS_OF
+--- @include WF_CLOSED
+local function wf_append_events(P, id, w, events, now)
+  local old = nil
+  if w.started then old = { started = w.started, type = w.type, status = w.status, parent = w.parent } end
+  local old_status, old_head = w.status, w.head
+  local runs = K.wf_runs(P, id)
+  local hist = {}
+  for _, e in ipairs(events) do
+    local kind = e.kind
+    local at = e.at
+    if at == 0 then at = now end
+    hist[#hist + 1] = e.seq
+    hist[#hist + 1] = at .. '\n' .. e.body
+    local status = WF_STATUS_OF[kind]
+    if kind == 'workflow_started' then
+      w.type, w.run, w.parent, w.prun, w.pkg = e.type, e.run, e.parent, e.prun, e.pkg
+      if not w.started then w.started = at end
+      w.closed = ''
+      rcall('RPUSH', runs, w.run .. SEP .. status .. SEP .. at .. SEP)
+    elseif status and w.run ~= '' then
+      -- The open run (the chain's last) takes the new status; a closing event stamps it.
+      local closed = ''
+      if WF_CLOSED[status] then
+        closed = at
+        w.closed = tostring(at)
+      end
+      local last = rcall('LINDEX', runs, -1)
+      if last then
+        local run_id, _, started = string.match(last, '^(.-)\31(.-)\31(.-)\31')
+        rcall('LSET', runs, -1, run_id .. SEP .. status .. SEP .. started .. SEP .. closed)
+      end
+    elseif status and WF_CLOSED[status] then
+      w.closed = tostring(at)
+    end
+    if status then w.status = status end
+  end
+  rcall('HSET', K.wf_history(P, id), unpack(hist))
+  w.head = old_head + #events
+  rcall('HSET', K.wf(P, id), 'head', w.head, 'status', w.status, 'type', w.type, 'run', w.run, 'parent', w.parent,
+    'prun', w.prun, 'pkg', w.pkg, 'started', w.started or '', 'closed', w.closed, 'updated', now)
+  if old_head == 0 then rcall('ZADD', K.wf_ids(P), '0', id) end
+  if w.status ~= old_status then
+    if old_status ~= '' then rcall('ZREM', K.wf_status(P, old_status), id) end
+    if w.status ~= '' then rcall('ZADD', K.wf_status(P, w.status), '0', id) end
+  end
+  if w.started then
+    listing_move(P, K.wf_query, id, old, { started = w.started, type = w.type, status = w.status, parent = w.parent })
+  end
+  return w.head
+end
+
+-- Arms a workflow's timer (keys.go Timers, WorkflowTimers), replacing a prior arming.
+--- @include rcall
+--- @include SEP
+--- @include K.wf_timers
+--- @include K.timers
+local function wf_arm_timer(P, wf, timer, fire_at, armed)
+  rcall('ZADD', K.timers(P), fire_at, wf .. SEP .. timer)
+  rcall('HSET', K.wf_timers(P, wf), timer, fire_at .. ' ' .. armed)
+end
+
+-- Retires the arming (fire_at, armed) of a workflow's timer: 'retired' when it was that
+-- arming or none, 'superseded' (nothing removed) when the timer was re-armed since.
+--- @include rcall
+--- @include SEP
+--- @include K.wf_timers
+--- @include K.timers
+local function wf_retire_timer(P, wf, timer, fire_at, armed)
+  local tk = K.wf_timers(P, wf)
+  local cur = rcall('HGET', tk, timer)
+  if not cur then return 'retired' end
+  if cur ~= fire_at .. ' ' .. armed then return 'superseded' end
+  rcall('HDEL', tk, timer)
+  rcall('ZREM', K.timers(P), wf .. SEP .. timer)
+  return 'retired'
+end
+
+-- Upserts a workflow's visibility row (keys.go Visibility) and moves it in the listing
+-- indexes: v = {run, type, status, started (ms), closed, parent, pkg, memo}.
+--- @include rcall
+--- @include K.vis
+--- @include K.vis_index
+--- @include listing_move
+local function wf_record_visibility(P, id, v, now)
+  local vk = K.vis(P, id)
+  local cur = rcall('HMGET', vk, 'started', 'type', 'status', 'parent')
+  local old = nil
+  if cur[1] then old = { started = tonumber(cur[1]), type = cur[2], status = cur[3], parent = cur[4] } end
+  rcall('HSET', vk, 'run', v.run, 'type', v.type, 'status', v.status, 'started', v.started, 'closed', v.closed,
+    'parent', v.parent, 'pkg', v.pkg, 'memo', v.memo, 'updated', now)
+  listing_move(P, K.vis_index, id, old, { started = v.started, type = v.type, status = v.status, parent = v.parent })
+end
+
+-- Worker deployment rows: "<meta JSON>\n<spec JSON>". The meta is written here, the
+-- spec by Go, kept byte for byte.
+local DEPLOYMENT_DESIRED = { active = true, draining = true, drained = true }
+
+-- The meta of a stored deployment row {created, desired, desired_at} and its spec, or
+-- nil when the row is not one this store wrote (undecodable).
+--- @include DEPLOYMENT_DESIRED
+local function deployment_parse(row)
+  local nl = string.find(row, '\n', 1, true)
+  if not nl then return nil end
+  local ok, m = pcall(cjson.decode, string.sub(row, 1, nl - 1))
+  if not ok or type(m) ~= 'table' or type(m.created) ~= 'number' or type(m.desired_at) ~= 'number' or
+      not DEPLOYMENT_DESIRED[m.desired] then
+    return nil
+  end
+  return m, string.sub(row, nl + 1)
+end
+
+local function deployment_row(created, updated, desired, desired_at, spec)
+  return string.format('{"created":%d,"updated":%d,"desired":"%s","desired_at":%d}', created, updated, desired,
+    desired_at) .. '\n' .. spec
+end

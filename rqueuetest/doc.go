@@ -92,4 +92,7 @@
 //
 // The suite's cases live in the conformance_<transition>.go files, named like the
 // transition's script (lua/ack.lua, conformance_ack.go); nothing in them is exported.
+// ExerciseWorkflowStore runs the workflow store's contract (histories, listings, timers,
+// visibility, the namespace registry, packages, worker deployments, workloops) the same
+// way, from conformance_wf*.go.
 package rqueuetest

@@ -250,7 +250,7 @@ func TestErrorHandlerChangesOutcome(t *testing.T) {
 	} {
 		errs, err := b.store.JobErrors(ctx, id)
 		mustOK(t, err)
-		if len(errs) == 0 || !strings.Contains(errs[len(errs)-1], sub) {
+		if len(errs) == 0 || !strings.Contains(errs[len(errs)-1].Message, sub) {
 			t.Errorf("job %s error history %q, want the last to contain %q", id, errs, sub)
 		}
 	}

@@ -1,0 +1,35 @@
+--[[
+wf_put_worker_deployment.lua: writes a worker deployment. A new one is created with the
+given desired state; one that exists keeps its creation time and desired state (changed
+only by wf_set_desired_state) and takes the new spec. Undecodable prior bytes are
+replaced as if absent, but the outcome is still replaced.
+
+KEYS[1]  namespace prefix; derived keys (lib.lua): deploys, deployidx, clock
+ARGV[1]  deployment name
+ARGV[2]  spec (JSON, one line)
+ARGV[3]  desired state of a new deployment (active | draining | drained)
+Replies  {0, 'created' | 'replaced', row}
+Cost     O(log N + row size)
+]]
+--- @include rcall
+--- @include OK
+--- @include now_ms
+--- @include K.deployments
+--- @include K.deployment_index
+--- @include deployment_parse
+--- @include deployment_row
+local P = KEYS[1]
+local name, spec = ARGV[1], ARGV[2]
+local now = now_ms(P)
+local prev = rcall('HGET', K.deployments(P), name)
+local created, desired, desired_at = now, ARGV[3], now
+local outcome = 'created'
+if prev then
+  outcome = 'replaced'
+  local m = deployment_parse(prev)
+  if m then created, desired, desired_at = m.created, m.desired, m.desired_at end
+end
+local row = deployment_row(created, now, desired, desired_at, spec)
+rcall('HSET', K.deployments(P), name, row)
+rcall('ZADD', K.deployment_index(P), '0', name)
+return { OK, outcome, row }

@@ -1,0 +1,28 @@
+--[[
+wf_set_desired_state.lua: changes a worker deployment's desired state (stamping when it
+changed); its spec and creation time stay. An absent deployment is not found; one stored
+undecodable is refused, and nothing is written.
+
+KEYS[1]  namespace prefix; derived keys (lib.lua): deploys, clock
+ARGV[1]  deployment name
+ARGV[2]  desired state (active | draining | drained)
+Replies  {0, 1, row} | {0, 0} absent | {-21, what} undecodable
+Cost     O(row size)
+]]
+--- @include rcall
+--- @include OK
+--- @include now_ms
+--- @include K.deployments
+--- @include E_UNDECODABLE
+--- @include deployment_parse
+--- @include deployment_row
+local P = KEYS[1]
+local name = ARGV[1]
+local prev = rcall('HGET', K.deployments(P), name)
+if not prev then return { OK, 0 } end
+local m, spec = deployment_parse(prev)
+if not m then return { E_UNDECODABLE, 'worker deployment "' .. name .. '"' } end
+local now = now_ms(P)
+local row = deployment_row(m.created, now, ARGV[2], now, spec)
+rcall('HSET', K.deployments(P), name, row)
+return { OK, 1, row }

@@ -1,0 +1,76 @@
+package rqueuetest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/headgate/headgate"
+)
+
+// wfPackageCases cover package records and routes.
+var wfPackageCases = []conformanceCase{
+	{"WfPackage/PutListRoutes", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		t0 := epoch.Add(-time.Hour)
+		for _, r := range []headgate.PackageRecord{
+			{WorkflowType: "checkout", ContentHash: "bbb", DeployedAt: t0, Manifest: []byte("m1")},
+			{WorkflowType: "billing", ContentHash: "aaa", DeployedAt: t0},
+			{WorkflowType: "checkout", ContentHash: "aaa", DeployedAt: t0},
+			{WorkflowType: "audit", ContentHash: "zzz"}, // deployed now (the store clock): last
+		} {
+			if err := s.PutPackage(ctx, r); err != nil {
+				t.Fatalf("put package %s/%s: %v", r.WorkflowType, r.ContentHash, err)
+			}
+		}
+		got := allPages(t, "list packages", func(c string) ([]headgate.PackageRecord, string, error) { return s.ListPackages(ctx, c, 1) })
+		var order []string
+		for _, p := range got {
+			order = append(order, p.WorkflowType+"/"+p.ContentHash)
+		}
+		if want := []string{"billing/aaa", "checkout/aaa", "checkout/bbb", "audit/zzz"}; !equalStrings(order, want) {
+			t.Errorf("packages %q, want %q (deployed, type, hash)", order, want)
+		}
+		if len(got) == 4 && (string(got[2].Manifest) != "m1" || !got[3].DeployedAt.Equal(epoch)) {
+			t.Errorf("records %+v", got)
+		}
+		// The last put of a type routes it.
+		if h, err := s.PackageRouteOf(ctx, "checkout"); err != nil || h != "aaa" {
+			t.Errorf("route of checkout: %q %v", h, err)
+		}
+		if err := s.PutPackageWithRoutes(ctx, headgate.PackageRecord{WorkflowType: "checkout", ContentHash: "ccc", DeployedAt: t0},
+			[]string{"checkout", "checkout-v2"}); err != nil {
+			t.Fatalf("put with routes: %v", err)
+		}
+		if err := s.PutPackageRoute(ctx, "billing", "bbb"); err != nil {
+			t.Fatalf("put route: %v", err)
+		}
+		routes := allPages(t, "list routes", func(c string) ([]headgate.PackageRoute, string, error) { return s.ListPackageRoutes(ctx, c, 2) })
+		var rs []string
+		for _, r := range routes {
+			rs = append(rs, r.WorkflowType+"->"+r.ContentHash)
+		}
+		if want := []string{"audit->zzz", "billing->bbb", "checkout->ccc", "checkout-v2->ccc"}; !equalStrings(rs, want) {
+			t.Errorf("routes %q, want %q", rs, want)
+		}
+		// Delete removes the record, not the route.
+		if ok, err := s.DeletePackage(ctx, "checkout", "ccc"); err != nil || !ok {
+			t.Errorf("delete: %v %v", ok, err)
+		}
+		if ok, err := s.DeletePackage(ctx, "checkout", "ccc"); err != nil || ok {
+			t.Errorf("delete again: %v %v, want false", ok, err)
+		}
+		if h, err := s.PackageRouteOf(ctx, "checkout"); err != nil || h != "ccc" {
+			t.Errorf("route after delete: %q %v", h, err)
+		}
+		if n := len(allPages(t, "list packages", func(c string) ([]headgate.PackageRecord, string, error) { return s.ListPackages(ctx, c, 10) })); n != 4 {
+			t.Errorf("%d packages after delete, want 4", n)
+		}
+		if h, err := s.PackageRouteOf(ctx, "nothing"); err != nil || h != "" {
+			t.Errorf("route of an unrouted type: %q %v", h, err)
+		}
+		err := unchanged(t, ctx, s, "package without a hash", func() error {
+			return s.PutPackage(ctx, headgate.PackageRecord{WorkflowType: "x"})
+		})
+		wantErr[*headgate.InvalidError](t, err)
+	}},
+}

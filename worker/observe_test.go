@@ -329,7 +329,7 @@ func TestRepeatedFailuresLogOncePerInterval(t *testing.T) {
 	for _, id := range []string{"a", "b", "c", "d", "e"} {
 		errs, err := b.store.JobErrors(context.Background(), id)
 		mustOK(t, err)
-		if len(errs) != 1 || !strings.Contains(errs[0], "downstream is down") {
+		if len(errs) != 1 || !strings.Contains(errs[0].Message, "downstream is down") {
 			t.Errorf("job %s history %q, want the failure", id, errs)
 		}
 	}

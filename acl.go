@@ -10,7 +10,8 @@ import (
 // the list in step with the scripts.
 var aclScriptCommands = []string{
 	"del", "exists", "get", "hdel", "hexists", "hget", "hgetall", "hincrby", "hlen", "hmget",
-	"hset", "ltrim", "publish", "rpush", "sadd", "scard", "sismember", "spop", "srandmember",
+	"hset", "lindex", "llen", "lpop", "lset", "ltrim", "publish", "rpush", "sadd", "scard",
+	"sismember", "spop", "srandmember",
 	"srem", "time", "type", "zadd", "zcard", "zrange", "zrangebyscore", "zrem",
 	"zremrangebyrank", "zscore",
 }
@@ -23,6 +24,8 @@ var aclClientCommands = []string{
 	"subscribe", "unsubscribe", // the workers' cancel channel
 	"hgetall", "hset", "hdel", "lrange", "zscore", "smembers", "sadd", "srem", "rpush", "del",
 	"get", "set", "time", // reads and operator writes (GetJob, QueueStats, PauseQueue, clocks)
+	"hget", "hmget", "hlen", "hscan", "zcard", "zrange", "zrangebyscore", "lindex", // workflow and corrupt-job reads, metrics gauges
+	"multi", "exec", "zadd", // RemoveRateLimit
 	"scan", // ListJobs (see the README: SCAN is not limited to the key pattern)
 	"ping", // connection health checks
 	"info", // CheckServer (INFO memory)

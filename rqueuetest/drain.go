@@ -259,7 +259,7 @@ func (d *drainer) run(ctx context.Context) DrainResult {
 			progress := false
 			handedBack = 0
 			for _, a := range attempts {
-				if a.Outcome == headgate.OutcomeRateLimited && a.State == headgate.StateAvailable {
+				if (a.Outcome == headgate.OutcomeRateLimited || a.Outcome == headgate.OutcomeHandBack) && a.State == headgate.StateAvailable {
 					handedBack++
 				} else {
 					progress = true

@@ -16,7 +16,7 @@ type Attempt struct {
 	Kind  string
 	// Outcome is what the attempt was acked as: what the handler's return value, its
 	// panic or a job it cannot take maps to, as under a started worker.
-	// A job handed back because Work's context ended is OutcomeRateLimited; an ack the
+	// A job handed back because Work's context ended is OutcomeHandBack; an ack the
 	// store refused as invalid was replaced by OutcomeRetry (see AckErr).
 	Outcome headgate.Outcome
 	// State is the job's state after the ack: headgate.StateDeleted when it is gone (a
@@ -55,7 +55,7 @@ type Attempt struct {
 // The handlers' contexts derive from ctx, values and cancellation alike. When ctx ends,
 // the handler running has its context cancelled and the jobs not run yet are not
 // started. All are acked nonetheless: a handler that returns an error after ctx ended
-// has its job handed back, as are the jobs not run (OutcomeRateLimited: available again
+// has its job handed back, as are the jobs not run (OutcomeHandBack: available again
 // at once, no attempt or crash counted), and Work returns the attempts with an error
 // that wraps the context's cause. A handler that returns nil after ctx ended is acked as
 // a success: its work is done. A handler that ignores ctx blocks Work.
@@ -116,7 +116,7 @@ func (w *Worker) Work(ctx context.Context, n int) ([]Attempt, error) {
 			e := execs[running]
 			e.outcome, e.opts = headgate.OutcomeRetry, headgate.AckOpts{Error: errGoexit.Error()}
 			for _, e := range execs[running+1:] {
-				e.outcome, e.opts = headgate.OutcomeRateLimited, headgate.AckOpts{}
+				e.outcome, e.opts = headgate.OutcomeHandBack, headgate.AckOpts{}
 			}
 			_ = w.ackWork(ctx, execs, attempts)
 		}
@@ -128,7 +128,7 @@ func (w *Worker) Work(ctx context.Context, n int) ([]Attempt, error) {
 	handedBack := 0
 	for i, e := range execs {
 		if ctx.Err() != nil {
-			e.outcome, e.opts = headgate.OutcomeRateLimited, headgate.AckOpts{}
+			e.outcome, e.opts = headgate.OutcomeHandBack, headgate.AckOpts{}
 			attempts[i].Err = fmt.Errorf("worker: not run: %w", context.Cause(ctx))
 			handedBack++
 			continue
@@ -166,7 +166,7 @@ func (w *Worker) runAttempt(ctx context.Context, e *execution, a *Attempt) bool 
 	if err != nil && ctx.Err() != nil {
 		// Most likely the cancellation's doing, not the job's: hand it back, as a
 		// stopping worker does.
-		e.outcome, e.opts = headgate.OutcomeRateLimited, headgate.AckOpts{}
+		e.outcome, e.opts = headgate.OutcomeHandBack, headgate.AckOpts{}
 		return true
 	}
 	e.outcome, e.opts = outcome(err, timedOut, w.cfg.JobTimeout)

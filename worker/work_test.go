@@ -274,7 +274,7 @@ func TestWorkContextEnds(t *testing.T) {
 			t.Fatalf("Work = %+v, %v; want 2 attempts and context.Canceled", attempts, err)
 		}
 		for i, a := range attempts {
-			if a.Outcome != headgate.OutcomeRateLimited || a.State != headgate.StateAvailable || !errors.Is(a.Err, context.Canceled) {
+			if a.Outcome != headgate.OutcomeHandBack || a.State != headgate.StateAvailable || !errors.Is(a.Err, context.Canceled) {
 				t.Errorf("attempt %d = %+v, want handed back with context.Canceled", i, a)
 			}
 			if j := b.job(a.JobID); j.Attempt != 0 || j.CrashAttempt != 0 {
@@ -291,7 +291,7 @@ func TestWorkContextEnds(t *testing.T) {
 		if a := attempts[0]; a.JobID != "first" || a.Outcome != headgate.OutcomeSuccess || a.Err != nil {
 			t.Errorf("first attempt = %+v, want a success", a)
 		}
-		if a := attempts[1]; a.Outcome != headgate.OutcomeRateLimited || a.State != headgate.StateAvailable {
+		if a := attempts[1]; a.Outcome != headgate.OutcomeHandBack || a.State != headgate.StateAvailable {
 			t.Errorf("second attempt = %+v, want handed back", a)
 		}
 

@@ -334,6 +334,13 @@ func TestLuaArgvMatchesGo(t *testing.T) {
 	_, err = reg.SetPlacement(ctx, "n", NamespacePlacement{Mode: PlacementUnplaced})
 	must("set placement", err)
 	must("deprecate namespace", reg.Deprecate(ctx, "n"))
+	must("cancel p2", s.Cancel(ctx, "p2"))
+	_, err = s.Retry(ctx, "p2", &RetryOptions{Edit: &JobEdit{Priority: new(int32(3))}})
+	must("retry", err)
+	_, err = s.Edit(ctx, "p2", JobEdit{Priority: new(int32(4))})
+	must("edit", err)
+	_, err = s.Delete(ctx, "p2")
+	must("delete", err)
 
 	scripts := map[string]script{}
 	for _, sc := range []script{scriptEnqueue, scriptAdmit, scriptAck, scriptRenew, scriptCheckpoint,
@@ -343,7 +350,8 @@ func TestLuaArgvMatchesGo(t *testing.T) {
 		scriptWfRemoveVisibility, scriptWfRegisterNamespace, scriptWfPutNamespace, scriptWfSetNamespacePlacement,
 		scriptWfDeprecateNamespace, scriptWfPutPackage, scriptWfDeletePackage, scriptWfPutPackageRoute,
 		scriptWfPutWorkerDeployment, scriptWfSetDesiredState, scriptWfDeleteWorkerDeployment,
-		scriptWfWriteRawWorkerDeployment, scriptWfPutWorkloop, scriptWfRemoveWorkloop, scriptWfPutInvariantRecord} {
+		scriptWfWriteRawWorkerDeployment, scriptWfPutWorkloop, scriptWfRemoveWorkloop, scriptWfPutInvariantRecord,
+		scriptRetry, scriptEdit, scriptDelete} {
 		scripts[sc.name] = sc
 	}
 	for name, l := range layouts {

@@ -26,6 +26,9 @@ const (
 	replyNotFound       = -7
 	replyNotCancellable = -8
 	replyCorrupt        = -9
+	replyNotRetryable   = -10
+	replyJobRunning     = -11
+	replyNotEditable    = -12
 )
 
 // Reply codes of the workflow store's scripts (lua/lib.lua, -20 and below).
@@ -260,6 +263,9 @@ var (
 	scriptReleasePending    = loadScript("release_pending")
 	scriptReleaseQuarantine = loadScript("release_quarantine")
 	scriptSetRateLimit      = loadScript("set_rate_limit")
+	scriptRetry             = loadScript("retry")
+	scriptEdit              = loadScript("edit")
+	scriptDelete            = loadScript("delete")
 )
 
 // The workflow store's transitions, one script each.
@@ -394,6 +400,12 @@ func replyError(script, jobID string, code int64, rest []any) error {
 		return &NotCancellableError{JobID: jobID, State: State(asString(rest, 0))}
 	case replyCorrupt:
 		return &CorruptError{Key: asString(rest, 0), Reason: asString(rest, 1)}
+	case replyNotRetryable:
+		return &NotRetryableError{JobID: jobID, State: State(asString(rest, 0))}
+	case replyJobRunning:
+		return &JobRunningError{JobID: jobID}
+	case replyNotEditable:
+		return &NotEditableError{JobID: jobID, State: State(asString(rest, 0))}
 
 	case replySequenceConflict:
 		return &SequenceConflictError{WorkflowID: jobID, Expected: asInt(rest, 0), Found: asInt(rest, 1)}

@@ -67,6 +67,9 @@ local E_LEASE_REJECTED = -5
 local E_NOT_FOUND = -7
 local E_NOT_CANCELLABLE = -8
 local E_CORRUPT = -9 -- {E_CORRUPT, key, why}: a namespace structure is corrupt; nothing was written
+local E_NOT_RETRYABLE = -10 -- {E_NOT_RETRYABLE, state}: only a finished job can be retried
+local E_JOB_RUNNING = -11 -- the job is leased to a worker: cancel it first
+local E_NOT_EDITABLE = -12 -- {E_NOT_EDITABLE, state}: a finished job is edited only with a retry
 
 -- The store clock: a frozen value in K.clock when a test set one, else Redis TIME.
 -- Scripts read it before their first write, so a frozen value that is not a number
@@ -1074,4 +1077,45 @@ end
 local function deployment_row(created, updated, desired, desired_at, spec)
   return string.format('{"created":%d,"updated":%d,"desired":"%s","desired_at":%d}', created, updated, desired,
     desired_at) .. '\n' .. spec
+end
+
+-- What an operator's edit may change, as bits of its mask (edit.go and retry.go pass the
+-- same values).
+local EDIT_PAYLOAD, EDIT_PRIORITY, EDIT_MAX_ATTEMPTS, EDIT_SCHEDULED_AT, EDIT_PARTITION, EDIT_TAGS = 1, 2, 4, 8, 16, 32
+
+-- Whether bit b is set in an edit mask.
+local function edit_has(mask, b) return math.floor(mask / b) % 2 == 1 end
+
+-- Writes an edit's fields to the job hash and to j, except the scheduled time, which
+-- the caller files. A field set to its default is removed (JOB_DEFAULTS), as enqueue
+-- leaves it out. The caller has taken an available job out of its partition first, since
+-- priority and partition decide where it is filed.
+--- @include rcall
+--- @include K.job
+--- @include edit_has
+--- @include EDIT_PAYLOAD
+--- @include EDIT_PRIORITY
+--- @include EDIT_MAX_ATTEMPTS
+--- @include EDIT_PARTITION
+--- @include EDIT_TAGS
+--- @include JOB_DEFAULTS
+local function apply_edit(P, id, j, e)
+  local k = K.job(P, id)
+  local function put(f, v, default)
+    if v == default then rcall('HDEL', k, f) else rcall('HSET', k, f, v) end
+  end
+  if edit_has(e.mask, EDIT_PAYLOAD) then put('payload', e.payload, '') end
+  if edit_has(e.mask, EDIT_PRIORITY) then
+    j.prio = tonumber(e.prio)
+    put('prio', e.prio, '0')
+  end
+  if edit_has(e.mask, EDIT_MAX_ATTEMPTS) then
+    j.maxa = tonumber(e.maxa)
+    put('maxa', e.maxa, tostring(JOB_DEFAULTS.maxa))
+  end
+  if edit_has(e.mask, EDIT_PARTITION) then
+    j.part = e.part
+    put('part', e.part, '')
+  end
+  if edit_has(e.mask, EDIT_TAGS) then put('tags', e.tags, '') end
 end

@@ -1,0 +1,84 @@
+--[[
+delete.lua: an operator deletes a job that is not running, in any other state: its hash,
+its errors, result, output and progress, and every index entry it has (its partition and
+ring, or its fingerprint's held set; the scheduled and retained indexes; the strict unique
+key it holds). A running job is refused: cancel it first. A throttle window the job
+opened runs out on its own, as after an eviction, and a fingerprint the job quarantined
+stays quarantined until released. A job whose own data is corrupt is parked, as
+cancel.lua does.
+
+KEYS[1]  namespace prefix; derived keys (lib.lua): job:<id>, errors:<id>, result:<id>,
+         output:<id>, progress:<id>, scheduled, leases, retained, unique, held:<fp>, clock,
+         corrupt, q:<queue>:{counts,ring,drr,p:<part>}, q:<queue>:w:<worker>:{ring,drr,p:<part>}
+ARGV[1]  job id
+Replies  {0, state it had} | {0, 'parked', why} the job's data is corrupt: parked |
+         {-7} not found | {-11} running | {-9, key, why} Corrupt
+Cost     O(log N)
+]]
+--- @include rcall
+--- @include K.scheduled
+--- @include K.leases
+--- @include K.retained
+--- @include K.unique
+--- @include K.held
+--- @include K.counts
+--- @include K.corrupt
+--- @include OK
+--- @include E_NOT_FOUND
+--- @include E_JOB_RUNNING
+--- @include corrupt_reply
+--- @include flush_counts
+--- @include partition_of
+--- @include unindex_available_job
+--- @include load_job_checked
+--- @include JOB_FIELDS
+--- @include counts_ok
+--- @include park_corrupt
+--- @include first_bad_key
+--- @include release_unique
+--- @include delete_job
+local P = KEYS[1]
+local id = ARGV[1]
+
+local j, why = load_job_checked(P, id, JOB_FIELDS)
+if why then
+  local bad, bad_why = first_bad_key({ { K.corrupt(P), 'hash' }, { K.leases(P), 'zset' }, { K.scheduled(P), 'zset' } })
+  if bad then return corrupt_reply(bad, bad_why) end
+  park_corrupt(P, id, why)
+  rcall('ZREM', K.leases(P), id)
+  rcall('ZREM', K.scheduled(P), id)
+  return { OK, 'parked', why }
+end
+if not j then return { E_NOT_FOUND } end
+if j.state == 'running' then return { E_JOB_RUNNING } end
+
+-- Every key the writes below touch, checked before the first of them.
+if not counts_ok(P, j.queue) then return corrupt_reply(K.counts(P, j.queue), 'is not a hash of integer counts') end
+local checks = {}
+if j.state == 'available' then
+  if j.held == '1' then
+    checks[#checks + 1] = { K.held(P, j.fp), 'set' }
+  else
+    local pz, ring, rs = partition_of(P, j.queue, j.sticky, j.part)
+    checks[#checks + 1] = { pz, 'zset' }
+    checks[#checks + 1] = { ring, 'zset' }
+    checks[#checks + 1] = { rs, 'hash' }
+  end
+elseif j.state == 'scheduled' or j.state == 'retryable' then
+  checks[#checks + 1] = { K.scheduled(P), 'zset' }
+end
+if j.ukey ~= '' and j.uwin == 0 then checks[#checks + 1] = { K.unique(P), 'hash' } end
+if j.ret > 0 then checks[#checks + 1] = { K.retained(P), 'zset' } end
+local bad, bad_why = first_bad_key(checks)
+if bad then return corrupt_reply(bad, bad_why) end
+
+-- The writes.
+if j.state == 'available' then
+  unindex_available_job(P, id, j)
+elseif j.state == 'scheduled' or j.state == 'retryable' then
+  rcall('ZREM', K.scheduled(P), id)
+end
+release_unique(P, id, j)
+delete_job(P, id, j)
+flush_counts(P)
+return { OK, j.state }

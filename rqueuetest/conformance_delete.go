@@ -1,0 +1,86 @@
+package rqueuetest
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/headgate/headgate"
+)
+
+// deleteCases cover the operator's Delete of a job that is not running.
+var deleteCases = []conformanceCase{
+	{"Delete/EachState", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		pending, scheduled, unique := job("j-pending"), job("j-scheduled"), job("j-unique")
+		pending.Pending = true
+		scheduled.ScheduledIn = time.Hour
+		unique.UniqueKey = "u"
+		unique.PartitionKey = "t1"
+		failing := job("j-retryable")
+		poison, sib := job("j-quarantined"), job("j-held")
+		poison.Fingerprint, sib.Fingerprint = "poison", "poison"
+		sib.ScheduledAt = epoch.Add(time.Hour)
+		mustEnqueue(t, ctx, s, poison, sib)
+		quarantineJob(t, ctx, s, "j-quarantined")
+		advance(t, ctx, s, time.Hour)
+		mustPromote(t, ctx, s) // the sibling, held
+		mustEnqueue(t, ctx, s, failing)
+		finishAs(t, ctx, s, "j-retryable", headgate.OutcomeRetry)
+		mustEnqueue(t, ctx, s, job("j-completed"))
+		finishAs(t, ctx, s, "j-completed", headgate.OutcomeSuccess)
+		mustEnqueue(t, ctx, s, pending, scheduled, unique)
+		want := map[string]headgate.State{"pending": headgate.StatePending, "scheduled": headgate.StateScheduled,
+			"retryable": headgate.StateRetryable, "completed": headgate.StateCompleted,
+			"quarantined": headgate.StateQuarantined, "held": headgate.StateAvailable, "unique": headgate.StateAvailable}
+		for id, st := range want {
+			got, err := s.Delete(ctx, "j-"+id)
+			if err != nil || got != st {
+				t.Errorf("delete %s: %s, %v; want %s", id, got, err, st)
+			}
+			wantState(t, ctx, s, "j-"+id, headgate.StateDeleted)
+		}
+		// No key of a deleted job is left, and no index names it. The quarantine stays
+		// (naming the job that crashed) until an operator releases the fingerprint.
+		snap := snapshot(t, ctx, s)
+		for _, line := range strings.Split(snap, "\n") {
+			if strings.Contains(line, "j-") && !strings.Contains(line, "}:quarantine ") {
+				t.Errorf("a deleted job is still in the store: %s", line)
+			}
+		}
+		advance(t, ctx, s, 2*time.Hour)
+		if n := mustPromote(t, ctx, s); n != 0 {
+			t.Errorf("promoted %d deleted jobs", n)
+		}
+	}},
+	{"Delete/AvailableReleasesUniqueKey", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		a, b := job("a"), job("b")
+		a.UniqueKey, a.PartitionKey, b.PartitionKey = "u", "t1", "t2"
+		mustEnqueue(t, ctx, s, a, b)
+		if st, err := s.Delete(ctx, "a"); err != nil || st != headgate.StateAvailable {
+			t.Fatalf("delete a: %s, %v", st, err)
+		}
+		again := job("again")
+		again.UniqueKey = "u"
+		mustEnqueue(t, ctx, s, again)
+		got := mustAdmit(t, ctx, s, admitReq("w", 5))
+		if len(got) != 2 || got[0].Envelope.ID == "a" || got[1].Envelope.ID == "a" {
+			t.Errorf("admitted %v, want b and again", ids(got))
+		}
+	}},
+	{"Delete/Refused", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		mustEnqueue(t, ctx, s, job("running"))
+		admitOne(t, ctx, s)
+		err := unchanged(t, ctx, s, "delete running", func() error { _, err := s.Delete(ctx, "running"); return err })
+		if e := wantErr[*headgate.JobRunningError](t, err); e != nil && e.JobID != "running" {
+			t.Errorf("running error names %q", e.JobID)
+		}
+		err = unchanged(t, ctx, s, "delete unknown", func() error { _, err := s.Delete(ctx, "nope"); return err })
+		if !errors.Is(err, headgate.ErrJobNotFound) {
+			t.Errorf("delete unknown: %v", err)
+		}
+	}},
+}

@@ -1,15 +1,15 @@
 --[[
 delete.lua: an operator deletes a job that is not running, in any other state: its hash,
 its errors, result, output and progress, and every index entry it has (its partition and
-ring, or its fingerprint's held set; the scheduled and retained indexes; the strict unique
-key it holds). A running job is refused: cancel it first. A throttle window the job
+ring, its fingerprint's held set or its rate class's parked jobs; the scheduled and
+retained indexes; the strict unique key it holds). A running job is refused: cancel it first. A throttle window the job
 opened runs out on its own, as after an eviction, and a fingerprint the job quarantined
 stays quarantined until released. A job whose own data is corrupt is parked, as
 cancel.lua does.
 
 KEYS[1]  namespace prefix; derived keys (lib.lua): job:<id>, errors:<id>, result:<id>,
-         output:<id>, progress:<id>, scheduled, leases, retained, unique, held:<fp>, clock,
-         corrupt, q:<queue>:{counts,ring,drr,p:<part>}, q:<queue>:w:<worker>:{ring,drr,p:<part>}
+         output:<id>, progress:<id>, scheduled, leases, retained, unique, held:<fp>, parked:<class>,
+         clock, corrupt, q:<queue>:{counts,ring,drr,p:<part>}, q:<queue>:w:<worker>:{ring,drr,p:<part>}
 ARGV[1]  job id
 Replies  {0, state it had} | {0, 'parked', why} the job's data is corrupt: parked |
          {-7} not found | {-11} running | {-9, key, why} Corrupt
@@ -21,6 +21,7 @@ Cost     O(log N)
 --- @include K.retained
 --- @include K.unique
 --- @include K.held
+--- @include K.parked
 --- @include K.counts
 --- @include K.corrupt
 --- @include OK
@@ -58,6 +59,8 @@ local checks = {}
 if j.state == 'available' then
   if j.held == '1' then
     checks[#checks + 1] = { K.held(P, j.fp), 'set' }
+  elseif j.parked ~= '' then
+    checks[#checks + 1] = { K.parked(P, j.rc), 'zset' }
   else
     local pz, ring, rs = partition_of(P, j.queue, j.sticky, j.part)
     checks[#checks + 1] = { pz, 'zset' }

@@ -7,7 +7,7 @@ retryable job moves in the scheduled index. A finished job is edited only as par
 retry (retry.lua). A job whose own data is corrupt is parked, as cancel.lua does.
 
 KEYS[1]  namespace prefix; derived keys (lib.lua): job:<id>, scheduled, leases, held:<fp>,
-         quarantine, clock, corrupt, q:<queue>:{counts,ring,drr,p:<part>,wake},
+         parked:<class>, quarantine, clock, corrupt, q:<queue>:{counts,ring,drr,p:<part>,wake},
          q:<queue>:w:<worker>:{ring,drr,p:<part>}
 ARGV[1]  job id
 ARGV[2]  edit mask (EDIT_* bits of lib.lua)
@@ -27,6 +27,7 @@ Cost     O(log N)
 --- @include K.scheduled
 --- @include K.leases
 --- @include K.held
+--- @include K.parked
 --- @include K.wake
 --- @include K.counts
 --- @include K.corrupt
@@ -76,6 +77,7 @@ if not counts_ok(P, j.queue) then return corrupt_reply(K.counts(P, j.queue), 'is
 local checks = { { K.scheduled(P), 'zset' } }
 if j.state == 'available' then
   if j.fp ~= '' then checks[#checks + 1] = { K.held(P, j.fp), 'set' } end
+  if j.parked ~= '' then checks[#checks + 1] = { K.parked(P, j.rc), 'zset' } end
   checks[#checks + 1] = { K.wake(P, j.queue), 'list' }
   local parts = { j.part }
   if edit_has(e.mask, EDIT_PARTITION) then parts[2] = e.part end
@@ -93,7 +95,7 @@ if bad then return corrupt_reply(bad, bad_why) end
 local timed = edit_has(e.mask, EDIT_SCHEDULED_AT)
 if j.state == 'available' then
   unindex_available_job(P, id, j)
-  j.held = ''
+  j.held, j.parked = '', ''
   apply_edit(P, id, j, e)
   if timed and e.sched > now then
     schedule(P, id, j, 'scheduled', e.sched)

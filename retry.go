@@ -29,6 +29,7 @@ type RetryOptions struct {
 
 // RetryResult is what a retry did.
 type RetryResult struct {
+	JobID       string
 	State       State // StateAvailable or StateScheduled
 	ScheduledAt time.Time
 	// Lifted is true when the retry lifted the fingerprint's quarantine; Released is how
@@ -97,7 +98,7 @@ func (s *Store) Retry(ctx context.Context, id string, opts *RetryOptions) (Retry
 	if err := parked(id, reply); err != nil {
 		return RetryResult{}, err
 	}
-	res := RetryResult{State: State(asString(reply, 0)), ScheduledAt: fromMs(asInt(reply, 1)), Lifted: asInt(reply, 2) == 1}
+	res := RetryResult{JobID: id, State: State(asString(reply, 0)), ScheduledAt: fromMs(asInt(reply, 1)), Lifted: asInt(reply, 2) == 1}
 	if res.Lifted {
 		// The fingerprint is lifted; its held siblings go back to admission in batches.
 		j, err := s.GetJob(ctx, id)

@@ -15,7 +15,13 @@
 //	pause QUEUE / resume QUEUE         stop / restart admission from a queue
 //	limit QUEUE N|off                  bound a queue's unfinished jobs, or lift the bound
 //	rate CLASS LIMIT WINDOW BURST|off  token bucket: LIMIT per WINDOW (e.g. 1m), holding BURST
-//	quarantine [release FINGERPRINT]   list quarantined fingerprints, or release one
+//	quarantine [release FINGERPRINT [-retry]]
+//	                                   list quarantined fingerprints, or release one (and retry its job)
+//	retry ID... [-at TIME] [-keep-attempts]
+//	                                   run finished jobs again
+//	edit ID [-payload JSON] [-priority N] [-max-attempts N] [-at TIME] [-partition P] [-tags a,b]
+//	                                   change a job that is not running or finished
+//	delete ID...                       delete jobs that are not running
 //	demo                               a self-contained demo (see "headgate demo -h")
 //
 // -redis defaults to $REDIS_URL, else redis://127.0.0.1:6379; it takes a redis:// or
@@ -97,7 +103,15 @@ var commands = []*command{
 	{name: "limit", args: "QUEUE N|off", summary: "bound a queue's unfinished jobs, or lift the bound", run: cmdLimit},
 	{name: "rate", args: "CLASS LIMIT WINDOW BURST | CLASS off",
 		summary: "rate class token bucket: LIMIT per WINDOW (e.g. 1s, 1m), holding BURST", run: cmdRate},
-	{name: "quarantine", args: "[release FINGERPRINT]", summary: "list quarantined fingerprints, or release one", run: cmdQuarantine},
+	{name: "quarantine", args: "[release FINGERPRINT] [-retry]",
+		summary: "list quarantined fingerprints, or release one (-retry: and retry its job)",
+		flags:   quarantineFlags, run: cmdQuarantineRelease},
+	{name: "retry", args: "ID... [-at TIME] [-keep-attempts]", summary: "run finished jobs again",
+		flags: retryFlags, run: cmdRetry},
+	{name: "edit", args: "ID -FIELD VALUE...",
+		summary: "change -payload, -priority, -max-attempts, -at, -partition, -tags of a waiting job",
+		flags:   editFlags, run: cmdEdit},
+	{name: "delete", args: "ID...", summary: "delete jobs that are not running", flags: deleteFlags, run: cmdDelete},
 	{name: "policy", args: "[show [-json] | set FIELD VALUE...]",
 		summary: "the namespace's fleet-wide policy: backoff, crash limit, retention, snooze limit", flags: policyFlags, run: cmdPolicy},
 	{name: "demo", args: "[flags]", summary: "run a self-contained demo on an embedded Redis"},
@@ -112,6 +126,7 @@ type cli struct {
 	timeout        time.Duration
 	addr           string   // the Redis address, once connected
 	jobs           jobsOpts // flags of the jobs command
+	verbs          verbOpts // flags of the operator verbs (verbs.go)
 
 	insp *inspector.Inspector
 }

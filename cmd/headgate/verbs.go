@@ -1,0 +1,331 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/headgate/headgate/inspector"
+)
+
+// verbOpts are the flags of retry, edit, delete and quarantine release.
+type verbOpts struct {
+	json         bool
+	at           optString
+	keepAttempts bool
+	retry        bool // quarantine release -retry
+	payload      optString
+	priority     optString
+	maxAttempts  optString
+	partition    optString
+	tags         optString
+}
+
+// optString is a string flag that knows whether it was given.
+type optString struct {
+	v   string
+	set bool
+}
+
+func (o *optString) String() string { return o.v }
+func (o *optString) Set(v string) error {
+	o.v, o.set = v, true
+	return nil
+}
+
+func jsonFlag(fs *flag.FlagSet, c *cli) {
+	fs.BoolVar(&c.verbs.json, "json", false, "print one JSON document on stdout")
+}
+
+func atFlag(fs *flag.FlagSet, c *cli, what string) {
+	fs.Var(&c.verbs.at, "at", what+": an RFC 3339 `TIME` (2030-01-02T15:04:05Z), or a duration from the store's now (90s, 2h)")
+}
+
+func retryFlags(fs *flag.FlagSet, c *cli) {
+	jsonFlag(fs, c)
+	atFlag(fs, c, "schedule the jobs for")
+	fs.BoolVar(&c.verbs.keepAttempts, "keep-attempts", false, "keep the attempts the jobs have used (default: from zero)")
+}
+
+func editFlags(fs *flag.FlagSet, c *cli) {
+	jsonFlag(fs, c)
+	atFlag(fs, c, "new scheduled time")
+	fs.Var(&c.verbs.payload, "payload", "new payload (`JSON`, stored as given)")
+	fs.Var(&c.verbs.priority, "priority", "new priority `N` (higher first)")
+	fs.Var(&c.verbs.maxAttempts, "max-attempts", "new maximum of attempts `N`")
+	fs.Var(&c.verbs.partition, "partition", "new partition `P` (\"\" for none)")
+	fs.Var(&c.verbs.tags, "tags", "new tags, comma-separated (\"\" for none)")
+}
+
+func deleteFlags(fs *flag.FlagSet, c *cli) { jsonFlag(fs, c) }
+
+func quarantineFlags(fs *flag.FlagSet, c *cli) {
+	jsonFlag(fs, c)
+	fs.BoolVar(&c.verbs.retry, "retry", false, "with release: also retry the job that crashed into the limit")
+}
+
+// jsonTime is how the verbs' JSON output writes a time: RFC 3339 with milliseconds and
+// its zone, or null when there is none.
+func jsonTime(t time.Time) *string {
+	if t.IsZero() {
+		return nil
+	}
+	s := t.Format("2006-01-02T15:04:05.000Z07:00")
+	return &s
+}
+
+// verbFailure is a job the verb could not act on.
+type verbFailure struct {
+	ID    string `json:"id"`
+	Error string `json:"error"`
+}
+
+// retried is one retried job in -json output.
+type retried struct {
+	ID          string  `json:"id"`
+	State       string  `json:"state"`
+	ScheduledAt *string `json:"scheduled_at"`
+	Lifted      bool    `json:"lifted_quarantine"`
+	Released    int     `json:"released_held"`
+}
+
+func retriedOf(r inspector.RetryResult) retried {
+	return retried{ID: r.JobID, State: string(r.State), ScheduledAt: jsonTime(r.ScheduledAt), Lifted: r.Lifted, Released: r.Released}
+}
+
+// parseAt reads -at: an RFC 3339 time, or a duration after the store's now.
+func (c *cli) parseAt(ctx context.Context) (time.Time, error) {
+	v := c.verbs.at.v
+	if d, err := time.ParseDuration(v); err == nil {
+		now, err := c.insp.Now(ctx)
+		if err != nil {
+			return time.Time{}, err
+		}
+		return now.Add(d), nil
+	}
+	t, err := time.Parse(time.RFC3339, v)
+	if err != nil {
+		return time.Time{}, usagef("-at %q is neither an RFC 3339 time nor a duration", short(v))
+	}
+	return t, nil
+}
+
+// printJSON writes v as the command's one JSON document.
+func (c *cli) printJSON(v any) error {
+	enc := json.NewEncoder(c.stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// failLine reports one job a verb could not act on, on stderr.
+func (c *cli) failLine(id string, err error) verbFailure {
+	msg := strings.ReplaceAll(err.Error(), id, short(id))
+	if !c.verbs.json {
+		fmt.Fprintf(c.stderr, "%s: %s\n", short(id), msg)
+	}
+	return verbFailure{ID: id, Error: msg}
+}
+
+func cmdRetry(ctx context.Context, c *cli, args []string) error {
+	if len(args) == 0 {
+		return usagef("name at least one job id")
+	}
+	opts := &inspector.RetryOptions{KeepAttempts: c.verbs.keepAttempts}
+	if c.verbs.at.set {
+		at, err := c.parseAt(ctx)
+		if err != nil {
+			return err
+		}
+		opts.At = at
+	}
+	out := struct {
+		Retried []retried     `json:"retried"`
+		Failed  []verbFailure `json:"failed"`
+	}{Retried: []retried{}, Failed: []verbFailure{}}
+	for _, id := range args {
+		r, err := c.insp.Retry(ctx, id, opts)
+		if err != nil {
+			out.Failed = append(out.Failed, c.failLine(id, err))
+			continue
+		}
+		out.Retried = append(out.Retried, retriedOf(r))
+		if !c.verbs.json {
+			fmt.Fprintf(c.stdout, "retried %s: %s %s\n", id, r.State, r.ScheduledAt.Format(time.RFC3339))
+		}
+	}
+	if c.verbs.json {
+		if err := c.printJSON(out); err != nil {
+			return err
+		}
+	}
+	if len(out.Failed) > 0 {
+		return fmt.Errorf("%d of %d job(s) not retried", len(out.Failed), len(args))
+	}
+	return nil
+}
+
+func cmdEdit(ctx context.Context, c *cli, args []string) error {
+	if len(args) != 1 {
+		return usagef("name one job id")
+	}
+	id := args[0]
+	var e inspector.JobEdit
+	o := &c.verbs
+	if o.payload.set {
+		if !json.Valid([]byte(o.payload.v)) {
+			return usagef("-payload is not JSON")
+		}
+		e.Payload = new([]byte(o.payload.v))
+	}
+	if o.priority.set {
+		n, err := strconv.ParseInt(o.priority.v, 10, 32)
+		if err != nil {
+			return usagef("-priority %q is not a 32-bit integer", short(o.priority.v))
+		}
+		e.Priority = new(int32(n))
+	}
+	if o.maxAttempts.set {
+		n, err := strconv.Atoi(o.maxAttempts.v)
+		if err != nil {
+			return usagef("-max-attempts %q is not an integer", short(o.maxAttempts.v))
+		}
+		e.MaxAttempts = new(n)
+	}
+	if o.at.set {
+		at, err := c.parseAt(ctx)
+		if err != nil {
+			return err
+		}
+		e.ScheduledAt = &at
+	}
+	if o.partition.set {
+		e.PartitionKey = new(o.partition.v)
+	}
+	if o.tags.set {
+		tags := []string{}
+		if o.tags.v != "" {
+			tags = strings.Split(o.tags.v, ",")
+		}
+		e.Tags = &tags
+	}
+	if e == (inspector.JobEdit{}) {
+		return usagef("give at least one of -payload, -priority, -max-attempts, -at, -partition, -tags")
+	}
+	r, err := c.insp.Edit(ctx, id, e)
+	if err != nil {
+		return err
+	}
+	if c.verbs.json {
+		return c.printJSON(struct {
+			ID          string  `json:"id"`
+			State       string  `json:"state"`
+			ScheduledAt *string `json:"scheduled_at"`
+		}{id, string(r.State), jsonTime(r.ScheduledAt)})
+	}
+	fmt.Fprintf(c.stdout, "edited %s: %s %s\n", id, r.State, r.ScheduledAt.Format(time.RFC3339))
+	return nil
+}
+
+func cmdDelete(ctx context.Context, c *cli, args []string) error {
+	if len(args) == 0 {
+		return usagef("name at least one job id")
+	}
+	type deleted struct {
+		ID    string `json:"id"`
+		State string `json:"state"`
+	}
+	out := struct {
+		Deleted []deleted     `json:"deleted"`
+		Failed  []verbFailure `json:"failed"`
+	}{Deleted: []deleted{}, Failed: []verbFailure{}}
+	for _, id := range args {
+		st, err := c.insp.Delete(ctx, id)
+		if err != nil {
+			out.Failed = append(out.Failed, c.failLine(id, err))
+			continue
+		}
+		out.Deleted = append(out.Deleted, deleted{id, string(st)})
+		if !c.verbs.json {
+			fmt.Fprintf(c.stdout, "deleted %s (was %s)\n", id, st)
+		}
+	}
+	if c.verbs.json {
+		if err := c.printJSON(out); err != nil {
+			return err
+		}
+	}
+	if len(out.Failed) > 0 {
+		return fmt.Errorf("%d of %d job(s) not deleted", len(out.Failed), len(args))
+	}
+	return nil
+}
+
+// cmdQuarantineRelease is the quarantine command with -retry and -json for release;
+// listing and a plain release are cmdQuarantine's.
+func cmdQuarantineRelease(ctx context.Context, c *cli, args []string) error {
+	releasing := len(args) == 2 && args[0] == "release"
+	if c.verbs.retry && !releasing {
+		return usagef("-retry goes with release FINGERPRINT")
+	}
+	if !c.verbs.json && !c.verbs.retry {
+		return cmdQuarantine(ctx, c, args)
+	}
+	if !releasing {
+		if len(args) != 0 {
+			return usagef("want no arguments, or release FINGERPRINT")
+		}
+		q, err := c.insp.Quarantined(ctx)
+		if err != nil {
+			return err
+		}
+		type fp struct {
+			Fingerprint string `json:"fingerprint"`
+			JobID       string `json:"job_id"`
+			Held        int64  `json:"held"`
+		}
+		out := struct {
+			Quarantined []fp `json:"quarantined"`
+		}{Quarantined: []fp{}}
+		for _, f := range q {
+			out.Quarantined = append(out.Quarantined, fp{f.Fingerprint, f.JobID, f.Held})
+		}
+		return c.printJSON(out)
+	}
+	fpName := args[1]
+	out := struct {
+		Fingerprint string   `json:"fingerprint"`
+		Released    int      `json:"released_held"`
+		Retried     *retried `json:"retried"`
+	}{Fingerprint: fpName}
+	if c.verbs.retry {
+		r, err := c.insp.ReleaseQuarantineAndRetry(ctx, fpName)
+		if err != nil {
+			return err
+		}
+		out.Released = r.Released
+		if r.State != "" {
+			rt := retriedOf(r)
+			out.Retried = &rt
+		}
+	} else {
+		n, err := c.insp.ReleaseQuarantine(ctx, fpName)
+		if err != nil {
+			return err
+		}
+		out.Released = n
+	}
+	if c.verbs.json {
+		return c.printJSON(out)
+	}
+	fmt.Fprintf(c.stdout, "released fingerprint %s: %d held job(s) returned to admission\n", fpName, out.Released)
+	if out.Retried != nil {
+		fmt.Fprintf(c.stdout, "retried %s: %s\n", out.Retried.ID, out.Retried.State)
+	} else {
+		fmt.Fprintln(c.stdout, "no quarantined job to retry")
+	}
+	return nil
+}

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/headgate/headgate"
+)
+
+// runJSON runs a command with -json, which must exit with code, and decodes its stdout
+// into v: one JSON document and nothing else.
+func (b *testBundle) runJSON(t *testing.T, code int, v any, args ...string) {
+	t.Helper()
+	got, out, errOut := b.run(t, append(args, "-json")...)
+	if got != code {
+		t.Fatalf("headgate %s -json: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), got, code, out, errOut)
+	}
+	dec := json.NewDecoder(strings.NewReader(out))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		t.Fatalf("headgate %s -json: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	if dec.More() {
+		t.Fatalf("headgate %s -json printed more than one document:\n%s", strings.Join(args, " "), out)
+	}
+}
+
+type retriedJSON struct {
+	ID          string  `json:"id"`
+	State       string  `json:"state"`
+	ScheduledAt *string `json:"scheduled_at"`
+	Lifted      bool    `json:"lifted_quarantine"`
+	Released    int     `json:"released_held"`
+}
+
+type failedJSON struct {
+	ID    string `json:"id"`
+	Error string `json:"error"`
+}
+
+func TestRetryCommand(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.enqueue(t, headgate.Envelope{ID: "a", Retention: time.Hour}, headgate.Envelope{ID: "b"}, headgate.Envelope{ID: "c"})
+	for _, id := range []string{"a", "b"} {
+		if err := b.store.Cancel(b.ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	requireOutput(t, b.mustRun(t, "retry", "a"), "retried a: available 2030-01-02T03:04:05Z\n")
+	var out struct {
+		Retried []retriedJSON `json:"retried"`
+		Failed  []failedJSON  `json:"failed"`
+	}
+	// c is available: not retryable; the command reports it and exits 1.
+	b.runJSON(t, exitError, &out, "retry", "b", "c", "-at", "1h", "-keep-attempts")
+	if len(out.Retried) != 1 || out.Retried[0].ID != "b" || out.Retried[0].State != "scheduled" ||
+		out.Retried[0].ScheduledAt == nil || *out.Retried[0].ScheduledAt != "2030-01-02T04:04:05.000Z" {
+		t.Errorf("retried %+v, want b scheduled at 04:04:05Z", out.Retried)
+	}
+	if len(out.Failed) != 1 || out.Failed[0].ID != "c" || !strings.Contains(out.Failed[0].Error, "only a finished job can be retried") {
+		t.Errorf("failed %+v, want c not retryable", out.Failed)
+	}
+	if j, err := b.store.GetJob(b.ctx, "b"); err != nil || j.State != headgate.StateScheduled {
+		t.Errorf("b after retry: %+v, %v", j, err)
+	}
+	if code, _, errOut := b.run(t, "retry", "a", "-at", "tomorrow"); code != exitUsage || !strings.Contains(errOut, "neither an RFC 3339 time") {
+		t.Errorf("bad -at: exit %d, %s", code, errOut)
+	}
+}
+
+func TestEditCommand(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.enqueue(t, headgate.Envelope{ID: "a"})
+	var out struct {
+		ID          string  `json:"id"`
+		State       string  `json:"state"`
+		ScheduledAt *string `json:"scheduled_at"`
+	}
+	b.runJSON(t, exitOK, &out, "edit", "a", "-priority", "7", "-payload", `{"x":1}`, "-tags", "red,blue",
+		"-partition", "t9", "-max-attempts", "3", "-at", "2030-01-02T05:00:00Z")
+	if out.ID != "a" || out.State != "scheduled" || out.ScheduledAt == nil || *out.ScheduledAt != "2030-01-02T05:00:00.000Z" {
+		t.Errorf("edit -json: %+v", out)
+	}
+	j, err := b.store.GetJob(b.ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.Priority != 7 || string(j.Payload) != `{"x":1}` || strings.Join(j.Tags, ",") != "red,blue" ||
+		j.PartitionKey != "t9" || j.MaxAttempts != 3 || j.State != headgate.StateScheduled {
+		t.Errorf("edited job: %+v", j)
+	}
+	requireOutput(t, b.mustRun(t, "edit", "a", "-tags", ""), "edited a: scheduled 2030-01-02T05:00:00Z\n")
+	for _, args := range [][]string{{"edit", "a"}, {"edit", "a", "-payload", "{"}, {"edit", "a", "-priority", "x"}, {"edit"}} {
+		if code, _, _ := b.run(t, args...); code != exitUsage {
+			t.Errorf("%v: exit %d, want %d", args, code, exitUsage)
+		}
+	}
+	// A running job is refused.
+	b.enqueue(t, headgate.Envelope{ID: "r"})
+	if c, err := b.store.Admit(b.ctx, headgate.AdmitRequest{Worker: "w", LeaseID: "l", Queues: []string{headgate.QueueDefault},
+		Capacity: 1, Lease: time.Minute}); err != nil || len(c) != 1 {
+		t.Fatalf("admit: %v, %v", c, err)
+	}
+	if code, _, errOut := b.run(t, "edit", "r", "-priority", "1"); code != exitError || !strings.Contains(errOut, "is running; cancel it first") {
+		t.Errorf("edit running: exit %d, %s", code, errOut)
+	}
+}
+
+func TestDeleteCommand(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.enqueue(t, headgate.Envelope{ID: "a"}, headgate.Envelope{ID: "b", Pending: true})
+	requireOutput(t, b.mustRun(t, "delete", "a"), "deleted a (was available)\n")
+	var out struct {
+		Deleted []struct {
+			ID    string `json:"id"`
+			State string `json:"state"`
+		} `json:"deleted"`
+		Failed []failedJSON `json:"failed"`
+	}
+	b.runJSON(t, exitError, &out, "delete", "b", "a")
+	if len(out.Deleted) != 1 || out.Deleted[0].ID != "b" || out.Deleted[0].State != "pending" {
+		t.Errorf("deleted %+v, want b (pending)", out.Deleted)
+	}
+	if len(out.Failed) != 1 || out.Failed[0].ID != "a" || !strings.Contains(out.Failed[0].Error, "not found") {
+		t.Errorf("failed %+v, want a not found", out.Failed)
+	}
+	if _, err := b.store.GetJob(b.ctx, "b"); !errors.Is(err, headgate.ErrJobNotFound) {
+		t.Errorf("b after delete: %v", err)
+	}
+}
+
+func TestQuarantineReleaseRetry(t *testing.T) {
+	t.Parallel()
+	b := setup(t) // crash limit 1
+	b.enqueue(t, headgate.Envelope{ID: "crasher", Fingerprint: "fp", Priority: 1}, headgate.Envelope{ID: "sibling", Fingerprint: "fp"})
+	req := headgate.AdmitRequest{Worker: "w", LeaseID: "l", Queues: []string{headgate.QueueDefault}, Capacity: 1, Lease: time.Second}
+	if c, err := b.store.Admit(b.ctx, req); err != nil || len(c) != 1 {
+		t.Fatalf("admit: %v, %v", c, err)
+	}
+	if err := b.store.AdvanceClock(b.ctx, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := b.store.ReclaimExpired(b.ctx, 10); err != nil || len(r) != 1 || !r[0].Quarantined {
+		t.Fatalf("reclaim: %+v, %v", r, err)
+	}
+	req.LeaseID = "l2" // admission sets the sibling aside
+	if c, err := b.store.Admit(b.ctx, req); err != nil || len(c) != 0 {
+		t.Fatalf("admit of a quarantined sibling: %v, %v", c, err)
+	}
+	var list struct {
+		Quarantined []struct {
+			Fingerprint string `json:"fingerprint"`
+			JobID       string `json:"job_id"`
+			Held        int64  `json:"held"`
+		} `json:"quarantined"`
+	}
+	b.runJSON(t, exitOK, &list, "quarantine")
+	if len(list.Quarantined) != 1 || list.Quarantined[0].JobID != "crasher" || list.Quarantined[0].Held != 1 {
+		t.Errorf("quarantine -json: %+v", list)
+	}
+	var out struct {
+		Fingerprint string       `json:"fingerprint"`
+		Released    int          `json:"released_held"`
+		Retried     *retriedJSON `json:"retried"`
+	}
+	b.runJSON(t, exitOK, &out, "quarantine", "release", "fp", "-retry")
+	if out.Fingerprint != "fp" || out.Released != 1 || out.Retried == nil || out.Retried.ID != "crasher" ||
+		out.Retried.State != "available" || !out.Retried.Lifted {
+		t.Errorf("release -retry -json: %+v (retried %+v)", out, out.Retried)
+	}
+	if j, err := b.store.GetJob(b.ctx, "crasher"); err != nil || j.State != headgate.StateAvailable || j.Held || j.CrashAttempt != 0 {
+		t.Errorf("crasher after release -retry: %+v, %v", j, err)
+	}
+	requireOutput(t, b.mustRun(t, "quarantine", "release", "fp", "-retry"),
+		"released fingerprint fp: 0 held job(s) returned to admission\nno quarantined job to retry\n")
+	if code, _, _ := b.run(t, "quarantine", "-retry"); code != exitUsage {
+		t.Errorf("quarantine -retry without release: exit %d", code)
+	}
+}

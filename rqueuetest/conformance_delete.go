@@ -70,6 +70,30 @@ var deleteCases = []conformanceCase{
 			t.Errorf("admitted %v, want b and again", ids(got))
 		}
 	}},
+	{"Delete/RateParked", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		if err := s.SetRateLimit(ctx, "c", headgate.RateLimit{Limit: 1, Window: time.Hour, Burst: 1}); err != nil {
+			t.Fatal(err)
+		}
+		a, b := job("a"), job("j-parked")
+		a.RateClass, b.RateClass = "c", "c"
+		mustEnqueue(t, ctx, s, a, b)
+		admitOne(t, ctx, s) // a takes the one token; b is set aside for its class
+		if got := mustAdmit(t, ctx, s, admitReq("w", 1)); len(got) != 0 {
+			t.Fatalf("admitted %v without tokens", ids(got))
+		}
+		if !strings.Contains(snapshot(t, ctx, s), "}:parked:c ") {
+			t.Fatalf("j-parked is not parked for its class:\n%s", snapshot(t, ctx, s))
+		}
+		if st, err := s.Delete(ctx, "j-parked"); err != nil || st != headgate.StateAvailable {
+			t.Fatalf("delete parked: %s, %v", st, err)
+		}
+		for _, line := range strings.Split(snapshot(t, ctx, s), "\n") {
+			if strings.Contains(line, "j-") {
+				t.Errorf("the deleted job is still in the store: %s", line)
+			}
+		}
+	}},
 	{"Delete/Refused", func(t *testing.T, s *headgate.Store) {
 		ctx := freeze(t, s)
 		mustEnqueue(t, ctx, s, job("running"))

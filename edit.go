@@ -17,6 +17,10 @@ type JobEdit struct {
 	Tags         *[]string
 }
 
+// maxSafeInt is the largest integer a script's numbers hold exactly (MAX_SAFE in
+// lua/lib.lua); a larger stored count would make the job's data corrupt.
+const maxSafeInt = 1<<53 - 1
+
 // The bits of an edit's mask (EDIT_* in lua/lib.lua).
 const (
 	editPayload = 1 << iota
@@ -51,8 +55,8 @@ func (e *JobEdit) args(field string) (editArgs, error) {
 		a.priority = fmt.Sprint(*e.Priority)
 	}
 	if e.MaxAttempts != nil {
-		if *e.MaxAttempts < 1 {
-			return a, invalid(field+".MaxAttempts", "is %d, not at least 1", *e.MaxAttempts)
+		if *e.MaxAttempts < 1 || *e.MaxAttempts > maxSafeInt {
+			return a, invalid(field+".MaxAttempts", "is %d, outside 1..%d", *e.MaxAttempts, maxSafeInt)
 		}
 		a.mask |= editMaxAttempts
 		a.maxAttempts = fmt.Sprint(*e.MaxAttempts)
@@ -72,13 +76,12 @@ func (e *JobEdit) args(field string) (editArgs, error) {
 		a.partition = *e.PartitionKey
 	}
 	if e.Tags != nil {
-		for i, t := range *e.Tags {
-			if t == "" || strings.Contains(t, "\n") || len(t) > MaxNameBytes {
-				return a, invalid(fmt.Sprintf("%s.Tags[%d]", field, i), "%q is empty, has a newline or is longer than %d bytes", t, MaxNameBytes)
-			}
+		tags, err := canonicalTags(field+".Tags", *e.Tags)
+		if err != nil {
+			return a, err
 		}
 		a.mask |= editTags
-		a.tags = strings.Join(*e.Tags, "\n")
+		a.tags = strings.Join(tags, "\n")
 	}
 	return a, nil
 }

@@ -138,16 +138,19 @@ var operatorValidationCases = []conformanceCase{
 				_, err := s.Retry(ctx, "a", &headgate.RetryOptions{Edit: &headgate.JobEdit{ScheduledAt: &at}})
 				return err
 			},
-			"edit nothing":          func() error { _, err := s.Edit(ctx, "a", headgate.JobEdit{}); return err },
-			"edit empty id":         func() error { _, err := s.Edit(ctx, "", headgate.JobEdit{Priority: new(int32(1))}); return err },
-			"edit zero max":         func() error { _, err := s.Edit(ctx, "a", headgate.JobEdit{MaxAttempts: new(0)}); return err },
-			"edit huge max":         func() error { _, err := s.Edit(ctx, "a", headgate.JobEdit{MaxAttempts: new(1 << 60)}); return err },
-			"edit empty tag":        func() error { _, err := s.Edit(ctx, "a", headgate.JobEdit{Tags: new([]string{""})}); return err },
-			"edit partition brace":  func() error { _, err := s.Edit(ctx, "a", headgate.JobEdit{PartitionKey: new("{t}")}); return err },
-			"edit zero time":        func() error { _, err := s.Edit(ctx, "a", headgate.JobEdit{ScheduledAt: new(time.Time{})}); return err },
-			"edit oversize payload": func() error { _, err := s.Edit(ctx, "a", headgate.JobEdit{Payload: new(make([]byte, headgate.MaxPayloadBytes+1))}); return err },
-			"delete empty id":       func() error { _, err := s.Delete(ctx, ""); return err },
-			"release-retry empty":   func() error { _, err := s.ReleaseQuarantineAndRetry(ctx, ""); return err },
+			"edit nothing":         func() error { _, err := s.Edit(ctx, "a", headgate.JobEdit{}); return err },
+			"edit empty id":        func() error { _, err := s.Edit(ctx, "", headgate.JobEdit{Priority: new(int32(1))}); return err },
+			"edit zero max":        func() error { _, err := s.Edit(ctx, "a", headgate.JobEdit{MaxAttempts: new(0)}); return err },
+			"edit huge max":        func() error { _, err := s.Edit(ctx, "a", headgate.JobEdit{MaxAttempts: new(1 << 60)}); return err },
+			"edit empty tag":       func() error { _, err := s.Edit(ctx, "a", headgate.JobEdit{Tags: new([]string{""})}); return err },
+			"edit partition brace": func() error { _, err := s.Edit(ctx, "a", headgate.JobEdit{PartitionKey: new("{t}")}); return err },
+			"edit zero time":       func() error { _, err := s.Edit(ctx, "a", headgate.JobEdit{ScheduledAt: new(time.Time{})}); return err },
+			"edit oversize payload": func() error {
+				_, err := s.Edit(ctx, "a", headgate.JobEdit{Payload: new(make([]byte, headgate.MaxPayloadBytes+1))})
+				return err
+			},
+			"delete empty id":     func() error { _, err := s.Delete(ctx, ""); return err },
+			"release-retry empty": func() error { _, err := s.ReleaseQuarantineAndRetry(ctx, ""); return err },
 		}
 		for name, call := range calls {
 			wantErr[*headgate.InvalidError](t, unchanged(t, ctx, s, name, call))

@@ -289,7 +289,6 @@ func TestLuaScriptIncludes(t *testing.T) {
 			JOB_DEFAULTS HOLDER_FIELDS park_corrupt safe_hmget key_type_known key_ok
 			MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked corrupt_reply
 			first_bad_key holder_checked`,
-		"set_policy":     `rcall K K.policy OK`,
 		"retry": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring
 			K.pinned_ring_state K.pinned_partition K.wake K.scheduled K.leases K.retained
 			K.unique K.quarantine K.held K.limits K.clock K.corrupt OK E_DUPLICATE
@@ -300,6 +299,7 @@ func TestLuaScriptIncludes(t *testing.T) {
 			key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked
 			counts_ok corrupt_reply first_bad_key EDIT_PAYLOAD EDIT_PRIORITY EDIT_MAX_ATTEMPTS
 			EDIT_SCHEDULED_AT EDIT_PARTITION EDIT_TAGS edit_has apply_edit`,
+		"set_policy":     `rcall K K.policy OK`,
 		"set_rate_limit": `rcall K K.rate K.clock K.starved OK now_ms rate_changed key_type_known key_ok`,
 		"write_output": `rcall K K.job K.output K.clock OK E_LEASE_REJECTED E_CORRUPT now_ms str mark_aux
 			JOB_NUMBERS JOB_DEFAULTS HOLDER_FIELDS safe_hmget key_type_known key_ok MAX_SAFE

@@ -28,6 +28,7 @@ Cost     O(log N)
 --- @include E_NOT_FOUND
 --- @include E_JOB_RUNNING
 --- @include corrupt_reply
+--- @include UNFINISHED
 --- @include flush_counts
 --- @include partition_of
 --- @include unindex_available_job
@@ -71,7 +72,7 @@ elseif j.state == 'scheduled' or j.state == 'retryable' then
   checks[#checks + 1] = { K.scheduled(P), 'zset' }
 end
 if j.ukey ~= '' and j.uwin == 0 then checks[#checks + 1] = { K.unique(P), 'hash' } end
-if j.ret > 0 then checks[#checks + 1] = { K.retained(P), 'zset' } end
+if not UNFINISHED[j.state] then checks[#checks + 1] = { K.retained(P), 'zset' } end
 local bad, bad_why = first_bad_key(checks)
 if bad then return corrupt_reply(bad, bad_why) end
 

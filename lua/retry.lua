@@ -2,7 +2,7 @@
 retry.lua: an operator retries a finished job (archived, undecodable, cancelled,
 quarantined, or completed and retained). It becomes available now, or scheduled at a
 given time, on its queue, optionally with an edit of its fields. Its failed and crashed
-attempts start again from zero unless kept. It leaves the retained index.
+attempts and its snoozes start again from zero unless kept. It leaves the retained index.
 
 Everything is checked before the first write: a strict unique key the job held must be
 free or still its own (then it is taken again), else Duplicate naming the holder; the
@@ -119,7 +119,7 @@ apply_edit(P, id, j, e)
 local k = K.job(P, id)
 rcall('HDEL', k, 'fin')
 if not keep then
-  rcall('HDEL', k, 'attempt', 'crash')
+  rcall('HDEL', k, 'attempt', 'crash', 'snz')
   j.attempt, j.crash = 0, 0
 end
 if strict then rcall('HSET', K.unique(P), j.ukey, id) end

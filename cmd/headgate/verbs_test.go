@@ -90,7 +90,7 @@ func TestEditCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if j.Priority != 7 || string(j.Payload) != `{"x":1}` || strings.Join(j.Tags, ",") != "red,blue" ||
+	if j.Priority != 7 || string(j.Payload) != `{"x":1}` || strings.Join(j.Tags, ",") != "blue,red" ||
 		j.PartitionKey != "t9" || j.MaxAttempts != 3 || j.State != headgate.StateScheduled {
 		t.Errorf("edited job: %+v", j)
 	}

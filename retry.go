@@ -101,11 +101,7 @@ func (s *Store) Retry(ctx context.Context, id string, opts *RetryOptions) (Retry
 	res := RetryResult{JobID: id, State: State(asString(reply, 0)), ScheduledAt: fromMs(asInt(reply, 1)), Lifted: asInt(reply, 2) == 1}
 	if res.Lifted {
 		// The fingerprint is lifted; its held siblings go back to admission in batches.
-		j, err := s.GetJob(ctx, id)
-		if err != nil {
-			return res, err
-		}
-		res.Released, err = s.ReleaseQuarantine(ctx, j.Fingerprint)
+		res.Released, err = s.ReleaseQuarantine(ctx, asString(reply, 3))
 		if err != nil {
 			return res, err
 		}

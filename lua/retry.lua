@@ -24,7 +24,7 @@ ARGV[7]  priority
 ARGV[8]  max attempts
 ARGV[9]  partition
 ARGV[10] tags ("\n"-joined)
-Replies  {0, state, scheduled_at ms, lifted 0/1} | {0, 'parked', why} the job's data is
+Replies  {0, state, scheduled_at ms, lifted 0/1, fingerprint} | {0, 'parked', why} the job's data is
          corrupt: parked | {-7} not found | {-10, state} not retryable |
          {-2, holder id, 0, holder state, holder scheduled_at} Duplicate |
          {-4, queue, limit, current, 1} Backpressure | {-9, key, why} Corrupt
@@ -133,4 +133,4 @@ else
   wake(P, j.queue)
 end
 flush_counts(P)
-return { OK, state, sched, lifted }
+return { OK, state, sched, lifted, j.fp }

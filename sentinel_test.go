@@ -83,6 +83,18 @@ func TestSentinel(t *testing.T) {
 	)
 	stop := make(chan struct{})
 	produced := make(chan struct{})
+	// pace waits d between the producer's calls, or returns false once it is stopped: it
+	// paces a load generator, it does not wait for store time.
+	pace := func(d time.Duration) bool {
+		timer := time.NewTimer(d)
+		defer timer.Stop()
+		select {
+		case <-stop:
+			return false
+		case <-timer.C:
+			return true
+		}
+	}
 	go func() {
 		defer close(produced)
 		for n := 0; ; n++ {
@@ -102,12 +114,16 @@ func TestSentinel(t *testing.T) {
 				ackMu.Lock()
 				fails++
 				ackMu.Unlock()
-				time.Sleep(20 * time.Millisecond) // the master is changing: try again shortly
+				if !pace(20 * time.Millisecond) { // the master is changing: try again shortly
+					return
+				}
 			}
 			ackMu.Lock()
 			acked = append(acked, id)
 			ackMu.Unlock()
-			time.Sleep(2 * time.Millisecond) // a steady load, not a flood
+			if !pace(2 * time.Millisecond) { // a steady load, not a flood
+				return
+			}
 		}
 	}()
 	ackedCount := func() int { ackMu.Lock(); defer ackMu.Unlock(); return len(acked) }

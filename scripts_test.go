@@ -221,23 +221,23 @@ func TestLuaScriptIncludes(t *testing.T) {
 			holder_checked`,
 		"claim_duty": `rcall K K.duty K.clock OK now_ms safe_hmget MAX_SAFE`,
 		"delete": `rcall K K.job K.errors K.result K.output K.progress K.counts K.ring K.ring_state
-			K.partition K.pinned_ring K.pinned_ring_state K.pinned_partition K.scheduled
-			K.leases K.retained K.unique K.held K.corrupt K.parked K.fp_running OK E_NOT_FOUND
-			E_CORRUPT E_JOB_RUNNING UNFINISHED rank str count_delta move_count flush_counts
-			partition_of ring_has ring_remove unindex_available unindex_available_job JOB_FIELDS
-			JOB_NUMBERS JOB_DEFAULTS release_unique release_fingerprint delete_job park_corrupt
-			safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES
-			load_job_checked counts_ok corrupt_reply first_bad_key`,
-		"edit": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring
-			K.pinned_ring_state K.pinned_partition K.wake K.scheduled K.leases K.quarantine
-			K.held K.clock K.corrupt K.parked OK E_NOT_FOUND E_CORRUPT E_JOB_RUNNING
-			E_NOT_EDITABLE now_ms quarantine_known is_quarantined rank str count_delta
-			move_count flush_counts partition_of ring_last ring_has ring_contains ring_push_back
-			ring_remove wake index_available unindex_available unindex_available_job JOB_FIELDS
-			JOB_NUMBERS JOB_DEFAULTS schedule make_available park_corrupt safe_hmget
+			K.partition K.pinned_ring K.pinned_ring_state K.pinned_partition K.scheduled K.leases
+			K.retained K.unique K.held K.corrupt K.parked K.fp_running OK E_NOT_FOUND E_CORRUPT
+			E_JOB_RUNNING UNFINISHED rank str count_delta move_count flush_counts partition_of
+			ring_has ring_remove unindex_available unindex_available_job JOB_FIELDS JOB_NUMBERS
+			JOB_DEFAULTS release_unique release_fingerprint delete_job park_corrupt safe_hmget
 			key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked
-			counts_ok corrupt_reply first_bad_key EDIT_PAYLOAD EDIT_PRIORITY EDIT_MAX_ATTEMPTS
-			EDIT_SCHEDULED_AT EDIT_PARTITION EDIT_TAGS edit_has apply_edit`,
+			counts_ok corrupt_reply first_bad_key park_unreadable_job`,
+		"edit": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
+			K.pinned_partition K.wake K.scheduled K.leases K.quarantine K.held K.clock K.corrupt
+			K.parked OK E_NOT_FOUND E_CORRUPT E_JOB_RUNNING E_NOT_EDITABLE now_ms quarantine_known
+			is_quarantined rank str count_delta move_count flush_counts partition_of ring_last
+			ring_has ring_contains ring_push_back ring_remove wake index_available unindex_available
+			unindex_available_job JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS schedule make_available
+			park_corrupt safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field
+			JOB_STATES load_job_checked counts_ok corrupt_reply first_bad_key park_unreadable_job
+			EDIT_PAYLOAD EDIT_PRIORITY EDIT_MAX_ATTEMPTS EDIT_SCHEDULED_AT EDIT_PARTITION EDIT_TAGS
+			edit_has apply_edit`,
 		"enqueue": `rcall K K.job K.queues K.counts K.ring K.ring_state K.partition K.pinned_ring
 			K.pinned_ring_state K.pinned_partition K.wake K.scheduled K.unique K.throttle
 			K.throttle_expiry K.quarantine K.held K.limits K.clock K.parked OK E_ID_CONFLICT
@@ -289,16 +289,16 @@ func TestLuaScriptIncludes(t *testing.T) {
 			JOB_DEFAULTS HOLDER_FIELDS park_corrupt safe_hmget key_type_known key_ok
 			MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked corrupt_reply
 			first_bad_key holder_checked`,
-		"retry": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring
-			K.pinned_ring_state K.pinned_partition K.wake K.scheduled K.leases K.retained
-			K.unique K.quarantine K.held K.limits K.clock K.corrupt OK E_DUPLICATE
-			E_BACKPRESSURE E_NOT_FOUND E_CORRUPT E_NOT_RETRYABLE now_ms quarantine_known
-			is_quarantined rank num str count_delta move_count flush_counts unfinished
-			partition_of ring_last ring_has ring_contains ring_push_back wake index_available
-			JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS schedule make_available park_corrupt safe_hmget
-			key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked
-			counts_ok corrupt_reply first_bad_key EDIT_PAYLOAD EDIT_PRIORITY EDIT_MAX_ATTEMPTS
-			EDIT_SCHEDULED_AT EDIT_PARTITION EDIT_TAGS edit_has apply_edit`,
+		"retry": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
+			K.pinned_partition K.wake K.scheduled K.leases K.retained K.unique K.quarantine K.held
+			K.limits K.clock K.corrupt OK E_DUPLICATE E_BACKPRESSURE E_NOT_FOUND E_CORRUPT
+			E_NOT_RETRYABLE now_ms quarantine_known is_quarantined rank num str count_delta
+			move_count flush_counts unfinished partition_of ring_last ring_has ring_contains
+			ring_push_back wake index_available JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS schedule
+			make_available park_corrupt safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES
+			bad_job_field JOB_STATES load_job_checked counts_ok corrupt_reply first_bad_key
+			park_unreadable_job EDIT_PAYLOAD EDIT_PRIORITY EDIT_MAX_ATTEMPTS EDIT_SCHEDULED_AT
+			EDIT_PARTITION EDIT_TAGS edit_has apply_edit`,
 		"set_policy":     `rcall K K.policy OK`,
 		"set_rate_limit": `rcall K K.rate K.clock K.starved OK now_ms rate_changed key_type_known key_ok`,
 		"write_output": `rcall K K.job K.output K.clock OK E_LEASE_REJECTED E_CORRUPT now_ms str mark_aux

@@ -17,13 +17,11 @@ Cost     O(log N)
 ]]
 --- @include rcall
 --- @include K.scheduled
---- @include K.leases
 --- @include K.retained
 --- @include K.unique
 --- @include K.held
 --- @include K.parked
 --- @include K.counts
---- @include K.corrupt
 --- @include OK
 --- @include E_NOT_FOUND
 --- @include E_JOB_RUNNING
@@ -35,22 +33,15 @@ Cost     O(log N)
 --- @include load_job_checked
 --- @include JOB_FIELDS
 --- @include counts_ok
---- @include park_corrupt
 --- @include first_bad_key
 --- @include release_unique
 --- @include delete_job
+--- @include park_unreadable_job
 local P = KEYS[1]
 local id = ARGV[1]
 
 local j, why = load_job_checked(P, id, JOB_FIELDS)
-if why then
-  local bad, bad_why = first_bad_key({ { K.corrupt(P), 'hash' }, { K.leases(P), 'zset' }, { K.scheduled(P), 'zset' } })
-  if bad then return corrupt_reply(bad, bad_why) end
-  park_corrupt(P, id, why)
-  rcall('ZREM', K.leases(P), id)
-  rcall('ZREM', K.scheduled(P), id)
-  return { OK, 'parked', why }
-end
+if why then return park_unreadable_job(P, id, why) end
 if not j then return { E_NOT_FOUND } end
 if j.state == 'running' then return { E_JOB_RUNNING } end
 

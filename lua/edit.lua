@@ -25,12 +25,10 @@ Cost     O(log N)
 --- @include rcall
 --- @include K.job
 --- @include K.scheduled
---- @include K.leases
 --- @include K.held
 --- @include K.parked
 --- @include K.wake
 --- @include K.counts
---- @include K.corrupt
 --- @include OK
 --- @include E_NOT_FOUND
 --- @include E_JOB_RUNNING
@@ -44,7 +42,6 @@ Cost     O(log N)
 --- @include load_job_checked
 --- @include JOB_FIELDS
 --- @include counts_ok
---- @include park_corrupt
 --- @include first_bad_key
 --- @include edit_has
 --- @include EDIT_SCHEDULED_AT
@@ -52,6 +49,7 @@ Cost     O(log N)
 --- @include apply_edit
 --- @include schedule
 --- @include make_available
+--- @include park_unreadable_job
 local P = KEYS[1]
 local id = ARGV[1]
 local e = { mask = tonumber(ARGV[2]), payload = ARGV[3], prio = ARGV[4], maxa = ARGV[5], sched = tonumber(ARGV[6]),
@@ -59,14 +57,7 @@ local e = { mask = tonumber(ARGV[2]), payload = ARGV[3], prio = ARGV[4], maxa = 
 local EDITABLE = { pending = true, scheduled = true, available = true, retryable = true }
 
 local j, why = load_job_checked(P, id, JOB_FIELDS)
-if why then
-  local bad, bad_why = first_bad_key({ { K.corrupt(P), 'hash' }, { K.leases(P), 'zset' }, { K.scheduled(P), 'zset' } })
-  if bad then return corrupt_reply(bad, bad_why) end
-  park_corrupt(P, id, why)
-  rcall('ZREM', K.leases(P), id)
-  rcall('ZREM', K.scheduled(P), id)
-  return { OK, 'parked', why }
-end
+if why then return park_unreadable_job(P, id, why) end
 if not j then return { E_NOT_FOUND } end
 if j.state == 'running' then return { E_JOB_RUNNING } end
 if not EDITABLE[j.state] then return { E_NOT_EDITABLE, j.state } end

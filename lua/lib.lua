@@ -742,6 +742,27 @@ local function first_bad_key(keys)
   return nil
 end
 
+-- The reply of a per-job operator call (cancel, retry, edit, delete) whose job's own data
+-- is unusable: the job is parked and taken out of the leases and scheduled ZSETs, where
+-- a transition would find it again; when one of those keys is unusable itself, a
+-- corrupt_reply and nothing written.
+--- @include rcall
+--- @include K.corrupt
+--- @include K.leases
+--- @include K.scheduled
+--- @include OK
+--- @include park_corrupt
+--- @include corrupt_reply
+--- @include first_bad_key
+local function park_unreadable_job(P, id, why)
+  local bad, bad_why = first_bad_key({ { K.corrupt(P), 'hash' }, { K.leases(P), 'zset' }, { K.scheduled(P), 'zset' } })
+  if bad then return corrupt_reply(bad, bad_why) end
+  park_corrupt(P, id, why)
+  rcall('ZREM', K.leases(P), id)
+  rcall('ZREM', K.scheduled(P), id)
+  return { OK, 'parked', why }
+end
+
 -- The first key that indexing job j as available (index_available, wake) could fail on,
 -- and why; nil when none.
 --- @include partition_of

@@ -33,7 +33,6 @@ Cost     O(log N)
 --- @include rcall
 --- @include K.job
 --- @include K.scheduled
---- @include K.leases
 --- @include K.retained
 --- @include K.unique
 --- @include K.quarantine
@@ -41,7 +40,6 @@ Cost     O(log N)
 --- @include K.limits
 --- @include K.wake
 --- @include K.counts
---- @include K.corrupt
 --- @include OK
 --- @include E_NOT_FOUND
 --- @include E_NOT_RETRYABLE
@@ -56,27 +54,20 @@ Cost     O(log N)
 --- @include load_job_checked
 --- @include JOB_FIELDS
 --- @include counts_ok
---- @include park_corrupt
 --- @include first_bad_key
 --- @include edit_has
 --- @include EDIT_PARTITION
 --- @include apply_edit
 --- @include schedule
 --- @include make_available
+--- @include park_unreadable_job
 local P = KEYS[1]
 local id, at, keep, lift = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1', ARGV[4] == '1'
 local e = { mask = tonumber(ARGV[5]), payload = ARGV[6], prio = ARGV[7], maxa = ARGV[8], part = ARGV[9], tags = ARGV[10] }
 local RETRYABLE = { archived = true, undecodable = true, cancelled = true, quarantined = true, completed = true }
 
 local j, why = load_job_checked(P, id, JOB_FIELDS)
-if why then
-  local bad, bad_why = first_bad_key({ { K.corrupt(P), 'hash' }, { K.leases(P), 'zset' }, { K.scheduled(P), 'zset' } })
-  if bad then return corrupt_reply(bad, bad_why) end
-  park_corrupt(P, id, why)
-  rcall('ZREM', K.leases(P), id)
-  rcall('ZREM', K.scheduled(P), id)
-  return { OK, 'parked', why }
-end
+if why then return park_unreadable_job(P, id, why) end
 if not j then return { E_NOT_FOUND } end
 if not RETRYABLE[j.state] then return { E_NOT_RETRYABLE, j.state } end
 

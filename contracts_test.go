@@ -334,6 +334,20 @@ func TestLuaArgvMatchesGo(t *testing.T) {
 	_, err = reg.SetPlacement(ctx, "n", NamespacePlacement{Mode: PlacementUnplaced})
 	must("set placement", err)
 	must("deprecate namespace", reg.Deprecate(ctx, "n"))
+	// The workflow runtime's transitions.
+	_, err = s.StartWorkflow(ctx, WorkflowStart{WorkflowID: "run", WorkflowType: "t", Queue: "wfq"})
+	must("start workflow", err)
+	must("signal workflow", s.SignalWorkflow(ctx, "run", "go", []byte("1")))
+	_, _, err = s.FireTimers(ctx, 10)
+	must("fire timers", err)
+	tasks, err := s.Admit(ctx, AdmitRequest{Worker: "w", LeaseID: "l2", Queues: []string{"wfq", "none"}, Capacity: 1, Lease: time.Minute})
+	must("admit task", err)
+	if len(tasks) != 1 {
+		t.Fatalf("admitted %d workflow tasks, want 1", len(tasks))
+	}
+	_, err = s.CommitWorkflowTask(ctx, TaskCommit{WorkflowID: "run", Lease: tasks[0].LeaseRef(), ExpectedHead: 2, End: true,
+		Events: []Event{{Seq: 3, Kind: EventStepCompleted, Name: "a#1"}, {Seq: 4, Kind: EventWorkflowCompleted}}})
+	must("commit workflow task", err)
 	must("cancel p2", s.Cancel(ctx, "p2"))
 	_, err = s.Retry(ctx, "p2", &RetryOptions{Edit: &JobEdit{Priority: new(int32(3))}})
 	must("retry", err)
@@ -351,7 +365,7 @@ func TestLuaArgvMatchesGo(t *testing.T) {
 		scriptWfDeprecateNamespace, scriptWfPutPackage, scriptWfDeletePackage, scriptWfPutPackageRoute,
 		scriptWfPutWorkerDeployment, scriptWfSetDesiredState, scriptWfDeleteWorkerDeployment,
 		scriptWfWriteRawWorkerDeployment, scriptWfPutWorkloop, scriptWfRemoveWorkloop, scriptWfPutInvariantRecord,
-		scriptRetry, scriptEdit, scriptDelete} {
+		scriptRetry, scriptEdit, scriptDelete, scriptWfStart, scriptWfSignal, scriptWfFireTimers, scriptWfCommitTask} {
 		scripts[sc.name] = sc
 	}
 	for name, l := range layouts {

@@ -251,3 +251,18 @@ func (k keys) NamespaceRecord(name string) string { return k.prefix + "nsrec:" +
 // NamespaceIndex is a ZSET of registered namespaces, all scored 0, members
 // "<created ms, 15 digits>\x1f<name>". Under registryKeys.
 func (k keys) NamespaceIndex() string { return k.prefix + "nsidx" }
+
+// Workflow runtime keys.
+//
+// A workflow's row (Workflow) also holds the runtime's fields: queue and part (where its
+// tasks run), task (the id of its outstanding task job), tasks (task ids minted) and
+// runseq (the seq of the current run's workflow_started event).
+
+// WorkflowInbox is a LIST of events from outside the workflow's code (signals, timers
+// fired, children's ends, operators' requests) that arrived while its task ran, each
+// "<kind>\n<recorded ms>\n<event body>"; the task's commit appends them to the history.
+func (k keys) WorkflowInbox(id string) string { return k.prefix + "wfinbox:" + id }
+
+// WorkflowClosed is a pub/sub channel, not a key: the commit that closes a workflow's
+// run publishes its status on it, so that a waiter for the outcome need not poll.
+func (k keys) WorkflowClosed(id string) string { return k.prefix + "wfclosed:" + id }

@@ -35,6 +35,8 @@ const (
 const (
 	replySequenceConflict = -20
 	replyUndecodable      = -21
+	replyWorkflowNotFound = -22
+	replyWorkflowClosed   = -23
 )
 
 // script is one transition: the lib.lua definitions it includes, then lua/<name>.lua,
@@ -296,6 +298,14 @@ var (
 	scriptWfPutInvariantRecord = loadScript("wf_put_invariant_record")
 )
 
+// The workflow runtime's transitions, one script each.
+var (
+	scriptWfStart      = loadScript("wf_start")
+	scriptWfSignal     = loadScript("wf_signal")
+	scriptWfCommitTask = loadScript("wf_commit_task")
+	scriptWfFireTimers = loadScript("wf_fire_timers")
+)
+
 // scriptKeys is what every script takes as KEYS: the namespace prefix, from which each
 // script derives the keys its header lists.
 func (s *Store) scriptKeys() []string { return []string{s.keys.Prefix()} }
@@ -411,6 +421,10 @@ func replyError(script, jobID string, code int64, rest []any) error {
 		return &SequenceConflictError{WorkflowID: jobID, Expected: asInt(rest, 0), Found: asInt(rest, 1)}
 	case replyUndecodable:
 		return &UndecodableError{What: asString(rest, 0)}
+	case replyWorkflowNotFound:
+		return fmt.Errorf("%w: %q", ErrWorkflowNotFound, jobID)
+	case replyWorkflowClosed:
+		return &WorkflowClosedError{WorkflowID: jobID, Status: WorkflowStatus(asString(rest, 0))}
 	}
 	return fmt.Errorf("headgate: %s: unexpected reply code %d %v", script, code, rest)
 }

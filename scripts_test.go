@@ -117,7 +117,7 @@ for _, key in ipairs({ K.wf(P, 'w:1'), K.wf_history(P, 'w:1'), K.wf_runs(P, 'w:1
   K.vis_index(P, 'ts:running:t:1'), K.packages(P), K.package_index(P), K.package_routes(P),
   K.package_route_index(P), K.deployments(P), K.deployment_index(P), K.workloops(P),
   K.workloop_index(P), K.workloops_due(P), K.invariant_records(P, 'l:1', 'i:1'),
-  K.ns_record(P, 'n:1'), K.ns_index(P) }) do got[#got + 1] = key end
+  K.ns_record(P, 'n:1'), K.ns_index(P), K.wf_inbox(P, 'w:1'), K.wf_closed(P, 'w:1') }) do got[#got + 1] = key end
 return got`
 	got, err := rdb.Eval(context.Background(), src, []string{k.Prefix()}).StringSlice()
 	if err != nil {
@@ -136,7 +136,7 @@ return got`
 		k.VisibilityIndex("ts:running:t:1"), k.Packages(), k.PackageIndex(), k.PackageRoutes(),
 		k.PackageRouteIndex(), k.Deployments(), k.DeploymentIndex(), k.Workloops(),
 		k.WorkloopIndex(), k.WorkloopsDue(), k.InvariantRecords("l:1", "i:1"),
-		k.NamespaceRecord("n:1"), k.NamespaceIndex()}
+		k.NamespaceRecord("n:1"), k.NamespaceIndex(), k.WorkflowInbox("w:1"), k.WorkflowClosed("w:1")}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("lua keys differ from keys.go:\n lua: %q\n  go: %q", got, want)
 	}
@@ -312,6 +312,41 @@ func TestLuaScriptIncludes(t *testing.T) {
 		"wf_append": `rcall K K.clock OK now_ms str SEP K.wf K.wf_history K.wf_runs K.wf_ids K.wf_status
 			K.wf_query E_SEQUENCE_CONFLICT pad_ms listing_selections listing_move WF_STATUS_OF
 			WF_CLOSED wf_load wf_append_events`,
+		"wf_commit_task": `rcall K K.job K.errors K.result K.output K.progress K.queues K.counts K.ring K.ring_state
+			K.partition K.pinned_ring K.pinned_ring_state K.pinned_partition K.wake K.leases K.retained K.unique
+			K.quarantine K.held K.clock K.fp_running OK E_LEASE_REJECTED E_CORRUPT now_ms UNFINISHED
+			quarantine_known is_quarantined rank str count_delta move_count flush_counts partition_of ring_last
+			ring_has ring_contains ring_push_back wake index_available JOB_NUMBERS JOB_DEFAULTS release_unique
+			release_fingerprint delete_job make_available safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES
+			bad_job_field JOB_STATES load_job_checked counts_ok corrupt_reply needed structure_bad need
+			need_counts structure_error need_available SEP K.wf K.wf_history K.wf_runs K.wf_timers K.wf_ids
+			K.wf_status K.wf_query K.timers K.vis K.vis_index E_SEQUENCE_CONFLICT pad_ms listing_selections
+			listing_move WF_STATUS_OF WF_CLOSED wf_load wf_append_events wf_arm_timer wf_record_visibility
+			K.wf_inbox K.wf_closed wf_route wf_enqueue_task wf_need_task wf_need_row wf_deliver wf_open`,
+		"wf_fire_timers": `rcall K K.job K.queues K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
+			K.pinned_partition K.wake K.quarantine K.held K.clock OK E_CORRUPT now_ms UNFINISHED
+			quarantine_known is_quarantined rank str count_delta move_count flush_counts partition_of ring_last
+			ring_has ring_contains ring_push_back wake index_available make_available safe_hmget key_type_known
+			key_ok MAX_SAFE counts_ok corrupt_reply needed structure_bad need need_counts structure_error
+			need_available SEP K.wf K.wf_history K.wf_runs K.wf_timers K.wf_ids K.wf_status K.wf_query K.timers
+			pad_ms listing_selections listing_move WF_STATUS_OF WF_CLOSED wf_load wf_append_events K.wf_inbox
+			wf_route wf_enqueue_task wf_need_task wf_need_row wf_deliver`,
+		"wf_signal": `rcall K K.job K.queues K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
+			K.pinned_partition K.wake K.quarantine K.held K.clock OK E_CORRUPT now_ms UNFINISHED
+			quarantine_known is_quarantined rank str count_delta move_count flush_counts partition_of ring_last
+			ring_has ring_contains ring_push_back wake index_available make_available safe_hmget key_type_known
+			key_ok MAX_SAFE counts_ok corrupt_reply needed structure_bad need need_counts structure_error
+			need_available SEP K.wf K.wf_history K.wf_runs K.wf_timers K.wf_ids K.wf_status K.wf_query pad_ms
+			listing_selections listing_move WF_STATUS_OF WF_CLOSED wf_load wf_append_events K.wf_inbox
+			E_WORKFLOW_NOT_FOUND E_WORKFLOW_CLOSED wf_route wf_enqueue_task wf_need_task wf_need_row wf_deliver`,
+		"wf_start": `rcall K K.job K.queues K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
+			K.pinned_partition K.wake K.quarantine K.held K.clock OK E_CORRUPT now_ms quarantine_known
+			is_quarantined rank str count_delta move_count flush_counts partition_of ring_last ring_has
+			ring_contains ring_push_back wake index_available make_available safe_hmget key_type_known key_ok
+			MAX_SAFE counts_ok corrupt_reply needed structure_bad need need_counts structure_error
+			need_available SEP K.wf K.wf_history K.wf_runs K.wf_timers K.wf_ids K.wf_status K.wf_query K.vis
+			K.vis_index pad_ms listing_selections listing_move WF_STATUS_OF WF_CLOSED wf_load wf_append_events
+			wf_record_visibility K.wf_inbox wf_enqueue_task wf_need_task wf_need_row wf_open`,
 		"wf_delete_package":           `rcall K OK SEP K.packages K.package_index`,
 		"wf_delete_worker_deployment": `rcall K OK K.deployments K.deployment_index`,
 		"wf_deprecate_namespace":      `rcall K OK K.ns_record`,

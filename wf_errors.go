@@ -46,3 +46,14 @@ type UndecodableError struct {
 func (e *UndecodableError) Error() string {
 	return fmt.Sprintf("headgate: %s is stored undecodable; replace or delete it", e.What)
 }
+
+// WorkflowClosedError: the workflow's run is over (Status), so it takes no signal or
+// operator verb that needs an open run. Nothing was written.
+type WorkflowClosedError struct {
+	WorkflowID string
+	Status     WorkflowStatus
+}
+
+func (e *WorkflowClosedError) Error() string {
+	return fmt.Sprintf("headgate: workflow %q is %s: its run is over", e.WorkflowID, e.Status)
+}

@@ -33,9 +33,12 @@ type WorkflowSummary struct {
 	ClosedAt time.Time
 	// UpdatedAt is the store time of the last append.
 	UpdatedAt time.Time
+	// RunStartSeq is the seq of the current run's workflow_started event, for workflows
+	// the runtime started (0 for histories written with Append alone).
+	RunStartSeq int64
 }
 
-var workflowRowFields = []string{"head", "status", "type", "run", "parent", "prun", "pkg", "started", "closed", "updated"}
+var workflowRowFields = []string{"head", "status", "type", "run", "parent", "prun", "pkg", "started", "closed", "updated", "runseq"}
 
 func summaryFromRow(id string, v []any) *WorkflowSummary {
 	if len(v) != len(workflowRowFields) || v[0] == nil {
@@ -51,7 +54,7 @@ func summaryFromRow(id string, v []any) *WorkflowSummary {
 	}
 	return &WorkflowSummary{WorkflowID: id, Head: n(0), Status: WorkflowStatus(f(1)), WorkflowType: f(2),
 		RunID: f(3), ParentWorkflowID: f(4), ParentRunID: f(5), PackageVersion: f(6), StartedAt: t(7),
-		ClosedAt: t(8), UpdatedAt: t(9)}
+		ClosedAt: t(8), UpdatedAt: t(9), RunStartSeq: n(10)}
 }
 
 // GetWorkflow returns a workflow's row, or ErrWorkflowNotFound when it has no history.

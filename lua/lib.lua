@@ -1140,3 +1140,138 @@ local function apply_edit(P, id, j, e)
   end
   if edit_has(e.mask, EDIT_TAGS) then put('tags', e.tags, '') end
 end
+
+
+-- Workflow runtime (keys.go, "Workflow runtime keys"). A workflow's row also holds its
+-- route and task: 'queue', 'part' (where its tasks run), 'task' (the id of its
+-- outstanding task job, '' when none), 'tasks' (task ids minted), 'runseq' (seq of the
+-- current run's workflow_started). While the task runs, the history is written only by
+-- its commit (fenced); events from outside (signals, timers, children, operators) wait
+-- in the inbox and the commit appends them after its own, then enqueues the next task.
+function K.wf_inbox(P, id) return P .. 'wfinbox:' .. id end
+function K.wf_closed(P, id) return P .. 'wfclosed:' .. id end -- a pub/sub channel, not a key
+
+-- Workflow runtime reply codes.
+local E_WORKFLOW_NOT_FOUND = -22 -- the workflow id has no history
+local E_WORKFLOW_CLOSED = -23 -- {E_WORKFLOW_CLOSED, status}: the run is over
+
+-- The runtime fields of a workflow's row and the state of its outstanding task ('' when
+-- it has none, or when the task job is gone or finished).
+--- @include rcall
+--- @include str
+--- @include K.wf
+--- @include K.job
+--- @include UNFINISHED
+local function wf_route(P, id)
+  local v = rcall('HMGET', K.wf(P, id), 'queue', 'part', 'task', 'runseq')
+  local r = { queue = str(v[1]), part = str(v[2]), task = str(v[3]), runseq = tonumber(v[4]) or 0, task_state = '' }
+  if r.task ~= '' then
+    local st = rcall('HGET', K.job(P, r.task), 'state')
+    if st and UNFINISHED[st] then r.task_state = st end
+  end
+  return r
+end
+
+-- Enqueues the next task of workflow id (row w, route r): a job of kind
+-- "workflow:<type>" on the workflow's queue and partition, fingerprinted by the workflow
+-- (so a task that keeps killing its worker quarantines this workflow only), staged
+-- (pending) while the run is paused. The caller checked the structures (wf_need_task).
+--- @include rcall
+--- @include K.wf
+--- @include K.job
+--- @include K.queues
+--- @include move_count
+--- @include make_available
+--- @include wake
+local function wf_enqueue_task(P, id, w, r, now)
+  local n = rcall('HINCRBY', K.wf(P, id), 'tasks', 1)
+  local tid = 'wft:' .. id .. ':' .. n
+  local fp = 'wf:' .. id
+  local fields = { 'kind', 'workflow:' .. w.type, 'queue', r.queue, 'sched', now, 'created', now, 'payload', id, 'fp', fp }
+  if r.part ~= '' then
+    fields[#fields + 1] = 'part'
+    fields[#fields + 1] = r.part
+  end
+  rcall('HSET', K.job(P, tid), unpack(fields))
+  rcall('SADD', K.queues(P), r.queue)
+  if w.status == 'paused' then
+    rcall('HSET', K.job(P, tid), 'state', 'pending')
+    move_count(P, r.queue, nil, 'pending')
+  else
+    make_available(P, tid, { queue = r.queue, part = r.part, sticky = '', prio = 0, sched = now, fp = fp }, now)
+    wake(P, r.queue)
+  end
+  rcall('HSET', K.wf(P, id), 'task', tid)
+  r.task, r.task_state = tid, 'available'
+  return tid
+end
+
+-- The structures wf_enqueue_task writes for route r, checked before any write.
+--- @include need
+--- @include need_counts
+--- @include need_available
+--- @include K.queues
+local function wf_need_task(P, r)
+  need(K.queues(P), 'set')
+  need_counts(P, r.queue)
+  need_available(P, { queue = r.queue, part = r.part, sticky = '', fp = '' })
+end
+
+-- The structures of workflow id that an append or a delivery writes.
+--- @include need
+--- @include K.wf
+--- @include K.wf_history
+--- @include K.wf_runs
+--- @include K.wf_inbox
+--- @include K.wf_timers
+local function wf_need_row(P, id)
+  need(K.wf(P, id), 'hash')
+  need(K.wf_history(P, id), 'hash')
+  need(K.wf_runs(P, id), 'list')
+  need(K.wf_inbox(P, id), 'list')
+  need(K.wf_timers(P, id), 'hash')
+end
+
+-- Delivers an event from outside the workflow's code (kind, JSON body) to workflow id:
+-- into the inbox while its task runs (the task's commit appends it), else appended to
+-- the history at once, with a task enqueued when none is outstanding. Returns 'inbox' or
+-- 'appended'. The caller checked wf_need_row and wf_need_task.
+--- @include rcall
+--- @include K.wf_inbox
+--- @include wf_load
+--- @include wf_route
+--- @include wf_append_events
+--- @include wf_enqueue_task
+--- @include WF_CLOSED
+local function wf_deliver(P, id, kind, body, now)
+  local r = wf_route(P, id)
+  if r.task_state == 'running' then
+    rcall('RPUSH', K.wf_inbox(P, id), kind .. '\n' .. now .. '\n' .. body)
+    return 'inbox'
+  end
+  local w = wf_load(P, id)
+  wf_append_events(P, id, w, { { seq = w.head + 1, kind = kind, at = now, body = body, type = '', run = '', parent = '',
+    prun = '', pkg = '' } }, now)
+  if r.task_state == '' and not WF_CLOSED[w.status] then wf_enqueue_task(P, id, w, r, now) end
+  return 'appended'
+end
+
+-- Opens a workflow: the history's first workflow_started event (started = {body, type,
+-- run, parent, prun, pkg}), its route, visibility row and first task. The caller checked
+-- that the id has no history, and wf_need_row and wf_need_task.
+--- @include rcall
+--- @include K.wf
+--- @include wf_load
+--- @include wf_append_events
+--- @include wf_enqueue_task
+--- @include wf_record_visibility
+local function wf_open(P, id, started, route, now)
+  local w = wf_load(P, id)
+  wf_append_events(P, id, w, { { seq = 1, kind = 'workflow_started', at = now, body = started.body, type = started.type,
+    run = started.run, parent = started.parent, prun = started.prun, pkg = started.pkg } }, now)
+  rcall('HSET', K.wf(P, id), 'queue', route.queue, 'part', route.part, 'runseq', 1)
+  local r = { queue = route.queue, part = route.part, task = '', task_state = '', runseq = 1 }
+  wf_record_visibility(P, id, { run = started.run, type = started.type, status = 'running', started = now, closed = '',
+    parent = started.parent, pkg = started.pkg, memo = '' }, now)
+  return wf_enqueue_task(P, id, w, r, now)
+end

@@ -39,6 +39,9 @@ type execution struct {
 	deadline atomic.Int64
 	state    atomic.Int32
 
+	// settledByHandler: the handler's own transition acked the job (Settled); no ack.
+	settledByHandler bool
+
 	// Set by the owner of the ending (see the states), read by the acker.
 	outcome headgate.Outcome
 	opts    headgate.AckOpts
@@ -163,6 +166,11 @@ func (w *Worker) execute(e *execution) {
 	cancelTimeout()
 	if !e.state.CompareAndSwap(stateRunning, stateFinished) {
 		return // handed back or lost: nothing of this attempt is kept
+	}
+	var settled *SettledError
+	if errors.As(err, &settled) {
+		w.settle(e) // the handler's own transition acked the job
+		return
 	}
 	e.outcome, e.opts = outcome(err, timedOut, w.cfg.JobTimeout)
 	w.logAttempt(e, err, e.outcome, timedOut)

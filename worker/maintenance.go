@@ -10,6 +10,7 @@ const (
 	DutyReclaim = "reclaim" // expired leases → retryable or quarantined
 	DutyPromote = "promote" // due scheduled and retryable jobs → available
 	DutyEvict   = "evict"   // finished jobs past their retention → deleted
+	DutyTimers  = "timers"  // due durable workflow timers → fired, their workflows' next tasks enqueued
 )
 
 // maintenanceBatch is the most jobs one maintenance call handles; a full batch is
@@ -30,6 +31,7 @@ func (w *Worker) duties() []duty {
 		{name: DutyReclaim, pass: w.reclaimPass},
 		{name: DutyPromote, pass: w.promotePass, nudge: w.nudge},
 		{name: DutyEvict, pass: w.evictPass},
+		{name: DutyTimers, pass: w.timersPass, nudge: w.timerNudge},
 	}
 }
 
@@ -152,3 +154,29 @@ func (w *Worker) evictPass(ctx context.Context) (time.Duration, error) {
 	}
 	return w.cfg.EvictInterval, nil
 }
+
+// timersPass fires due workflow timers and sleeps until the next fire time, at most
+// PromoteInterval (a timer armed meanwhile by another process is seen by then; one armed
+// by this process nudges the duty at once).
+func (w *Worker) timersPass(ctx context.Context) (time.Duration, error) {
+	n, next, err := w.store.FireTimers(ctx, maintenanceBatch)
+	if err != nil {
+		return 0, err
+	}
+	if n == maintenanceBatch {
+		return 0, nil
+	}
+	wait := w.cfg.PromoteInterval
+	if !next.IsZero() {
+		now, err := w.store.Now(ctx)
+		if err != nil {
+			return 0, err
+		}
+		wait = min(wait, max(next.Sub(now), time.Millisecond))
+	}
+	return wait, nil
+}
+
+// NudgeTimers ends the timers duty's sleep, when this worker holds it, so that a timer
+// armed by one of its handlers is looked at now instead of at the end of the sleep.
+func NudgeTimers(w *Worker) { notify(w.timerNudge) }

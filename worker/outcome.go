@@ -82,6 +82,17 @@ func (e *RetryAfterError) Unwrap() error { return e.Err }
 // rather than after the backoff; the attempt counts toward the job's limit.
 func RetryAfter(d time.Duration, err error) error { return &RetryAfterError{Delay: d, Err: err} }
 
+// SettledError says that the handler ended its job itself, through a transition of its
+// own that acked the job in the same script (a workflow task's commit does): the worker
+// sends no ack. Return it with Settled.
+type SettledError struct{}
+
+func (e *SettledError) Error() string { return "worker: the job was settled by its handler" }
+
+// Settled ends the attempt without an ack, for a handler whose own store call already
+// ended the job under its lease (see SettledError).
+func Settled() error { return &SettledError{} }
+
 // Causes of a handler's context cancellation, reported by context.Cause.
 var (
 	// ErrLeaseLost: the worker no longer holds the job (its lease expired and was

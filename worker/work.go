@@ -169,6 +169,13 @@ func (w *Worker) runAttempt(ctx context.Context, e *execution, a *Attempt) bool 
 		e.outcome, e.opts = headgate.OutcomeHandBack, headgate.AckOpts{}
 		return true
 	}
+	var settled *SettledError
+	if errors.As(err, &settled) {
+		// The handler's own transition acked the job (a workflow task's commit).
+		e.settledByHandler = true
+		a.Err, a.Outcome, a.State = nil, headgate.OutcomeSuccess, headgate.StateDeleted
+		return false
+	}
 	e.outcome, e.opts = outcome(err, timedOut, w.cfg.JobTimeout)
 	w.logAttempt(e, err, e.outcome, timedOut)
 	return false
@@ -180,6 +187,27 @@ func (w *Worker) ackWork(ctx context.Context, execs []*execution, attempts []Att
 	// Not ctx alone: jobs admitted are acked even when ctx ended.
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), hardStopGrace)
 	defer cancel()
+	var unsettled []int // the executions to ack: not those their handler settled
+	for i, e := range execs {
+		if !e.settledByHandler {
+			unsettled = append(unsettled, i)
+		}
+	}
+	if len(unsettled) < len(execs) {
+		if len(unsettled) == 0 {
+			return nil
+		}
+		sub := make([]*execution, len(unsettled))
+		subAttempts := make([]Attempt, len(unsettled))
+		for k, i := range unsettled {
+			sub[k], subAttempts[k] = execs[i], attempts[i]
+		}
+		err := w.ackWork(ctx, sub, subAttempts)
+		for k, i := range unsettled {
+			attempts[i] = subAttempts[k]
+		}
+		return err
+	}
 	reqs := make([]headgate.AckRequest, len(execs))
 	for i, e := range execs {
 		reqs[i] = e.ackRequest()

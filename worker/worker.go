@@ -49,6 +49,8 @@ type Worker struct {
 	slotFree chan struct{}   // a pool slot was released (fetcher)
 	idleAck  chan struct{}   // no job is running (acker)
 	nudge    chan struct{}   // a job was rescheduled: the promote duty recomputes its sleep
+	// timerNudge: a handler armed a workflow timer: the timers duty recomputes its sleep.
+	timerNudge chan struct{}
 
 	running   gauge // admitted jobs whose handler has not returned
 	unsettled gauge // admitted jobs not yet acked, handed back or lost
@@ -177,6 +179,7 @@ func (w *Worker) Start(ctx context.Context) error {
 	w.slotFree = make(chan struct{}, 1)
 	w.idleAck = make(chan struct{}, 1)
 	w.nudge = make(chan struct{}, 1)
+	w.timerNudge = make(chan struct{}, 1)
 	w.held = make(map[headgate.LeaseRef]*execution, 2*n)
 
 	base := context.WithoutCancel(ctx)

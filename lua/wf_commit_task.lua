@@ -1,0 +1,177 @@
+--[[
+wf_commit_task.lua: commits a workflow task, or checkpoints it, in one step. It is
+refused before any write unless the caller holds the task (the job is running under the
+same lease id and fence, and it is the workflow's outstanding task: LeaseRejected) and
+the history's head is the sequence the task read (SequenceConflict), so a stale worker
+can never append.
+
+Then: the task's events are appended (a checkpoint stops here, with the timers and
+children below; the task keeps running); timers are armed and retired; children are
+opened with their first tasks (a run that closes or continues as new names its armed
+timers to retire); a run that closed publishes on its closed channel, updates its
+visibility row and tells its parent. An ending commit also
+appends the events that waited in the inbox while the task ran, acks the task (deleted,
+as a success with no retention) and enqueues the next task when the inbox held events
+or the caller asks for one (a new run after continue-as-new).
+
+KEYS[1]  namespace prefix; derived keys (lib.lua): job:<id>, leases, queues, wf:<id>,
+         wfh:<id>, wfruns:<id>, wfinbox:<id>, wftimers:<id>, wfids, wfstatus:<s>, wfq:*,
+         timers, vis:<id>, visq:*, q:<queue>:{counts,ring,drr,p:<part>,wake}, unique,
+         quarantine, held:<fp>, retained, clock; the same for children and the parent;
+         channel wfclosed:<id>
+ARGV[1]  workflow id
+ARGV[2]  task job id, ARGV[3] lease id, ARGV[4] fence
+ARGV[5]  expected head
+ARGV[6]  1 = end the task, 0 = checkpoint
+ARGV[7]  1 = enqueue a next task
+ARGV[8]  parent event kind ('' = none: child_completed | child_failed), ARGV[9] its body
+ARGV[10] timers to arm: a JSON array of [timer id, fire ms (a string), armed seq]
+ARGV[11] timers to retire, whatever their arming: a JSON array of timer ids
+ARGV[12] children: a JSON array of [child id, workflow_started body, type, run id,
+         package version, queue, partition]
+ARGV[13] number of events n (as in wf_append.lua); then n groups of 9:
+         seq, kind, recorded ms (0 = the store clock), body, workflow type, run id,
+         parent workflow id, parent run id, package version
+Replies  {0, head, next task id or ''}
+         {-5}                       LeaseRejected: not the task's current holder
+         {-20, expected, found}     SequenceConflict
+Cost     O((n + inbox (at most 1000) + timers + children) * log N)
+]]
+--- @include rcall
+--- @include OK
+--- @include E_LEASE_REJECTED
+--- @include E_SEQUENCE_CONFLICT
+--- @include now_ms
+--- @include need
+--- @include need_counts
+--- @include structure_error
+--- @include corrupt_reply
+--- @include load_job_checked
+--- @include K.job
+--- @include K.leases
+--- @include K.wf
+--- @include K.wf_inbox
+--- @include K.wf_timers
+--- @include K.wf_closed
+--- @include K.timers
+--- @include K.unique
+--- @include SEP
+--- @include WF_CLOSED
+--- @include wf_load
+--- @include wf_route
+--- @include wf_need_row
+--- @include wf_need_task
+--- @include wf_append_events
+--- @include wf_arm_timer
+--- @include wf_enqueue_task
+--- @include wf_deliver
+--- @include wf_open
+--- @include wf_record_visibility
+--- @include release_unique
+--- @include delete_job
+--- @include flush_counts
+local P = KEYS[1]
+local id, tid, lease, fence = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
+local expected = tonumber(ARGV[5])
+local ending = ARGV[6] == '1'
+local want_next = ARGV[7] == '1'
+local parent_kind, parent_body = ARGV[8], ARGV[9]
+local n = tonumber(ARGV[13])
+local events = {}
+for i = 1, n do
+  local b = 13 + (i - 1) * 9
+  events[i] = { seq = ARGV[b + 1], kind = ARGV[b + 2], at = tonumber(ARGV[b + 3]), body = ARGV[b + 4],
+    type = ARGV[b + 5], run = ARGV[b + 6], parent = ARGV[b + 7], prun = ARGV[b + 8], pkg = ARGV[b + 9] }
+end
+local arm = {}
+for _, t in ipairs(cjson.decode(ARGV[10])) do arm[#arm + 1] = { timer = t[1], fire = t[2], armed = t[3] } end
+local retire = cjson.decode(ARGV[11])
+local children = {}
+for _, c in ipairs(cjson.decode(ARGV[12])) do
+  children[#children + 1] = { id = c[1], body = c[2], type = c[3], run = c[4], pkg = c[5], queue = c[6], part = c[7] }
+end
+local now = now_ms(P)
+
+-- 1. the fence, the sequence, and every structure the writes touch.
+local j, why = load_job_checked(P, tid, { 'state', 'lease', 'fence', 'queue', 'ukey', 'uwin', 'aux' })
+if why then return corrupt_reply(K.job(P, tid), why) end
+if not j or j.state ~= 'running' or j.lease ~= lease or j.fence ~= fence then return { E_LEASE_REJECTED } end
+wf_need_row(P, id)
+need(K.leases(P), 'zset')
+need(K.timers(P), 'zset')
+need_counts(P, j.queue)
+if j.ukey ~= '' then need(K.unique(P), 'hash') end
+local bad = structure_error()
+if bad then return bad end
+local w = wf_load(P, id)
+local r = wf_route(P, id)
+if r.task ~= tid then return { E_LEASE_REJECTED } end
+if w.head ~= expected then return { E_SEQUENCE_CONFLICT, expected, w.head } end
+local inbox = {}
+if ending then
+  inbox = rcall('LRANGE', K.wf_inbox(P, id), 0, 999)
+  wf_need_task(P, r)
+end
+for _, c in ipairs(children) do
+  wf_need_row(P, c.id)
+  c.exists = wf_load(P, c.id).head > 0
+  if not c.exists then wf_need_task(P, { queue = c.queue, part = c.part }) end
+end
+local parent_route = nil
+if parent_kind ~= '' and w.parent ~= '' then
+  wf_need_row(P, w.parent)
+  local pw = wf_load(P, w.parent)
+  if pw.head > 0 and not WF_CLOSED[pw.status] then
+    parent_route = wf_route(P, w.parent)
+    wf_need_task(P, parent_route)
+  end
+end
+bad = structure_error()
+if bad then return bad end
+
+-- 2. writes
+local old_status, old_run = w.status, w.run
+for _, e in ipairs(inbox) do
+  local kind, at, body = string.match(e, '^(.-)\n(.-)\n(.*)$')
+  events[#events + 1] = { seq = w.head + #events + 1, kind = kind, at = tonumber(at), body = body, type = '', run = '',
+    parent = '', prun = '', pkg = '' }
+end
+if #inbox > 0 then rcall('LTRIM', K.wf_inbox(P, id), #inbox, -1) end
+local runseq = nil
+for _, e in ipairs(events) do
+  if e.kind == 'workflow_started' then runseq = e.seq end
+end
+if #events > 0 then wf_append_events(P, id, w, events, now) end
+if runseq then rcall('HSET', K.wf(P, id), 'runseq', runseq) end
+for _, t in ipairs(arm) do wf_arm_timer(P, id, t.timer, t.fire, string.format('%d', t.armed)) end
+for _, t in ipairs(retire) do
+  rcall('HDEL', K.wf_timers(P, id), t)
+  rcall('ZREM', K.timers(P), id .. SEP .. t)
+end
+for _, c in ipairs(children) do
+  if not c.exists then
+    wf_open(P, c.id, { body = c.body, type = c.type, run = c.run, parent = id, prun = w.run, pkg = c.pkg },
+      { queue = c.queue, part = c.part }, now)
+  end
+end
+if WF_CLOSED[w.status] and not WF_CLOSED[old_status] then
+  rcall('PUBLISH', K.wf_closed(P, id), w.status)
+  if parent_route then wf_deliver(P, w.parent, parent_kind, parent_body, now) end
+end
+if w.status ~= old_status or w.run ~= old_run then
+  local closed = ''
+  if WF_CLOSED[w.status] then closed = now end
+  wf_record_visibility(P, id, { run = w.run, type = w.type, status = w.status, started = w.started, closed = closed,
+    parent = w.parent, pkg = w.pkg, memo = '' }, now)
+end
+local next_task = ''
+if ending then
+  rcall('ZREM', K.leases(P), tid)
+  release_unique(P, tid, j)
+  delete_job(P, tid, j)
+  rcall('HSET', K.wf(P, id), 'task', '')
+  r.task, r.task_state = '', ''
+  if (want_next or #inbox > 0) and not WF_CLOSED[w.status] then next_task = wf_enqueue_task(P, id, w, r, now) end
+end
+flush_counts(P)
+return { OK, w.head, next_task }

@@ -1,0 +1,49 @@
+--[[
+wf_signal.lua: delivers an event from outside a workflow's code to its open run: a
+signal (signal_received) or an operator's cancel request (workflow_cancel_requested).
+While the run's task is running the event waits in the inbox and that task's commit
+appends it; otherwise it is appended now and a task is enqueued when none is
+outstanding.
+
+KEYS[1]  namespace prefix; derived keys (lib.lua): wf:<id>, wfh:<id>, wfruns:<id>,
+         wfinbox:<id>, wftimers:<id>, wfstatus:<s>, wfq:*, job:<task id>, queues,
+         q:<queue>:{counts,ring,drr,p:<part>,wake}, quarantine, held:<fp>, clock
+ARGV[1]  workflow id
+ARGV[2]  event kind: signal_received | workflow_cancel_requested
+ARGV[3]  event body (JSON, built by Go)
+Replies  {0, 'inbox' | 'appended'}
+         {-22}            the workflow has no history
+         {-23, status}    the run is closed
+Cost     O(log N)
+]]
+--- @include OK
+--- @include now_ms
+--- @include wf_load
+--- @include wf_route
+--- @include wf_need_row
+--- @include wf_need_task
+--- @include structure_error
+--- @include wf_deliver
+--- @include flush_counts
+--- @include E_WORKFLOW_NOT_FOUND
+--- @include E_WORKFLOW_CLOSED
+--- @include WF_CLOSED
+local P = KEYS[1]
+local id = ARGV[1]
+local kind = ARGV[2]
+if kind ~= 'signal_received' and kind ~= 'workflow_cancel_requested' then
+  return redis.error_reply('headgate: wf_signal: unknown event kind ' .. kind)
+end
+local now = now_ms(P)
+wf_need_row(P, id)
+local bad = structure_error()
+if bad then return bad end
+local w = wf_load(P, id)
+if w.head == 0 then return { E_WORKFLOW_NOT_FOUND } end
+if WF_CLOSED[w.status] then return { E_WORKFLOW_CLOSED, w.status } end
+wf_need_task(P, wf_route(P, id))
+bad = structure_error()
+if bad then return bad end
+local how = wf_deliver(P, id, kind, ARGV[3], now)
+flush_counts(P)
+return { OK, how }

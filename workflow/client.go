@@ -1,0 +1,130 @@
+package workflow
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/headgate/headgate"
+	"github.com/redis/go-redis/v9"
+)
+
+// Client starts workflows, signals and cancels them, and waits for their outcomes.
+type Client struct {
+	store *headgate.Store
+}
+
+// ClientConfig configures a Client.
+type ClientConfig struct {
+	// Namespace is the namespace of the workflows (and of the workers that run them).
+	// Required.
+	Namespace string
+}
+
+// NewClient returns a client of cfg.Namespace on rdb.
+func NewClient(rdb redis.UniversalClient, cfg *ClientConfig) (*Client, error) {
+	if cfg == nil {
+		cfg = &ClientConfig{}
+	}
+	s, err := headgate.NewStore(rdb, &headgate.StoreConfig{Namespace: cfg.Namespace})
+	if err != nil {
+		return nil, err
+	}
+	return &Client{store: s}, nil
+}
+
+// NewClientFromStore returns a client over an existing store.
+func NewClientFromStore(s *headgate.Store) *Client { return &Client{store: s} }
+
+// Store returns the store the client works on (for the inspector's reads: GetWorkflow,
+// ReadHistory, ListActive, ListPaused, Query).
+func (c *Client) Store() *headgate.Store { return c.store }
+
+// StartOptions say where a run goes.
+type StartOptions struct {
+	// ID is the workflow id. Required: starting an id that exists returns its run and
+	// starts nothing, so a retried Start is safe.
+	ID string
+	// Queue is the queue its tasks (and its children's) go to. Defaults to the default
+	// queue.
+	Queue string
+	// Partition is the fairness partition (tenant) of its tasks.
+	Partition string
+}
+
+// Run is a started (or existing) run.
+type Run struct {
+	ID    string
+	RunID string
+	// Started is false when the id existed: Start did nothing.
+	Started bool
+	Status  headgate.WorkflowStatus
+}
+
+// Start starts a run of workflowType with input in (encoded as JSON) under opts.ID, or
+// returns the existing run of that id.
+func (c *Client) Start(ctx context.Context, workflowType string, in any, opts StartOptions) (*Run, error) {
+	if err := checkName(workflowType); err != nil {
+		return nil, fmt.Errorf("workflow type: %w", err)
+	}
+	input, err := json.Marshal(in)
+	if err != nil {
+		return nil, fmt.Errorf("workflow: encode the input: %w", err)
+	}
+	r, err := c.store.StartWorkflow(ctx, headgate.WorkflowStart{WorkflowID: opts.ID, WorkflowType: workflowType,
+		Input: input, Queue: opts.Queue, Partition: opts.Partition})
+	if err != nil {
+		return nil, err
+	}
+	return &Run{ID: opts.ID, RunID: r.RunID, Started: r.Started, Status: r.Status}, nil
+}
+
+// Signal sends a signal to the workflow's open run, payload encoded as JSON; Await
+// receives it. A signal sent before the code awaits it is kept until it does.
+func (c *Client) Signal(ctx context.Context, id, name string, payload any) error {
+	b, err := json.Marshal(payload)
+	if err != nil {
+		return fmt.Errorf("workflow: encode the signal: %w", err)
+	}
+	return c.store.SignalWorkflow(ctx, id, name, b)
+}
+
+// Cancel asks the workflow's open run to stop (see ErrCancelled).
+func (c *Client) Cancel(ctx context.Context, id, reason string) error {
+	return c.store.CancelWorkflow(ctx, id, reason, "")
+}
+
+// Result waits, without polling, until the workflow's run ends (the last of its chain,
+// after any continue-as-new) and returns its result decoded from JSON, or a
+// *FailedError when it failed, was cancelled (errors.Is ErrCancelled) or terminated.
+func Result[T any](ctx context.Context, c *Client, id string) (T, error) {
+	var zero T
+	row, err := c.store.WaitWorkflowClosed(ctx, id)
+	if err != nil {
+		return zero, err
+	}
+	// The closing event is the run's last workflow_* event: events that waited in the
+	// inbox may follow it.
+	history, err := c.store.ReadHistory(ctx, id)
+	if err != nil {
+		return zero, err
+	}
+	var e headgate.Event
+	for _, h := range history {
+		if h.Seq >= row.RunStartSeq && headgate.StatusFromEvents([]headgate.Event{h}).Closed() {
+			e = h
+		}
+	}
+	if row.Status != headgate.WorkflowCompleted {
+		msg := e.Reason
+		if e.Error != nil {
+			msg = e.Error.Message
+		}
+		return zero, &FailedError{WorkflowID: id, Status: string(row.Status), Message: msg}
+	}
+	var v T
+	if err := json.Unmarshal(e.Result, &v); err != nil {
+		return zero, fmt.Errorf("workflow %q: decode the result: %w", id, err)
+	}
+	return v, nil
+}

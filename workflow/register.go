@@ -1,0 +1,162 @@
+package workflow
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/headgate/headgate"
+	"github.com/headgate/headgate/worker"
+)
+
+// TaskKind is the job kind of a workflow type's tasks: "workflow:<type>".
+func TaskKind(workflowType string) string { return "workflow:" + workflowType }
+
+// Register registers fn as the code of a workflow type on w, which then serves the
+// type's tasks beside its jobs: they are headgate jobs on the workflows' queues, so
+// partitions, fairness, rate classes and quarantine apply to them. fn's input and output
+// travel as JSON. Each task re-runs fn from the top over the run's history (see the
+// package documentation); fn must be deterministic outside Step. Register panics, like
+// worker.Handle, when the type is already registered or w has started.
+func Register[In, Out any](w *worker.Worker, workflowType string, fn func(ctx Context, in In) (Out, error)) {
+	if err := checkName(workflowType); err != nil {
+		panic(fmt.Sprintf("workflow.Register: workflow type: %v", err))
+	}
+	body := func(ctx Context, input []byte) ([]byte, error) {
+		var in In
+		if err := json.Unmarshal(input, &in); err != nil {
+			return nil, fmt.Errorf("workflow: decode the input: %w", err)
+		}
+		out, err := fn(ctx, in)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(out)
+	}
+	worker.HandleFunc(w, TaskKind(workflowType), func(ctx context.Context, claim *headgate.Claim) error {
+		return runTask(ctx, w, claim, body)
+	})
+}
+
+// runTask runs one task of a workflow and commits it. It returns worker.Settled when the
+// commit acked the task, or the error that fails the task's attempt (retried with
+// backoff: a non-determinism, a panic of the code, a lost commit).
+func runTask(ctx context.Context, w *worker.Worker, claim *headgate.Claim, body func(Context, []byte) ([]byte, error)) error {
+	store := w.Store()
+	wfID := string(claim.Envelope.Payload)
+	t, err := loadTask(ctx, store, wfID)
+	if errors.Is(err, headgate.ErrWorkflowNotFound) {
+		return worker.Skip(fmt.Sprintf("workflow %q has no history", wfID))
+	}
+	if err != nil {
+		return err
+	}
+	t.w, t.lease, t.jobCtx = w, claim.LeaseRef(), ctx
+	t.queue, t.part = claim.Envelope.Queue, claim.Envelope.PartitionKey
+	if t.row.Status.Closed() || t.row.Status == headgate.WorkflowPaused {
+		// Nothing to run: a task enqueued before the run closed, or admitted as a
+		// pause arrived.
+		if _, err := t.commitLocked(true, false, nil); err != nil {
+			return err
+		}
+		return worker.Settled()
+	}
+	end, next, parent, err := t.execute(body)
+	if err != nil {
+		return err
+	}
+	t.mu.Lock()
+	if end != nil {
+		// A run that ends leaves no timer armed (a new run starts with none).
+		t.retire = append(t.retire, t.armedTimers()...)
+		t.record(*end, nil)
+		if end.Kind == headgate.EventWorkflowContinuedAsNew {
+			t.record(headgate.Event{Kind: headgate.EventWorkflowStarted, WorkflowType: t.row.WorkflowType,
+				RunID: end.RunID, Input: end.Input, ParentWorkflowID: t.row.ParentWorkflowID,
+				ParentRunID: t.row.ParentRunID, PackageVersion: t.row.PackageVersion}, nil)
+		}
+	}
+	_, err = t.commitLocked(true, next, parent)
+	armed := t.armed
+	t.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("workflow %q: commit: %w", wfID, err)
+	}
+	if armed {
+		worker.NudgeTimers(w)
+	}
+	return worker.Settled()
+}
+
+// loadTask reads a workflow's row and its current run's history.
+func loadTask(ctx context.Context, store *headgate.Store, wfID string) (*task, error) {
+	row, err := store.GetWorkflow(ctx, wfID)
+	if err != nil {
+		return nil, err
+	}
+	var history []headgate.Event
+	for from := max(row.RunStartSeq, 1); from != 0 && from <= row.Head; {
+		page, next, err := store.ReadHistoryFrom(ctx, wfID, from, 1000)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range page {
+			if e.Seq <= row.Head {
+				history = append(history, e)
+			}
+		}
+		from = next
+	}
+	t := newTask(wfID, row, history)
+	t.store = store
+	t.head = row.Head
+	return t, nil
+}
+
+// execute runs the function over the history. It returns the event that closes the run
+// (nil while the code waits), whether a next task is due, the event for the parent, or
+// the error that fails the task.
+func (t *task) execute(body func(Context, []byte) ([]byte, error)) (end *headgate.Event, next bool, parent *headgate.Event, err error) {
+	var (
+		out      []byte
+		ferr     error
+		returned bool
+	)
+	root := newContext(t, "", false)
+	t.goRun(func() {
+		out, ferr = body(root, t.started.Input)
+		returned = true
+	})
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.fatal != nil {
+		return nil, false, nil, t.fatal
+	}
+	if !returned {
+		return nil, false, nil, nil
+	}
+	row := t.row
+	var can *continueAsNew
+	switch {
+	case errors.As(ferr, &can):
+		return &headgate.Event{Kind: headgate.EventWorkflowContinuedAsNew, RunID: headgate.NewRunID(), Input: can.input},
+			true, nil, nil
+	case ferr != nil:
+		kind := headgate.EventWorkflowFailed
+		if t.cancelSeq > 0 {
+			kind = headgate.EventWorkflowCancelled
+		}
+		werr := &headgate.WorkflowError{Message: ferr.Error()}
+		end = &headgate.Event{Kind: kind, Error: werr}
+		if row.ParentWorkflowID != "" {
+			parent = &headgate.Event{Kind: headgate.EventChildFailed, ChildWorkflowID: t.wfID, ChildRunID: row.RunID, Error: werr}
+		}
+		return end, false, parent, nil
+	}
+	end = &headgate.Event{Kind: headgate.EventWorkflowCompleted, Result: out}
+	if row.ParentWorkflowID != "" {
+		parent = &headgate.Event{Kind: headgate.EventChildCompleted, ChildWorkflowID: t.wfID, ChildRunID: row.RunID, Result: out}
+	}
+	return end, false, parent, nil
+}

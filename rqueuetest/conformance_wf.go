@@ -17,7 +17,8 @@ func ExerciseWorkflowStore(t *testing.T, newStore NewStoreFunc) {
 	t.Helper()
 	var all []conformanceCase
 	for _, cases := range [][]conformanceCase{wfAppendCases, wfHistoryCases, wfListCases, wfTimerCases,
-		wfVisibilityCases, wfRegistryCases, wfPackageCases, wfDeploymentCases, wfWorkloopCases} {
+		wfVisibilityCases, wfRegistryCases, wfPackageCases, wfDeploymentCases, wfWorkloopCases, wfStartCases,
+		wfCommitTaskCases} {
 		all = append(all, cases...)
 	}
 	for _, c := range all {

@@ -9,7 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/headgate/headgate"
+	"github.com/headgate/headgate/internal/redistest"
 	"github.com/headgate/headgate/workflow"
 	"github.com/headgate/headgate/workflowtest"
 )
@@ -41,261 +44,270 @@ func checkout(calls *[]string) func(ctx workflow.Context, o order) (string, erro
 }
 
 func TestKitStepsSleepSignal(t *testing.T) {
-	t.Parallel()
-	env := workflowtest.New(t)
-	var calls []string
-	workflow.Register(env.Worker, "checkout", checkout(&calls))
-	env.Start("checkout", order{ID: "42", Amount: 100}, "order-42")
-	env.Run()
-	if st := env.Status("order-42"); st != headgate.WorkflowRunning {
-		t.Fatalf("status after the first tasks: %s\n%s", st, env.Timeline("order-42"))
-	}
-	if _, err := workflowtest.Result[string](env, "order-42"); !errors.Is(err, workflowtest.ErrStillRunning) {
-		t.Fatalf("result while sleeping: %v", err)
-	}
-	env.Advance(30*24*time.Hour - time.Millisecond)
-	if h := env.Timeline("order-42"); strings.Contains(h, "timer_fired") {
-		t.Fatalf("the timer fired a millisecond early:\n%s", h)
-	}
-	env.Signal("order-42", "shipped", "track-7") // before the await is reached
-	env.Advance(time.Millisecond)
-	got, err := workflowtest.Result[string](env, "order-42")
-	if err != nil || got != "ch_42/track-7" {
-		t.Fatalf("result = %q, %v; want ch_42/track-7\n%s", got, err, env.Timeline("order-42"))
-	}
-	if len(calls) != 1 {
-		t.Errorf("charge ran %d times, want once (memoized): %v", len(calls), calls)
-	}
+	onBackends(t, func(t *testing.T, env *workflowtest.Env) {
+		var calls []string
+		workflow.Register(env.Worker, "checkout", checkout(&calls))
+		env.Start("checkout", order{ID: "42", Amount: 100}, "order-42")
+		env.Run()
+		if st := env.Status("order-42"); st != headgate.WorkflowRunning {
+			t.Fatalf("status after the first tasks: %s\n%s", st, env.Timeline("order-42"))
+		}
+		if _, err := workflowtest.Result[string](env, "order-42"); !errors.Is(err, workflowtest.ErrStillRunning) {
+			t.Fatalf("result while sleeping: %v", err)
+		}
+		env.Advance(30*24*time.Hour - time.Millisecond)
+		if h := env.Timeline("order-42"); strings.Contains(h, "timer_fired") {
+			t.Fatalf("the timer fired a millisecond early:\n%s", h)
+		}
+		env.Signal("order-42", "shipped", "track-7") // before the await is reached
+		env.Advance(time.Millisecond)
+		got, err := workflowtest.Result[string](env, "order-42")
+		if err != nil || got != "ch_42/track-7" {
+			t.Fatalf("result = %q, %v; want ch_42/track-7\n%s", got, err, env.Timeline("order-42"))
+		}
+		if len(calls) != 1 {
+			t.Errorf("charge ran %d times, want once (memoized): %v", len(calls), calls)
+		}
+	})
 }
 
 func TestKitNonDeterminism(t *testing.T) {
-	t.Parallel()
-	env := workflowtest.New(t)
-	refund := false
-	workflow.Register(env.Worker, "pay", func(ctx workflow.Context, _ struct{}) (int, error) {
-		name := "charge"
-		if refund {
-			name = "refund"
+	onBackends(t, func(t *testing.T, env *workflowtest.Env) {
+		refund := false
+		workflow.Register(env.Worker, "pay", func(ctx workflow.Context, _ struct{}) (int, error) {
+			name := "charge"
+			if refund {
+				name = "refund"
+			}
+			if _, err := workflow.Step(ctx, name, func(context.Context) (int, error) { return 1, nil }, nil); err != nil {
+				return 0, err
+			}
+			return 0, workflow.Sleep(ctx, "wait", time.Hour)
+		})
+		env.Start("pay", struct{}{}, "p-1")
+		env.Run()
+		refund = true // a deploy changed the code under the sleeping run
+		attempts := env.Advance(time.Hour)
+		if len(attempts) != 1 || attempts[0].Err == nil {
+			t.Fatalf("attempts = %+v, want one failed task", attempts)
 		}
-		if _, err := workflow.Step(ctx, name, func(context.Context) (int, error) { return 1, nil }, nil); err != nil {
+		want := `history has step charge#1 at seq 2, the code asked for refund#1`
+		var nd *workflow.NonDeterminismError
+		if !errors.As(attempts[0].Err, &nd) || !strings.Contains(attempts[0].Err.Error(), want) {
+			t.Fatalf("task error = %v, want a NonDeterminismError with %q", attempts[0].Err, want)
+		}
+		if attempts[0].Outcome != headgate.OutcomeRetry {
+			t.Errorf("the task was acked %s, want retry (a fixed deploy resumes the run)", attempts[0].Outcome)
+		}
+		// The recorded history against the changed code, as a unit test would check it.
+		err := workflow.Replay(func(ctx workflow.Context, _ struct{}) (int, error) {
+			_, err := workflow.Step(ctx, "refund", func(context.Context) (int, error) { return 1, nil }, nil)
 			return 0, err
+		}, env.History("p-1"))
+		if !errors.As(err, &nd) || nd.Seq != 2 || nd.History != "step charge#1" || nd.Code != "refund#1" {
+			t.Errorf("Replay = %v, want the mismatch at seq 2", err)
 		}
-		return 0, workflow.Sleep(ctx, "wait", time.Hour)
+		// And against the old code: it replays.
+		refund = false
+		if err := workflow.Replay(func(ctx workflow.Context, _ struct{}) (int, error) {
+			if _, err := workflow.Step(ctx, "charge", func(context.Context) (int, error) { return 1, nil }, nil); err != nil {
+				return 0, err
+			}
+			return 0, workflow.Sleep(ctx, "wait", time.Hour)
+		}, env.History("p-1")); err != nil {
+			t.Errorf("Replay of the recording code = %v, want nil", err)
+		}
 	})
-	env.Start("pay", struct{}{}, "p-1")
-	env.Run()
-	refund = true // a deploy changed the code under the sleeping run
-	attempts := env.Advance(time.Hour)
-	if len(attempts) != 1 || attempts[0].Err == nil {
-		t.Fatalf("attempts = %+v, want one failed task", attempts)
-	}
-	want := `history has step charge#1 at seq 2, the code asked for refund#1`
-	var nd *workflow.NonDeterminismError
-	if !errors.As(attempts[0].Err, &nd) || !strings.Contains(attempts[0].Err.Error(), want) {
-		t.Fatalf("task error = %v, want a NonDeterminismError with %q", attempts[0].Err, want)
-	}
-	if attempts[0].Outcome != headgate.OutcomeRetry {
-		t.Errorf("the task was acked %s, want retry (a fixed deploy resumes the run)", attempts[0].Outcome)
-	}
-	// The recorded history against the changed code, as a unit test would check it.
-	err := workflow.Replay(func(ctx workflow.Context, _ struct{}) (int, error) {
-		_, err := workflow.Step(ctx, "refund", func(context.Context) (int, error) { return 1, nil }, nil)
-		return 0, err
-	}, env.History("p-1"))
-	if !errors.As(err, &nd) || nd.Seq != 2 || nd.History != "step charge#1" || nd.Code != "refund#1" {
-		t.Errorf("Replay = %v, want the mismatch at seq 2", err)
-	}
-	// And against the old code: it replays.
-	refund = false
-	if err := workflow.Replay(func(ctx workflow.Context, _ struct{}) (int, error) {
-		if _, err := workflow.Step(ctx, "charge", func(context.Context) (int, error) { return 1, nil }, nil); err != nil {
-			return 0, err
-		}
-		return 0, workflow.Sleep(ctx, "wait", time.Hour)
-	}, env.History("p-1")); err != nil {
-		t.Errorf("Replay of the recording code = %v, want nil", err)
-	}
 }
 
 func TestKitStepRetriesThenFails(t *testing.T) {
-	t.Parallel()
-	env := workflowtest.New(t)
-	runs := 0
-	workflow.Register(env.Worker, "flaky", func(ctx workflow.Context, _ struct{}) (string, error) {
-		_, err := workflow.Step(ctx, "call", func(context.Context) (string, error) {
-			runs++
-			return "", errors.New("downstream 503")
-		}, &workflow.StepOptions{Retries: 2, Backoff: time.Minute})
-		var se *workflow.StepError
-		if errors.As(err, &se) {
-			return "gave up after " + strconv.Itoa(se.Attempt), nil
+	onBackends(t, func(t *testing.T, env *workflowtest.Env) {
+		runs := 0
+		workflow.Register(env.Worker, "flaky", func(ctx workflow.Context, _ struct{}) (string, error) {
+			_, err := workflow.Step(ctx, "call", func(context.Context) (string, error) {
+				runs++
+				return "", errors.New("downstream 503")
+			}, &workflow.StepOptions{Retries: 2, Backoff: time.Minute})
+			var se *workflow.StepError
+			if errors.As(err, &se) {
+				return "gave up after " + strconv.Itoa(se.Attempt), nil
+			}
+			return "", err
+		})
+		env.Start("flaky", struct{}{}, "f-1")
+		env.Run()
+		if runs != 1 {
+			t.Fatalf("attempts before the backoff: %d, want 1", runs)
 		}
-		return "", err
+		env.Advance(time.Minute - time.Millisecond)
+		if runs != 1 {
+			t.Fatalf("the retry ran before its backoff: %d attempts", runs)
+		}
+		env.Advance(time.Millisecond)
+		env.Advance(2 * time.Minute) // the second retry's backoff doubled
+		got, err := workflowtest.Result[string](env, "f-1")
+		if err != nil || got != "gave up after 3" || runs != 3 {
+			t.Fatalf("result %q, %v after %d attempts; want gave up after 3\n%s", got, err, runs, env.Timeline("f-1"))
+		}
 	})
-	env.Start("flaky", struct{}{}, "f-1")
-	env.Run()
-	if runs != 1 {
-		t.Fatalf("attempts before the backoff: %d, want 1", runs)
-	}
-	env.Advance(time.Minute - time.Millisecond)
-	if runs != 1 {
-		t.Fatalf("the retry ran before its backoff: %d attempts", runs)
-	}
-	env.Advance(time.Millisecond)
-	env.Advance(2 * time.Minute) // the second retry's backoff doubled
-	got, err := workflowtest.Result[string](env, "f-1")
-	if err != nil || got != "gave up after 3" || runs != 3 {
-		t.Fatalf("result %q, %v after %d attempts; want gave up after 3\n%s", got, err, runs, env.Timeline("f-1"))
-	}
 }
 
 func TestKitChildren(t *testing.T) {
-	t.Parallel()
-	env := workflowtest.New(t)
-	workflow.Register(env.Worker, "double", func(ctx workflow.Context, n int) (int, error) {
-		if n < 0 {
-			return 0, errors.New("negative input")
+	onBackends(t, func(t *testing.T, env *workflowtest.Env) {
+		workflow.Register(env.Worker, "double", func(ctx workflow.Context, n int) (int, error) {
+			if n < 0 {
+				return 0, errors.New("negative input")
+			}
+			return 2 * n, nil
+		})
+		workflow.Register(env.Worker, "parent", func(ctx workflow.Context, n int) (string, error) {
+			a, err := workflow.Child[int](ctx, "ok", "double", n)
+			if err != nil {
+				return "", err
+			}
+			_, err = workflow.Child[int](ctx, "bad", "double", -1)
+			var ce *workflow.ChildError
+			if !errors.As(err, &ce) {
+				return "", fmt.Errorf("the failing child returned %v", err)
+			}
+			return fmt.Sprintf("%d, then %s: %s", a, ce.WorkflowID, ce.Message), nil
+		})
+		env.Start("parent", 21, "par")
+		env.Run()
+		got, err := workflowtest.Result[string](env, "par")
+		if want := "42, then par/bad#1: negative input"; err != nil || got != want {
+			t.Fatalf("result %q, %v; want %q\n%s", got, err, want, env.Timeline("par"))
 		}
-		return 2 * n, nil
+		if st := env.Status("par/bad#1"); st != headgate.WorkflowFailed {
+			t.Errorf("the failing child is %s", st)
+		}
+		row, err := env.Store.GetWorkflow(env.Context(), "par/ok#1")
+		if err != nil || row.ParentWorkflowID != "par" {
+			t.Errorf("child row %+v, %v: want parent par", row, err)
+		}
 	})
-	workflow.Register(env.Worker, "parent", func(ctx workflow.Context, n int) (string, error) {
-		a, err := workflow.Child[int](ctx, "ok", "double", n)
-		if err != nil {
-			return "", err
-		}
-		_, err = workflow.Child[int](ctx, "bad", "double", -1)
-		var ce *workflow.ChildError
-		if !errors.As(err, &ce) {
-			return "", fmt.Errorf("the failing child returned %v", err)
-		}
-		return fmt.Sprintf("%d, then %s: %s", a, ce.WorkflowID, ce.Message), nil
-	})
-	env.Start("parent", 21, "par")
-	env.Run()
-	got, err := workflowtest.Result[string](env, "par")
-	if want := "42, then par/bad#1: negative input"; err != nil || got != want {
-		t.Fatalf("result %q, %v; want %q\n%s", got, err, want, env.Timeline("par"))
-	}
-	if st := env.Status("par/bad#1"); st != headgate.WorkflowFailed {
-		t.Errorf("the failing child is %s", st)
-	}
-	row, err := env.Store.GetWorkflow(env.Context(), "par/ok#1")
-	if err != nil || row.ParentWorkflowID != "par" {
-		t.Errorf("child row %+v, %v: want parent par", row, err)
-	}
 }
 
 func TestKitContinueAsNewChain(t *testing.T) {
-	t.Parallel()
-	env := workflowtest.New(t)
-	workflow.Register(env.Worker, "counter", func(ctx workflow.Context, n int) (int, error) {
-		v, err := workflow.Step(ctx, "inc", func(context.Context) (int, error) { return n + 1, nil }, nil)
+	onBackends(t, func(t *testing.T, env *workflowtest.Env) {
+		workflow.Register(env.Worker, "counter", func(ctx workflow.Context, n int) (int, error) {
+			v, err := workflow.Step(ctx, "inc", func(context.Context) (int, error) { return n + 1, nil }, nil)
+			if err != nil {
+				return 0, err
+			}
+			if v < 101 {
+				return 0, workflow.ContinueAsNew(ctx, v)
+			}
+			return v, nil
+		})
+		env.Start("counter", 0, "c")
+		env.Run()
+		got, err := workflowtest.Result[int](env, "c")
+		if err != nil || got != 101 {
+			t.Fatalf("result %d, %v; want 101", got, err)
+		}
+		runs, err := env.Store.ReadRunChain(env.Context(), "c")
 		if err != nil {
-			return 0, err
+			t.Fatal(err)
 		}
-		if v < 101 {
-			return 0, workflow.ContinueAsNew(ctx, v)
+		if len(runs) != 101 {
+			t.Fatalf("run chain has %d runs, want 101 (100 continue-as-new)", len(runs))
 		}
-		return v, nil
+		for i, r := range runs[:100] {
+			if r.Status != headgate.WorkflowContinuedAsNew || r.ClosedAt.IsZero() {
+				t.Fatalf("run %d: %+v, want closed as continued_as_new", i, r)
+			}
+		}
+		if last := runs[100]; last.Status != headgate.WorkflowCompleted {
+			t.Errorf("last run %+v, want completed", last)
+		}
 	})
-	env.Start("counter", 0, "c")
-	env.Run()
-	got, err := workflowtest.Result[int](env, "c")
-	if err != nil || got != 101 {
-		t.Fatalf("result %d, %v; want 101", got, err)
-	}
-	runs, err := env.Store.ReadRunChain(env.Context(), "c")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(runs) != 101 {
-		t.Fatalf("run chain has %d runs, want 101 (100 continue-as-new)", len(runs))
-	}
-	for i, r := range runs[:100] {
-		if r.Status != headgate.WorkflowContinuedAsNew || r.ClosedAt.IsZero() {
-			t.Fatalf("run %d: %+v, want closed as continued_as_new", i, r)
-		}
-	}
-	if last := runs[100]; last.Status != headgate.WorkflowCompleted {
-		t.Errorf("last run %+v, want completed", last)
-	}
 }
 
 func TestKitCancelRunsCompensation(t *testing.T) {
-	t.Parallel()
-	env := workflowtest.New(t)
-	var done []string
-	workflow.Register(env.Worker, "trip", func(ctx workflow.Context, _ struct{}) (string, error) {
-		if _, err := workflow.Step(ctx, "book", func(context.Context) (bool, error) { done = append(done, "book"); return true, nil }, nil); err != nil {
-			return "", err
+	onBackends(t, func(t *testing.T, env *workflowtest.Env) {
+		var done []string
+		workflow.Register(env.Worker, "trip", func(ctx workflow.Context, _ struct{}) (string, error) {
+			if _, err := workflow.Step(ctx, "book", func(context.Context) (bool, error) { done = append(done, "book"); return true, nil }, nil); err != nil {
+				return "", err
+			}
+			if err := workflow.Sleep(ctx, "until-departure", 24*time.Hour); err != nil {
+				// Compensation runs under a context without cancellation.
+				_, cerr := workflow.Step(workflow.WithoutCancel(ctx), "unbook", func(context.Context) (bool, error) {
+					done = append(done, "unbook")
+					return true, nil
+				}, nil)
+				return "", errors.Join(err, cerr)
+			}
+			return "travelled", nil
+		})
+		env.Start("trip", struct{}{}, "t-1")
+		env.Run()
+		if err := env.Client.Cancel(env.Context(), "t-1", "customer asked"); err != nil {
+			t.Fatal(err)
 		}
-		if err := workflow.Sleep(ctx, "until-departure", 24*time.Hour); err != nil {
-			// Compensation runs under a context without cancellation.
-			_, cerr := workflow.Step(workflow.WithoutCancel(ctx), "unbook", func(context.Context) (bool, error) {
-				done = append(done, "unbook")
-				return true, nil
-			}, nil)
-			return "", errors.Join(err, cerr)
+		env.Run()
+		_, err := workflowtest.Result[string](env, "t-1")
+		if !errors.Is(err, workflow.ErrCancelled) {
+			t.Fatalf("result error %v, want cancelled\n%s", err, env.Timeline("t-1"))
 		}
-		return "travelled", nil
+		if strings.Join(done, ",") != "book,unbook" {
+			t.Errorf("steps run %v, want book then unbook", done)
+		}
+		// The sleep's timer was retired with the run: advancing past it runs nothing.
+		if a := env.Advance(48 * time.Hour); len(a) != 0 {
+			t.Errorf("tasks after the cancelled run's timer time: %+v", a)
+		}
 	})
-	env.Start("trip", struct{}{}, "t-1")
-	env.Run()
-	if err := env.Client.Cancel(env.Context(), "t-1", "customer asked"); err != nil {
-		t.Fatal(err)
-	}
-	env.Run()
-	_, err := workflowtest.Result[string](env, "t-1")
-	if !errors.Is(err, workflow.ErrCancelled) {
-		t.Fatalf("result error %v, want cancelled\n%s", err, env.Timeline("t-1"))
-	}
-	if strings.Join(done, ",") != "book,unbook" {
-		t.Errorf("steps run %v, want book then unbook", done)
-	}
-	// The sleep's timer was retired with the run: advancing past it runs nothing.
-	if a := env.Advance(48 * time.Hour); len(a) != 0 {
-		t.Errorf("tasks after the cancelled run's timer time: %+v", a)
-	}
 }
 
 func TestKitParallelPatchedNow(t *testing.T) {
-	t.Parallel()
-	env := workflowtest.New(t)
-	workflow.Register(env.Worker, "fan", func(ctx workflow.Context, n int) ([]int, error) {
-		start, err := workflow.Now(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if !start.Equal(workflowtest.Epoch) {
-			return nil, fmt.Errorf("Now = %s, want the frozen store time", start)
-		}
-		out := make([]int, n)
-		err = workflow.Parallel(ctx, "sq", n, func(ctx workflow.Context, i int) error {
-			if i == 1 {
-				if err := workflow.Sleep(ctx, "slow", time.Minute); err != nil {
-					return err
-				}
+	onBackends(t, func(t *testing.T, env *workflowtest.Env) {
+		workflow.Register(env.Worker, "fan", func(ctx workflow.Context, n int) ([]int, error) {
+			start, err := workflow.Now(ctx)
+			if err != nil {
+				return nil, err
 			}
-			v, err := workflow.Step(ctx, "square", func(context.Context) (int, error) { return i * i, nil }, nil)
-			out[i] = v
-			return err
+			if !start.Equal(workflowtest.Epoch) {
+				return nil, fmt.Errorf("Now = %s, want the frozen store time", start)
+			}
+			out := make([]int, n)
+			err = workflow.Parallel(ctx, "sq", n, func(ctx workflow.Context, i int) error {
+				if i == 1 {
+					if err := workflow.Sleep(ctx, "slow", time.Minute); err != nil {
+						return err
+					}
+				}
+				v, err := workflow.Step(ctx, "square", func(context.Context) (int, error) { return i * i, nil }, nil)
+				out[i] = v
+				return err
+			})
+			if err != nil {
+				return nil, err
+			}
+			if workflow.Patched(ctx, "add-one") {
+				out = append(out, 1)
+			}
+			return out, nil
 		})
-		if err != nil {
-			return nil, err
+		env.Start("fan", 3, "fan-1")
+		env.Run()
+		if st := env.Status("fan-1"); st != headgate.WorkflowRunning {
+			t.Fatalf("status while a branch sleeps: %s", st)
 		}
-		if workflow.Patched(ctx, "add-one") {
-			out = append(out, 1)
+		env.Advance(time.Minute)
+		got, err := workflowtest.Result[[]int](env, "fan-1")
+		if err != nil || fmt.Sprint(got) != "[0 1 4 1]" {
+			t.Fatalf("result %v, %v; want [0 1 4 1]\n%s", got, err, env.Timeline("fan-1"))
 		}
-		return out, nil
 	})
-	env.Start("fan", 3, "fan-1")
-	env.Run()
-	if st := env.Status("fan-1"); st != headgate.WorkflowRunning {
-		t.Fatalf("status while a branch sleeps: %s", st)
-	}
-	env.Advance(time.Minute)
-	got, err := workflowtest.Result[[]int](env, "fan-1")
-	if err != nil || fmt.Sprint(got) != "[0 1 4 1]" {
-		t.Fatalf("result %v, %v; want [0 1 4 1]\n%s", got, err, env.Timeline("fan-1"))
-	}
+}
+
+// onBackends runs fn on a test kit env on each backend: miniredis, redis-server and
+// Redis Cluster.
+func onBackends(t *testing.T, fn func(t *testing.T, env *workflowtest.Env)) {
+	t.Parallel()
+	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
+		fn(t, workflowtest.NewOn(t, rdb))
+	})
 }

@@ -348,6 +348,23 @@ func TestLuaArgvMatchesGo(t *testing.T) {
 	_, err = s.CommitWorkflowTask(ctx, TaskCommit{WorkflowID: "run", Lease: tasks[0].LeaseRef(), ExpectedHead: 2, End: true,
 		Events: []Event{{Seq: 3, Kind: EventStepCompleted, Name: "a#1"}, {Seq: 4, Kind: EventWorkflowCompleted}}})
 	must("commit workflow task", err)
+	_, err = s.StartWorkflow(ctx, WorkflowStart{WorkflowID: "held", WorkflowType: "t", Queue: "wfq"})
+	must("start workflow", err)
+	_, err = s.PauseWorkflow(ctx, "held", "why", "op")
+	must("pause workflow", err)
+	_, err = s.ResumeWorkflow(ctx, "held", "why", "op")
+	must("resume workflow", err)
+	must("terminate workflow", s.TerminateWorkflow(ctx, "held", "why", "op"))
+	_, err = s.StartWorkflow(ctx, WorkflowStart{WorkflowID: "failing", WorkflowType: "t", Queue: "wfq"})
+	must("start workflow", err)
+	tasks, err = s.Admit(ctx, AdmitRequest{Worker: "w", LeaseID: "l3", Queues: []string{"wfq", "none"}, Capacity: 1, Lease: time.Minute})
+	must("admit task", err)
+	_, err = s.CommitWorkflowTask(ctx, TaskCommit{WorkflowID: "failing", Lease: tasks[0].LeaseRef(), ExpectedHead: 1, End: true,
+		Events: []Event{{Seq: 2, Kind: EventStepCompleted, Name: "a#1"},
+			{Seq: 3, Kind: EventWorkflowFailed, Error: &WorkflowError{Message: "boom"}}}})
+	must("fail workflow", err)
+	_, err = s.RetryWorkflow(ctx, "failing")
+	must("retry workflow", err)
 	must("cancel p2", s.Cancel(ctx, "p2"))
 	_, err = s.Retry(ctx, "p2", &RetryOptions{Edit: &JobEdit{Priority: new(int32(3))}})
 	must("retry", err)
@@ -365,7 +382,8 @@ func TestLuaArgvMatchesGo(t *testing.T) {
 		scriptWfDeprecateNamespace, scriptWfPutPackage, scriptWfDeletePackage, scriptWfPutPackageRoute,
 		scriptWfPutWorkerDeployment, scriptWfSetDesiredState, scriptWfDeleteWorkerDeployment,
 		scriptWfWriteRawWorkerDeployment, scriptWfPutWorkloop, scriptWfRemoveWorkloop, scriptWfPutInvariantRecord,
-		scriptRetry, scriptEdit, scriptDelete, scriptWfStart, scriptWfSignal, scriptWfFireTimers, scriptWfCommitTask} {
+		scriptRetry, scriptEdit, scriptDelete, scriptWfStart, scriptWfSignal, scriptWfFireTimers, scriptWfCommitTask,
+		scriptWfPause, scriptWfResume, scriptWfTerminate, scriptWfRetry} {
 		scripts[sc.name] = sc
 	}
 	for name, l := range layouts {

@@ -304,6 +304,10 @@ var (
 	scriptWfSignal     = loadScript("wf_signal")
 	scriptWfCommitTask = loadScript("wf_commit_task")
 	scriptWfFireTimers = loadScript("wf_fire_timers")
+	scriptWfPause      = loadScript("wf_pause")
+	scriptWfResume     = loadScript("wf_resume")
+	scriptWfTerminate  = loadScript("wf_terminate")
+	scriptWfRetry      = loadScript("wf_retry")
 )
 
 // scriptKeys is what every script takes as KEYS: the namespace prefix, from which each

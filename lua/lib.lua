@@ -1275,3 +1275,50 @@ local function wf_open(P, id, started, route, now)
     parent = started.parent, pkg = started.pkg, memo = '' }, now)
   return wf_enqueue_task(P, id, w, r, now)
 end
+
+-- Stages a workflow's task job that waits for admission (available, scheduled or
+-- retryable) as pending, so that admission passes it by until a resume releases it.
+-- The caller checked wf_need_task and K.scheduled.
+--- @include rcall
+--- @include K.job
+--- @include K.scheduled
+--- @include load_job
+--- @include unindex_available_job
+--- @include move_count
+local function wf_stage_task(P, tid)
+  local j = load_job(P, tid)
+  if not j then return end
+  if j.state == 'available' then
+    unindex_available_job(P, tid, j)
+  elseif j.state == 'scheduled' or j.state == 'retryable' then
+    rcall('ZREM', K.scheduled(P), tid)
+  else
+    return
+  end
+  rcall('HSET', K.job(P, tid), 'state', 'pending')
+  move_count(P, j.queue, j.state, 'pending')
+end
+
+-- Removes a workflow's task job whatever its state, as a terminated run needs no more
+-- tasks: a running one's holder is told on the cancel channel, and its commit is refused
+-- since the job is gone. The caller checked wf_need_task, K.scheduled and K.leases.
+--- @include rcall
+--- @include K.scheduled
+--- @include K.cancelled
+--- @include load_job
+--- @include drop_lease
+--- @include unindex_available_job
+--- @include delete_job
+local function wf_drop_task(P, tid)
+  local j = load_job(P, tid)
+  if not j then return end
+  if j.state == 'running' then
+    drop_lease(P, tid)
+    rcall('PUBLISH', K.cancelled(P), string.format('%d', j.fence) .. ' ' .. tid .. '\n' .. j.lease)
+  elseif j.state == 'available' then
+    unindex_available_job(P, tid, j)
+  elseif j.state == 'scheduled' or j.state == 'retryable' then
+    rcall('ZREM', K.scheduled(P), tid)
+  end
+  delete_job(P, tid, j)
+end

@@ -128,3 +128,25 @@ func Result[T any](ctx context.Context, c *Client, id string) (T, error) {
 	}
 	return v, nil
 }
+
+// Pause pauses the workflow's open run: its tasks are not admitted until Resume, and
+// Store.ListPaused lists it. A task running at the time finishes first.
+func (c *Client) Pause(ctx context.Context, id, reason string) (headgate.WorkflowPauseResult, error) {
+	return c.store.PauseWorkflow(ctx, id, reason, "")
+}
+
+// Resume resumes a paused run.
+func (c *Client) Resume(ctx context.Context, id, reason string) (headgate.WorkflowPauseResult, error) {
+	return c.store.ResumeWorkflow(ctx, id, reason, "")
+}
+
+// Terminate ends the workflow's open run at once without running its code.
+func (c *Client) Terminate(ctx context.Context, id, reason string) error {
+	return c.store.TerminateWorkflow(ctx, id, reason, "")
+}
+
+// Retry retries a failed run from its last good point (see Store.RetryWorkflow).
+func (c *Client) Retry(ctx context.Context, id string) error {
+	_, err := c.store.RetryWorkflow(ctx, id)
+	return err
+}

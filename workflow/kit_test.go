@@ -311,3 +311,83 @@ func onBackends(t *testing.T, fn func(t *testing.T, env *workflowtest.Env)) {
 		fn(t, workflowtest.NewOn(t, rdb))
 	})
 }
+
+func TestKitPauseResumeTerminateRetry(t *testing.T) {
+	onBackends(t, func(t *testing.T, env *workflowtest.Env) {
+		ctx := env.Context()
+		failNext := true
+		workflow.Register(env.Worker, "steps", func(ctx workflow.Context, _ struct{}) (string, error) {
+			if _, err := workflow.Step(ctx, "a", func(context.Context) (int, error) { return 1, nil }, nil); err != nil {
+				return "", err
+			}
+			if _, _, err := workflow.Await[bool](ctx, "go", 0); err != nil {
+				return "", err
+			}
+			_, err := workflow.Step(ctx, "b", func(context.Context) (int, error) {
+				if failNext {
+					return 0, errors.New("bad day")
+				}
+				return 2, nil
+			}, &workflow.StepOptions{Retries: -1})
+			if err != nil {
+				return "", err
+			}
+			return "done", nil
+		})
+		env.Start("steps", struct{}{}, "s-1")
+		env.Run()
+		if r, err := env.Client.Pause(ctx, "s-1", "maintenance"); err != nil || r != headgate.PauseApplied {
+			t.Fatalf("pause: %s, %v", r, err)
+		}
+		paused, _, err := env.Store.ListPaused(ctx, "", 10)
+		if err != nil || fmt.Sprint(paused) != "[s-1]" {
+			t.Fatalf("ListPaused = %v, %v", paused, err)
+		}
+		env.Signal("s-1", "go", true) // arrives while paused: its task is staged
+		if a := env.Run(); len(a) != 0 {
+			t.Fatalf("a paused run's task was admitted: %+v", a)
+		}
+		if r, err := env.Client.Resume(ctx, "s-1", ""); err != nil || r != headgate.PauseApplied {
+			t.Fatalf("resume: %s, %v", r, err)
+		}
+		env.Run()
+		_, err = workflowtest.Result[string](env, "s-1")
+		var failed *workflow.FailedError
+		if !errors.As(err, &failed) || failed.Status != "failed" || !strings.Contains(failed.Message, "bad day") {
+			t.Fatalf("result after b failed: %v\n%s", err, env.Timeline("s-1"))
+		}
+		// The operator fixes the cause and retries from the last good point: a ran once.
+		failNext = false
+		if err := env.Client.Retry(ctx, "s-1"); err != nil {
+			t.Fatal(err)
+		}
+		env.Run()
+		got, err := workflowtest.Result[string](env, "s-1")
+		if err != nil || got != "done" {
+			t.Fatalf("result after retry: %q, %v\n%s", got, err, env.Timeline("s-1"))
+		}
+		steps := 0
+		for _, e := range env.History("s-1") {
+			if e.Kind == headgate.EventStepCompleted && e.Name == "a#1" {
+				steps++
+			}
+		}
+		if steps != 1 {
+			t.Errorf("step a completed %d times in the history, want 1", steps)
+		}
+
+		// Terminate: the run ends without its code, its timer is retired.
+		env.Start("steps", struct{}{}, "s-2")
+		env.Run()
+		if err := env.Client.Terminate(ctx, "s-2", "stuck"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := workflowtest.Result[string](env, "s-2"); !errors.As(err, &failed) || failed.Status != "terminated" {
+			t.Fatalf("terminated result: %v", err)
+		}
+		var closed *headgate.WorkflowClosedError
+		if err := env.Client.Signal(ctx, "s-2", "go", true); !errors.As(err, &closed) {
+			t.Errorf("signal to a terminated run: %v, want *WorkflowClosedError", err)
+		}
+	})
+}

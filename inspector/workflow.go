@@ -1,0 +1,60 @@
+package inspector
+
+import (
+	"context"
+
+	"github.com/headgate/headgate"
+)
+
+// Workflow returns a workflow's row: its status, type, current run, parent and head.
+func (i *Inspector) Workflow(ctx context.Context, id string) (*headgate.WorkflowSummary, error) {
+	return i.store.GetWorkflow(ctx, id)
+}
+
+// WorkflowHistory returns a workflow's whole history, every run of its chain.
+func (i *Inspector) WorkflowHistory(ctx context.Context, id string) ([]headgate.Event, error) {
+	return i.store.ReadHistory(ctx, id)
+}
+
+// Workflows lists workflows by type, status, start time and parent, a page at a time.
+func (i *Inspector) Workflows(ctx context.Context, f headgate.WorkflowFilter, cursor string, limit int) ([]*headgate.WorkflowSummary, string, error) {
+	return i.store.Query(ctx, f, cursor, limit)
+}
+
+// PausedWorkflows lists the ids of paused workflows, a page at a time.
+func (i *Inspector) PausedWorkflows(ctx context.Context, cursor string, limit int) ([]string, string, error) {
+	return i.store.ListPaused(ctx, cursor, limit)
+}
+
+// SignalWorkflow sends a signal (payload as the runtime encodes it: JSON) to a run.
+func (i *Inspector) SignalWorkflow(ctx context.Context, id, name string, payload []byte) error {
+	return i.audit(i.store.SignalWorkflow(ctx, id, name, payload), "workflow signalled", "workflow_id", id, "signal", name)
+}
+
+// CancelWorkflow asks a run to stop: its code sees a cancelled context at its next step.
+func (i *Inspector) CancelWorkflow(ctx context.Context, id, reason string) error {
+	return i.audit(i.store.CancelWorkflow(ctx, id, reason, ""), "workflow cancel requested", "workflow_id", id)
+}
+
+// PauseWorkflow holds a run's tasks until ResumeWorkflow.
+func (i *Inspector) PauseWorkflow(ctx context.Context, id, reason string) (headgate.WorkflowPauseResult, error) {
+	r, err := i.store.PauseWorkflow(ctx, id, reason, "")
+	return r, i.audit(err, "workflow paused", "workflow_id", id, "result", string(r))
+}
+
+// ResumeWorkflow releases a paused run.
+func (i *Inspector) ResumeWorkflow(ctx context.Context, id, reason string) (headgate.WorkflowPauseResult, error) {
+	r, err := i.store.ResumeWorkflow(ctx, id, reason, "")
+	return r, i.audit(err, "workflow resumed", "workflow_id", id, "result", string(r))
+}
+
+// TerminateWorkflow ends a run at once without running its code.
+func (i *Inspector) TerminateWorkflow(ctx context.Context, id, reason string) error {
+	return i.audit(i.store.TerminateWorkflow(ctx, id, reason, ""), "workflow terminated", "workflow_id", id)
+}
+
+// RetryWorkflow retries a failed run from its last good point and returns its task's id.
+func (i *Inspector) RetryWorkflow(ctx context.Context, id string) (string, error) {
+	task, err := i.store.RetryWorkflow(ctx, id)
+	return task, i.audit(err, "workflow retried", "workflow_id", id, "task_id", task)
+}

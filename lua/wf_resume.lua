@@ -1,0 +1,68 @@
+--[[
+wf_resume.lua: resumes a paused workflow run: a workflow_resumed event, and its staged
+task is made available (or a task is enqueued when it has none). A pause still waiting
+in the inbox of a running task is answered in the inbox too: that task's commit applies
+both, in order.
+
+KEYS[1]  namespace prefix; derived keys (lib.lua): wf:<id>, wfh:<id>, wfruns:<id>,
+         wfinbox:<id>, wftimers:<id>, wfstatus:<s>, wfq:*, job:<task id>, queues,
+         q:<queue>:{counts,ring,drr,p:<part>,wake}, quarantine, held:<fp>, clock
+ARGV[1]  workflow id
+ARGV[2]  workflow_resumed body (JSON, built by Go)
+Replies  {0, 'resumed' | 'requested' (in the inbox) | 'not_paused'}
+         {-22}            the workflow has no history
+         {-23, status}    the run is closed
+Cost     O(log N), and up to 1000 inbox entries read while a task runs
+]]
+--- @include rcall
+--- @include OK
+--- @include now_ms
+--- @include K.wf_inbox
+--- @include E_WORKFLOW_NOT_FOUND
+--- @include E_WORKFLOW_CLOSED
+--- @include WF_CLOSED
+--- @include wf_load
+--- @include wf_route
+--- @include wf_need_row
+--- @include wf_need_task
+--- @include structure_error
+--- @include wf_append_events
+--- @include wf_enqueue_task
+--- @include load_job
+--- @include make_available
+--- @include wake
+--- @include flush_counts
+local P = KEYS[1]
+local id = ARGV[1]
+local now = now_ms(P)
+wf_need_row(P, id)
+local bad = structure_error()
+if bad then return bad end
+local w = wf_load(P, id)
+if w.head == 0 then return { E_WORKFLOW_NOT_FOUND } end
+if WF_CLOSED[w.status] then return { E_WORKFLOW_CLOSED, w.status } end
+local r = wf_route(P, id)
+wf_need_task(P, r)
+bad = structure_error()
+if bad then return bad end
+if r.task_state == 'running' then
+  local pause_waits = w.status == 'paused'
+  for _, e in ipairs(rcall('LRANGE', K.wf_inbox(P, id), 0, 999)) do
+    if string.sub(e, 1, 16) == 'workflow_paused\n' then pause_waits = true end
+  end
+  if not pause_waits then return { OK, 'not_paused' } end
+  rcall('RPUSH', K.wf_inbox(P, id), 'workflow_resumed\n' .. now .. '\n' .. ARGV[2])
+  return { OK, 'requested' }
+end
+if w.status ~= 'paused' then return { OK, 'not_paused' } end
+wf_append_events(P, id, w, { { seq = w.head + 1, kind = 'workflow_resumed', at = now, body = ARGV[2], type = '', run = '',
+  parent = '', prun = '', pkg = '' } }, now)
+if r.task_state == 'pending' then
+  local j = load_job(P, r.task)
+  make_available(P, r.task, j, now)
+  wake(P, j.queue)
+elseif r.task_state == '' then
+  wf_enqueue_task(P, id, w, r, now)
+end
+flush_counts(P)
+return { OK, 'resumed' }

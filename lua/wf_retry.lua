@@ -1,0 +1,78 @@
+--[[
+wf_retry.lua: retries a failed workflow run from its last good point: the history's
+events from the cut on (the caller names it: the first step that failed for good, or
+the workflow_failed event) are removed, the run is open again (running, its run chain
+entry and listings with it) and a task is enqueued, which replays the kept history and
+runs the code on from the cut. Checked against the head the caller read.
+
+KEYS[1]  namespace prefix; derived keys (lib.lua): wf:<id>, wfh:<id>, wfruns:<id>,
+         wfinbox:<id>, wftimers:<id>, wfstatus:<s>, wfq:*, vis:<id>, visq:*, job:<task id>,
+         queues, q:<queue>:{counts,ring,drr,p:<part>,wake}, quarantine, held:<fp>, clock
+ARGV[1]  workflow id
+ARGV[2]  expected head
+ARGV[3]  cut: the seq of the first event removed (past the run's workflow_started)
+Replies  {0, head, task id}
+         {-22}                      the workflow has no history
+         {-23, status}              the run did not fail
+         {-20, expected, found}     SequenceConflict
+Cost     O(removed events (at most 1000) + log N)
+]]
+--- @include rcall
+--- @include OK
+--- @include now_ms
+--- @include E_WORKFLOW_NOT_FOUND
+--- @include E_WORKFLOW_CLOSED
+--- @include E_SEQUENCE_CONFLICT
+--- @include SEP
+--- @include K.wf
+--- @include K.wf_history
+--- @include K.wf_runs
+--- @include K.wf_status
+--- @include K.wf_query
+--- @include wf_load
+--- @include wf_route
+--- @include wf_need_row
+--- @include wf_need_task
+--- @include structure_error
+--- @include listing_move
+--- @include wf_enqueue_task
+--- @include wf_record_visibility
+--- @include flush_counts
+local P = KEYS[1]
+local id = ARGV[1]
+local expected = tonumber(ARGV[2])
+local cut = tonumber(ARGV[3])
+local now = now_ms(P)
+wf_need_row(P, id)
+local bad = structure_error()
+if bad then return bad end
+local w = wf_load(P, id)
+if w.head == 0 then return { E_WORKFLOW_NOT_FOUND } end
+if w.status ~= 'failed' then return { E_WORKFLOW_CLOSED, w.status } end
+if w.head ~= expected then return { E_SEQUENCE_CONFLICT, expected, w.head } end
+local r = wf_route(P, id)
+if cut <= r.runseq or cut > w.head or w.head - cut >= 1000 then
+  return redis.error_reply('headgate: wf_retry: cut ' .. cut .. ' is outside the failed run')
+end
+wf_need_task(P, r)
+bad = structure_error()
+if bad then return bad end
+local removed = {}
+for seq = cut, w.head do removed[#removed + 1] = seq end
+rcall('HDEL', K.wf_history(P, id), unpack(removed))
+local old = { started = w.started, type = w.type, status = w.status, parent = w.parent }
+w.head, w.status, w.closed = cut - 1, 'running', ''
+rcall('HSET', K.wf(P, id), 'head', w.head, 'status', w.status, 'closed', '', 'updated', now)
+rcall('ZREM', K.wf_status(P, 'failed'), id)
+rcall('ZADD', K.wf_status(P, 'running'), '0', id)
+listing_move(P, K.wf_query, id, old, { started = w.started, type = w.type, status = w.status, parent = w.parent })
+local last = rcall('LINDEX', K.wf_runs(P, id), -1)
+if last then
+  local run_id, _, started = string.match(last, '^(.-)\31(.-)\31(.-)\31')
+  rcall('LSET', K.wf_runs(P, id), -1, run_id .. SEP .. 'running' .. SEP .. started .. SEP)
+end
+wf_record_visibility(P, id, { run = w.run, type = w.type, status = w.status, started = w.started, closed = '',
+  parent = w.parent, pkg = w.pkg, memo = '' }, now)
+local tid = wf_enqueue_task(P, id, w, r, now)
+flush_counts(P)
+return { OK, w.head, tid }

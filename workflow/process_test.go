@@ -219,6 +219,10 @@ func TestWorkerProcessKilled(t *testing.T) {
 		if err := client.Signal(ctx, "j-1", "go", "early"); err != nil {
 			t.Fatal(err)
 		}
+		// The signal wakes the run, which finds its sleep still on and waits again. The
+		// clock jumps only after that task: a month's jump under a running task would
+		// expire its lease, and the store would rightly refuse its commit.
+		waitTask("the task the early signal woke")
 		if err := store.AdvanceClock(ctx, 30*24*time.Hour); err != nil {
 			t.Fatal(err)
 		}

@@ -322,7 +322,7 @@ func TestLuaScriptIncludes(t *testing.T) {
 			need_counts structure_error need_available SEP K.wf K.wf_history K.wf_runs K.wf_timers K.wf_ids
 			K.wf_status K.wf_query K.timers K.vis K.vis_index E_SEQUENCE_CONFLICT pad_ms listing_selections
 			listing_move WF_STATUS_OF WF_CLOSED wf_load wf_append_events wf_arm_timer wf_record_visibility
-			K.wf_inbox K.wf_closed wf_route wf_enqueue_task wf_need_task wf_need_row wf_deliver wf_open`,
+			K.wf_inbox K.wf_closed wf_route wf_enqueue_task wf_need_task wf_need_row wf_event wf_deliver wf_open`,
 		"wf_fire_timers": `rcall K K.job K.queues K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
 			K.pinned_partition K.wake K.quarantine K.held K.clock OK E_CORRUPT now_ms UNFINISHED
 			quarantine_known is_quarantined rank str count_delta move_count flush_counts partition_of ring_last
@@ -330,23 +330,7 @@ func TestLuaScriptIncludes(t *testing.T) {
 			key_ok MAX_SAFE counts_ok corrupt_reply needed structure_bad need need_counts structure_error
 			need_available SEP K.wf K.wf_history K.wf_runs K.wf_timers K.wf_ids K.wf_status K.wf_query K.timers
 			pad_ms listing_selections listing_move WF_STATUS_OF WF_CLOSED wf_load wf_append_events K.wf_inbox
-			wf_route wf_enqueue_task wf_need_task wf_need_row wf_deliver`,
-		"wf_signal": `rcall K K.job K.queues K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
-			K.pinned_partition K.wake K.quarantine K.held K.clock OK E_CORRUPT now_ms UNFINISHED
-			quarantine_known is_quarantined rank str count_delta move_count flush_counts partition_of ring_last
-			ring_has ring_contains ring_push_back wake index_available make_available safe_hmget key_type_known
-			key_ok MAX_SAFE counts_ok corrupt_reply needed structure_bad need need_counts structure_error
-			need_available SEP K.wf K.wf_history K.wf_runs K.wf_timers K.wf_ids K.wf_status K.wf_query pad_ms
-			listing_selections listing_move WF_STATUS_OF WF_CLOSED wf_load wf_append_events K.wf_inbox
-			E_WORKFLOW_NOT_FOUND E_WORKFLOW_CLOSED wf_route wf_enqueue_task wf_need_task wf_need_row wf_deliver`,
-		"wf_start": `rcall K K.job K.queues K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
-			K.pinned_partition K.wake K.quarantine K.held K.clock OK E_CORRUPT now_ms quarantine_known
-			is_quarantined rank str count_delta move_count flush_counts partition_of ring_last ring_has
-			ring_contains ring_push_back wake index_available make_available safe_hmget key_type_known key_ok
-			MAX_SAFE counts_ok corrupt_reply needed structure_bad need need_counts structure_error
-			need_available SEP K.wf K.wf_history K.wf_runs K.wf_timers K.wf_ids K.wf_status K.wf_query K.vis
-			K.vis_index pad_ms listing_selections listing_move WF_STATUS_OF WF_CLOSED wf_load wf_append_events
-			wf_record_visibility K.wf_inbox wf_enqueue_task wf_need_task wf_need_row wf_open`,
+			wf_route wf_enqueue_task wf_need_task wf_need_row wf_event wf_deliver`,
 		"wf_pause": `rcall K K.job K.queues K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
 			K.pinned_partition K.wake K.scheduled K.quarantine K.held K.clock K.parked OK E_CORRUPT now_ms
 			UNFINISHED rank str count_delta move_count flush_counts partition_of ring_has ring_remove
@@ -355,7 +339,7 @@ func TestLuaScriptIncludes(t *testing.T) {
 			need_counts structure_error need_available SEP K.wf K.wf_history K.wf_runs K.wf_timers K.wf_ids
 			K.wf_status K.wf_query pad_ms listing_selections listing_move WF_STATUS_OF WF_CLOSED wf_load
 			wf_append_events K.wf_inbox E_WORKFLOW_NOT_FOUND E_WORKFLOW_CLOSED wf_route wf_need_task wf_need_row
-			wf_stage_task`,
+			wf_event wf_load_open wf_stage_task`,
 		"wf_resume": `rcall K K.job K.queues K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
 			K.pinned_partition K.wake K.quarantine K.held K.clock OK E_CORRUPT now_ms UNFINISHED
 			quarantine_known is_quarantined rank str count_delta move_count flush_counts partition_of ring_last
@@ -364,7 +348,32 @@ func TestLuaScriptIncludes(t *testing.T) {
 			corrupt_reply needed structure_bad need need_counts structure_error need_available SEP K.wf
 			K.wf_history K.wf_runs K.wf_timers K.wf_ids K.wf_status K.wf_query pad_ms listing_selections
 			listing_move WF_STATUS_OF WF_CLOSED wf_load wf_append_events K.wf_inbox E_WORKFLOW_NOT_FOUND
-			E_WORKFLOW_CLOSED wf_route wf_enqueue_task wf_need_task wf_need_row`,
+			E_WORKFLOW_CLOSED wf_route wf_enqueue_task wf_need_task wf_need_row wf_event wf_load_open`,
+		"wf_retry": `rcall K K.job K.queues K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
+			K.pinned_partition K.wake K.quarantine K.held K.clock OK E_CORRUPT now_ms UNFINISHED
+			quarantine_known is_quarantined rank str count_delta move_count flush_counts partition_of ring_last
+			ring_has ring_contains ring_push_back wake index_available make_available safe_hmget key_type_known
+			key_ok MAX_SAFE counts_ok corrupt_reply needed structure_bad need need_counts structure_error
+			need_available SEP K.wf K.wf_history K.wf_runs K.wf_timers K.wf_status K.wf_query K.vis K.vis_index
+			E_SEQUENCE_CONFLICT pad_ms listing_selections listing_move wf_load wf_record_visibility K.wf_inbox
+			E_WORKFLOW_NOT_FOUND E_WORKFLOW_CLOSED wf_route wf_enqueue_task wf_need_task wf_need_row`,
+		"wf_signal": `rcall K K.job K.queues K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
+			K.pinned_partition K.wake K.quarantine K.held K.clock OK E_CORRUPT now_ms UNFINISHED
+			quarantine_known is_quarantined rank str count_delta move_count flush_counts partition_of ring_last
+			ring_has ring_contains ring_push_back wake index_available make_available safe_hmget key_type_known
+			key_ok MAX_SAFE counts_ok corrupt_reply needed structure_bad need need_counts structure_error
+			need_available SEP K.wf K.wf_history K.wf_runs K.wf_timers K.wf_ids K.wf_status K.wf_query pad_ms
+			listing_selections listing_move WF_STATUS_OF WF_CLOSED wf_load wf_append_events K.wf_inbox
+			E_WORKFLOW_NOT_FOUND E_WORKFLOW_CLOSED wf_route wf_enqueue_task wf_need_task wf_need_row wf_event
+			wf_load_open wf_deliver`,
+		"wf_start": `rcall K K.job K.queues K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
+			K.pinned_partition K.wake K.quarantine K.held K.clock OK E_CORRUPT now_ms quarantine_known
+			is_quarantined rank str count_delta move_count flush_counts partition_of ring_last ring_has
+			ring_contains ring_push_back wake index_available make_available safe_hmget key_type_known key_ok
+			MAX_SAFE counts_ok corrupt_reply needed structure_bad need need_counts structure_error
+			need_available SEP K.wf K.wf_history K.wf_runs K.wf_timers K.wf_ids K.wf_status K.wf_query K.vis
+			K.vis_index pad_ms listing_selections listing_move WF_STATUS_OF WF_CLOSED wf_load wf_append_events
+			wf_record_visibility K.wf_inbox wf_enqueue_task wf_need_task wf_need_row wf_open`,
 		"wf_terminate": `rcall K K.job K.errors K.result K.output K.progress K.queues K.counts K.ring K.ring_state
 			K.partition K.pinned_ring K.pinned_ring_state K.pinned_partition K.wake K.scheduled K.leases
 			K.retained K.quarantine K.held K.clock K.cancelled K.parked K.fp_running OK E_CORRUPT now_ms
@@ -376,15 +385,7 @@ func TestLuaScriptIncludes(t *testing.T) {
 			K.wf_history K.wf_runs K.wf_timers K.wf_ids K.wf_status K.wf_query K.timers K.vis K.vis_index pad_ms
 			listing_selections listing_move WF_STATUS_OF WF_CLOSED wf_load wf_append_events wf_record_visibility
 			K.wf_inbox K.wf_closed E_WORKFLOW_NOT_FOUND E_WORKFLOW_CLOSED wf_route wf_enqueue_task wf_need_task
-			wf_need_row wf_deliver wf_drop_task`,
-		"wf_retry": `rcall K K.job K.queues K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
-			K.pinned_partition K.wake K.quarantine K.held K.clock OK E_CORRUPT now_ms UNFINISHED
-			quarantine_known is_quarantined rank str count_delta move_count flush_counts partition_of ring_last
-			ring_has ring_contains ring_push_back wake index_available make_available safe_hmget key_type_known
-			key_ok MAX_SAFE counts_ok corrupt_reply needed structure_bad need need_counts structure_error
-			need_available SEP K.wf K.wf_history K.wf_runs K.wf_timers K.wf_status K.wf_query K.vis K.vis_index
-			E_SEQUENCE_CONFLICT pad_ms listing_selections listing_move wf_load wf_record_visibility K.wf_inbox
-			E_WORKFLOW_NOT_FOUND E_WORKFLOW_CLOSED wf_route wf_enqueue_task wf_need_task wf_need_row`,
+			wf_need_row wf_event wf_load_open wf_deliver wf_drop_task`,
 		"wf_delete_package":           `rcall K OK SEP K.packages K.package_index`,
 		"wf_delete_worker_deployment": `rcall K OK K.deployments K.deployment_index`,
 		"wf_deprecate_namespace":      `rcall K OK K.ns_record`,

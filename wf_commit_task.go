@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"strconv"
 	"fmt"
+	"strconv"
 	"time"
 )
 

@@ -1232,6 +1232,29 @@ local function wf_need_row(P, id)
   need(K.wf_timers(P, id), 'hash')
 end
 
+-- The next event of workflow w from outside its code: kind, JSON body, recorded now.
+local function wf_event(w, kind, body, now)
+  return { seq = w.head + 1, kind = kind, at = now, body = body, type = '', run = '', parent = '', prun = '', pkg = '' }
+end
+
+-- The row of workflow id for a call that needs its run open: w, or nil and the reply
+-- that refuses the call (an unusable structure, no history, a closed run). Reads only.
+--- @include wf_need_row
+--- @include structure_error
+--- @include wf_load
+--- @include E_WORKFLOW_NOT_FOUND
+--- @include E_WORKFLOW_CLOSED
+--- @include WF_CLOSED
+local function wf_load_open(P, id)
+  wf_need_row(P, id)
+  local bad = structure_error()
+  if bad then return nil, bad end
+  local w = wf_load(P, id)
+  if w.head == 0 then return nil, { E_WORKFLOW_NOT_FOUND } end
+  if WF_CLOSED[w.status] then return nil, { E_WORKFLOW_CLOSED, w.status } end
+  return w
+end
+
 -- Delivers an event from outside the workflow's code (kind, JSON body) to workflow id:
 -- into the inbox while its task runs (the task's commit appends it), else appended to
 -- the history at once, with a task enqueued when none is outstanding. Returns 'inbox' or
@@ -1242,6 +1265,7 @@ end
 --- @include wf_route
 --- @include wf_append_events
 --- @include wf_enqueue_task
+--- @include wf_event
 --- @include WF_CLOSED
 local function wf_deliver(P, id, kind, body, now)
   local r = wf_route(P, id)
@@ -1250,8 +1274,7 @@ local function wf_deliver(P, id, kind, body, now)
     return 'inbox'
   end
   local w = wf_load(P, id)
-  wf_append_events(P, id, w, { { seq = w.head + 1, kind = kind, at = now, body = body, type = '', run = '', parent = '',
-    prun = '', pkg = '' } }, now)
+  wf_append_events(P, id, w, { wf_event(w, kind, body, now) }, now)
   if r.task_state == '' and not WF_CLOSED[w.status] then wf_enqueue_task(P, id, w, r, now) end
   return 'appended'
 end

@@ -15,18 +15,15 @@ Replies  {0, 'paused' | 'requested' (in the inbox) | 'already'}
          {-23, status}    the run is closed
 Cost     O(log N)
 ]]
+--- @include wf_load_open
+--- @include wf_event
 --- @include rcall
 --- @include OK
 --- @include now_ms
 --- @include need
 --- @include K.scheduled
 --- @include K.wf_inbox
---- @include E_WORKFLOW_NOT_FOUND
---- @include E_WORKFLOW_CLOSED
---- @include WF_CLOSED
---- @include wf_load
 --- @include wf_route
---- @include wf_need_row
 --- @include wf_need_task
 --- @include structure_error
 --- @include wf_append_events
@@ -35,24 +32,19 @@ Cost     O(log N)
 local P = KEYS[1]
 local id = ARGV[1]
 local now = now_ms(P)
-wf_need_row(P, id)
 need(K.scheduled(P), 'zset')
-local bad = structure_error()
-if bad then return bad end
-local w = wf_load(P, id)
-if w.head == 0 then return { E_WORKFLOW_NOT_FOUND } end
-if WF_CLOSED[w.status] then return { E_WORKFLOW_CLOSED, w.status } end
+local w, refused = wf_load_open(P, id)
+if not w then return refused end
 if w.status == 'paused' then return { OK, 'already' } end
 local r = wf_route(P, id)
 wf_need_task(P, r)
-bad = structure_error()
+local bad = structure_error()
 if bad then return bad end
 if r.task_state == 'running' then
   rcall('RPUSH', K.wf_inbox(P, id), 'workflow_paused\n' .. now .. '\n' .. ARGV[2])
   return { OK, 'requested' }
 end
-wf_append_events(P, id, w, { { seq = w.head + 1, kind = 'workflow_paused', at = now, body = ARGV[2], type = '', run = '',
-  parent = '', prun = '', pkg = '' } }, now)
+wf_append_events(P, id, w, { wf_event(w, 'workflow_paused', ARGV[2], now) }, now)
 if r.task_state ~= '' then wf_stage_task(P, r.task) end
 flush_counts(P)
 return { OK, 'paused' }

@@ -14,16 +14,13 @@ Replies  {0, 'resumed' | 'requested' (in the inbox) | 'not_paused'}
          {-23, status}    the run is closed
 Cost     O(log N), and up to 1000 inbox entries read while a task runs
 ]]
+--- @include wf_load_open
+--- @include wf_event
 --- @include rcall
 --- @include OK
 --- @include now_ms
 --- @include K.wf_inbox
---- @include E_WORKFLOW_NOT_FOUND
---- @include E_WORKFLOW_CLOSED
---- @include WF_CLOSED
---- @include wf_load
 --- @include wf_route
---- @include wf_need_row
 --- @include wf_need_task
 --- @include structure_error
 --- @include wf_append_events
@@ -35,15 +32,11 @@ Cost     O(log N), and up to 1000 inbox entries read while a task runs
 local P = KEYS[1]
 local id = ARGV[1]
 local now = now_ms(P)
-wf_need_row(P, id)
-local bad = structure_error()
-if bad then return bad end
-local w = wf_load(P, id)
-if w.head == 0 then return { E_WORKFLOW_NOT_FOUND } end
-if WF_CLOSED[w.status] then return { E_WORKFLOW_CLOSED, w.status } end
+local w, refused = wf_load_open(P, id)
+if not w then return refused end
 local r = wf_route(P, id)
 wf_need_task(P, r)
-bad = structure_error()
+local bad = structure_error()
 if bad then return bad end
 if r.task_state == 'running' then
   local pause_waits = w.status == 'paused'
@@ -55,8 +48,7 @@ if r.task_state == 'running' then
   return { OK, 'requested' }
 end
 if w.status ~= 'paused' then return { OK, 'not_paused' } end
-wf_append_events(P, id, w, { { seq = w.head + 1, kind = 'workflow_resumed', at = now, body = ARGV[2], type = '', run = '',
-  parent = '', prun = '', pkg = '' } }, now)
+wf_append_events(P, id, w, { wf_event(w, 'workflow_resumed', ARGV[2], now) }, now)
 if r.task_state == 'pending' then
   local j = load_job(P, r.task)
   make_available(P, r.task, j, now)

@@ -16,18 +16,14 @@ Replies  {0, 'inbox' | 'appended'}
          {-23, status}    the run is closed
 Cost     O(log N)
 ]]
+--- @include wf_load_open
 --- @include OK
 --- @include now_ms
---- @include wf_load
 --- @include wf_route
---- @include wf_need_row
 --- @include wf_need_task
 --- @include structure_error
 --- @include wf_deliver
 --- @include flush_counts
---- @include E_WORKFLOW_NOT_FOUND
---- @include E_WORKFLOW_CLOSED
---- @include WF_CLOSED
 local P = KEYS[1]
 local id = ARGV[1]
 local kind = ARGV[2]
@@ -35,14 +31,10 @@ if kind ~= 'signal_received' and kind ~= 'workflow_cancel_requested' then
   return redis.error_reply('headgate: wf_signal: unknown event kind ' .. kind)
 end
 local now = now_ms(P)
-wf_need_row(P, id)
-local bad = structure_error()
-if bad then return bad end
-local w = wf_load(P, id)
-if w.head == 0 then return { E_WORKFLOW_NOT_FOUND } end
-if WF_CLOSED[w.status] then return { E_WORKFLOW_CLOSED, w.status } end
+local w, refused = wf_load_open(P, id)
+if not w then return refused end
 wf_need_task(P, wf_route(P, id))
-bad = structure_error()
+local bad = structure_error()
 if bad then return bad end
 local how = wf_deliver(P, id, kind, ARGV[3], now)
 flush_counts(P)

@@ -19,6 +19,8 @@ Replies  {0}
          {-23, status}    the run is closed
 Cost     O(log N + timers)
 ]]
+--- @include wf_load_open
+--- @include wf_event
 --- @include rcall
 --- @include OK
 --- @include now_ms
@@ -31,8 +33,6 @@ Cost     O(log N + timers)
 --- @include K.wf_timers
 --- @include K.wf_closed
 --- @include SEP
---- @include E_WORKFLOW_NOT_FOUND
---- @include E_WORKFLOW_CLOSED
 --- @include WF_CLOSED
 --- @include wf_load
 --- @include wf_route
@@ -47,15 +47,11 @@ Cost     O(log N + timers)
 local P = KEYS[1]
 local id = ARGV[1]
 local now = now_ms(P)
-wf_need_row(P, id)
 need(K.scheduled(P), 'zset')
 need(K.leases(P), 'zset')
 need(K.timers(P), 'zset')
-local bad = structure_error()
-if bad then return bad end
-local w = wf_load(P, id)
-if w.head == 0 then return { E_WORKFLOW_NOT_FOUND } end
-if WF_CLOSED[w.status] then return { E_WORKFLOW_CLOSED, w.status } end
+local w, refused = wf_load_open(P, id)
+if not w then return refused end
 local r = wf_route(P, id)
 wf_need_task(P, r)
 local parent_open = false
@@ -67,13 +63,12 @@ if w.parent ~= '' then
     wf_need_task(P, wf_route(P, w.parent))
   end
 end
-bad = structure_error()
+local bad = structure_error()
 if bad then return bad end
 if r.task_state ~= '' then wf_drop_task(P, r.task) end
 rcall('DEL', K.wf_inbox(P, id))
 rcall('HSET', K.wf(P, id), 'task', '')
-wf_append_events(P, id, w, { { seq = w.head + 1, kind = 'workflow_terminated', at = now, body = ARGV[2], type = '', run = '',
-  parent = '', prun = '', pkg = '' } }, now)
+wf_append_events(P, id, w, { wf_event(w, 'workflow_terminated', ARGV[2], now) }, now)
 for _, t in ipairs(cjson.decode(ARGV[4])) do
   rcall('HDEL', K.wf_timers(P, id), t)
   rcall('ZREM', K.timers(P), id .. SEP .. t)

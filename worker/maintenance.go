@@ -132,15 +132,7 @@ func (w *Worker) promotePass(ctx context.Context) (time.Duration, error) {
 	if n == maintenanceBatch {
 		return 0, nil
 	}
-	wait := w.cfg.PromoteInterval
-	if !next.IsZero() {
-		now, err := w.store.Now(ctx)
-		if err != nil {
-			return 0, err
-		}
-		wait = min(wait, max(next.Sub(now), time.Millisecond))
-	}
-	return wait, nil
+	return w.sleepUntil(ctx, next)
 }
 
 // evictPass deletes finished jobs whose retention lapsed.
@@ -166,6 +158,16 @@ func (w *Worker) timersPass(ctx context.Context) (time.Duration, error) {
 	if n == maintenanceBatch {
 		return 0, nil
 	}
+	return w.sleepUntil(ctx, next)
+}
+
+// NudgeTimers ends the timers duty's sleep, when this worker holds it, so that a timer
+// armed by one of its handlers is looked at now instead of at the end of the sleep.
+func NudgeTimers(w *Worker) { notify(w.timerNudge) }
+
+// sleepUntil is how long a duty sleeps before its next due time next (zero: none): until
+// then on the store clock, at most PromoteInterval.
+func (w *Worker) sleepUntil(ctx context.Context, next time.Time) (time.Duration, error) {
 	wait := w.cfg.PromoteInterval
 	if !next.IsZero() {
 		now, err := w.store.Now(ctx)
@@ -176,7 +178,3 @@ func (w *Worker) timersPass(ctx context.Context) (time.Duration, error) {
 	}
 	return wait, nil
 }
-
-// NudgeTimers ends the timers duty's sleep, when this worker holds it, so that a timer
-// armed by one of its handlers is looked at now instead of at the end of the sleep.
-func NudgeTimers(w *Worker) { notify(w.timerNudge) }

@@ -23,17 +23,7 @@ func Register[In, Out any](w *worker.Worker, workflowType string, fn func(ctx Co
 	if err := checkName(workflowType); err != nil {
 		panic(fmt.Sprintf("workflow.Register: workflow type: %v", err))
 	}
-	body := func(ctx Context, input []byte) ([]byte, error) {
-		var in In
-		if err := json.Unmarshal(input, &in); err != nil {
-			return nil, fmt.Errorf("workflow: decode the input: %w", err)
-		}
-		out, err := fn(ctx, in)
-		if err != nil {
-			return nil, err
-		}
-		return json.Marshal(out)
-	}
+	body := jsonBody(fn)
 	worker.HandleFunc(w, TaskKind(workflowType), func(ctx context.Context, claim *headgate.Claim) error {
 		return runTask(ctx, w, claim, body)
 	})
@@ -159,4 +149,20 @@ func (t *task) execute(body func(Context, []byte) ([]byte, error)) (end *headgat
 		parent = &headgate.Event{Kind: headgate.EventChildCompleted, ChildWorkflowID: t.wfID, ChildRunID: row.RunID, Result: out}
 	}
 	return end, false, parent, nil
+}
+
+// jsonBody adapts a typed workflow function to the runtime's, which passes the input
+// and takes the result as JSON.
+func jsonBody[In, Out any](fn func(ctx Context, in In) (Out, error)) func(Context, []byte) ([]byte, error) {
+	return func(ctx Context, input []byte) ([]byte, error) {
+		var in In
+		if err := json.Unmarshal(input, &in); err != nil {
+			return nil, fmt.Errorf("workflow: decode the input: %w", err)
+		}
+		out, err := fn(ctx, in)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(out)
+	}
 }

@@ -2,7 +2,6 @@ package workflow
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/headgate/headgate"
@@ -27,16 +26,6 @@ func Replay[In, Out any](fn func(ctx Context, in In) (Out, error), history []hea
 	run := history[start:]
 	t := newTask("replay", &headgate.WorkflowSummary{WorkflowType: run[0].WorkflowType, RunID: run[0].RunID}, run)
 	t.replay, t.jobCtx = true, context.Background()
-	_, _, _, err := t.execute(func(ctx Context, input []byte) ([]byte, error) {
-		var in In
-		if err := json.Unmarshal(input, &in); err != nil {
-			return nil, fmt.Errorf("workflow: decode the input: %w", err)
-		}
-		out, err := fn(ctx, in)
-		if err != nil {
-			return nil, err
-		}
-		return json.Marshal(out)
-	})
+	_, _, _, err := t.execute(jsonBody(fn))
 	return err
 }

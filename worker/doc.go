@@ -80,10 +80,11 @@
 //
 // # Maintenance
 //
-// Three duties keep the store moving: reclaim (expired leases become retryable, or
+// Four duties keep the store moving: reclaim (expired leases become retryable, or
 // quarantined at the crash limit), promote (due scheduled and retryable jobs become
-// available; the duty sleeps until the next due time) and evict (finished jobs past
-// their retention are deleted). Each is a named lease in the store: one worker of the
+// available; the duty sleeps until the next due time), evict (finished jobs past
+// their retention are deleted) and timers (due durable workflow timers fire and their
+// workflows' next tasks are enqueued; package workflow). Each is a named lease in the store: one worker of the
 // fleet holds it and runs the loop, the others stand by and take over when it stops or
 // dies.
 //

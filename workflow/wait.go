@@ -71,8 +71,10 @@ func (t *task) cancelWins(c *wctx, seq int64) bool {
 // Await waits for the next signal of the given name (sent with Client.Signal) and
 // returns its payload decoded from JSON, with true; or, when timeout > 0 and it passes
 // first, the zero value and false. A signal sent before the code reaches the await is
-// kept and returned at once. Signals of one name are consumed in the order they arrived.
-// Like Sleep, a wait ends the task and frees its slot.
+// kept and returned at once. Signals of one name are consumed in the order they arrived,
+// by the awaits of that name in the order the code makes them: await a name in one
+// Parallel branch at a time, or which branch gets which signal depends on timing. Like
+// Sleep, a wait ends the task and frees its slot.
 func Await[T any](ctx Context, signal string, timeout time.Duration) (T, bool, error) {
 	var zero T
 	if err := checkName(signal); err != nil {

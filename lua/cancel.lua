@@ -27,12 +27,11 @@ Cost     O(log N)
 --- @include K.unique
 --- @include K.held
 --- @include K.counts
---- @include K.corrupt
 --- @include K.cancelled
 --- @include OK
 --- @include E_NOT_FOUND
 --- @include E_NOT_CANCELLABLE
---- @include E_CORRUPT
+--- @include corrupt_reply
 --- @include now_ms
 --- @include UNFINISHED
 --- @include flush_counts
@@ -41,37 +40,22 @@ Cost     O(log N)
 --- @include partition_of
 --- @include load_job_checked
 --- @include JOB_FIELDS
---- @include key_ok
 --- @include counts_ok
---- @include park_corrupt
+--- @include first_bad_key
+--- @include park_unreadable_job
 --- @include drop_lease
 --- @include finalize
 local P = KEYS[1]
 local id = ARGV[1]
 
--- The first of keys ({key, type} pairs) a write could fail on, or nil.
-local function bad_key(keys)
-  for _, kt in ipairs(keys) do
-    if not key_ok(kt[1], kt[2]) then return kt[1] end
-  end
-  return nil
-end
-
 local j, why = load_job_checked(P, id, JOB_FIELDS)
-if why then
-  local bad = bad_key({ { K.corrupt(P), 'hash' }, { K.leases(P), 'zset' }, { K.scheduled(P), 'zset' } })
-  if bad then return { E_CORRUPT, bad, 'is not of the type the store keeps there' } end
-  park_corrupt(P, id, why)
-  rcall('ZREM', K.leases(P), id)
-  rcall('ZREM', K.scheduled(P), id)
-  return { OK, 'parked', why }
-end
+if why then return park_unreadable_job(P, id, why) end
 if not j then return { E_NOT_FOUND } end
 if not UNFINISHED[j.state] then return { E_NOT_CANCELLABLE, j.state } end
 
 -- Every key the writes below touch, checked before the first of them.
 local now = now_ms(P)
-if not counts_ok(P, j.queue) then return { E_CORRUPT, K.counts(P, j.queue), 'is not a hash of integer counts' } end
+if not counts_ok(P, j.queue) then return corrupt_reply(K.counts(P, j.queue), 'is not a hash of integer counts') end
 local writes = {}
 if j.state == 'running' then
   writes[#writes + 1] = { K.leases(P), 'zset' }
@@ -91,8 +75,8 @@ elseif j.state == 'scheduled' or j.state == 'retryable' then
 end
 if j.ukey ~= '' and j.uwin == 0 then writes[#writes + 1] = { K.unique(P), 'hash' } end
 if j.ret > 0 then writes[#writes + 1] = { K.retained(P), 'zset' } end
-local bad = bad_key(writes)
-if bad then return { E_CORRUPT, bad, 'is not of the type the store keeps there' } end
+local bad, bad_why = first_bad_key(writes)
+if bad then return corrupt_reply(bad, bad_why) end
 
 local running = j.state == 'running'
 if running then

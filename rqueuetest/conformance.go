@@ -310,7 +310,7 @@ func checkCounts(t testing.TB, s *headgate.Store) {
 	pipe := s.Client().Pipeline()
 	parked := make([]*redis.StringCmd, len(availableIDs))
 	for i, id := range availableIDs {
-		parked[i] = pipe.HGet(ctx, "hg:{"+s.Namespace()+"}:job:"+id, "parked")
+		parked[i] = pipe.HGet(ctx, nsKey(s, "job:"+id), "parked")
 	}
 	if len(parked) > 0 {
 		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {

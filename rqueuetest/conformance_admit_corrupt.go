@@ -46,7 +46,7 @@ func corruptAdmitBase(t testing.TB, ctx context.Context, s *headgate.Store) {
 	if err := s.SetRateLimit(ctx, "empty", headgate.RateLimit{Limit: 1, Window: 24 * time.Hour, Burst: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Client().HSet(ctx, "hg:{"+s.Namespace()+"}:policy", "fp_inflight", 5).Err(); err != nil {
+	if err := s.Client().HSet(ctx, nsKey(s, "policy"), "fp_inflight", 5).Err(); err != nil {
 		t.Fatal(err)
 	}
 	spendClass(t, ctx, s, "empty", 1)

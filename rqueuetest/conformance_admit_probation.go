@@ -149,7 +149,7 @@ func probationLookedPast(t *testing.T, s *headgate.Store) {
 func fingerprintCap(t *testing.T, s *headgate.Store) {
 	ctx := freeze(t, s)
 	// The policy setter belongs to the operator API; the field is the contract.
-	policy := "hg:{" + s.Namespace() + "}:policy"
+	policy := nsKey(s, "policy")
 	if err := s.Client().HSet(ctx, policy, "fp_inflight", 1).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +192,7 @@ func fingerprintCap(t *testing.T, s *headgate.Store) {
 		t.Fatal(err)
 	}
 	ackAllSuccess(t, ctx, s, append(fifth, admit("f3")...))
-	if n, err := s.Client().HLen(ctx, "hg:{"+s.Namespace()+"}:fprunning").Result(); err != nil || n != 0 {
+	if n, err := s.Client().HLen(ctx, nsKey(s, "fprunning")).Result(); err != nil || n != 0 {
 		t.Errorf("running counts left: %d (%v), want none", n, err)
 	}
 }

@@ -101,7 +101,7 @@ var evictRetentionCases = []conformanceCase{
 	{"Evict/CancelledWithUnusablePolicy", func(t *testing.T, s *headgate.Store) {
 		ctx := freeze(t, s)
 		mustEnqueue(t, ctx, s, job("a"))
-		if err := s.Client().Set(ctx, "hg:{"+s.Namespace()+"}:policy", "corrupt", 0).Err(); err != nil {
+		if err := s.Client().Set(ctx, nsKey(s, "policy"), "corrupt", 0).Err(); err != nil {
 			t.Fatal(err)
 		}
 		if err := s.Cancel(ctx, "a"); err != nil {

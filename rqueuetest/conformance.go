@@ -43,10 +43,9 @@ func ExerciseBackend(t *testing.T, newStore NewStoreFunc) {
 		reclaimCases, promoteCases, evictCases, dutyCases, outputProgressCases, cancelCases,
 		clockCases, clockCorruptCases, statsCases, corruptSmallCases, ackHistoryCases, ackSnoozeCases,
 		setPolicyCases, evictRetentionCases, reclaimJitterCases, ackCorruptCases,
-		reclaimCorruptCases, evictCorruptCases, enqueueCorruptCases, retryCases, editCases, deleteCases, operatorCorruptCases} {
+		reclaimCorruptCases, evictCorruptCases, enqueueCorruptCases, retryCases, editCases, deleteCases, operatorCorruptCases, uniqueCases} {
 		all = append(all, cases...)
 	}
-	all = append(all, policyCases...)
 	runCases(t, newStore, all)
 	t.Run("StickyRouting", func(t *testing.T) {
 		t.Parallel()

@@ -10,9 +10,10 @@ import (
 	"github.com/headgate/headgate"
 )
 
-// admitRateCases: a job whose rate class lacks its weight never blocks the admissible
-// jobs behind it in its partition (the reference judges every candidate on its own); it
-// is parked, and comes back when its class can pay.
+// admitRateCases cover rate classes at admission. A job whose rate class lacks its weight
+// never blocks the admissible jobs behind it in its partition (the reference judges every
+// candidate on its own); it is parked, and comes back when its class can pay. Over time a
+// class never admits more than its bucket allows, and an ack's actual weight trues it up.
 var admitRateCases = []conformanceCase{
 	{"Admit/Rate/LightBehindHeavierThanBurst", rateLightBehindHeavy},
 	{"Admit/Rate/FreeBehindEmptyClassInPartition", rateFreeBehindEmpty},
@@ -20,6 +21,12 @@ var admitRateCases = []conformanceCase{
 	{"Admit/Rate/UnrunnableUntilBurstGrows", rateUnrunnableUntilBurstGrows},
 	{"Admit/Rate/ParkedJobsCancelAndReplace", rateParkedCancelReplace},
 	{"Admit/Rate/ManyParkedAheadBounded", rateManyParkedAhead},
+
+	// Rate classes over time and across partitions.
+	{"Rate/NeverAboveBucketOverLongRun", rateLongRun},
+	{"Rate/EmptyClassOthersAdmitted", rateEmptyClassOthersAdmitted},
+	{"Rate/ManyEmptyPartitionsAheadDoNotStarve", rateManyEmptyAhead},
+	{"Rate/ActualWeightTrueUp", rateTrueUp},
 }
 
 func rated(id, part, class string, prio int32, weight int) headgate.Envelope {
@@ -236,4 +243,201 @@ func freeIDs(from, to int) []string {
 		out = append(out, fmt.Sprintf("free-%02d", i))
 	}
 	return out
+}
+
+// rateLongRun: on a stepped store clock, the admitted weight of a class never exceeds
+// burst + limit * elapsed / window, checked after every admit call; and a step long
+// enough to refill the heaviest job's weight always admits something.
+func rateLongRun(t *testing.T, s *headgate.Store) {
+	ctx := freeze(t, s)
+	rl := headgate.RateLimit{Limit: 10, Window: time.Second, Burst: 15}
+	if err := s.SetRateLimit(ctx, "api", rl); err != nil {
+		t.Fatal(err)
+	}
+	const parts, perPart, maxW, calls = 5, 200, 5, 300
+	var jobs []headgate.Envelope
+	for p := range parts {
+		for i := range perPart {
+			e := job(fmt.Sprintf("p%d-%04d", p, i))
+			e.PartitionKey, e.RateClass, e.Weight, e.Retention = fmt.Sprint("p", p), "api", (i*7+p*3)%maxW+1, 0
+			jobs = append(jobs, e)
+		}
+	}
+	mustEnqueue(t, ctx, s, jobs...)
+
+	// Long enough for maxW tokens, even if every refill dropped its remainder.
+	refillMax := time.Duration(maxW) * rl.Window / time.Duration(rl.Limit)
+	x := uint32(2463534242) // xorshift: deterministic steps of 0..999 ms
+	admitted := int64(0)
+	elapsed := time.Duration(0)
+	for call := range calls {
+		step := time.Duration(0)
+		if call > 0 {
+			x ^= x << 13
+			x ^= x >> 17
+			x ^= x << 5
+			step = time.Duration(x%1000) * time.Millisecond
+			if call%50 == 0 {
+				step = 5 * time.Second // past a full bucket
+			}
+		}
+		advance(t, ctx, s, step)
+		elapsed += step
+		claims := mustAdmit(t, ctx, s, admitQ("w", 16, maxW))
+		for _, c := range claims {
+			if c.Envelope.RateClass != "api" {
+				t.Fatalf("admitted %s of class %q", c.Envelope.ID, c.Envelope.RateClass)
+			}
+			admitted += int64(c.Envelope.Weight)
+		}
+		bound := rl.Burst + rl.Limit*elapsed.Milliseconds()/rl.Window.Milliseconds()
+		if admitted > bound {
+			t.Errorf("call %d at +%v: admitted weight %d > burst + limit*elapsed/window = %d", call, elapsed, admitted, bound)
+		}
+		if call > 0 && step >= refillMax && len(claims) == 0 {
+			t.Errorf("call %d: nothing admitted after a %v step that refilled at least %d tokens", call, step, maxW)
+		}
+		ackAllSuccess(t, ctx, s, claims)
+	}
+	t.Logf("admitted weight %d over %v (bound %d)", admitted, elapsed,
+		rl.Burst+rl.Limit*elapsed.Milliseconds()/rl.Window.Milliseconds())
+}
+
+// rateEmptyClassOthersAdmitted: jobs whose class has no tokens are set aside while the
+// other partitions are admitted in the same call; a class without a limit is unlimited;
+// tokens refill on the store clock; RemoveRateLimit lifts the limit.
+func rateEmptyClassOthersAdmitted(t *testing.T, s *headgate.Store) {
+	ctx := freeze(t, s)
+	if err := s.SetRateLimit(ctx, "slow", headgate.RateLimit{Limit: 1, Window: time.Hour, Burst: 1}); err != nil {
+		t.Fatal(err)
+	}
+	// Empty the bucket from another queue: the class is fleet-wide.
+	drain := job("drain")
+	drain.Queue, drain.RateClass = "drain", "slow"
+	mustEnqueue(t, ctx, s, drain)
+	if got := ids(mustAdmit(t, ctx, s, admitReq("w", 5, "drain"))); !slices.Equal(got, []string{"drain"}) {
+		t.Fatalf("admitted %v, want [drain]", got)
+	}
+
+	var jobs []headgate.Envelope
+	for i := range 3 { // first in the ring
+		e := job(fmt.Sprintf("slow-%d", i))
+		e.PartitionKey, e.RateClass = "limited", "slow"
+		jobs = append(jobs, e)
+	}
+	var want []string
+	for i := range 3 {
+		e := job(fmt.Sprintf("free-%d", i))
+		e.PartitionKey = "free"
+		jobs = append(jobs, e)
+		want = append(want, e.ID)
+	}
+	for i := range 20 {
+		e := job(fmt.Sprintf("unconf-%02d", i))
+		e.PartitionKey, e.RateClass = "unconfigured", "never-configured"
+		jobs = append(jobs, e)
+		want = append(want, e.ID)
+	}
+	mustEnqueue(t, ctx, s, jobs...)
+	got := ids(mustAdmit(t, ctx, s, admitReq("w", 100)))
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("admitted %v with the slow class empty, want every job of the other partitions %v", got, want)
+	}
+	if got := mustAdmit(t, ctx, s, admitReq("w", 100)); len(got) != 0 {
+		t.Errorf("admitted %v with the slow class empty", ids(got))
+	}
+	advance(t, ctx, s, time.Hour-time.Millisecond)
+	if got := mustAdmit(t, ctx, s, admitReq("w", 100)); len(got) != 0 {
+		t.Errorf("admitted %v before a token refilled", ids(got))
+	}
+	advance(t, ctx, s, time.Millisecond)
+	if got := ids(mustAdmit(t, ctx, s, admitReq("w", 100))); !slices.Equal(got, []string{"slow-0"}) {
+		t.Errorf("admitted %v once one token refilled, want [slow-0]", got)
+	}
+	if err := s.RemoveRateLimit(ctx, "slow"); err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(mustAdmit(t, ctx, s, admitReq("w", 100))); !slices.Equal(got, []string{"slow-1", "slow-2"}) {
+		t.Errorf("admitted %v after RemoveRateLimit, want [slow-1 slow-2]", got)
+	}
+}
+
+// rateManyEmptyAhead: 200 partitions whose class has no tokens, ahead of one that needs
+// none. An admit call examines a bounded number of jobs, so it may not reach the free
+// partition in the first call; but the starved jobs are parked as they are met, so a few
+// calls of capacity 1 do, and nothing of the empty class is admitted meanwhile.
+func rateManyEmptyAhead(t *testing.T, s *headgate.Store) {
+	ctx := freeze(t, s)
+	if err := s.SetRateLimit(ctx, "slow", headgate.RateLimit{Limit: 1, Window: time.Hour, Burst: 1}); err != nil {
+		t.Fatal(err)
+	}
+	drain := job("drain")
+	drain.Queue, drain.RateClass = "drain", "slow"
+	mustEnqueue(t, ctx, s, drain)
+	if got := ids(mustAdmit(t, ctx, s, admitReq("w", 5, "drain"))); !slices.Equal(got, []string{"drain"}) {
+		t.Fatalf("admitted %v, want [drain]", got)
+	}
+	var jobs []headgate.Envelope
+	for i := range 200 {
+		e := job(fmt.Sprintf("lim-%03d", i))
+		e.PartitionKey, e.RateClass = e.ID, "slow"
+		jobs = append(jobs, e)
+	}
+	free := job("free")
+	free.PartitionKey = "free"
+	mustEnqueue(t, ctx, s, append(jobs, free)...)
+	const calls = 10
+	for call := 1; call <= calls; call++ {
+		got := ids(mustAdmit(t, ctx, s, admitReq("w", 1)))
+		if len(got) == 0 {
+			continue
+		}
+		if !slices.Equal(got, []string{"free"}) {
+			t.Errorf("call %d admitted %v, want [free]", call, got)
+		}
+		return
+	}
+	t.Errorf("the free job behind 200 rate-empty partitions was not admitted within %d calls", calls)
+}
+
+// rateTrueUp: an ack's actual weight trues up the class, visible at the next admission.
+func rateTrueUp(t *testing.T, s *headgate.Store) {
+	ctx := freeze(t, s)
+	if err := s.SetRateLimit(ctx, "tu", headgate.RateLimit{Limit: 1, Window: time.Hour, Burst: 10}); err != nil {
+		t.Fatal(err)
+	}
+	mk := func(id string, weight int) headgate.Envelope {
+		e := job(id)
+		e.PartitionKey, e.RateClass, e.Weight = id, "tu", weight
+		return e
+	}
+	// Quantum 10: every job fits in one turn, so only tokens decide.
+	req := admitQ("w", 10, 10)
+	mustEnqueue(t, ctx, s, mk("x", 8))
+	claims := mustAdmit(t, ctx, s, req)
+	if got := ids(claims); !slices.Equal(got, []string{"x"}) {
+		t.Fatalf("admitted %v, want [x] (10 tokens)", got)
+	}
+	mustEnqueue(t, ctx, s, mk("y", 5))
+	if got := mustAdmit(t, ctx, s, req); len(got) != 0 {
+		t.Errorf("admitted %v with 2 tokens left", ids(got))
+	}
+	two := 2
+	mustAck(t, ctx, s, claims[0], headgate.OutcomeSuccess, &headgate.AckOpts{ActualWeight: &two})
+	if got := ids(mustAdmit(t, ctx, s, req)); !slices.Equal(got, []string{"y"}) {
+		t.Errorf("admitted %v after x reported weight 2 of 8, want [y] (8 tokens)", got)
+	}
+	// 3 tokens left. An actual weight above the charge takes the difference.
+	mustEnqueue(t, ctx, s, mk("z", 1))
+	claims = mustAdmit(t, ctx, s, req)
+	if got := ids(claims); !slices.Equal(got, []string{"z"}) {
+		t.Fatalf("admitted %v, want [z]", got)
+	}
+	three := 3
+	mustAck(t, ctx, s, claims[0], headgate.OutcomeSuccess, &headgate.AckOpts{ActualWeight: &three})
+	mustEnqueue(t, ctx, s, mk("v", 2))
+	if got := mustAdmit(t, ctx, s, req); len(got) != 0 {
+		t.Errorf("admitted %v: z reported weight 3 of 1, leaving 0 tokens, not 2", ids(got))
+	}
 }

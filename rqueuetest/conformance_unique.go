@@ -10,6 +10,15 @@ import (
 	"github.com/headgate/headgate"
 )
 
+// uniqueCases cover the unique keys of the Enqueue transition: strict and throttle keys,
+// their scope, batches and replacement.
+var uniqueCases = []conformanceCase{
+	{"Unique/Matrix", uniqueMatrix},
+	{"Unique/ScopeIsQueueAndKind", uniqueScope},
+	{"Unique/BatchWithDuplicateWritesNothing", uniqueBatch},
+	{"Unique/ReplacedFingerprintOfHeldHolderDecides", uniqueReplaceFingerprintOfHeldHolder},
+}
+
 // The uniqueness matrix: every combination of mode (strict, throttle), state of the job
 // holding the key, and what the duplicate asks to replace, each on a namespace of its own.
 //

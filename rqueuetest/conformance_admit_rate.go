@@ -35,6 +35,14 @@ func rated(id, part, class string, prio int32, weight int) headgate.Envelope {
 	return e
 }
 
+// mustSetRateLimit sets the limit of a rate class, failing the test on an error.
+func mustSetRateLimit(t testing.TB, ctx context.Context, s *headgate.Store, class string, rl headgate.RateLimit) {
+	t.Helper()
+	if err := s.SetRateLimit(ctx, class, rl); err != nil {
+		t.Fatalf("set the rate limit of %s: %v", class, err)
+	}
+}
+
 // spendClass empties a rate class's bucket from a queue of its own (classes are fleet-wide).
 func spendClass(t testing.TB, ctx context.Context, s *headgate.Store, class string, weight int) {
 	t.Helper()
@@ -51,9 +59,7 @@ func spendClass(t testing.TB, ctx context.Context, s *headgate.Store, class stri
 // call; heavy can never run at this burst and is counted unrunnable, not waiting silently.
 func rateLightBehindHeavy(t *testing.T, s *headgate.Store) {
 	ctx := freeze(t, s)
-	if err := s.SetRateLimit(ctx, "rc", headgate.RateLimit{Limit: 10, Window: time.Second, Burst: 3}); err != nil {
-		t.Fatal(err)
-	}
+	mustSetRateLimit(t, ctx, s, "rc", headgate.RateLimit{Limit: 10, Window: time.Second, Burst: 3})
 	mustEnqueue(t, ctx, s, rated("heavy", "t", "rc", 9, 5), rated("light", "t", "rc", 0, 1))
 	var got []string
 	for call := range 11 {
@@ -77,9 +83,7 @@ func rateLightBehindHeavy(t *testing.T, s *headgate.Store) {
 // mid-free; so does every later call with nothing more, and hi-slow stays available.
 func rateFreeBehindEmpty(t *testing.T, s *headgate.Store) {
 	ctx := freeze(t, s)
-	if err := s.SetRateLimit(ctx, "slow", headgate.RateLimit{Limit: 0, Window: time.Second, Burst: 1}); err != nil {
-		t.Fatal(err)
-	}
+	mustSetRateLimit(t, ctx, s, "slow", headgate.RateLimit{Limit: 0, Window: time.Second, Burst: 1})
 	spendClass(t, ctx, s, "slow", 1)
 	mustEnqueue(t, ctx, s, rated("hi-slow", "t", "slow", 10, 1), rated("mid-free", "t", "", 5, 1))
 	if got := ids(mustAdmit(t, ctx, s, admitReq("w", 5))); !slices.Equal(got, []string{"mid-free"}) {
@@ -102,9 +106,7 @@ func rateFreeBehindEmpty(t *testing.T, s *headgate.Store) {
 // RemoveRateLimit returns the rest at once.
 func rateParkedReturnOnRefill(t *testing.T, s *headgate.Store) {
 	ctx := freeze(t, s)
-	if err := s.SetRateLimit(ctx, "slow", headgate.RateLimit{Limit: 1, Window: time.Hour, Burst: 1}); err != nil {
-		t.Fatal(err)
-	}
+	mustSetRateLimit(t, ctx, s, "slow", headgate.RateLimit{Limit: 1, Window: time.Hour, Burst: 1})
 	spendClass(t, ctx, s, "slow", 1)
 	var jobs []headgate.Envelope
 	for i := range 3 {
@@ -142,9 +144,7 @@ func rateParkedReturnOnRefill(t *testing.T, s *headgate.Store) {
 // unrunnable and blocks no one; SetRateLimit with a larger burst makes it admissible.
 func rateUnrunnableUntilBurstGrows(t *testing.T, s *headgate.Store) {
 	ctx := freeze(t, s)
-	if err := s.SetRateLimit(ctx, "big", headgate.RateLimit{Limit: 100, Window: time.Second, Burst: 4}); err != nil {
-		t.Fatal(err)
-	}
+	mustSetRateLimit(t, ctx, s, "big", headgate.RateLimit{Limit: 100, Window: time.Second, Burst: 4})
 	mustEnqueue(t, ctx, s, rated("huge", "t", "big", 9, 8), rated("small", "t", "big", 0, 2))
 	req := admitQ("w", 10, 8)
 	if got := ids(mustAdmit(t, ctx, s, req)); !slices.Equal(got, []string{"small"}) {
@@ -157,9 +157,7 @@ func rateUnrunnableUntilBurstGrows(t *testing.T, s *headgate.Store) {
 	if st := queueStat(t, s, headgate.QueueDefault); st.Unrunnable != 1 {
 		t.Errorf("unrunnable %d, want 1", st.Unrunnable)
 	}
-	if err := s.SetRateLimit(ctx, "big", headgate.RateLimit{Limit: 100, Window: time.Second, Burst: 8}); err != nil {
-		t.Fatal(err)
-	}
+	mustSetRateLimit(t, ctx, s, "big", headgate.RateLimit{Limit: 100, Window: time.Second, Burst: 8})
 	if got := ids(mustAdmit(t, ctx, s, req)); !slices.Equal(got, []string{"huge"}) {
 		t.Errorf("admitted %v after the burst grew to 8, want [huge]", got)
 	}
@@ -173,9 +171,7 @@ func rateUnrunnableUntilBurstGrows(t *testing.T, s *headgate.Store) {
 // is filed again like a new one.
 func rateParkedCancelReplace(t *testing.T, s *headgate.Store) {
 	ctx := freeze(t, s)
-	if err := s.SetRateLimit(ctx, "big", headgate.RateLimit{Limit: 1, Window: time.Hour, Burst: 2}); err != nil {
-		t.Fatal(err)
-	}
+	mustSetRateLimit(t, ctx, s, "big", headgate.RateLimit{Limit: 1, Window: time.Hour, Burst: 2})
 	spendClass(t, ctx, s, "big", 2)
 	a, b := rated("a", "t", "big", 5, 1), rated("b", "t", "big", 5, 3)
 	b.UniqueKey = "b"
@@ -211,9 +207,7 @@ func rateParkedCancelReplace(t *testing.T, s *headgate.Store) {
 // calls; the free jobs come out within them, and later calls go straight to the free ones.
 func rateManyParkedAhead(t *testing.T, s *headgate.Store) {
 	ctx := freeze(t, s)
-	if err := s.SetRateLimit(ctx, "slow", headgate.RateLimit{Limit: 1, Window: 24 * time.Hour, Burst: 1}); err != nil {
-		t.Fatal(err)
-	}
+	mustSetRateLimit(t, ctx, s, "slow", headgate.RateLimit{Limit: 1, Window: 24 * time.Hour, Burst: 1})
 	spendClass(t, ctx, s, "slow", 1)
 	var jobs []headgate.Envelope
 	for i := range 500 {
@@ -251,9 +245,7 @@ func freeIDs(from, to int) []string {
 func rateLongRun(t *testing.T, s *headgate.Store) {
 	ctx := freeze(t, s)
 	rl := headgate.RateLimit{Limit: 10, Window: time.Second, Burst: 15}
-	if err := s.SetRateLimit(ctx, "api", rl); err != nil {
-		t.Fatal(err)
-	}
+	mustSetRateLimit(t, ctx, s, "api", rl)
 	const parts, perPart, maxW, calls = 5, 200, 5, 300
 	var jobs []headgate.Envelope
 	for p := range parts {
@@ -308,9 +300,7 @@ func rateLongRun(t *testing.T, s *headgate.Store) {
 // tokens refill on the store clock; RemoveRateLimit lifts the limit.
 func rateEmptyClassOthersAdmitted(t *testing.T, s *headgate.Store) {
 	ctx := freeze(t, s)
-	if err := s.SetRateLimit(ctx, "slow", headgate.RateLimit{Limit: 1, Window: time.Hour, Burst: 1}); err != nil {
-		t.Fatal(err)
-	}
+	mustSetRateLimit(t, ctx, s, "slow", headgate.RateLimit{Limit: 1, Window: time.Hour, Burst: 1})
 	// Empty the bucket from another queue: the class is fleet-wide.
 	drain := job("drain")
 	drain.Queue, drain.RateClass = "drain", "slow"
@@ -369,9 +359,7 @@ func rateEmptyClassOthersAdmitted(t *testing.T, s *headgate.Store) {
 // calls of capacity 1 do, and nothing of the empty class is admitted meanwhile.
 func rateManyEmptyAhead(t *testing.T, s *headgate.Store) {
 	ctx := freeze(t, s)
-	if err := s.SetRateLimit(ctx, "slow", headgate.RateLimit{Limit: 1, Window: time.Hour, Burst: 1}); err != nil {
-		t.Fatal(err)
-	}
+	mustSetRateLimit(t, ctx, s, "slow", headgate.RateLimit{Limit: 1, Window: time.Hour, Burst: 1})
 	drain := job("drain")
 	drain.Queue, drain.RateClass = "drain", "slow"
 	mustEnqueue(t, ctx, s, drain)
@@ -404,9 +392,7 @@ func rateManyEmptyAhead(t *testing.T, s *headgate.Store) {
 // rateTrueUp: an ack's actual weight trues up the class, visible at the next admission.
 func rateTrueUp(t *testing.T, s *headgate.Store) {
 	ctx := freeze(t, s)
-	if err := s.SetRateLimit(ctx, "tu", headgate.RateLimit{Limit: 1, Window: time.Hour, Burst: 10}); err != nil {
-		t.Fatal(err)
-	}
+	mustSetRateLimit(t, ctx, s, "tu", headgate.RateLimit{Limit: 1, Window: time.Hour, Burst: 10})
 	mk := func(id string, weight int) headgate.Envelope {
 		e := job(id)
 		e.PartitionKey, e.RateClass, e.Weight = id, "tu", weight

@@ -175,9 +175,7 @@ var corruptSmallCases = []conformanceCase{
 		rl := headgate.RateLimit{Limit: 5, Window: time.Minute, Burst: 7}
 		assertCorruptionSafe(t, s, corruptCheck{
 			setup: func(t testing.TB, ctx context.Context, s *headgate.Store) {
-				if err := s.SetRateLimit(ctx, "api", headgate.RateLimit{Limit: 1, Window: time.Hour, Burst: 1}); err != nil {
-					t.Fatal(err)
-				}
+				mustSetRateLimit(t, ctx, s, "api", headgate.RateLimit{Limit: 1, Window: time.Hour, Burst: 1})
 			},
 			keys: keysNamed("rate:"),
 			call: func(ctx context.Context, s *headgate.Store) error { return s.SetRateLimit(ctx, "api", rl) },

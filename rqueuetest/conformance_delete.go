@@ -72,9 +72,7 @@ var deleteCases = []conformanceCase{
 	}},
 	{"Delete/RateParked", func(t *testing.T, s *headgate.Store) {
 		ctx := freeze(t, s)
-		if err := s.SetRateLimit(ctx, "c", headgate.RateLimit{Limit: 1, Window: time.Hour, Burst: 1}); err != nil {
-			t.Fatal(err)
-		}
+		mustSetRateLimit(t, ctx, s, "c", headgate.RateLimit{Limit: 1, Window: time.Hour, Burst: 1})
 		a, b := job("a"), job("j-parked")
 		a.RateClass, b.RateClass = "c", "c"
 		mustEnqueue(t, ctx, s, a, b)

@@ -10,7 +10,21 @@ import (
 	"github.com/headgate/headgate"
 )
 
-// quarantineJob crashes job id (enqueued, with fingerprint fp, and first in line) into
+// quarantinedWithHeldSibling enqueues job a and, due an hour later, job sibling, both
+// with the fingerprint "poison"; a's crashes quarantine it, and an hour on the sibling
+// is promoted into the held set.
+func quarantinedWithHeldSibling(t testing.TB, ctx context.Context, s *headgate.Store) {
+	t.Helper()
+	a, sib := job("a"), job("sibling")
+	a.Fingerprint, sib.Fingerprint = "poison", "poison"
+	sib.ScheduledAt = epoch.Add(time.Hour)
+	mustEnqueue(t, ctx, s, a, sib)
+	quarantineJob(t, ctx, s, "a")
+	advance(t, ctx, s, time.Hour)
+	mustPromote(t, ctx, s)
+}
+
+// quarantineJob crashes job id (enqueued with a fingerprint, and first in line) into
 // the store's crash limit (the default, 3): it ends quarantined.
 func quarantineJob(t testing.TB, ctx context.Context, s *headgate.Store, id string) {
 	t.Helper()
@@ -133,13 +147,7 @@ var retryCases = []conformanceCase{
 	}},
 	{"Retry/QuarantinedStaysHeldUnlessLifted", func(t *testing.T, s *headgate.Store) {
 		ctx := freeze(t, s)
-		a, sib := job("a"), job("sibling")
-		a.Fingerprint, sib.Fingerprint = "poison", "poison"
-		sib.ScheduledAt = epoch.Add(time.Hour)
-		mustEnqueue(t, ctx, s, a, sib)
-		quarantineJob(t, ctx, s, "a")
-		advance(t, ctx, s, time.Hour)
-		mustPromote(t, ctx, s) // the sibling, held
+		quarantinedWithHeldSibling(t, ctx, s)
 		mustRetry(t, ctx, s, "a", nil)
 		if j := getJob(t, ctx, s, "a"); j.State != headgate.StateAvailable || !j.Held || j.CrashAttempt != 0 {
 			t.Errorf("retried quarantined job: %s held %v crash %d, want available, held, crash 0", j.State, j.Held, j.CrashAttempt)
@@ -153,13 +161,7 @@ var retryCases = []conformanceCase{
 	}},
 	{"Retry/ReleaseQuarantineAndRetry", func(t *testing.T, s *headgate.Store) {
 		ctx := freeze(t, s)
-		a, sib := job("a"), job("sibling")
-		a.Fingerprint, sib.Fingerprint = "poison", "poison"
-		sib.ScheduledAt = epoch.Add(time.Hour)
-		mustEnqueue(t, ctx, s, a, sib)
-		quarantineJob(t, ctx, s, "a")
-		advance(t, ctx, s, time.Hour)
-		mustPromote(t, ctx, s) // the sibling, held
+		quarantinedWithHeldSibling(t, ctx, s)
 		if j := getJob(t, ctx, s, "sibling"); !j.Held {
 			t.Fatalf("sibling is not held: %+v", j)
 		}

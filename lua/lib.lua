@@ -1224,3 +1224,42 @@ local function put_namespace_record(P, name, rec)
   rcall('ZADD', K.ns_index(P), '0', pad_ms(created) .. SEP .. name)
   return { OK, 'created' }
 end
+
+-- Appends to keys (a list of {key, type}, for first_bad_key) what unindex_job writes for
+-- job j, and K.unique when j holds a strict unique key. Returns keys.
+--- @include K.held
+--- @include K.parked
+--- @include K.scheduled
+--- @include K.unique
+--- @include partition_of
+local function unindex_job_keys(P, j, keys)
+  if j.state == 'available' then
+    if j.held == '1' then
+      keys[#keys + 1] = { K.held(P, j.fp), 'set' }
+    elseif j.parked ~= '' then
+      keys[#keys + 1] = { K.parked(P, j.rc), 'zset' }
+    else
+      local pz, ring, rs = partition_of(P, j.queue, j.sticky, j.part)
+      keys[#keys + 1] = { pz, 'zset' }
+      keys[#keys + 1] = { ring, 'zset' }
+      keys[#keys + 1] = { rs, 'hash' }
+    end
+  elseif j.state == 'scheduled' or j.state == 'retryable' then
+    keys[#keys + 1] = { K.scheduled(P), 'zset' }
+  end
+  if j.ukey ~= '' and j.uwin == 0 then keys[#keys + 1] = { K.unique(P), 'hash' } end
+  return keys
+end
+
+-- Takes an available, scheduled or retryable job out of the index its state keeps it
+-- in (another state is in none of them). The caller moves the counts.
+--- @include rcall
+--- @include K.scheduled
+--- @include unindex_available_job
+local function unindex_job(P, id, j)
+  if j.state == 'available' then
+    unindex_available_job(P, id, j)
+  elseif j.state == 'scheduled' or j.state == 'retryable' then
+    rcall('ZREM', K.scheduled(P), id)
+  end
+end

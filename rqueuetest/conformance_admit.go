@@ -67,15 +67,11 @@ var admitCases = []conformanceCase{
 		if err := s.PauseQueue(ctx, "paused"); err != nil {
 			t.Fatal(err)
 		}
-		if got := ids(mustAdmit(t, ctx, s, admitReq("w", 5, "paused", "open"))); !slices.Equal(got, []string{"b"}) {
-			t.Errorf("admitted %v with queue paused, want [b]", got)
-		}
+		wantAdmitted(t, ctx, s, admitReq("w", 5, "paused", "open"), []string{"b"}, " with queue paused")
 		if err := s.ResumeQueue(ctx, "paused"); err != nil {
 			t.Fatal(err)
 		}
-		if got := ids(mustAdmit(t, ctx, s, admitReq("w", 5, "paused", "open"))); !slices.Equal(got, []string{"a"}) {
-			t.Errorf("admitted %v after resume, want [a]", got)
-		}
+		wantAdmitted(t, ctx, s, admitReq("w", 5, "paused", "open"), []string{"a"}, " after resume")
 	}},
 	{"Admit/NotBeforeDueNorPending", func(t *testing.T, s *headgate.Store) {
 		ctx := freeze(t, s)
@@ -83,9 +79,7 @@ var admitCases = []conformanceCase{
 		later.ScheduledAt = epoch.Add(time.Second)
 		staged.Pending = true
 		mustEnqueue(t, ctx, s, later, staged)
-		if got := mustAdmit(t, ctx, s, admitReq("w", 5)); len(got) != 0 {
-			t.Errorf("admitted %v before due / while pending", ids(got))
-		}
+		wantAdmitted(t, ctx, s, admitReq("w", 5), nil, " before due / while pending")
 		advance(t, ctx, s, time.Second)
 		if n, _, err := s.PromoteDue(ctx, 10); err != nil || n != 1 {
 			t.Errorf("promote: %d, %v; want 1", n, err)
@@ -97,11 +91,22 @@ var admitCases = []conformanceCase{
 		if err != nil || !slices.Equal(left, []string{"later"}) {
 			t.Errorf("release pending: left %v, %v; want [later]", left, err)
 		}
-		if got := ids(mustAdmit(t, ctx, s, admitReq("w", 5))); !slices.Equal(got, []string{"staged"}) {
-			t.Errorf("admitted %v after release, want [staged]", got)
-		}
+		wantAdmitted(t, ctx, s, admitReq("w", 5), []string{"staged"}, " after release")
 	}},
 	{"Admit/PauseResumeWithPinnedWork", pauseResumePinned},
+}
+
+// wantAdmitted admits with req and checks the ids admitted, in order (none when want is
+// empty); when says, in a failure, what the call came after.
+func wantAdmitted(t testing.TB, ctx context.Context, s *headgate.Store, req headgate.AdmitRequest, want []string, when string) {
+	t.Helper()
+	got := ids(mustAdmit(t, ctx, s, req))
+	switch {
+	case len(want) == 0 && len(got) != 0:
+		t.Errorf("admitted %v%s", got, when)
+	case !slices.Equal(got, want):
+		t.Errorf("admitted %v%s, want %v", got, when, want)
+	}
 }
 
 func admitQ(worker string, capacity, quantum int, queues ...string) headgate.AdmitRequest {

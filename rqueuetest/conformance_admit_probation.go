@@ -252,7 +252,5 @@ func heldCounted(t *testing.T, s *headgate.Store) {
 	if q := queueStat(t, s, "q"); q.Held != 0 || q.Counts[headgate.StateAvailable] != 1 {
 		t.Errorf("after release: held %d available %d, want 0 and 1", q.Held, q.Counts[headgate.StateAvailable])
 	}
-	if got := ids(mustAdmit(t, ctx, s, admitReq("w", 10, "q", "paused"))); !slices.Equal(got, []string{"sib-1", "sib-3"}) {
-		t.Errorf("admitted %v after release, want [sib-1 sib-3]", got)
-	}
+	wantAdmitted(t, ctx, s, admitReq("w", 10, "q", "paused"), []string{"sib-1", "sib-3"}, " after release")
 }

@@ -86,14 +86,10 @@ func rateFreeBehindEmpty(t *testing.T, s *headgate.Store) {
 	mustSetRateLimit(t, ctx, s, "slow", headgate.RateLimit{Limit: 0, Window: time.Second, Burst: 1})
 	spendClass(t, ctx, s, "slow", 1)
 	mustEnqueue(t, ctx, s, rated("hi-slow", "t", "slow", 10, 1), rated("mid-free", "t", "", 5, 1))
-	if got := ids(mustAdmit(t, ctx, s, admitReq("w", 5))); !slices.Equal(got, []string{"mid-free"}) {
-		t.Errorf("admitted %v, want [mid-free]", got)
-	}
+	wantAdmitted(t, ctx, s, admitReq("w", 5), []string{"mid-free"}, "")
 	for range 3 {
 		advance(t, ctx, s, time.Hour)
-		if got := mustAdmit(t, ctx, s, admitReq("w", 5)); len(got) != 0 {
-			t.Errorf("admitted %v from a class that never refills", ids(got))
-		}
+		wantAdmitted(t, ctx, s, admitReq("w", 5), nil, " from a class that never refills")
 	}
 	wantState(t, ctx, s, "hi-slow", headgate.StateAvailable)
 	if st := queueStat(t, s, headgate.QueueDefault); st.Unrunnable != 0 || st.Counts[headgate.StateAvailable] != 1 {
@@ -120,24 +116,16 @@ func rateParkedReturnOnRefill(t *testing.T, s *headgate.Store) {
 		t.Errorf("admitted %v with the class empty, want the free jobs behind the slow ones", got)
 	}
 	advance(t, ctx, s, time.Hour-time.Millisecond)
-	if got := mustAdmit(t, ctx, s, admitReq("w", 10)); len(got) != 0 {
-		t.Errorf("admitted %v before a token refilled", ids(got))
-	}
+	wantAdmitted(t, ctx, s, admitReq("w", 10), nil, " before a token refilled")
 	advance(t, ctx, s, time.Millisecond)
-	if got := ids(mustAdmit(t, ctx, s, admitReq("w", 10))); !slices.Equal(got, []string{"slow-0"}) {
-		t.Errorf("admitted %v once one token refilled, want [slow-0]", got)
-	}
+	wantAdmitted(t, ctx, s, admitReq("w", 10), []string{"slow-0"}, " once one token refilled")
 	// A job enqueued behind parked ones is not blocked by them either.
 	mustEnqueue(t, ctx, s, rated("late-free", "t", "", 0, 1))
-	if got := ids(mustAdmit(t, ctx, s, admitReq("w", 10))); !slices.Equal(got, []string{"late-free"}) {
-		t.Errorf("admitted %v, want [late-free]", got)
-	}
+	wantAdmitted(t, ctx, s, admitReq("w", 10), []string{"late-free"}, "")
 	if err := s.RemoveRateLimit(ctx, "slow"); err != nil {
 		t.Fatal(err)
 	}
-	if got := ids(mustAdmit(t, ctx, s, admitReq("w", 10))); !slices.Equal(got, []string{"slow-1", "slow-2"}) {
-		t.Errorf("admitted %v after RemoveRateLimit, want [slow-1 slow-2]", got)
-	}
+	wantAdmitted(t, ctx, s, admitReq("w", 10), []string{"slow-1", "slow-2"}, " after RemoveRateLimit")
 }
 
 // rateUnrunnableUntilBurstGrows: a job heavier than its class's burst is counted
@@ -147,20 +135,14 @@ func rateUnrunnableUntilBurstGrows(t *testing.T, s *headgate.Store) {
 	mustSetRateLimit(t, ctx, s, "big", headgate.RateLimit{Limit: 100, Window: time.Second, Burst: 4})
 	mustEnqueue(t, ctx, s, rated("huge", "t", "big", 9, 8), rated("small", "t", "big", 0, 2))
 	req := admitQ("w", 10, 8)
-	if got := ids(mustAdmit(t, ctx, s, req)); !slices.Equal(got, []string{"small"}) {
-		t.Errorf("admitted %v, want [small]", got)
-	}
+	wantAdmitted(t, ctx, s, req, []string{"small"}, "")
 	advance(t, ctx, s, time.Minute)
-	if got := mustAdmit(t, ctx, s, req); len(got) != 0 {
-		t.Errorf("admitted %v: weight 8 over a burst of 4", ids(got))
-	}
+	wantAdmitted(t, ctx, s, req, nil, ": weight 8 over a burst of 4")
 	if st := queueStat(t, s, headgate.QueueDefault); st.Unrunnable != 1 {
 		t.Errorf("unrunnable %d, want 1", st.Unrunnable)
 	}
 	mustSetRateLimit(t, ctx, s, "big", headgate.RateLimit{Limit: 100, Window: time.Second, Burst: 8})
-	if got := ids(mustAdmit(t, ctx, s, req)); !slices.Equal(got, []string{"huge"}) {
-		t.Errorf("admitted %v after the burst grew to 8, want [huge]", got)
-	}
+	wantAdmitted(t, ctx, s, req, []string{"huge"}, " after the burst grew to 8")
 	if st := queueStat(t, s, headgate.QueueDefault); st.Unrunnable != 0 {
 		t.Errorf("unrunnable %d after admission, want 0", st.Unrunnable)
 	}
@@ -334,23 +316,15 @@ func rateEmptyClassOthersAdmitted(t *testing.T, s *headgate.Store) {
 	if !slices.Equal(got, want) {
 		t.Errorf("admitted %v with the slow class empty, want every job of the other partitions %v", got, want)
 	}
-	if got := mustAdmit(t, ctx, s, admitReq("w", 100)); len(got) != 0 {
-		t.Errorf("admitted %v with the slow class empty", ids(got))
-	}
+	wantAdmitted(t, ctx, s, admitReq("w", 100), nil, " with the slow class empty")
 	advance(t, ctx, s, time.Hour-time.Millisecond)
-	if got := mustAdmit(t, ctx, s, admitReq("w", 100)); len(got) != 0 {
-		t.Errorf("admitted %v before a token refilled", ids(got))
-	}
+	wantAdmitted(t, ctx, s, admitReq("w", 100), nil, " before a token refilled")
 	advance(t, ctx, s, time.Millisecond)
-	if got := ids(mustAdmit(t, ctx, s, admitReq("w", 100))); !slices.Equal(got, []string{"slow-0"}) {
-		t.Errorf("admitted %v once one token refilled, want [slow-0]", got)
-	}
+	wantAdmitted(t, ctx, s, admitReq("w", 100), []string{"slow-0"}, " once one token refilled")
 	if err := s.RemoveRateLimit(ctx, "slow"); err != nil {
 		t.Fatal(err)
 	}
-	if got := ids(mustAdmit(t, ctx, s, admitReq("w", 100))); !slices.Equal(got, []string{"slow-1", "slow-2"}) {
-		t.Errorf("admitted %v after RemoveRateLimit, want [slow-1 slow-2]", got)
-	}
+	wantAdmitted(t, ctx, s, admitReq("w", 100), []string{"slow-1", "slow-2"}, " after RemoveRateLimit")
 }
 
 // rateManyEmptyAhead: 200 partitions whose class has no tokens, ahead of one that needs
@@ -406,9 +380,7 @@ func rateTrueUp(t *testing.T, s *headgate.Store) {
 		t.Fatalf("admitted %v, want [x] (10 tokens)", got)
 	}
 	mustEnqueue(t, ctx, s, mk("y", 5))
-	if got := mustAdmit(t, ctx, s, req); len(got) != 0 {
-		t.Errorf("admitted %v with 2 tokens left", ids(got))
-	}
+	wantAdmitted(t, ctx, s, req, nil, " with 2 tokens left")
 	two := 2
 	mustAck(t, ctx, s, claims[0], headgate.OutcomeSuccess, &headgate.AckOpts{ActualWeight: &two})
 	if got := ids(mustAdmit(t, ctx, s, req)); !slices.Equal(got, []string{"y"}) {
@@ -423,7 +395,5 @@ func rateTrueUp(t *testing.T, s *headgate.Store) {
 	three := 3
 	mustAck(t, ctx, s, claims[0], headgate.OutcomeSuccess, &headgate.AckOpts{ActualWeight: &three})
 	mustEnqueue(t, ctx, s, mk("v", 2))
-	if got := mustAdmit(t, ctx, s, req); len(got) != 0 {
-		t.Errorf("admitted %v: z reported weight 3 of 1, leaving 0 tokens, not 2", ids(got))
-	}
+	wantAdmitted(t, ctx, s, req, nil, ": z reported weight 3 of 1, leaving 0 tokens, not 2")
 }

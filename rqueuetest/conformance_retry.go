@@ -152,9 +152,7 @@ var retryCases = []conformanceCase{
 		if j := getJob(t, ctx, s, "a"); j.State != headgate.StateAvailable || !j.Held || j.CrashAttempt != 0 {
 			t.Errorf("retried quarantined job: %s held %v crash %d, want available, held, crash 0", j.State, j.Held, j.CrashAttempt)
 		}
-		if got := mustAdmit(t, ctx, s, admitReq("w", 5)); len(got) != 0 {
-			t.Errorf("admitted %v while the fingerprint is quarantined", ids(got))
-		}
+		wantAdmitted(t, ctx, s, admitReq("w", 5), nil, " while the fingerprint is quarantined")
 		if q, err := s.Quarantined(ctx); err != nil || len(q) != 1 {
 			t.Errorf("quarantined %+v, %v: want the fingerprint still quarantined", q, err)
 		}

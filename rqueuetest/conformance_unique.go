@@ -446,9 +446,7 @@ func uniqueBatch(t *testing.T, s *headgate.Store) {
 	if err != nil || len(stats) != 1 || stats[0].Unfinished != 1 {
 		t.Errorf("stats %+v, %v: want only the holder", stats, err)
 	}
-	if got := ids(mustAdmit(t, ctx, s, admitReq("w", 10))); !slices.Equal(got, []string{"holder"}) {
-		t.Errorf("admitted %v, want [holder]", got)
-	}
+	wantAdmitted(t, ctx, s, admitReq("w", 10), []string{"holder"}, "")
 }
 
 // uniqueReplaceFingerprintOfHeldHolder: a holder set aside because its fingerprint is

@@ -136,6 +136,18 @@ func (b *testBundle) handleUntilCancelled(ret func(ctx context.Context) error) (
 	return started, cause
 }
 
+// handleUntilReleased registers a handler that closes started, then blocks until release
+// is closed, whatever its context says, and succeeds.
+func (b *testBundle) handleUntilReleased() (started, release chan struct{}) {
+	started, release = make(chan struct{}), make(chan struct{})
+	worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
+		close(started)
+		<-release
+		return nil
+	})
+	return started, release
+}
+
 // returnCtxErr is a handler's ending that reports its context's error.
 func returnCtxErr(ctx context.Context) error { return ctx.Err() }
 

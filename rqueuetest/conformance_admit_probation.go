@@ -243,9 +243,7 @@ func heldCounted(t *testing.T, s *headgate.Store) {
 		t.Errorf("stats of paused: held %d available %d, want 1 and 0", p.Held, p.Counts[headgate.StateAvailable])
 	}
 	checkCounts(t, s)
-	if err := s.Cancel(ctx, "sib-2"); err != nil {
-		t.Fatal(err)
-	}
+	mustCancel(t, ctx, s, "sib-2")
 	if _, err := s.ReleaseQuarantine(ctx, "bad"); err != nil {
 		t.Fatal(err)
 	}

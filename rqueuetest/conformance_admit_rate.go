@@ -164,9 +164,7 @@ func rateParkedCancelReplace(t *testing.T, s *headgate.Store) {
 	if st := queueStat(t, s, headgate.QueueDefault); st.Unrunnable != 1 || st.Counts[headgate.StateAvailable] != 3 {
 		t.Errorf("stats: unrunnable %d available %d, want 1 (b) and 3", st.Unrunnable, st.Counts[headgate.StateAvailable])
 	}
-	if err := s.Cancel(ctx, "a"); err != nil {
-		t.Fatal(err)
-	}
+	mustCancel(t, ctx, s, "a")
 	wantState(t, ctx, s, "a", headgate.StateCancelled)
 	// Replace b's priority: b leaves the parking and is judged again.
 	dup := rated("b2", "t", "big", 7, 3)

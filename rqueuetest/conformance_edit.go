@@ -103,9 +103,7 @@ var editCases = []conformanceCase{
 		mustEnqueue(t, ctx, s, job("running"))
 		admitOne(t, ctx, s)
 		mustEnqueue(t, ctx, s, job("cancelled"))
-		if err := s.Cancel(ctx, "cancelled"); err != nil {
-			t.Fatal(err)
-		}
+		mustCancel(t, ctx, s, "cancelled")
 		edit := headgate.JobEdit{Priority: new(int32(1))}
 		err := unchanged(t, ctx, s, "edit running", func() error { _, err := s.Edit(ctx, "running", edit); return err })
 		if e := wantErr[*headgate.JobRunningError](t, err); e != nil && e.JobID != "running" {

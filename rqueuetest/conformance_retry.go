@@ -74,9 +74,7 @@ var retryCases = []conformanceCase{
 		finishAs(t, ctx, s, "a-completed", headgate.OutcomeSuccess)
 		finishAs(t, ctx, s, "b-archived", headgate.OutcomeRetry)
 		finishAs(t, ctx, s, "c-undecodable", headgate.OutcomeUndecodable)
-		if err := s.Cancel(ctx, "d-cancelled"); err != nil {
-			t.Fatal(err)
-		}
+		mustCancel(t, ctx, s, "d-cancelled")
 		wantState(t, ctx, s, "b-archived", headgate.StateArchived)
 		if a := getJob(t, ctx, s, "b-archived"); a.Attempt != 1 {
 			t.Fatalf("archived job has attempt %d, want 1", a.Attempt)
@@ -131,9 +129,7 @@ var retryCases = []conformanceCase{
 		a, b := job("a"), job("b")
 		a.PartitionKey, b.PartitionKey = "t1", "t1"
 		mustEnqueue(t, ctx, s, a, b)
-		if err := s.Cancel(ctx, "a"); err != nil {
-			t.Fatal(err)
-		}
+		mustCancel(t, ctx, s, "a")
 		mustRetry(t, ctx, s, "a", &headgate.RetryOptions{Edit: &headgate.JobEdit{
 			Payload: new([]byte(`{"n":2}`)), Priority: new(int32(9)), PartitionKey: new("t2")}})
 		got := mustAdmit(t, ctx, s, admitReq("w", 2))
@@ -207,9 +203,7 @@ var retryCases = []conformanceCase{
 		x := job("x")
 		x.UniqueKey = "u"
 		mustEnqueue(t, ctx, s, x)
-		if err := s.Cancel(ctx, "x"); err != nil {
-			t.Fatal(err)
-		}
+		mustCancel(t, ctx, s, "x")
 		y := job("y")
 		y.UniqueKey = "u"
 		mustEnqueue(t, ctx, s, y)
@@ -234,9 +228,7 @@ var retryCases = []conformanceCase{
 		a, b := job("a"), job("b")
 		a.Queue, b.Queue = "bp", "bp"
 		mustEnqueue(t, ctx, s, a, b)
-		if err := s.Cancel(ctx, "a"); err != nil {
-			t.Fatal(err)
-		}
+		mustCancel(t, ctx, s, "a")
 		if err := s.SetEnqueueLimit(ctx, "bp", 1); err != nil {
 			t.Fatal(err)
 		}

@@ -97,6 +97,27 @@ func rateFreeBehindEmpty(t *testing.T, s *headgate.Store) {
 	}
 }
 
+// wantSlowRefill checks the refill of class slow (one token an hour, spent, with slow-0,
+// slow-1 and slow-2 parked): req admits nothing a millisecond before the hour, and
+// slow-0 at it.
+func wantSlowRefill(t testing.TB, ctx context.Context, s *headgate.Store, req headgate.AdmitRequest) {
+	t.Helper()
+	advance(t, ctx, s, time.Hour-time.Millisecond)
+	wantAdmitted(t, ctx, s, req, nil, " before a token refilled")
+	advance(t, ctx, s, time.Millisecond)
+	wantAdmitted(t, ctx, s, req, []string{"slow-0"}, " once one token refilled")
+}
+
+// wantSlowLifted removes the limit of class slow and checks that req then admits the
+// parked slow-1 and slow-2 at once.
+func wantSlowLifted(t testing.TB, ctx context.Context, s *headgate.Store, req headgate.AdmitRequest) {
+	t.Helper()
+	if err := s.RemoveRateLimit(ctx, "slow"); err != nil {
+		t.Fatal(err)
+	}
+	wantAdmitted(t, ctx, s, req, []string{"slow-1", "slow-2"}, " after RemoveRateLimit")
+}
+
 // rateParkedReturnOnRefill: jobs parked by an empty class return to their partition
 // when the bucket refills, in rank order, no sooner; free jobs behind them go meanwhile;
 // RemoveRateLimit returns the rest at once.
@@ -115,17 +136,11 @@ func rateParkedReturnOnRefill(t *testing.T, s *headgate.Store) {
 	if got := ids(mustAdmit(t, ctx, s, admitReq("w", 10))); !slices.Equal(got, []string{"free-0", "free-1", "free-2"}) {
 		t.Errorf("admitted %v with the class empty, want the free jobs behind the slow ones", got)
 	}
-	advance(t, ctx, s, time.Hour-time.Millisecond)
-	wantAdmitted(t, ctx, s, admitReq("w", 10), nil, " before a token refilled")
-	advance(t, ctx, s, time.Millisecond)
-	wantAdmitted(t, ctx, s, admitReq("w", 10), []string{"slow-0"}, " once one token refilled")
+	wantSlowRefill(t, ctx, s, admitReq("w", 10))
 	// A job enqueued behind parked ones is not blocked by them either.
 	mustEnqueue(t, ctx, s, rated("late-free", "t", "", 0, 1))
 	wantAdmitted(t, ctx, s, admitReq("w", 10), []string{"late-free"}, "")
-	if err := s.RemoveRateLimit(ctx, "slow"); err != nil {
-		t.Fatal(err)
-	}
-	wantAdmitted(t, ctx, s, admitReq("w", 10), []string{"slow-1", "slow-2"}, " after RemoveRateLimit")
+	wantSlowLifted(t, ctx, s, admitReq("w", 10))
 }
 
 // rateUnrunnableUntilBurstGrows: a job heavier than its class's burst is counted
@@ -281,13 +296,7 @@ func rateLongRun(t *testing.T, s *headgate.Store) {
 func rateEmptyClassOthersAdmitted(t *testing.T, s *headgate.Store) {
 	ctx := freeze(t, s)
 	mustSetRateLimit(t, ctx, s, "slow", headgate.RateLimit{Limit: 1, Window: time.Hour, Burst: 1})
-	// Empty the bucket from another queue: the class is fleet-wide.
-	drain := job("drain")
-	drain.Queue, drain.RateClass = "drain", "slow"
-	mustEnqueue(t, ctx, s, drain)
-	if got := ids(mustAdmit(t, ctx, s, admitReq("w", 5, "drain"))); !slices.Equal(got, []string{"drain"}) {
-		t.Fatalf("admitted %v, want [drain]", got)
-	}
+	spendClass(t, ctx, s, "slow", 1)
 
 	var jobs []headgate.Envelope
 	for i := range 3 { // first in the ring
@@ -315,14 +324,8 @@ func rateEmptyClassOthersAdmitted(t *testing.T, s *headgate.Store) {
 		t.Errorf("admitted %v with the slow class empty, want every job of the other partitions %v", got, want)
 	}
 	wantAdmitted(t, ctx, s, admitReq("w", 100), nil, " with the slow class empty")
-	advance(t, ctx, s, time.Hour-time.Millisecond)
-	wantAdmitted(t, ctx, s, admitReq("w", 100), nil, " before a token refilled")
-	advance(t, ctx, s, time.Millisecond)
-	wantAdmitted(t, ctx, s, admitReq("w", 100), []string{"slow-0"}, " once one token refilled")
-	if err := s.RemoveRateLimit(ctx, "slow"); err != nil {
-		t.Fatal(err)
-	}
-	wantAdmitted(t, ctx, s, admitReq("w", 100), []string{"slow-1", "slow-2"}, " after RemoveRateLimit")
+	wantSlowRefill(t, ctx, s, admitReq("w", 100))
+	wantSlowLifted(t, ctx, s, admitReq("w", 100))
 }
 
 // rateManyEmptyAhead: 200 partitions whose class has no tokens, ahead of one that needs
@@ -332,12 +335,7 @@ func rateEmptyClassOthersAdmitted(t *testing.T, s *headgate.Store) {
 func rateManyEmptyAhead(t *testing.T, s *headgate.Store) {
 	ctx := freeze(t, s)
 	mustSetRateLimit(t, ctx, s, "slow", headgate.RateLimit{Limit: 1, Window: time.Hour, Burst: 1})
-	drain := job("drain")
-	drain.Queue, drain.RateClass = "drain", "slow"
-	mustEnqueue(t, ctx, s, drain)
-	if got := ids(mustAdmit(t, ctx, s, admitReq("w", 5, "drain"))); !slices.Equal(got, []string{"drain"}) {
-		t.Fatalf("admitted %v, want [drain]", got)
-	}
+	spendClass(t, ctx, s, "slow", 1)
 	var jobs []headgate.Envelope
 	for i := range 200 {
 		e := job(fmt.Sprintf("lim-%03d", i))

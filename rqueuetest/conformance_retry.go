@@ -10,16 +10,16 @@ import (
 	"github.com/headgate/headgate"
 )
 
-// quarantinedWithHeldSibling enqueues job a and, due an hour later, job sibling, both
-// with the fingerprint "poison"; a's crashes quarantine it, and an hour on the sibling
+// quarantinedWithHeldSibling enqueues job id and, due an hour later, job sibling, both
+// with the fingerprint "poison"; id's crashes quarantine it, and an hour on the sibling
 // is promoted into the held set.
-func quarantinedWithHeldSibling(t testing.TB, ctx context.Context, s *headgate.Store) {
+func quarantinedWithHeldSibling(t testing.TB, ctx context.Context, s *headgate.Store, id, sibling string) {
 	t.Helper()
-	a, sib := job("a"), job("sibling")
-	a.Fingerprint, sib.Fingerprint = "poison", "poison"
+	poison, sib := job(id), job(sibling)
+	poison.Fingerprint, sib.Fingerprint = "poison", "poison"
 	sib.ScheduledAt = epoch.Add(time.Hour)
-	mustEnqueue(t, ctx, s, a, sib)
-	quarantineJob(t, ctx, s, "a")
+	mustEnqueue(t, ctx, s, poison, sib)
+	quarantineJob(t, ctx, s, id)
 	advance(t, ctx, s, time.Hour)
 	mustPromote(t, ctx, s)
 }
@@ -143,7 +143,7 @@ var retryCases = []conformanceCase{
 	}},
 	{"Retry/QuarantinedStaysHeldUnlessLifted", func(t *testing.T, s *headgate.Store) {
 		ctx := freeze(t, s)
-		quarantinedWithHeldSibling(t, ctx, s)
+		quarantinedWithHeldSibling(t, ctx, s, "a", "sibling")
 		mustRetry(t, ctx, s, "a", nil)
 		if j := getJob(t, ctx, s, "a"); j.State != headgate.StateAvailable || !j.Held || j.CrashAttempt != 0 {
 			t.Errorf("retried quarantined job: %s held %v crash %d, want available, held, crash 0", j.State, j.Held, j.CrashAttempt)
@@ -155,7 +155,7 @@ var retryCases = []conformanceCase{
 	}},
 	{"Retry/ReleaseQuarantineAndRetry", func(t *testing.T, s *headgate.Store) {
 		ctx := freeze(t, s)
-		quarantinedWithHeldSibling(t, ctx, s)
+		quarantinedWithHeldSibling(t, ctx, s, "a", "sibling")
 		if j := getJob(t, ctx, s, "sibling"); !j.Held {
 			t.Fatalf("sibling is not held: %+v", j)
 		}

@@ -1141,6 +1141,129 @@ local function apply_edit(P, id, j, e)
   if edit_has(e.mask, EDIT_TAGS) then put('tags', e.tags, '') end
 end
 
+-- Shared script bodies: the steps two or more scripts take alike, written once.
+
+-- The job id is running under this lease and fence, for a holder's write; else nil and
+-- the reply that refuses the write (LeaseRejected, or Corrupt when the job's data is).
+--- @include K.job
+--- @include E_LEASE_REJECTED
+--- @include holder_checked
+--- @include corrupt_reply
+local function held_job(P, id, lease, fence)
+  local j, why = holder_checked(P, id, lease, fence)
+  if why then return nil, corrupt_reply(K.job(P, id), why) end
+  if not j then return nil, { E_LEASE_REJECTED } end
+  return j
+end
+
+-- A holder's write of one of its job's side hashes (output, progress): the hash at key
+-- becomes fields (a flat list of names and values) stamped with the fence and the store
+-- time. The reply: {OK, store time}, or the refusal of held_job or of a key of another
+-- type, with nothing written.
+--- @include rcall
+--- @include OK
+--- @include now_ms
+--- @include mark_aux
+--- @include first_bad_key
+--- @include corrupt_reply
+--- @include held_job
+local function write_held_hash(P, id, lease, fence, key, fields)
+  local j, refused = held_job(P, id, lease, fence)
+  if refused then return refused end
+  local bad, why = first_bad_key({ { key, 'hash' } })
+  if bad then return corrupt_reply(bad, why) end
+  local now = now_ms(P)
+  mark_aux(P, id)
+  local args = { key }
+  for _, v in ipairs(fields) do args[#args + 1] = v end
+  args[#args + 1] = 'fence'
+  args[#args + 1] = j.fence
+  args[#args + 1] = 'at'
+  args[#args + 1] = now
+  rcall('HSET', unpack(args))
+  return { OK, now }
+end
+
+-- For a script that parks the corrupt jobs it meets among those it moves (parked: a
+-- list of {id, why}): the corrupt_reply when there are some and K.corrupt, where they are
+-- recorded, is unusable; nil when parking them cannot fail. Called in the read phase.
+--- @include K.corrupt
+--- @include first_bad_key
+--- @include corrupt_reply
+local function parking_refused(P, parked)
+  if #parked == 0 then return nil end
+  local bad, why = first_bad_key({ { K.corrupt(P), 'hash' } })
+  if bad then return corrupt_reply(bad, why) end
+  return nil
+end
+
+-- Writes a namespace record when the name is absent (rec: origin, state, placement,
+-- config, created and seen in ms, -1 meaning the store clock now and created); on a name
+-- already registered only its last-seen time is bumped. The reply: {OK, 'created' or
+-- 'already_existed'}.
+--- @include rcall
+--- @include OK
+--- @include now_ms
+--- @include SEP
+--- @include K.ns_record
+--- @include K.ns_index
+--- @include pad_ms
+local function put_namespace_record(P, name, rec)
+  local rk = K.ns_record(P, name)
+  local now = now_ms(P)
+  if rcall('EXISTS', rk) == 1 then
+    rcall('HSET', rk, 'seen', now)
+    return { OK, 'already_existed' }
+  end
+  local created = rec.created
+  if created < 0 then created = now end
+  local seen = rec.seen
+  if seen < 0 then seen = created end
+  rcall('HSET', rk, 'name', name, 'origin', rec.origin, 'state', rec.state, 'placement', rec.placement,
+    'config', rec.config, 'created', created, 'seen', seen)
+  rcall('ZADD', K.ns_index(P), '0', pad_ms(created) .. SEP .. name)
+  return { OK, 'created' }
+end
+
+-- Appends to keys (a list of {key, type}, for first_bad_key) what unindex_job writes for
+-- job j, and K.unique when j holds a strict unique key. Returns keys.
+--- @include K.held
+--- @include K.parked
+--- @include K.scheduled
+--- @include K.unique
+--- @include partition_of
+local function unindex_job_keys(P, j, keys)
+  if j.state == 'available' then
+    if j.held == '1' then
+      keys[#keys + 1] = { K.held(P, j.fp), 'set' }
+    elseif j.parked ~= '' then
+      keys[#keys + 1] = { K.parked(P, j.rc), 'zset' }
+    else
+      local pz, ring, rs = partition_of(P, j.queue, j.sticky, j.part)
+      keys[#keys + 1] = { pz, 'zset' }
+      keys[#keys + 1] = { ring, 'zset' }
+      keys[#keys + 1] = { rs, 'hash' }
+    end
+  elseif j.state == 'scheduled' or j.state == 'retryable' then
+    keys[#keys + 1] = { K.scheduled(P), 'zset' }
+  end
+  if j.ukey ~= '' and j.uwin == 0 then keys[#keys + 1] = { K.unique(P), 'hash' } end
+  return keys
+end
+
+-- Takes an available, scheduled or retryable job out of the index its state keeps it
+-- in (another state is in none of them). The caller moves the counts.
+--- @include rcall
+--- @include K.scheduled
+--- @include unindex_available_job
+local function unindex_job(P, id, j)
+  if j.state == 'available' then
+    unindex_available_job(P, id, j)
+  elseif j.state == 'scheduled' or j.state == 'retryable' then
+    rcall('ZREM', K.scheduled(P), id)
+  end
+end
+
 
 -- Workflow runtime (keys.go, "Workflow runtime keys"). A workflow's row also holds its
 -- route and task: 'queue', 'part' (where its tasks run), 'task' (the id of its
@@ -1304,20 +1427,13 @@ end
 -- The caller checked wf_need_task and K.scheduled.
 --- @include rcall
 --- @include K.job
---- @include K.scheduled
 --- @include load_job
---- @include unindex_available_job
+--- @include unindex_job
 --- @include move_count
 local function wf_stage_task(P, tid)
   local j = load_job(P, tid)
-  if not j then return end
-  if j.state == 'available' then
-    unindex_available_job(P, tid, j)
-  elseif j.state == 'scheduled' or j.state == 'retryable' then
-    rcall('ZREM', K.scheduled(P), tid)
-  else
-    return
-  end
+  if not j or not (j.state == 'available' or j.state == 'scheduled' or j.state == 'retryable') then return end
+  unindex_job(P, tid, j)
   rcall('HSET', K.job(P, tid), 'state', 'pending')
   move_count(P, j.queue, j.state, 'pending')
 end
@@ -1326,11 +1442,10 @@ end
 -- tasks: a running one's holder is told on the cancel channel, and its commit is refused
 -- since the job is gone. The caller checked wf_need_task, K.scheduled and K.leases.
 --- @include rcall
---- @include K.scheduled
 --- @include K.cancelled
 --- @include load_job
 --- @include drop_lease
---- @include unindex_available_job
+--- @include unindex_job
 --- @include delete_job
 local function wf_drop_task(P, tid)
   local j = load_job(P, tid)
@@ -1338,10 +1453,8 @@ local function wf_drop_task(P, tid)
   if j.state == 'running' then
     drop_lease(P, tid)
     rcall('PUBLISH', K.cancelled(P), string.format('%d', j.fence) .. ' ' .. tid .. '\n' .. j.lease)
-  elseif j.state == 'available' then
-    unindex_available_job(P, tid, j)
-  elseif j.state == 'scheduled' or j.state == 'retryable' then
-    rcall('ZREM', K.scheduled(P), tid)
+  else
+    unindex_job(P, tid, j)
   end
   delete_job(P, tid, j)
 end

@@ -35,7 +35,8 @@ func (s *Store) ListSchedules(ctx context.Context, cursor string, limit int) ([]
 	if cursor != "" {
 		min = "(" + cursor
 	}
-	names, err := s.rdb.ZRangeByLex(ctx, s.keys.Schedules(), &redis.ZRangeBy{Min: min, Max: "+", Count: int64(limit) + 1}).Result()
+	names, err := s.rdb.ZRangeArgs(ctx, redis.ZRangeArgs{Key: s.keys.Schedules(), Start: min, Stop: "+", ByLex: true,
+		Count: int64(limit) + 1}).Result()
 	if err != nil {
 		return nil, "", err
 	}

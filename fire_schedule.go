@@ -140,6 +140,9 @@ func (s *Store) FireDueSchedules(ctx context.Context, f DutyFence, limit int) ([
 	if limit < 1 || limit > MaxBatch {
 		return nil, time.Time{}, invalid("limit", "is %d, outside 1..%d", limit, MaxBatch)
 	}
+	if err := validateRequired("duty", f.Duty, true); err != nil {
+		return nil, time.Time{}, err
+	}
 	now, err := s.Now(ctx)
 	if err != nil {
 		return nil, time.Time{}, err

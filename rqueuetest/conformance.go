@@ -62,7 +62,7 @@ func ExerciseBackend(t *testing.T, newStore NewStoreFunc) {
 // *headgate.InvalidError and leaves the store unchanged.
 func ExerciseValidation(t *testing.T, newStore NewStoreFunc) {
 	t.Helper()
-	runCases(t, newStore, append(slices.Clone(validationCases), operatorValidationCases...))
+	runCases(t, newStore, slices.Concat(validationCases, operatorValidationCases, scheduleValidationCases))
 }
 
 func runCases(t *testing.T, newStore NewStoreFunc, cases []conformanceCase) {

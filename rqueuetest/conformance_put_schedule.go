@@ -108,3 +108,70 @@ var putScheduleCases = []conformanceCase{
 		}
 	}},
 }
+
+// scheduleValidationCases: each definition that does not hold together is refused with
+// an *InvalidError naming the field, and nothing is written.
+var scheduleValidationCases = []conformanceCase{
+	{"Validation/Schedule", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		mustAddSchedule(t, ctx, s, minuteSchedule("ok"))
+		edit := func(f func(*headgate.Schedule)) headgate.Schedule {
+			sc := minuteSchedule("bad")
+			f(&sc)
+			return sc
+		}
+		for _, c := range []struct {
+			field string
+			sc    headgate.Schedule
+		}{
+			{"Name", edit(func(sc *headgate.Schedule) { sc.Name = "" })},
+			{"Name", edit(func(sc *headgate.Schedule) { sc.Name = "a{b}" })},
+			{"Cron", edit(func(sc *headgate.Schedule) { sc.Cron = "" })},
+			{"Cron", edit(func(sc *headgate.Schedule) { sc.Cron = "61 * * * *" })},
+			{"Cron", edit(func(sc *headgate.Schedule) { sc.Cron = "* * * *" })},
+			{"Cron", edit(func(sc *headgate.Schedule) { sc.Cron = "@every 5m" })},
+			{"Cron", edit(func(sc *headgate.Schedule) { sc.Cron = "TZ=UTC * * * * *" })},
+			{"Cron", edit(func(sc *headgate.Schedule) { sc.Interval = time.Minute })},
+			{"Interval", edit(func(sc *headgate.Schedule) { sc.Cron, sc.Interval = "", 500*time.Millisecond })},
+			{"Start", edit(func(sc *headgate.Schedule) { sc.Start = epoch })},
+			{"Zone", edit(func(sc *headgate.Schedule) { sc.Zone = "Mars/Olympus" })},
+			{"Zone", edit(func(sc *headgate.Schedule) { sc.Zone = "Local" })},
+			{"Job.Kind", edit(func(sc *headgate.Schedule) { sc.Job.Kind = "" })},
+			{"Job.ID", edit(func(sc *headgate.Schedule) { sc.Job.ID = "x" })},
+			{"Job.ScheduledAt", edit(func(sc *headgate.Schedule) { sc.Job.ScheduledIn = time.Second })},
+			{"Job.Pending", edit(func(sc *headgate.Schedule) { sc.Job.Pending = true })},
+			{"Job.UniqueReplace", edit(func(sc *headgate.Schedule) {
+				sc.Job.UniqueKey, sc.Job.UniqueDebounce = "k", time.Second
+			})},
+			{"Job.Queue", edit(func(sc *headgate.Schedule) { sc.Job.Queue = "a:b" })},
+			{"Misfire.Policy", edit(func(sc *headgate.Schedule) { sc.Misfire.Policy = "later" })},
+			{"Misfire.Grace", edit(func(sc *headgate.Schedule) { sc.Misfire.Grace = -time.Second })},
+			{"Misfire.Max", edit(func(sc *headgate.Schedule) { sc.Misfire.Policy = headgate.MisfireCatchUp })},
+			{"Misfire.Max", edit(func(sc *headgate.Schedule) { sc.Misfire.Max = 3 })},
+			{"Misfire.Window", edit(func(sc *headgate.Schedule) {
+				sc.Misfire = headgate.Misfire{Policy: headgate.MisfireCatchUp, Max: 3}
+			})},
+		} {
+			for _, put := range []struct {
+				verb string
+				f    func(context.Context, headgate.Schedule) (int64, error)
+			}{{"add", s.AddSchedule}, {"update", s.UpdateSchedule}} {
+				err := unchanged(t, ctx, s, put.verb+" "+c.field, func() error { _, err := put.f(ctx, c.sc); return err })
+				if inv := wantErr[*headgate.InvalidError](t, err); inv != nil && inv.Field != c.field {
+					t.Errorf("%s %+v: refused for %s (%s), want %s", put.verb, c.sc, inv.Field, inv.Reason, c.field)
+				}
+			}
+		}
+		for verb, call := range map[string]func() error{
+			"pause empty name":  func() error { _, err := s.PauseSchedule(ctx, ""); return err },
+			"remove brace name": func() error { return s.RemoveSchedule(ctx, "{x}") },
+			"list zero limit":   func() error { _, _, err := s.ListSchedules(ctx, "", 0); return err },
+			"fire due no duty": func() error {
+				_, _, err := s.FireDueSchedules(ctx, headgate.DutyFence{Holder: "h"}, 1)
+				return err
+			},
+		} {
+			wantErr[*headgate.InvalidError](t, unchanged(t, ctx, s, verb, call))
+		}
+	}},
+}

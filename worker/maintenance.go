@@ -2,7 +2,10 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"time"
+
+	"github.com/headgate/headgate"
 )
 
 // Names of the maintenance duties; one worker of the fleet holds each.
@@ -10,6 +13,7 @@ const (
 	DutyReclaim = "reclaim" // expired leases → retryable or quarantined
 	DutyPromote = "promote" // due scheduled and retryable jobs → available
 	DutyEvict   = "evict"   // finished jobs past their retention → deleted
+	DutyCron    = "cron"    // due ticks of the namespace's schedules → jobs
 )
 
 // maintenanceBatch is the most jobs one maintenance call handles; a full batch is
@@ -19,8 +23,9 @@ const maintenanceBatch = 1000
 // duty is a maintenance loop that runs only while its worker holds the duty's lease.
 type duty struct {
 	name string
-	// pass runs once and returns how long to sleep before the next pass.
-	pass func(ctx context.Context) (time.Duration, error)
+	// pass runs once, under the tenure whose fence it is given, and returns how long to
+	// sleep before the next pass.
+	pass func(ctx context.Context, fence int64) (time.Duration, error)
 	// nudge, when set, ends the sleep early.
 	nudge <-chan struct{}
 }
@@ -30,6 +35,7 @@ func (w *Worker) duties() []duty {
 		{name: DutyReclaim, pass: w.reclaimPass},
 		{name: DutyPromote, pass: w.promotePass, nudge: w.nudge},
 		{name: DutyEvict, pass: w.evictPass},
+		{name: DutyCron, pass: w.cronPass},
 	}
 }
 
@@ -39,6 +45,7 @@ func (w *Worker) duties() []duty {
 func (w *Worker) dutyLoop(ctx context.Context, d duty) {
 	var (
 		held      bool
+		fence     int64
 		renewedAt time.Time
 		bo        backoff
 	)
@@ -54,7 +61,7 @@ func (w *Worker) dutyLoop(ctx context.Context, d duty) {
 	for ctx.Err() == nil {
 		if !held || time.Since(renewedAt) >= w.cfg.DutyLease/3 {
 			t0 := time.Now()
-			ok, err := w.store.ClaimDuty(w.ioCtx, d.name, w.cfg.ID, w.cfg.DutyLease)
+			l, err := w.store.ClaimDutyLease(w.ioCtx, d.name, w.cfg.ID, w.cfg.DutyLease)
 			if err != nil {
 				held = false
 				if ctx.Err() != nil {
@@ -66,11 +73,11 @@ func (w *Worker) dutyLoop(ctx context.Context, d duty) {
 				continue
 			}
 			w.redisAnswered()
-			if ok && !held {
-				w.log.Debug("took duty", "duty", d.name)
+			if l.Held && !held {
+				w.log.Debug("took duty", "duty", d.name, "fence", l.Fence)
 			}
-			held = ok
-			if ok {
+			held, fence = l.Held, l.Fence
+			if l.Held {
 				renewedAt = t0
 			}
 		}
@@ -78,7 +85,12 @@ func (w *Worker) dutyLoop(ctx context.Context, d duty) {
 			sleepCtx(ctx, w.cfg.DutyLease/5)
 			continue
 		}
-		wait, err := d.pass(ctx)
+		wait, err := d.pass(ctx, fence)
+		if errors.Is(err, headgate.ErrDutyLost) {
+			// The lease ran out between renewals (or the store clock jumped): claim again.
+			held = false
+			continue
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -103,7 +115,7 @@ func (w *Worker) dutyLoop(ctx context.Context, d duty) {
 
 // reclaimPass applies LeaseLost to expired leases: a dead worker's jobs become retryable
 // (or quarantined at the crash limit).
-func (w *Worker) reclaimPass(ctx context.Context) (time.Duration, error) {
+func (w *Worker) reclaimPass(ctx context.Context, _ int64) (time.Duration, error) {
 	rs, err := w.store.ReclaimExpired(ctx, maintenanceBatch)
 	if err != nil {
 		return 0, err
@@ -122,7 +134,7 @@ func (w *Worker) reclaimPass(ctx context.Context) (time.Duration, error) {
 
 // promotePass makes due jobs available and sleeps until the next due time, at most
 // PromoteInterval.
-func (w *Worker) promotePass(ctx context.Context) (time.Duration, error) {
+func (w *Worker) promotePass(ctx context.Context, _ int64) (time.Duration, error) {
 	n, next, err := w.store.PromoteDue(ctx, maintenanceBatch)
 	if err != nil {
 		return 0, err
@@ -142,7 +154,7 @@ func (w *Worker) promotePass(ctx context.Context) (time.Duration, error) {
 }
 
 // evictPass deletes finished jobs whose retention lapsed.
-func (w *Worker) evictPass(ctx context.Context) (time.Duration, error) {
+func (w *Worker) evictPass(ctx context.Context, _ int64) (time.Duration, error) {
 	n, err := w.store.EvictRetained(ctx, maintenanceBatch)
 	if err != nil {
 		return 0, err

@@ -150,6 +150,19 @@ func TestCronSoak(t *testing.T) {
 				t.Errorf("tick %d: %v", m, err)
 			}
 		}
-		t.Logf("%d worker generations", gen)
+		// Each minute the duty's lease ran out, so it changed hands about once a minute
+		// (not in the minutes the fleet was down): the fence counts the tenures.
+		for slot, w := range fleet {
+			if w != nil {
+				down(slot)
+			}
+		}
+		mustOK(t, store.AdvanceClock(ctx, time.Second))
+		probe, err := store.ClaimDutyLease(ctx, worker.DutyCron, "probe", time.Millisecond)
+		mustOK(t, err)
+		if probe.Fence < minutes/2 {
+			t.Errorf("the cron duty had %d tenures over %d minutes, want one in most minutes", probe.Fence-1, minutes)
+		}
+		t.Logf("%d worker generations, %d cron duty tenures", gen, probe.Fence-1)
 	})
 }

@@ -74,4 +74,3 @@ func TestCronCommand(t *testing.T) {
 		t.Errorf("a refused add wrote a schedule")
 	}
 }
-

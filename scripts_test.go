@@ -249,7 +249,7 @@ func TestLuaScriptIncludes(t *testing.T) {
 			unindex_available_job JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS load_fields load_job schedule
 			make_available safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field
 			JOB_STATES load_job_checked counts_ok corrupt_reply needed structure_bad need need_counts
-			structure_error need_available new_job_fields take_unique`,
+			structure_error need_available new_job_fields take_unique unique_holder`,
 		"evict": `rcall K K.job K.errors K.result K.output K.progress K.counts K.retained K.throttle
 			K.throttle_expiry K.clock K.corrupt K.fp_running OK E_CORRUPT now_ms UNFINISHED str
 			count_delta move_count flush_counts JOB_NUMBERS JOB_DEFAULTS release_fingerprint
@@ -322,8 +322,8 @@ func TestLuaScriptIncludes(t *testing.T) {
 			flush_counts unfinished partition_of ring_last ring_has ring_contains ring_push_back wake
 			index_available safe_hmget key_type_known key_ok MAX_SAFE counts_ok corrupt_reply needed
 			structure_bad need need_counts structure_error K.schedule E_SCHEDULE_NOT_FOUND
-			E_SCHEDULE_MOVED new_job_fields take_unique schedule_template schedule_job_verdict
-			write_schedule_job`,
+			E_SCHEDULE_MOVED new_job_fields take_unique unique_holder schedule_template
+			schedule_job_verdict write_schedule_job`,
 		"remove_schedule": `rcall K OK E_CORRUPT key_type_known key_ok corrupt_reply needed structure_bad need
 			structure_error K.schedule K.schedules K.schedules_due E_SCHEDULE_NOT_FOUND`,
 		"put_schedule": `rcall K K.clock OK E_CORRUPT now_ms key_type_known key_ok corrupt_reply needed
@@ -337,7 +337,7 @@ func TestLuaScriptIncludes(t *testing.T) {
 			ring_push_back wake index_available safe_hmget key_type_known key_ok MAX_SAFE counts_ok
 			corrupt_reply needed structure_bad need need_counts structure_error K.schedule
 			K.schedules_due E_SCHEDULE_NOT_FOUND E_SCHEDULE_MOVED E_DUTY_LOST new_job_fields
-			take_unique schedule_template schedule_job_verdict write_schedule_job`,
+			take_unique unique_holder schedule_template schedule_job_verdict write_schedule_job`,
 		"pause_schedule": `rcall K K.clock OK E_CORRUPT now_ms key_type_known key_ok corrupt_reply needed
 			structure_bad need structure_error K.schedule K.schedules_due E_SCHEDULE_NOT_FOUND`,
 		"wf_delete_worker_deployment": `rcall K OK K.deployments K.deployment_index`,

@@ -74,6 +74,7 @@ Cost     O(n * log N): a constant number of commands per job.
 --- @include K.held
 --- @include new_job_fields
 --- @include take_unique
+--- @include unique_holder
 local P = KEYS[1]
 local n = tonumber(ARGV[1])
 local F = tonumber(ARGV[2])
@@ -206,13 +207,7 @@ for _, e in ipairs(jobs) do
       return { E_QUARANTINED, e.fp }
     end
     if e.ukey ~= '' then
-      local hid
-      if e.uwin > 0 then
-        local until_ms = rcall('ZSCORE', K.throttle_expiry(P), e.ukey)
-        if until_ms and tonumber(until_ms) > now then hid = rcall('HGET', K.throttle(P), e.ukey) end
-      else
-        hid = rcall('HGET', K.unique(P), e.ukey)
-      end
+      local hid = unique_holder(P, e.ukey, e.uwin, now)
       if hid then
         local replaced = 0
         if e.urepl > 0 or e.udeb > 0 then

@@ -1313,6 +1313,21 @@ local function take_unique(P, e, now)
   end
 end
 
+-- The job that holds a unique key: strict (window 0) until it is terminal, a throttle
+-- window until it ends; nil when the key is free.
+--- @include rcall
+--- @include K.unique
+--- @include K.throttle
+--- @include K.throttle_expiry
+local function unique_holder(P, ukey, uwin, now)
+  if uwin > 0 then
+    local until_ms = rcall('ZSCORE', K.throttle_expiry(P), ukey)
+    if until_ms and tonumber(until_ms) > now then return rcall('HGET', K.throttle(P), ukey) end
+    return nil
+  end
+  return rcall('HGET', K.unique(P), ukey)
+end
+
 -- A schedule's job from its template, as fire_schedule.lua and run_schedule.lua take it
 -- in ARGV[1..15].
 local function schedule_template(kind, queue, part, fp, prio, sticky, ret, maxa, schema, weight, rc, ukey, uwin, tags, payload)
@@ -1346,6 +1361,7 @@ end
 --- @include partition_of
 --- @include need
 --- @include need_counts
+--- @include unique_holder
 local function schedule_job_verdict(P, e, now, call)
   local have, why = safe_hmget(K.job(P, e.id), 'kind', 'fp', 'queue')
   if not have then return 'corrupt', corrupt_reply(K.job(P, e.id), why) end
@@ -1355,15 +1371,7 @@ local function schedule_job_verdict(P, e, now, call)
   end
   if is_quarantined(P, e.fp) then return 'refused', { E_QUARANTINED, e.fp } end
   if e.ukey ~= '' then
-    local hid = call.unique[e.ukey]
-    if not hid then
-      if e.uwin > 0 then
-        local until_ms = rcall('ZSCORE', K.throttle_expiry(P), e.ukey)
-        if until_ms and tonumber(until_ms) > now then hid = rcall('HGET', K.throttle(P), e.ukey) end
-      else
-        hid = rcall('HGET', K.unique(P), e.ukey)
-      end
-    end
+    local hid = call.unique[e.ukey] or unique_holder(P, e.ukey, e.uwin, now)
     if hid then
       local hs = rcall('HMGET', K.job(P, hid), 'state', 'sched')
       return 'refused', { E_DUPLICATE, hid, 0, hs[1] or 'deleted', hs[2] or 0 }

@@ -2,7 +2,6 @@ package worker
 
 import (
 	"context"
-
 	"time"
 
 	"github.com/headgate/headgate"
@@ -25,13 +24,5 @@ func (w *Worker) cronPass(ctx context.Context, fence int64) (time.Duration, erro
 			w.log.Debug("schedule fired", "schedule", r.Schedule, "tick", r.Tick, "job_id", r.JobID)
 		}
 	}
-	wait := w.cfg.CronInterval
-	if !next.IsZero() {
-		now, err := w.store.Now(ctx)
-		if err != nil {
-			return 0, err
-		}
-		wait = min(wait, max(next.Sub(now), time.Millisecond))
-	}
-	return wait, nil
+	return w.untilDue(ctx, next, w.cfg.CronInterval)
 }

@@ -142,15 +142,20 @@ func (w *Worker) promotePass(ctx context.Context, _ int64) (time.Duration, error
 	if n == maintenanceBatch {
 		return 0, nil
 	}
-	wait := w.cfg.PromoteInterval
-	if !next.IsZero() {
-		now, err := w.store.Now(ctx)
-		if err != nil {
-			return 0, err
-		}
-		wait = min(wait, max(next.Sub(now), time.Millisecond))
+	return w.untilDue(ctx, next, w.cfg.PromoteInterval)
+}
+
+// untilDue is how long a duty sleeps for its next due time (zero: none known) on the
+// store clock, at most most.
+func (w *Worker) untilDue(ctx context.Context, next time.Time, most time.Duration) (time.Duration, error) {
+	if next.IsZero() {
+		return most, nil
 	}
-	return wait, nil
+	now, err := w.store.Now(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return min(most, max(next.Sub(now), time.Millisecond)), nil
 }
 
 // evictPass deletes finished jobs whose retention lapsed.

@@ -135,7 +135,9 @@ func (s *Store) FireSchedule(ctx context.Context, f DutyFence, name string) ([]T
 
 // FireDueSchedules fires, under a duty tenure, up to limit schedules that are due at
 // the store's now, and returns their fired ticks and when the next schedule is due
-// (zero: none is). Schedules removed or paused meanwhile are passed over.
+// (zero: none is). Schedules removed or paused meanwhile are passed over. A schedule
+// whose stored data is unusable does not hold the others back: it is passed over too,
+// and its *CorruptError is returned, with the others' results, once they are fired.
 func (s *Store) FireDueSchedules(ctx context.Context, f DutyFence, limit int) ([]TickResult, time.Time, error) {
 	if limit < 1 || limit > MaxBatch {
 		return nil, time.Time{}, invalid("limit", "is %d, outside 1..%d", limit, MaxBatch)
@@ -153,12 +155,17 @@ func (s *Store) FireDueSchedules(ctx context.Context, f DutyFence, limit int) ([
 		return nil, time.Time{}, err
 	}
 	var out []TickResult
+	var corrupt []error
 	for _, n := range names {
 		res, err := s.FireSchedule(ctx, f, n)
 		var moved *ScheduleMovedError
+		var bad *CorruptError
 		switch {
 		case errors.Is(err, ErrScheduleNotFound), errors.As(err, &moved):
 			continue // removed, or paused, or changed twice under us: the next pass sees it
+		case errors.As(err, &bad):
+			corrupt = append(corrupt, fmt.Errorf("schedule %q: %w", n, err))
+			continue
 		case err != nil:
 			return out, time.Time{}, err
 		}
@@ -172,5 +179,5 @@ func (s *Store) FireDueSchedules(ctx context.Context, f DutyFence, limit int) ([
 	if len(first) > 0 {
 		next = fromMs(int64(first[0].Score))
 	}
-	return out, next, nil
+	return out, next, errors.Join(corrupt...)
 }

@@ -359,4 +359,22 @@ var fireScheduleCases = []conformanceCase{
 			}
 		}
 	}},
+	{"FireSchedule/CorruptScheduleHoldsNoOtherBack", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		mustAddSchedule(t, ctx, s, minuteSchedule("a"))
+		mustAddSchedule(t, ctx, s, minuteSchedule("b"))
+		key := "hg:{" + s.Namespace() + "}:cron:a"
+		if err := s.Client().HSet(ctx, key, "def", "{not json").Err(); err != nil {
+			t.Fatal(err)
+		}
+		advance(t, ctx, s, time.Minute)
+		res, _, err := s.FireDueSchedules(ctx, cronFence(t, ctx, s, "w"), 10)
+		var bad *headgate.CorruptError
+		if !errors.As(err, &bad) {
+			t.Errorf("fire: %v, want the *CorruptError of schedule a", err)
+		}
+		if len(res) != 1 || res[0].Schedule != "b" || res[0].Outcome != headgate.TickEnqueued {
+			t.Errorf("fired %+v, want b's tick", res)
+		}
+	}},
 }

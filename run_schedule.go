@@ -7,6 +7,7 @@ import (
 
 // RunScheduleNow enqueues a schedule's job now, out of turn (also while it is paused),
 // with the id "cron:<name>:run:<store ms>"; the schedule's own ticks are unaffected. A
+// second run in the same store millisecond is a replay (Replayed, no State). A
 // refusal is the error Enqueue would return (*BackpressureError, *QuarantinedError,
 // *DuplicateError, *IDConflictError); ErrScheduleNotFound for a name the namespace
 // lacks.
@@ -24,6 +25,9 @@ func (s *Store) RunScheduleNow(ctx context.Context, name string) (EnqueueResult,
 		if err != nil {
 			return EnqueueResult{}, err
 		}
-		return EnqueueResult{ID: asString(reply, 0), State: StateAvailable, Replayed: asString(reply, 1) == "replayed"}, nil
+		if asString(reply, 1) == "replayed" {
+			return EnqueueResult{ID: asString(reply, 0), Replayed: true}, nil
+		}
+		return EnqueueResult{ID: asString(reply, 0), State: StateAvailable}, nil
 	}
 }

@@ -1361,6 +1361,7 @@ end
 --- @include partition_of
 --- @include need
 --- @include need_counts
+--- @include structure_error
 --- @include unique_holder
 local function schedule_job_verdict(P, e, now, call)
   local have, why = safe_hmget(K.job(P, e.id), 'kind', 'fp', 'queue')
@@ -1380,6 +1381,8 @@ local function schedule_job_verdict(P, e, now, call)
     need(K.throttle(P), 'hash')
     need(K.throttle_expiry(P), 'zset')
   end
+  -- The counts are read for the limit: an unusable counts key refuses the call first.
+  if not need_counts(P, e.queue) then return 'corrupt', structure_error() end
   local incoming = (call.incoming[e.queue] or 0) + 1
   local limit = tonumber(rcall('HGET', K.limits(P), e.queue))
   if limit then
@@ -1389,7 +1392,6 @@ local function schedule_job_verdict(P, e, now, call)
   call.incoming[e.queue] = incoming
   if e.ukey ~= '' then call.unique[e.ukey] = e.id end
   need(K.queues(P), 'set')
-  need_counts(P, e.queue)
   local pz, ring = partition_of(P, e.queue, e.sticky, e.part)
   need(pz, 'zset')
   need(ring, 'zset')

@@ -372,6 +372,28 @@ func TestLuaArgvMatchesGo(t *testing.T) {
 	must("edit", err)
 	_, err = s.Delete(ctx, "p2")
 	must("delete", err)
+	// The schedule transitions; a fire of two ticks.
+	_, err = s.AddSchedule(ctx, Schedule{Name: "sc", Cron: "* * * * *", Job: Envelope{Kind: "k"},
+		Misfire: Misfire{Policy: MisfireCatchUp, Max: 5, Window: time.Hour}})
+	must("add schedule", err)
+	_, err = s.UpdateSchedule(ctx, Schedule{Name: "sc", Cron: "* * * * *", Job: Envelope{Kind: "k"},
+		Misfire: Misfire{Policy: MisfireCatchUp, Max: 5, Window: time.Hour}})
+	must("update schedule", err)
+	_, err = s.PauseSchedule(ctx, "sc")
+	must("pause schedule", err)
+	_, err = s.ResumeSchedule(ctx, "sc")
+	must("resume schedule", err)
+	_, err = s.RunScheduleNow(ctx, "sc")
+	must("run schedule", err)
+	must("advance", s.AdvanceClock(ctx, 2*time.Minute))
+	lease, err := s.ClaimDutyLease(ctx, "cron", "h", time.Minute)
+	must("claim cron duty", err)
+	fired, err := s.FireSchedule(ctx, DutyFence{Duty: "cron", Holder: "h", Fence: lease.Fence}, "sc")
+	must("fire schedule", err)
+	if len(fired) != 2 {
+		t.Fatalf("fired %d ticks, want 2", len(fired))
+	}
+	must("remove schedule", s.RemoveSchedule(ctx, "sc"))
 
 	scripts := map[string]script{}
 	for _, sc := range []script{scriptEnqueue, scriptAdmit, scriptAck, scriptRenew, scriptCheckpoint,
@@ -383,7 +405,8 @@ func TestLuaArgvMatchesGo(t *testing.T) {
 		scriptWfPutWorkerDeployment, scriptWfSetDesiredState, scriptWfDeleteWorkerDeployment,
 		scriptWfWriteRawWorkerDeployment, scriptWfPutWorkloop, scriptWfRemoveWorkloop, scriptWfPutInvariantRecord,
 		scriptRetry, scriptEdit, scriptDelete, scriptWfStart, scriptWfSignal, scriptWfFireTimers, scriptWfCommitTask,
-		scriptWfPause, scriptWfResume, scriptWfTerminate, scriptWfRetry} {
+		scriptWfPause, scriptWfResume, scriptWfTerminate, scriptWfRetry, scriptPutSchedule, scriptPauseSchedule, scriptRemoveSchedule,
+		scriptFireSchedule, scriptRunSchedule} {
 		scripts[sc.name] = sc
 	}
 	for name, l := range layouts {

@@ -68,6 +68,16 @@
 // rate buckets and schedules agree across a fleet. Tests freeze and step the store clock
 // of their namespace with FreezeClock and AdvanceClock instead of sleeping.
 //
+// # Periodic jobs
+//
+// A Schedule (a cron expression read in a time zone, or an interval; a job template; a
+// misfire policy) lives in the namespace: AddSchedule, UpdateSchedule, PauseSchedule,
+// ResumeSchedule, RemoveSchedule, RunScheduleNow. The holder of a duty lease fires it:
+// PlanSchedule computes the due ticks in Go, FirePlan enqueues each tick's job
+// (ScheduleJobID: cron:<name>:<tick>) and advances the schedule's mark in one script,
+// fenced by the duty's tenure (ClaimDutyLease), so no tick fires twice. Workers do this
+// as their cron duty; FireDueSchedules is that pass.
+//
 // # Errors
 //
 // Bad input gets *InvalidError naming the field and writes nothing. Refusals that

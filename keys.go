@@ -268,3 +268,17 @@ func (k keys) WorkflowInbox(id string) string { return k.prefix + "wfinbox:" + i
 // WorkflowClosed is a pub/sub channel, not a key: the commit that closes a workflow's
 // run publishes its status on it, so that a waiter for the outcome need not poll.
 func (k keys) WorkflowClosed(id string) string { return k.prefix + "wfclosed:" + id }
+
+// Periodic jobs.
+
+// Schedule is a HASH: one schedule {def (JSON definition), rev, mark, paused, created,
+// updated, fired, skipped, refused, runs, last_tick, last_job, last_skipped,
+// last_refused, last_refusal}.
+func (k keys) Schedule(name string) string { return k.prefix + "cron:" + name }
+
+// Schedules is a ZSET of every schedule name, all scored 0 (name order).
+func (k keys) Schedules() string { return k.prefix + "cronnames" }
+
+// SchedulesDue is a ZSET of the schedules that are not paused, scored by when a worker
+// looks at each next (ms): its next tick, or at once after a change.
+func (k keys) SchedulesDue() string { return k.prefix + "crondue" }

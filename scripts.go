@@ -39,6 +39,14 @@ const (
 	replyWorkflowClosed   = -23
 )
 
+// Reply codes of the schedule scripts (lua/lib.lua, -30 and below).
+const (
+	replyScheduleNotFound = -30
+	replyScheduleExists   = -31
+	replyScheduleMoved    = -32
+	replyDutyLost         = -33
+)
+
 // script is one transition: the lib.lua definitions it includes, then lua/<name>.lua,
 // run as one EVAL.
 type script struct {
@@ -310,6 +318,15 @@ var (
 	scriptWfRetry      = loadScript("wf_retry")
 )
 
+// The schedule transitions, one script each.
+var (
+	scriptPutSchedule    = loadScript("put_schedule")
+	scriptPauseSchedule  = loadScript("pause_schedule")
+	scriptRemoveSchedule = loadScript("remove_schedule")
+	scriptFireSchedule   = loadScript("fire_schedule")
+	scriptRunSchedule    = loadScript("run_schedule")
+)
+
 // scriptKeys is what every script takes as KEYS: the namespace prefix, from which each
 // script derives the keys its header lists.
 func (s *Store) scriptKeys() []string { return []string{s.keys.Prefix()} }
@@ -429,6 +446,15 @@ func replyError(script, jobID string, code int64, rest []any) error {
 		return fmt.Errorf("%w: %q", ErrWorkflowNotFound, jobID)
 	case replyWorkflowClosed:
 		return &WorkflowClosedError{WorkflowID: jobID, Status: WorkflowStatus(asString(rest, 0))}
+
+	case replyScheduleNotFound:
+		return fmt.Errorf("%w: %q", ErrScheduleNotFound, jobID)
+	case replyScheduleExists:
+		return &ScheduleExistsError{Name: jobID}
+	case replyScheduleMoved:
+		return &ScheduleMovedError{Name: jobID, Revision: asInt(rest, 0), Mark: fromMs(asInt(rest, 1)), Paused: asInt(rest, 2) == 1}
+	case replyDutyLost:
+		return ErrDutyLost
 	}
 	return fmt.Errorf("headgate: %s: unexpected reply code %d %v", script, code, rest)
 }

@@ -118,6 +118,7 @@ for _, key in ipairs({ K.wf(P, 'w:1'), K.wf_history(P, 'w:1'), K.wf_runs(P, 'w:1
   K.package_route_index(P), K.deployments(P), K.deployment_index(P), K.workloops(P),
   K.workloop_index(P), K.workloops_due(P), K.invariant_records(P, 'l:1', 'i:1'),
   K.ns_record(P, 'n:1'), K.ns_index(P), K.wf_inbox(P, 'w:1'), K.wf_closed(P, 'w:1') }) do got[#got + 1] = key end
+for _, key in ipairs({ K.schedule(P, 's:1'), K.schedules(P), K.schedules_due(P) }) do got[#got + 1] = key end
 return got`
 	got, err := rdb.Eval(context.Background(), src, []string{k.Prefix()}).StringSlice()
 	if err != nil {
@@ -136,7 +137,8 @@ return got`
 		k.VisibilityIndex("ts:running:t:1"), k.Packages(), k.PackageIndex(), k.PackageRoutes(),
 		k.PackageRouteIndex(), k.Deployments(), k.DeploymentIndex(), k.Workloops(),
 		k.WorkloopIndex(), k.WorkloopsDue(), k.InvariantRecords("l:1", "i:1"),
-		k.NamespaceRecord("n:1"), k.NamespaceIndex(), k.WorkflowInbox("w:1"), k.WorkflowClosed("w:1")}
+		k.NamespaceRecord("n:1"), k.NamespaceIndex(), k.WorkflowInbox("w:1"), k.WorkflowClosed("w:1"),
+		k.Schedule("s:1"), k.Schedules(), k.SchedulesDue()}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("lua keys differ from keys.go:\n lua: %q\n  go: %q", got, want)
 	}
@@ -241,13 +243,13 @@ func TestLuaScriptIncludes(t *testing.T) {
 		"enqueue": `rcall K K.job K.queues K.counts K.ring K.ring_state K.partition K.pinned_ring
 			K.pinned_ring_state K.pinned_partition K.wake K.scheduled K.unique K.throttle
 			K.throttle_expiry K.quarantine K.held K.limits K.clock K.parked OK E_ID_CONFLICT
-			E_DUPLICATE E_QUARANTINED E_BACKPRESSURE E_CORRUPT now_ms quarantine_known
-			is_quarantined rank num str count_delta move_count flush_counts unfinished partition_of
-			ring_last ring_has ring_contains ring_push_back ring_remove wake index_available
-			unindex_available unindex_available_job JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS load_fields
-			load_job schedule make_available safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES
-			bad_job_field JOB_STATES load_job_checked counts_ok corrupt_reply needed structure_bad
-			need need_counts structure_error need_available`,
+			E_DUPLICATE E_QUARANTINED E_BACKPRESSURE E_CORRUPT now_ms quarantine_known is_quarantined
+			rank num str count_delta move_count flush_counts unfinished partition_of ring_last
+			ring_has ring_contains ring_push_back ring_remove wake index_available unindex_available
+			unindex_available_job JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS load_fields load_job schedule
+			make_available safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field
+			JOB_STATES load_job_checked counts_ok corrupt_reply needed structure_bad need need_counts
+			structure_error need_available new_job_fields take_unique unique_holder`,
 		"evict": `rcall K K.job K.errors K.result K.output K.progress K.counts K.retained K.throttle
 			K.throttle_expiry K.clock K.corrupt K.fp_running OK E_CORRUPT now_ms UNFINISHED str
 			count_delta move_count flush_counts JOB_NUMBERS JOB_DEFAULTS release_fingerprint
@@ -386,7 +388,32 @@ func TestLuaScriptIncludes(t *testing.T) {
 			listing_selections listing_move WF_STATUS_OF WF_CLOSED wf_load wf_append_events wf_record_visibility
 			unindex_job K.wf_inbox K.wf_closed E_WORKFLOW_NOT_FOUND E_WORKFLOW_CLOSED wf_route wf_enqueue_task
 			wf_need_task wf_need_row wf_event wf_load_open wf_deliver wf_drop_task`,
-		"wf_delete_package":           `rcall K OK SEP K.packages K.package_index`,
+		"wf_delete_package": `rcall K OK SEP K.packages K.package_index`,
+		"run_schedule": `rcall K K.job K.queues K.counts K.ring K.ring_state K.partition K.pinned_ring
+			K.pinned_ring_state K.pinned_partition K.wake K.unique K.throttle K.throttle_expiry
+			K.quarantine K.limits K.clock OK E_ID_CONFLICT E_DUPLICATE E_QUARANTINED E_BACKPRESSURE
+			E_CORRUPT now_ms quarantine_known is_quarantined rank num str count_delta move_count
+			flush_counts unfinished partition_of ring_last ring_has ring_contains ring_push_back wake
+			index_available safe_hmget key_type_known key_ok MAX_SAFE counts_ok corrupt_reply needed
+			structure_bad need need_counts structure_error K.schedule E_SCHEDULE_NOT_FOUND
+			E_SCHEDULE_MOVED new_job_fields take_unique unique_holder schedule_template
+			schedule_job_verdict write_schedule_job`,
+		"remove_schedule": `rcall K OK E_CORRUPT key_type_known key_ok corrupt_reply needed structure_bad need
+			structure_error K.schedule K.schedules K.schedules_due E_SCHEDULE_NOT_FOUND`,
+		"put_schedule": `rcall K K.clock OK E_CORRUPT now_ms key_type_known key_ok corrupt_reply needed
+			structure_bad need structure_error K.schedule K.schedules K.schedules_due
+			E_SCHEDULE_NOT_FOUND E_SCHEDULE_EXISTS`,
+		"fire_schedule": `rcall K K.job K.queues K.counts K.ring K.ring_state K.partition K.pinned_ring
+			K.pinned_ring_state K.pinned_partition K.wake K.unique K.throttle K.throttle_expiry
+			K.quarantine K.limits K.duty K.clock OK E_ID_CONFLICT E_DUPLICATE E_QUARANTINED
+			E_BACKPRESSURE E_CORRUPT now_ms quarantine_known is_quarantined rank num str count_delta
+			move_count flush_counts unfinished partition_of ring_last ring_has ring_contains
+			ring_push_back wake index_available safe_hmget key_type_known key_ok MAX_SAFE counts_ok
+			corrupt_reply needed structure_bad need need_counts structure_error K.schedule
+			K.schedules_due E_SCHEDULE_NOT_FOUND E_SCHEDULE_MOVED E_DUTY_LOST new_job_fields
+			take_unique unique_holder schedule_template schedule_job_verdict write_schedule_job`,
+		"pause_schedule": `rcall K K.clock OK E_CORRUPT now_ms key_type_known key_ok corrupt_reply needed
+			structure_bad need structure_error K.schedule K.schedules_due E_SCHEDULE_NOT_FOUND`,
 		"wf_delete_worker_deployment": `rcall K OK K.deployments K.deployment_index`,
 		"wf_deprecate_namespace":      `rcall K OK K.ns_record`,
 		"wf_expired_timers":           `rcall K K.clock OK now_ms K.wf_timers K.timers`,

@@ -72,6 +72,9 @@ Cost     O(n * log N): a constant number of commands per job.
 --- @include load_job_checked
 --- @include JOB_FIELDS
 --- @include K.held
+--- @include new_job_fields
+--- @include take_unique
+--- @include unique_holder
 local P = KEYS[1]
 local n = tonumber(ARGV[1])
 local F = tonumber(ARGV[2])
@@ -204,13 +207,7 @@ for _, e in ipairs(jobs) do
       return { E_QUARANTINED, e.fp }
     end
     if e.ukey ~= '' then
-      local hid
-      if e.uwin > 0 then
-        local until_ms = rcall('ZSCORE', K.throttle_expiry(P), e.ukey)
-        if until_ms and tonumber(until_ms) > now then hid = rcall('HGET', K.throttle(P), e.ukey) end
-      else
-        hid = rcall('HGET', K.unique(P), e.ukey)
-      end
+      local hid = unique_holder(P, e.ukey, e.uwin, now)
       if hid then
         local replaced = 0
         if e.urepl > 0 or e.udeb > 0 then
@@ -275,31 +272,8 @@ for _, e in ipairs(jobs) do
     -- every call.
     local sched_text = now_text
     if e.sched ~= now then sched_text = string.format('%d', e.sched) end
-    local fields = { 'kind', e.kind, 'queue', e.queue, 'state', e.state, 'sched', sched_text, 'created', now_text }
-    local n = #fields
-    -- Fields at their default are left out (see JOB_DEFAULTS): every field costs in each
-    -- script that writes or reads the hash.
-    if e.payload ~= '' then fields[n + 1], fields[n + 2], n = 'payload', e.payload, n + 2 end
-    if e.prio ~= 0 then fields[n + 1], fields[n + 2], n = 'prio', e.prio, n + 2 end
-    if e.ret ~= '0' then fields[n + 1], fields[n + 2], n = 'ret', e.ret, n + 2 end
-    if e.maxa ~= '25' then fields[n + 1], fields[n + 2], n = 'maxa', e.maxa, n + 2 end
-    if e.schema ~= '1' then fields[n + 1], fields[n + 2], n = 'schema', e.schema, n + 2 end
-    if e.weight ~= '1' then fields[n + 1], fields[n + 2], n = 'weight', e.weight, n + 2 end
-    if e.part ~= '' then fields[n + 1], fields[n + 2], n = 'part', e.part, n + 2 end
-    if e.fp ~= '' then fields[n + 1], fields[n + 2], n = 'fp', e.fp, n + 2 end
-    if e.sticky ~= '' then fields[n + 1], fields[n + 2], n = 'sticky', e.sticky, n + 2 end
-    if e.rc ~= '' then fields[n + 1], fields[n + 2], n = 'rc', e.rc, n + 2 end
-    if e.tags ~= '' then fields[n + 1], fields[n + 2], n = 'tags', e.tags, n + 2 end
-    if e.ukey ~= '' then
-      fields[n + 1], fields[n + 2], fields[n + 3], fields[n + 4] = 'ukey', e.ukey, 'uwin', e.uwin
-      if e.uwin > 0 then
-        rcall('HSET', K.throttle(P), e.ukey, e.id)
-        rcall('ZADD', K.throttle_expiry(P), now + e.uwin, e.ukey)
-      else
-        rcall('HSET', K.unique(P), e.ukey, e.id)
-      end
-    end
-    rcall('HSET', K.job(P, e.id), unpack(fields))
+    take_unique(P, e, now)
+    rcall('HSET', K.job(P, e.id), unpack(new_job_fields(e, sched_text, now_text)))
     if incoming[e.queue] then
       rcall('SADD', K.queues(P), e.queue)
       incoming[e.queue] = nil

@@ -1458,3 +1458,157 @@ local function wf_drop_task(P, tid)
   end
   delete_job(P, tid, j)
 end
+
+-- Periodic jobs. A schedule is a HASH K.schedule {def, rev, mark, paused, created,
+-- updated, fired, skipped, refused, runs, last_tick, last_job, last_skipped,
+-- last_refused, last_refusal}, listed in K.schedules (all scored 0, name order) and,
+-- unless paused, in K.schedules_due scored by when a worker looks at it next (ms). The
+-- definition ("def") is JSON only Go reads: Go computes the ticks and passes them in.
+function K.schedule(P, name) return P .. 'cron:' .. name end
+function K.schedules(P) return P .. 'cronnames' end
+function K.schedules_due(P) return P .. 'crondue' end
+
+local E_SCHEDULE_NOT_FOUND = -30
+local E_SCHEDULE_EXISTS = -31
+local E_SCHEDULE_MOVED = -32 -- {E_SCHEDULE_MOVED, rev, mark, paused}: recompute from a fresh read
+local E_DUTY_LOST = -33 -- {E_DUTY_LOST}: the caller's fenced duty lease is not the current one
+
+-- The fields of a new job's hash. Fields at their default are left out (see
+-- JOB_DEFAULTS): every field costs in each script that writes or reads the hash.
+local function new_job_fields(e, sched_text, now_text)
+  local fields = { 'kind', e.kind, 'queue', e.queue, 'state', e.state, 'sched', sched_text, 'created', now_text }
+  local n = #fields
+  if e.payload ~= '' then fields[n + 1], fields[n + 2], n = 'payload', e.payload, n + 2 end
+  if e.prio ~= 0 then fields[n + 1], fields[n + 2], n = 'prio', e.prio, n + 2 end
+  if e.ret ~= '0' then fields[n + 1], fields[n + 2], n = 'ret', e.ret, n + 2 end
+  if e.maxa ~= '25' then fields[n + 1], fields[n + 2], n = 'maxa', e.maxa, n + 2 end
+  if e.schema ~= '1' then fields[n + 1], fields[n + 2], n = 'schema', e.schema, n + 2 end
+  if e.weight ~= '1' then fields[n + 1], fields[n + 2], n = 'weight', e.weight, n + 2 end
+  if e.part ~= '' then fields[n + 1], fields[n + 2], n = 'part', e.part, n + 2 end
+  if e.fp ~= '' then fields[n + 1], fields[n + 2], n = 'fp', e.fp, n + 2 end
+  if e.sticky ~= '' then fields[n + 1], fields[n + 2], n = 'sticky', e.sticky, n + 2 end
+  if e.rc ~= '' then fields[n + 1], fields[n + 2], n = 'rc', e.rc, n + 2 end
+  if e.tags ~= '' then fields[n + 1], fields[n + 2], n = 'tags', e.tags, n + 2 end
+  if e.ukey ~= '' then fields[n + 1], fields[n + 2], fields[n + 3], fields[n + 4] = 'ukey', e.ukey, 'uwin', e.uwin end
+  return fields
+end
+
+-- A new job takes its unique key: strict until it is terminal, or a throttle window.
+--- @include rcall
+--- @include K.unique
+--- @include K.throttle
+--- @include K.throttle_expiry
+local function take_unique(P, e, now)
+  if e.ukey == '' then return end
+  if e.uwin > 0 then
+    rcall('HSET', K.throttle(P), e.ukey, e.id)
+    rcall('ZADD', K.throttle_expiry(P), now + e.uwin, e.ukey)
+  else
+    rcall('HSET', K.unique(P), e.ukey, e.id)
+  end
+end
+
+-- The job that holds a unique key: strict (window 0) until it is terminal, a throttle
+-- window until it ends; nil when the key is free.
+--- @include rcall
+--- @include K.unique
+--- @include K.throttle
+--- @include K.throttle_expiry
+local function unique_holder(P, ukey, uwin, now)
+  if uwin > 0 then
+    local until_ms = rcall('ZSCORE', K.throttle_expiry(P), ukey)
+    if until_ms and tonumber(until_ms) > now then return rcall('HGET', K.throttle(P), ukey) end
+    return nil
+  end
+  return rcall('HGET', K.unique(P), ukey)
+end
+
+-- A schedule's job from its template, as fire_schedule.lua and run_schedule.lua take it
+-- in ARGV[1..15].
+local function schedule_template(kind, queue, part, fp, prio, sticky, ret, maxa, schema, weight, rc, ukey, uwin, tags, payload)
+  return { kind = kind, queue = queue, part = part, fp = fp, prio = tonumber(prio), sticky = sticky,
+    ret = ret, maxa = maxa, schema = schema, weight = weight, rc = rc, ukey = ukey,
+    uwin = tonumber(uwin), tags = tags, payload = payload, state = 'available' }
+end
+
+-- What enqueuing a schedule's job e would do, decided before any write, with the
+-- enqueue path's checks in its order: 'new'; 'replayed' (its id is the same job
+-- already); or 'refused' and the reply enqueue would have given (IdConflict,
+-- Quarantined, Duplicate, Backpressure). call carries the unique keys and queue slots
+-- the call's earlier jobs take; the structures the write touches are needed here.
+--- @include rcall
+--- @include K.job
+--- @include K.queues
+--- @include K.wake
+--- @include K.unique
+--- @include K.throttle
+--- @include K.throttle_expiry
+--- @include K.limits
+--- @include E_ID_CONFLICT
+--- @include E_DUPLICATE
+--- @include E_QUARANTINED
+--- @include E_BACKPRESSURE
+--- @include str
+--- @include safe_hmget
+--- @include corrupt_reply
+--- @include is_quarantined
+--- @include unfinished
+--- @include partition_of
+--- @include need
+--- @include need_counts
+--- @include structure_error
+--- @include unique_holder
+local function schedule_job_verdict(P, e, now, call)
+  local have, why = safe_hmget(K.job(P, e.id), 'kind', 'fp', 'queue')
+  if not have then return 'corrupt', corrupt_reply(K.job(P, e.id), why) end
+  if have[1] then
+    if have[1] ~= e.kind or str(have[2]) ~= e.fp or have[3] ~= e.queue then return 'refused', { E_ID_CONFLICT, e.id } end
+    return 'replayed'
+  end
+  if is_quarantined(P, e.fp) then return 'refused', { E_QUARANTINED, e.fp } end
+  if e.ukey ~= '' then
+    local hid = call.unique[e.ukey] or unique_holder(P, e.ukey, e.uwin, now)
+    if hid then
+      local hs = rcall('HMGET', K.job(P, hid), 'state', 'sched')
+      return 'refused', { E_DUPLICATE, hid, 0, hs[1] or 'deleted', hs[2] or 0 }
+    end
+    need(K.unique(P), 'hash')
+    need(K.throttle(P), 'hash')
+    need(K.throttle_expiry(P), 'zset')
+  end
+  -- The counts are read for the limit: an unusable counts key refuses the call first.
+  if not need_counts(P, e.queue) then return 'corrupt', structure_error() end
+  local incoming = (call.incoming[e.queue] or 0) + 1
+  local limit = tonumber(rcall('HGET', K.limits(P), e.queue))
+  if limit then
+    local current = unfinished(P, e.queue) + incoming - 1
+    if current + 1 > limit then return 'refused', { E_BACKPRESSURE, e.queue, limit, current, 1 } end
+  end
+  call.incoming[e.queue] = incoming
+  if e.ukey ~= '' then call.unique[e.ukey] = e.id end
+  need(K.queues(P), 'set')
+  local pz, ring = partition_of(P, e.queue, e.sticky, e.part)
+  need(pz, 'zset')
+  need(ring, 'zset')
+  need(K.wake(P, e.queue), 'list')
+  return 'new'
+end
+
+-- Writes a schedule's job that schedule_job_verdict found new: available, ranked by
+-- its tick (e.sched).
+--- @include rcall
+--- @include K.job
+--- @include K.queues
+--- @include new_job_fields
+--- @include take_unique
+--- @include move_count
+--- @include index_available
+--- @include wake
+local function write_schedule_job(P, e, now)
+  take_unique(P, e, now)
+  rcall('HSET', K.job(P, e.id), unpack(new_job_fields(e, string.format('%d', e.sched), string.format('%d', now))))
+  rcall('SADD', K.queues(P), e.queue)
+  move_count(P, e.queue, nil, 'available')
+  index_available(P, e.id, e.queue, e.part, e.sticky, e.prio, e.sched)
+  wake(P, e.queue)
+end

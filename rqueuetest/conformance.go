@@ -43,7 +43,8 @@ func ExerciseBackend(t *testing.T, newStore NewStoreFunc) {
 		reclaimCases, promoteCases, evictCases, dutyCases, outputProgressCases, cancelCases,
 		clockCases, clockCorruptCases, statsCases, corruptSmallCases, ackHistoryCases, ackSnoozeCases,
 		setPolicyCases, evictRetentionCases, reclaimJitterCases, ackCorruptCases,
-		reclaimCorruptCases, evictCorruptCases, enqueueCorruptCases, retryCases, editCases, deleteCases, operatorCorruptCases, uniqueCases} {
+		reclaimCorruptCases, evictCorruptCases, enqueueCorruptCases, retryCases, editCases, deleteCases, operatorCorruptCases, uniqueCases,
+		putScheduleCases, pauseScheduleCases, removeScheduleCases, fireScheduleCases, runScheduleCases} {
 		all = append(all, cases...)
 	}
 	runCases(t, newStore, all)
@@ -61,7 +62,7 @@ func ExerciseBackend(t *testing.T, newStore NewStoreFunc) {
 // *headgate.InvalidError and leaves the store unchanged.
 func ExerciseValidation(t *testing.T, newStore NewStoreFunc) {
 	t.Helper()
-	runCases(t, newStore, append(slices.Clone(validationCases), operatorValidationCases...))
+	runCases(t, newStore, slices.Concat(validationCases, operatorValidationCases, scheduleValidationCases))
 }
 
 func runCases(t *testing.T, newStore NewStoreFunc, cases []conformanceCase) {

@@ -34,6 +34,9 @@ const (
 	PromoteIntervalDefault = 100 * time.Millisecond
 	// EvictIntervalDefault is how often the evict duty deletes jobs whose retention lapsed.
 	EvictIntervalDefault = time.Second
+	// CronIntervalDefault is the longest the cron duty sleeps between looks at the
+	// namespace's schedules.
+	CronIntervalDefault = time.Second
 	// StartTimeoutDefault is how long Start waits for Redis to answer before it fails.
 	StartTimeoutDefault = 10 * time.Second
 	// LogRepeatIntervalDefault is the shortest time between two log lines of one repeated
@@ -157,6 +160,11 @@ type Config struct {
 	// EvictInterval is how often the worker holding the evict duty deletes finished jobs
 	// whose retention lapsed. Defaults to EvictIntervalDefault (1s).
 	EvictInterval time.Duration
+	// CronInterval is the longest the worker holding the cron duty sleeps between looks
+	// at the namespace's schedules; it wakes earlier for the next due tick, so only a
+	// schedule added or changed while it sleeps waits this long for its first look.
+	// Defaults to CronIntervalDefault (1s).
+	CronInterval time.Duration
 	// AllowEvictionPolicy lets Start go on when a server evicts keys at its memory limit
 	// (maxmemory-policy allkeys-*, see headgate.CheckServer), logging a warning instead of
 	// failing: such a server can delete jobs without a trace. Defaults to false.
@@ -189,6 +197,7 @@ func (c *Config) WithDefaults() *Config {
 	out.ReclaimInterval = cmp.Or(out.ReclaimInterval, ReclaimIntervalDefault)
 	out.PromoteInterval = cmp.Or(out.PromoteInterval, PromoteIntervalDefault)
 	out.EvictInterval = cmp.Or(out.EvictInterval, EvictIntervalDefault)
+	out.CronInterval = cmp.Or(out.CronInterval, CronIntervalDefault)
 	out.DutyLease = cmp.Or(out.DutyLease, DutyLeaseDefault)
 	out.StartTimeout = cmp.Or(out.StartTimeout, StartTimeoutDefault)
 	out.LogRepeatInterval = cmp.Or(out.LogRepeatInterval, LogRepeatIntervalDefault)
@@ -227,6 +236,7 @@ func (c *Config) validate() error {
 		{"ReclaimInterval", c.ReclaimInterval, time.Millisecond},
 		{"PromoteInterval", c.PromoteInterval, time.Millisecond},
 		{"EvictInterval", c.EvictInterval, time.Millisecond},
+		{"CronInterval", c.CronInterval, time.Millisecond},
 		{"DutyLease", c.DutyLease, 3 * time.Millisecond},
 		{"StartTimeout", c.StartTimeout, time.Millisecond},
 		{"RetryBase", c.RetryBase, time.Millisecond},

@@ -80,13 +80,15 @@
 //
 // # Maintenance
 //
-// Four duties keep the store moving: reclaim (expired leases become retryable, or
+// Five duties keep the store moving: reclaim (expired leases become retryable, or
 // quarantined at the crash limit), promote (due scheduled and retryable jobs become
-// available; the duty sleeps until the next due time), evict (finished jobs past
-// their retention are deleted) and timers (due durable workflow timers fire and their
-// workflows' next tasks are enqueued; package workflow). Each is a named lease in the store: one worker of the
-// fleet holds it and runs the loop, the others stand by and take over when it stops or
-// dies.
+// available; the duty sleeps until the next due time), evict (finished jobs past their
+// retention are deleted), timers (due durable workflow timers fire and their workflows'
+// next tasks are enqueued; package workflow) and cron (the due ticks of the namespace's
+// schedules become jobs, see headgate.Schedule: a worker needs no schedule
+// configuration). Each is a named lease in the store: one worker of the fleet holds it
+// and runs the loop, the others stand by and take over when it stops or dies. The cron
+// duty's writes are fenced by its tenure, so a holder that lost the lease fires nothing.
 //
 // # Shutdown
 //

@@ -2,7 +2,10 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"time"
+
+	"github.com/headgate/headgate"
 )
 
 // Names of the maintenance duties; one worker of the fleet holds each.
@@ -11,6 +14,7 @@ const (
 	DutyPromote = "promote" // due scheduled and retryable jobs → available
 	DutyEvict   = "evict"   // finished jobs past their retention → deleted
 	DutyTimers  = "timers"  // due durable workflow timers → fired, their workflows' next tasks enqueued
+	DutyCron    = "cron"    // due ticks of the namespace's schedules → jobs
 )
 
 // maintenanceBatch is the most jobs one maintenance call handles; a full batch is
@@ -20,8 +24,9 @@ const maintenanceBatch = 1000
 // duty is a maintenance loop that runs only while its worker holds the duty's lease.
 type duty struct {
 	name string
-	// pass runs once and returns how long to sleep before the next pass.
-	pass func(ctx context.Context) (time.Duration, error)
+	// pass runs once, under the tenure whose fence it is given, and returns how long to
+	// sleep before the next pass.
+	pass func(ctx context.Context, fence int64) (time.Duration, error)
 	// nudge, when set, ends the sleep early.
 	nudge <-chan struct{}
 }
@@ -32,6 +37,7 @@ func (w *Worker) duties() []duty {
 		{name: DutyPromote, pass: w.promotePass, nudge: w.nudge},
 		{name: DutyEvict, pass: w.evictPass},
 		{name: DutyTimers, pass: w.timersPass, nudge: w.timerNudge},
+		{name: DutyCron, pass: w.cronPass},
 	}
 }
 
@@ -41,6 +47,7 @@ func (w *Worker) duties() []duty {
 func (w *Worker) dutyLoop(ctx context.Context, d duty) {
 	var (
 		held      bool
+		fence     int64
 		renewedAt time.Time
 		bo        backoff
 	)
@@ -56,7 +63,7 @@ func (w *Worker) dutyLoop(ctx context.Context, d duty) {
 	for ctx.Err() == nil {
 		if !held || time.Since(renewedAt) >= w.cfg.DutyLease/3 {
 			t0 := time.Now()
-			ok, err := w.store.ClaimDuty(w.ioCtx, d.name, w.cfg.ID, w.cfg.DutyLease)
+			l, err := w.store.ClaimDutyLease(w.ioCtx, d.name, w.cfg.ID, w.cfg.DutyLease)
 			if err != nil {
 				held = false
 				if ctx.Err() != nil {
@@ -68,11 +75,11 @@ func (w *Worker) dutyLoop(ctx context.Context, d duty) {
 				continue
 			}
 			w.redisAnswered()
-			if ok && !held {
-				w.log.Debug("took duty", "duty", d.name)
+			if l.Held && !held {
+				w.log.Debug("took duty", "duty", d.name, "fence", l.Fence)
 			}
-			held = ok
-			if ok {
+			held, fence = l.Held, l.Fence
+			if l.Held {
 				renewedAt = t0
 			}
 		}
@@ -80,7 +87,12 @@ func (w *Worker) dutyLoop(ctx context.Context, d duty) {
 			sleepCtx(ctx, w.cfg.DutyLease/5)
 			continue
 		}
-		wait, err := d.pass(ctx)
+		wait, err := d.pass(ctx, fence)
+		if errors.Is(err, headgate.ErrDutyLost) {
+			// The lease ran out between renewals (or the store clock jumped): claim again.
+			held = false
+			continue
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -105,7 +117,7 @@ func (w *Worker) dutyLoop(ctx context.Context, d duty) {
 
 // reclaimPass applies LeaseLost to expired leases: a dead worker's jobs become retryable
 // (or quarantined at the crash limit).
-func (w *Worker) reclaimPass(ctx context.Context) (time.Duration, error) {
+func (w *Worker) reclaimPass(ctx context.Context, _ int64) (time.Duration, error) {
 	rs, err := w.store.ReclaimExpired(ctx, maintenanceBatch)
 	if err != nil {
 		return 0, err
@@ -124,7 +136,7 @@ func (w *Worker) reclaimPass(ctx context.Context) (time.Duration, error) {
 
 // promotePass makes due jobs available and sleeps until the next due time, at most
 // PromoteInterval.
-func (w *Worker) promotePass(ctx context.Context) (time.Duration, error) {
+func (w *Worker) promotePass(ctx context.Context, _ int64) (time.Duration, error) {
 	n, next, err := w.store.PromoteDue(ctx, maintenanceBatch)
 	if err != nil {
 		return 0, err
@@ -132,11 +144,24 @@ func (w *Worker) promotePass(ctx context.Context) (time.Duration, error) {
 	if n == maintenanceBatch {
 		return 0, nil
 	}
-	return w.sleepUntil(ctx, next)
+	return w.untilDue(ctx, next, w.cfg.PromoteInterval)
+}
+
+// untilDue is how long a duty sleeps for its next due time (zero: none known) on the
+// store clock, at most most.
+func (w *Worker) untilDue(ctx context.Context, next time.Time, most time.Duration) (time.Duration, error) {
+	if next.IsZero() {
+		return most, nil
+	}
+	now, err := w.store.Now(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return min(most, max(next.Sub(now), time.Millisecond)), nil
 }
 
 // evictPass deletes finished jobs whose retention lapsed.
-func (w *Worker) evictPass(ctx context.Context) (time.Duration, error) {
+func (w *Worker) evictPass(ctx context.Context, _ int64) (time.Duration, error) {
 	n, err := w.store.EvictRetained(ctx, maintenanceBatch)
 	if err != nil {
 		return 0, err
@@ -150,7 +175,7 @@ func (w *Worker) evictPass(ctx context.Context) (time.Duration, error) {
 // timersPass fires due workflow timers and sleeps until the next fire time, at most
 // PromoteInterval (a timer armed meanwhile by another process is seen by then; one armed
 // by this process nudges the duty at once).
-func (w *Worker) timersPass(ctx context.Context) (time.Duration, error) {
+func (w *Worker) timersPass(ctx context.Context, _ int64) (time.Duration, error) {
 	n, next, err := w.store.FireTimers(ctx, maintenanceBatch)
 	if err != nil {
 		return 0, err
@@ -158,23 +183,9 @@ func (w *Worker) timersPass(ctx context.Context) (time.Duration, error) {
 	if n == maintenanceBatch {
 		return 0, nil
 	}
-	return w.sleepUntil(ctx, next)
+	return w.untilDue(ctx, next, w.cfg.PromoteInterval)
 }
 
 // NudgeTimers ends the timers duty's sleep, when this worker holds it, so that a timer
 // armed by one of its handlers is looked at now instead of at the end of the sleep.
 func NudgeTimers(w *Worker) { notify(w.timerNudge) }
-
-// sleepUntil is how long a duty sleeps before its next due time next (zero: none): until
-// then on the store clock, at most PromoteInterval.
-func (w *Worker) sleepUntil(ctx context.Context, next time.Time) (time.Duration, error) {
-	wait := w.cfg.PromoteInterval
-	if !next.IsZero() {
-		now, err := w.store.Now(ctx)
-		if err != nil {
-			return 0, err
-		}
-		wait = min(wait, max(next.Sub(now), time.Millisecond))
-	}
-	return wait, nil
-}

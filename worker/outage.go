@@ -22,7 +22,18 @@ type outage struct {
 	down  bool
 	since time.Time
 	calls int // failed calls during the outage
+	// ended is when the last outage ended; flap marks an outage that began within
+	// outageFlap of it, which is logged as part of that one (neither WARN nor INFO)
+	// unless it lasts outageFlap.
+	ended time.Time
+	flap  bool
 }
+
+// outageFlap is how soon after an outage's end a failure still belongs to it: after a
+// restart of Redis, go-redis's pool keeps answering some calls with its last dial error
+// until its background redial succeeds (up to a second), while other loops already get
+// through.
+const outageFlap = time.Second
 
 // redisFailed reports a failed store call: a Redis that does not answer starts (or
 // continues) an outage, logged once; any other error is logged at ERROR as what, since it
@@ -36,10 +47,16 @@ func (w *Worker) redisFailed(what string, err error, attrs ...any) {
 	started := !w.outage.down
 	if started {
 		w.outage.down, w.outage.since, w.outage.calls = true, time.Now(), 0
+		w.outage.flap = !w.outage.ended.IsZero() && time.Since(w.outage.ended) < outageFlap
 	}
 	w.outage.calls++
+	if w.outage.flap && time.Since(w.outage.since) >= outageFlap {
+		// Not a flap after all: Redis is down again. Log it as an outage of its own.
+		w.outage.flap, started = false, true
+	}
+	flap := w.outage.flap
 	w.outage.mu.Unlock()
-	if started {
+	if started && !flap {
 		w.log.Warn("Redis is unreachable: the worker retries with backoff (up to 5s apart) and logs once more when Redis answers",
 			"redis", redisAddr(w.rdb), "error", err)
 	}
@@ -53,9 +70,12 @@ func (w *Worker) redisAnswered() {
 		w.outage.mu.Unlock()
 		return
 	}
-	w.outage.down = false
-	d, calls := time.Since(w.outage.since), w.outage.calls
+	w.outage.down, w.outage.ended = false, time.Now()
+	d, calls, flap := time.Since(w.outage.since), w.outage.calls, w.outage.flap
 	w.outage.mu.Unlock()
+	if flap {
+		return
+	}
 	w.log.Info("Redis answers again: the worker resumed", "redis", redisAddr(w.rdb),
 		"outage", d.Round(time.Millisecond), "failed_calls", calls)
 }

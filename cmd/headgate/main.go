@@ -22,6 +22,8 @@
 //	edit ID [-payload JSON] [-priority N] [-max-attempts N] [-at TIME] [-partition P] [-tags a,b]
 //	                                   change a job that is not running or finished
 //	delete ID...                       delete jobs that are not running
+//	cron list | add|update NAME -cron EXPR|-every D -kind K [flags] | pause|resume|remove|run-now NAME
+//	                                   the namespace's schedules (-json on every verb)
 //	demo                               a self-contained demo (see "headgate demo -h")
 //
 // -redis defaults to $REDIS_URL, else redis://127.0.0.1:6379; it takes a redis:// or
@@ -114,6 +116,8 @@ var commands = []*command{
 	{name: "delete", args: "ID...", summary: "delete jobs that are not running", flags: deleteFlags, run: cmdDelete},
 	{name: "policy", args: "[show [-json] | set FIELD VALUE...]",
 		summary: "the namespace's fleet-wide policy: backoff, crash limit, retention, snooze limit", flags: policyFlags, run: cmdPolicy},
+	{name: "cron", args: "list | add|update NAME -cron EXPR|-every D -kind K [flags] | pause|resume|remove|run-now NAME [-json]",
+		summary: "the namespace's schedules: list, add, update, pause, resume, remove, run one now", flags: cronFlags, run: cmdCron},
 	{name: "demo", args: "[flags]", summary: "run a self-contained demo on an embedded Redis"},
 	aclCommand,
 }

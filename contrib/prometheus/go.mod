@@ -10,6 +10,7 @@ require (
 
 require (
 	github.com/kylelemons/godebug v1.1.0 // indirect
+	github.com/robfig/cron/v3 v3.0.1 // indirect
 	github.com/yuin/gopher-lua v1.1.1 // indirect
 )
 

@@ -1,0 +1,285 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/headgate/headgate"
+	"github.com/headgate/headgate/inspector"
+)
+
+// cronOpts are the flags of the cron command.
+type cronOpts struct {
+	json                            bool
+	cron, every, start, zone        string
+	kind, payload, queue, partition string
+	priority, maxAttempts           int
+	unique, tags                    string
+	uniqueWindow, retention         time.Duration
+	misfire                         string
+	grace, catchUpWindow            time.Duration
+	catchUpMax                      int
+}
+
+// cronFlagSets holds each invocation's cron flags.
+var cronFlagSets sync.Map // *cli -> *cronOpts
+
+func cronFlags(fs *flag.FlagSet, c *cli) {
+	o := &cronOpts{}
+	cronFlagSets.Store(c, o)
+	fs.BoolVar(&o.json, "json", false, "print one JSON document on stdout")
+	fs.StringVar(&o.cron, "cron", "", "add, update: 5-field cron `EXPR` or descriptor (@hourly, @daily...)")
+	fs.StringVar(&o.every, "every", "", "add, update: a fixed interval `D` (90s, 1h) instead of -cron")
+	fs.StringVar(&o.start, "start", "", "add, update: RFC 3339 `TIME` anchoring -every ticks (default: the add)")
+	fs.StringVar(&o.zone, "zone", "", "add, update: IANA `ZONE` -cron is read in (default UTC)")
+	fs.StringVar(&o.kind, "kind", "", "add, update: the job's `KIND` (required)")
+	fs.StringVar(&o.payload, "payload", "", "add, update: the job's payload (`JSON`, stored as given)")
+	fs.StringVar(&o.queue, "queue", "", "add, update: the job's `QUEUE` (default: default)")
+	fs.StringVar(&o.partition, "partition", "", "add, update: the job's partition `P`")
+	fs.IntVar(&o.priority, "priority", 0, "add, update: the job's priority `N`")
+	fs.IntVar(&o.maxAttempts, "max-attempts", 0, "add, update: the job's maximum of attempts `N`")
+	fs.StringVar(&o.unique, "unique", "", "add, update: the job's unique `KEY`: a tick is refused while it is held")
+	fs.DurationVar(&o.uniqueWindow, "unique-window", 0, "add, update: hold -unique for this throttle window instead of until the job ends")
+	fs.StringVar(&o.tags, "tags", "", "add, update: the job's tags, comma-separated")
+	fs.DurationVar(&o.retention, "retention", 0, "add, update: keep the completed job this long (default: deleted at success)")
+	fs.StringVar(&o.misfire, "misfire", "", "add, update: skip, fire_once (default) or catch_up")
+	fs.DurationVar(&o.grace, "grace", 0, "add, update: how late a tick still fires as on time (default 1m)")
+	fs.IntVar(&o.catchUpMax, "catch-up-max", 0, "add, update: catch_up: the most missed ticks fired")
+	fs.DurationVar(&o.catchUpWindow, "catch-up-window", 0, "add, update: catch_up: how far back missed ticks are fired")
+}
+
+func cmdCron(ctx context.Context, c *cli, args []string) error {
+	v, _ := cronFlagSets.LoadAndDelete(c)
+	o, _ := v.(*cronOpts)
+	if o == nil {
+		o = &cronOpts{}
+	}
+	if len(args) == 0 {
+		return usagef("name a verb: list, add, update, pause, resume, remove, run-now")
+	}
+	verb, rest := args[0], args[1:]
+	if verb == "list" {
+		if len(rest) != 0 {
+			return usagef("list takes no arguments")
+		}
+		return cronList(ctx, c, o)
+	}
+	if len(rest) != 1 {
+		return usagef("%s takes one schedule name", verb)
+	}
+	name := rest[0]
+	switch verb {
+	case "add", "update":
+		sc, err := o.schedule(name)
+		if err != nil {
+			return err
+		}
+		put := c.insp.AddSchedule
+		if verb == "update" {
+			put = c.insp.UpdateSchedule
+		}
+		if err := put(ctx, sc); err != nil {
+			return err
+		}
+		st, err := c.insp.Schedule(ctx, name)
+		if err != nil {
+			return err
+		}
+		if o.json {
+			return c.printJSON(scheduleJSONOf(st))
+		}
+		fmt.Fprintf(c.stdout, "%s schedule %s (revision %d), next due %s\n", map[string]string{"add": "added", "update": "updated"}[verb],
+			name, st.Revision, formatTime(st.NextDue))
+		return nil
+	case "pause", "resume":
+		f := c.insp.PauseSchedule
+		if verb == "resume" {
+			f = c.insp.ResumeSchedule
+		}
+		changed, err := f(ctx, name)
+		if err != nil {
+			return err
+		}
+		if o.json {
+			return c.printJSON(struct {
+				Name    string `json:"name"`
+				Changed bool   `json:"changed"`
+			}{name, changed})
+		}
+		state := map[string]string{"pause": "paused", "resume": "active"}[verb]
+		if changed {
+			fmt.Fprintf(c.stdout, "schedule %s is %s\n", name, state)
+		} else {
+			fmt.Fprintf(c.stdout, "schedule %s was %s already\n", name, state)
+		}
+		return nil
+	case "remove":
+		if err := c.insp.RemoveSchedule(ctx, name); err != nil {
+			return err
+		}
+		if o.json {
+			return c.printJSON(struct {
+				Name    string `json:"name"`
+				Removed bool   `json:"removed"`
+			}{name, true})
+		}
+		fmt.Fprintf(c.stdout, "removed schedule %s\n", name)
+		return nil
+	case "run-now":
+		r, err := c.insp.RunScheduleNow(ctx, name)
+		if err != nil {
+			return err
+		}
+		if o.json {
+			return c.printJSON(struct {
+				Name     string `json:"name"`
+				JobID    string `json:"job_id"`
+				Replayed bool   `json:"replayed"`
+			}{name, r.ID, r.Replayed})
+		}
+		fmt.Fprintf(c.stdout, "enqueued job %s\n", r.ID)
+		return nil
+	}
+	return usagef("unknown verb %q: list, add, update, pause, resume, remove, run-now", verb)
+}
+
+// schedule is the definition the add and update flags describe.
+func (o *cronOpts) schedule(name string) (inspector.Schedule, error) {
+	sc := inspector.Schedule{Name: name, Cron: o.cron, Zone: o.zone,
+		Job: headgate.Envelope{Kind: o.kind, Payload: []byte(o.payload), Queue: o.queue, PartitionKey: o.partition,
+			Priority: int32(o.priority), MaxAttempts: o.maxAttempts, UniqueKey: o.unique, UniqueWindow: o.uniqueWindow,
+			Retention: o.retention},
+		Misfire: inspector.Misfire{Policy: headgate.MisfirePolicy(o.misfire), Grace: o.grace, Max: o.catchUpMax,
+			Window: o.catchUpWindow}}
+	if o.priority != int(int32(o.priority)) {
+		return sc, usagef("-priority %d is out of range", o.priority)
+	}
+	if o.tags != "" {
+		sc.Job.Tags = strings.Split(o.tags, ",")
+	}
+	if o.every != "" {
+		d, err := time.ParseDuration(o.every)
+		if err != nil {
+			return sc, usagef("-every %q is not a duration", short(o.every))
+		}
+		sc.Interval = d
+	}
+	if o.start != "" {
+		t, err := time.Parse(time.RFC3339, o.start)
+		if err != nil {
+			return sc, usagef("-start %q is not an RFC 3339 time", short(o.start))
+		}
+		sc.Start = t
+	}
+	return sc, nil
+}
+
+// scheduleJSON is one schedule in -json output.
+type scheduleJSON struct {
+	Name     string  `json:"name"`
+	Cron     string  `json:"cron,omitempty"`
+	Interval string  `json:"interval,omitempty"`
+	Start    *string `json:"start,omitempty"`
+	Zone     string  `json:"zone"`
+	Paused   bool    `json:"paused"`
+	Misfire  struct {
+		Policy string `json:"policy"`
+		Grace  string `json:"grace"`
+		Max    int    `json:"max,omitempty"`
+		Window string `json:"window,omitempty"`
+	} `json:"misfire"`
+	Job struct {
+		Kind        string   `json:"kind"`
+		Queue       string   `json:"queue"`
+		Partition   string   `json:"partition,omitempty"`
+		Priority    int32    `json:"priority"`
+		MaxAttempts int      `json:"max_attempts"`
+		UniqueKey   string   `json:"unique_key,omitempty"`
+		Tags        []string `json:"tags,omitempty"`
+		Payload     string   `json:"payload,omitempty"`
+	} `json:"job"`
+	Revision    int64   `json:"revision"`
+	Mark        *string `json:"mark"`
+	NextDue     *string `json:"next_due"`
+	Fired       int64   `json:"fired"`
+	Skipped     int64   `json:"skipped"`
+	Refused     int64   `json:"refused"`
+	Runs        int64   `json:"runs"`
+	LastTick    *string `json:"last_tick"`
+	LastJobID   string  `json:"last_job_id,omitempty"`
+	LastSkipped *string `json:"last_skipped_tick"`
+	LastRefused *string `json:"last_refused_tick"`
+	LastRefusal string  `json:"last_refusal,omitempty"`
+}
+
+func scheduleJSONOf(st *inspector.ScheduleState) scheduleJSON {
+	j := scheduleJSON{Name: st.Name, Cron: st.Cron, Start: jsonTime(st.Start), Zone: st.Zone, Paused: st.Paused,
+		Revision: st.Revision, Mark: jsonTime(st.Mark), NextDue: jsonTime(st.NextDue), Fired: st.Fired,
+		Skipped: st.Skipped, Refused: st.Refused, Runs: st.Runs, LastTick: jsonTime(st.LastTick), LastJobID: st.LastJobID,
+		LastSkipped: jsonTime(st.LastSkippedTick), LastRefused: jsonTime(st.LastRefusedTick), LastRefusal: st.LastRefusal}
+	if st.Interval != 0 {
+		j.Interval = st.Interval.String()
+	}
+	j.Misfire.Policy, j.Misfire.Grace, j.Misfire.Max = string(st.Misfire.Policy), st.Misfire.Grace.String(), st.Misfire.Max
+	if st.Misfire.Window != 0 {
+		j.Misfire.Window = st.Misfire.Window.String()
+	}
+	e := st.Job
+	j.Job.Kind, j.Job.Queue, j.Job.Partition, j.Job.Priority = e.Kind, e.Queue, e.PartitionKey, e.Priority
+	j.Job.MaxAttempts, j.Job.UniqueKey, j.Job.Tags, j.Job.Payload = e.MaxAttempts, e.UniqueKey, e.Tags, string(e.Payload)
+	return j
+}
+
+func cronList(ctx context.Context, c *cli, o *cronOpts) error {
+	var all []*inspector.ScheduleState
+	for cursor := ""; ; {
+		page, next, err := c.insp.Schedules(ctx, cursor, 500)
+		if err != nil {
+			return err
+		}
+		all = append(all, page...)
+		if next == "" {
+			break
+		}
+		cursor = next
+	}
+	if o.json {
+		out := struct {
+			Schedules []scheduleJSON `json:"schedules"`
+		}{Schedules: []scheduleJSON{}}
+		for _, st := range all {
+			out.Schedules = append(out.Schedules, scheduleJSONOf(st))
+		}
+		return c.printJSON(out)
+	}
+	tw := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tWHEN\tZONE\tMISFIRE\tSTATE\tNEXT DUE\tLAST TICK\tFIRED\tSKIPPED\tREFUSED\tLAST REFUSAL")
+	for _, st := range all {
+		when := st.Cron
+		if st.Interval != 0 {
+			when = "every " + st.Interval.String()
+		}
+		state := "active"
+		if st.Paused {
+			state = "paused"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", st.Name, when, st.Zone, st.Misfire.Policy, state,
+			formatTime(st.NextDue), formatTime(st.LastTick), strconv.FormatInt(st.Fired, 10),
+			strconv.FormatInt(st.Skipped, 10), strconv.FormatInt(st.Refused, 10), st.LastRefusal)
+	}
+	return tw.Flush()
+}
+
+// formatTime is a time for the tables: RFC 3339 in UTC, or "-".
+func formatTime(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339)
+}

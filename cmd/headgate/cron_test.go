@@ -1,0 +1,76 @@
+package main
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func TestCronCommand(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	requireOutput(t, b.mustRun(t, "cron", "add", "nightly", "-cron", "30 2 * * *", "-zone", "Europe/Berlin", "-kind", "report",
+		"-payload", `{"full":true}`, "-queue", "reports", "-tags", "b,a", "-misfire", "catch_up", "-catch-up-max", "3",
+		"-catch-up-window", "6h"),
+		"added schedule nightly (revision 1), next due 2030-01-02T03:04:05Z\n")
+	var st scheduleJSON
+	b.runJSON(t, exitOK, &st, "cron", "update", "nightly", "-cron", "0 3 * * *", "-zone", "Europe/Berlin", "-kind", "report", "-priority", "4")
+	if st.Revision != 2 || st.Cron != "0 3 * * *" || st.Job.Priority != 4 || st.Misfire.Policy != "fire_once" || st.Zone != "Europe/Berlin" {
+		t.Errorf("update -json: %+v", st)
+	}
+	var paused struct {
+		Name    string `json:"name"`
+		Changed bool   `json:"changed"`
+	}
+	b.runJSON(t, exitOK, &paused, "cron", "pause", "nightly")
+	if !paused.Changed {
+		t.Errorf("pause: %+v", paused)
+	}
+	requireOutput(t, b.mustRun(t, "cron", "pause", "nightly"), "schedule nightly was paused already\n")
+	var run struct {
+		Name     string `json:"name"`
+		JobID    string `json:"job_id"`
+		Replayed bool   `json:"replayed"`
+	}
+	b.runJSON(t, exitOK, &run, "cron", "run-now", "nightly")
+	if run.JobID != "cron:nightly:run:"+strconv.FormatInt(epoch.UnixMilli(), 10) || run.Replayed {
+		t.Errorf("run-now: %+v", run)
+	}
+	if j, err := b.store.GetJob(b.ctx, run.JobID); err != nil || j.Kind != "report" || j.Priority != 4 {
+		t.Errorf("run-now job: %+v, %v", j, err)
+	}
+	out := b.mustRun(t, "cron", "list")
+	if !strings.Contains(out, "nightly  0 3 * * *  Europe/Berlin  fire_once  paused") {
+		t.Errorf("list:\n%s", out)
+	}
+	var list struct {
+		Schedules []scheduleJSON `json:"schedules"`
+	}
+	b.runJSON(t, exitOK, &list, "cron", "list")
+	if len(list.Schedules) != 1 || list.Schedules[0].Runs != 1 || !list.Schedules[0].Paused || list.Schedules[0].NextDue != nil {
+		t.Errorf("list -json: %+v", list)
+	}
+	requireOutput(t, b.mustRun(t, "cron", "resume", "nightly"), "schedule nightly is active\n")
+	requireOutput(t, b.mustRun(t, "cron", "remove", "nightly"), "removed schedule nightly\n")
+	if _, err := b.store.GetSchedule(b.ctx, "nightly"); err == nil {
+		t.Errorf("the schedule is still there after remove")
+	}
+
+	// Mistakes: a bad definition is the store's typed refusal (exit 1), a missing verb
+	// or name a usage error (exit 2).
+	if code, _, errOut := b.run(t, "cron", "add", "x", "-cron", "61 * * * *", "-kind", "k"); code != exitError ||
+		!strings.Contains(errOut, "invalid Cron") {
+		t.Errorf("bad expression: exit %d, %s", code, errOut)
+	}
+	if code, _, errOut := b.run(t, "cron", "remove", "nightly"); code != exitError || !strings.Contains(errOut, "schedule not found") {
+		t.Errorf("remove of a removed schedule: exit %d, %s", code, errOut)
+	}
+	for _, args := range [][]string{{"cron"}, {"cron", "pause"}, {"cron", "fly", "x"}, {"cron", "add", "x", "-every", "soon"}} {
+		if code, _, _ := b.run(t, args...); code != exitUsage {
+			t.Errorf("headgate %s: exit %d, want %d", strings.Join(args, " "), code, exitUsage)
+		}
+	}
+	if _, err := b.store.GetSchedule(b.ctx, "x"); err == nil {
+		t.Errorf("a refused add wrote a schedule")
+	}
+}

@@ -1,0 +1,60 @@
+package rqueue_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/headgate/headgate"
+	"github.com/headgate/headgate/rqueue"
+)
+
+// A schedule made from typed args enqueues, at each tick, the job Enqueue would: the
+// args' own options, the client's defaults, the args encoded as msgpack.
+func TestAddScheduleWithTypedArgs(t *testing.T) {
+	t.Parallel()
+	rdb := redis.NewClient(&redis.Options{Addr: miniredis.RunT(t).Addr()})
+	b := setup(t, rdb, &rqueue.Config{Retention: time.Hour})
+	sc := headgate.Schedule{Name: "daily-report", Cron: "@daily", Zone: "America/New_York"}
+	if err := b.client.AddSchedule(b.ctx, sc, reportArgs{Account: "acme"}, &rqueue.EnqueueOpts{Partition: "acme"}); err != nil {
+		t.Fatal(err)
+	}
+	err := b.client.AddSchedule(b.ctx, headgate.Schedule{Name: "x", Cron: "@daily"}, reportArgs{}, &rqueue.EnqueueOpts{ID: "fixed"})
+	var inv *headgate.InvalidError
+	if !errors.As(err, &inv) || inv.Field != "opts.ID" {
+		t.Errorf("a fixed id: %v, want *InvalidError for opts.ID", err)
+	}
+	// epoch is 2030-01-02 03:04:05 UTC, 22:04 the day before in New York: midnight is
+	// 05:00 UTC.
+	if err := b.store.AdvanceClock(b.ctx, 2*time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	l, err := b.store.ClaimDutyLease(b.ctx, "cron", "test", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := b.store.FireSchedule(b.ctx, headgate.DutyFence{Duty: "cron", Holder: "test", Fence: l.Fence}, "daily-report")
+	if err != nil || len(res) != 1 || res[0].Outcome != headgate.TickEnqueued {
+		t.Fatalf("fire: %v, %v", res, err)
+	}
+	j := b.job(t, res[0].JobID)
+	var args reportArgs
+	if err := msgpack.Unmarshal(j.Payload, &args); err != nil || args.Account != "acme" {
+		t.Errorf("payload: %+v, %v", args, err)
+	}
+	if j.Kind != "report" || j.Queue != "reports" || j.Priority != 5 || j.MaxAttempts != 3 || j.PartitionKey != "acme" ||
+		j.Retention != time.Hour || !j.ScheduledAt.Equal(time.Date(2030, 1, 2, 5, 0, 0, 0, time.UTC)) {
+		t.Errorf("tick job: %+v", j)
+	}
+	if err := b.client.UpdateSchedule(b.ctx, sc, reportArgs{Account: "globex"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	st, err := b.store.GetSchedule(b.ctx, "daily-report")
+	if err != nil || st.Revision != 2 || st.Job.PartitionKey != "" || st.Fired != 1 {
+		t.Errorf("after update: %+v, %v", st, err)
+	}
+}

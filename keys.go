@@ -268,3 +268,10 @@ func (k keys) WorkflowInbox(id string) string { return k.prefix + "wfinbox:" + i
 // WorkflowClosed is a pub/sub channel, not a key: the commit that closes a workflow's
 // run publishes its status on it, so that a waiter for the outcome need not poll.
 func (k keys) WorkflowClosed(id string) string { return k.prefix + "wfclosed:" + id }
+
+// Event counters.
+
+// Counters is a HASH of event totals the scripts keep for metrics (lua/lib.lua
+// count_event): "lease_rejected", "reclaimed", "rate_limited:<class>",
+// "backpressure:<queue>". Read with one HGETALL (Store.Gauges).
+func (k keys) Counters() string { return k.prefix + "counters" }

@@ -117,7 +117,7 @@ for _, key in ipairs({ K.wf(P, 'w:1'), K.wf_history(P, 'w:1'), K.wf_runs(P, 'w:1
   K.vis_index(P, 'ts:running:t:1'), K.packages(P), K.package_index(P), K.package_routes(P),
   K.package_route_index(P), K.deployments(P), K.deployment_index(P), K.workloops(P),
   K.workloop_index(P), K.workloops_due(P), K.invariant_records(P, 'l:1', 'i:1'),
-  K.ns_record(P, 'n:1'), K.ns_index(P), K.wf_inbox(P, 'w:1'), K.wf_closed(P, 'w:1') }) do got[#got + 1] = key end
+  K.ns_record(P, 'n:1'), K.ns_index(P), K.wf_inbox(P, 'w:1'), K.wf_closed(P, 'w:1'), K.counters(P) }) do got[#got + 1] = key end
 return got`
 	got, err := rdb.Eval(context.Background(), src, []string{k.Prefix()}).StringSlice()
 	if err != nil {
@@ -136,7 +136,7 @@ return got`
 		k.VisibilityIndex("ts:running:t:1"), k.Packages(), k.PackageIndex(), k.PackageRoutes(),
 		k.PackageRouteIndex(), k.Deployments(), k.DeploymentIndex(), k.Workloops(),
 		k.WorkloopIndex(), k.WorkloopsDue(), k.InvariantRecords("l:1", "i:1"),
-		k.NamespaceRecord("n:1"), k.NamespaceIndex(), k.WorkflowInbox("w:1"), k.WorkflowClosed("w:1")}
+		k.NamespaceRecord("n:1"), k.NamespaceIndex(), k.WorkflowInbox("w:1"), k.WorkflowClosed("w:1"), k.Counters()}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("lua keys differ from keys.go:\n lua: %q\n  go: %q", got, want)
 	}
@@ -198,7 +198,7 @@ func TestLuaScriptIncludes(t *testing.T) {
 			load_bucket save_bucket rate_changed true_up park_corrupt safe_hmget key_type_known
 			key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked counts_ok
 			corrupt_reply needed structure_bad need need_counts structure_error load_policy_checked
-			history_ok need_available`,
+			history_ok need_available K.counters count_event`,
 		"admit": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
 			K.pinned_partition K.wake K.leases K.quarantine K.held K.paused K.rate K.clock K.policy
 			K.corrupt K.parked K.starved K.fp_running OK E_CORRUPT now_ms quarantine_known
@@ -206,7 +206,7 @@ func TestLuaScriptIncludes(t *testing.T) {
 			ring_last ring_has ring_contains ring_push_back ring_remove wake index_available
 			JOB_NUMBERS JOB_DEFAULTS load_bucket save_bucket park_corrupt safe_hmget key_type_known
 			key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked counts_ok
-			corrupt_reply`,
+			corrupt_reply K.counters count_event`,
 		"cancel": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
 			K.pinned_partition K.scheduled K.leases K.retained K.unique K.held K.clock K.policy
 			K.corrupt K.cancelled K.parked K.fp_running OK E_NOT_FOUND E_NOT_CANCELLABLE E_CORRUPT
@@ -218,7 +218,7 @@ func TestLuaScriptIncludes(t *testing.T) {
 			counts_ok corrupt_reply first_bad_key park_unreadable_job unindex_job_keys unindex_job`,
 		"checkpoint": `rcall K K.job OK E_LEASE_REJECTED E_CORRUPT str JOB_NUMBERS JOB_DEFAULTS HOLDER_FIELDS
 			safe_hmget MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked corrupt_reply
-			holder_checked held_job`,
+			holder_checked K.counters count_event held_job`,
 		"claim_duty": `rcall K K.duty K.clock OK now_ms safe_hmget MAX_SAFE`,
 		"delete": `rcall K K.job K.errors K.result K.output K.progress K.counts K.ring K.ring_state
 			K.partition K.pinned_ring K.pinned_ring_state K.pinned_partition K.scheduled K.leases
@@ -247,7 +247,7 @@ func TestLuaScriptIncludes(t *testing.T) {
 			unindex_available unindex_available_job JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS load_fields
 			load_job schedule make_available safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES
 			bad_job_field JOB_STATES load_job_checked counts_ok corrupt_reply needed structure_bad
-			need need_counts structure_error need_available`,
+			need need_counts structure_error need_available K.counters count_event`,
 		"evict": `rcall K K.job K.errors K.result K.output K.progress K.counts K.retained K.throttle
 			K.throttle_expiry K.clock K.corrupt K.fp_running OK E_CORRUPT now_ms UNFINISHED str
 			count_delta move_count flush_counts JOB_NUMBERS JOB_DEFAULTS release_fingerprint
@@ -270,7 +270,7 @@ func TestLuaScriptIncludes(t *testing.T) {
 			crash_backoff drop_lease retention_of finalize schedule park_corrupt safe_hmget
 			key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked
 			counts_ok corrupt_reply needed structure_bad need need_counts structure_error
-			load_policy_checked history_ok`,
+			load_policy_checked history_ok K.counters count_event`,
 		"release_duty": `rcall K K.duty OK safe_hmget`,
 		"release_pending": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
 			K.pinned_partition K.wake K.scheduled K.quarantine K.held K.clock K.corrupt OK E_CORRUPT
@@ -288,7 +288,7 @@ func TestLuaScriptIncludes(t *testing.T) {
 		"renew": `rcall K K.job K.leases K.clock K.corrupt OK E_CORRUPT now_ms str JOB_NUMBERS
 			JOB_DEFAULTS HOLDER_FIELDS park_corrupt safe_hmget key_type_known key_ok
 			MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked corrupt_reply
-			first_bad_key holder_checked parking_refused`,
+			first_bad_key holder_checked K.counters count_event parking_refused`,
 		"retry": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
 			K.pinned_partition K.wake K.scheduled K.leases K.retained K.unique K.quarantine K.held
 			K.limits K.clock K.corrupt OK E_DUPLICATE E_BACKPRESSURE E_NOT_FOUND E_CORRUPT
@@ -304,11 +304,11 @@ func TestLuaScriptIncludes(t *testing.T) {
 		"write_output": `rcall K K.job K.output K.clock OK E_LEASE_REJECTED E_CORRUPT now_ms str mark_aux
 			JOB_NUMBERS JOB_DEFAULTS HOLDER_FIELDS safe_hmget key_type_known key_ok MAX_SAFE
 			JOB_RANGES bad_job_field JOB_STATES load_job_checked corrupt_reply first_bad_key
-			holder_checked held_job write_held_hash`,
+			holder_checked K.counters count_event held_job write_held_hash`,
 		"write_progress": `rcall K K.job K.progress K.clock OK E_LEASE_REJECTED E_CORRUPT now_ms str mark_aux
 			JOB_NUMBERS JOB_DEFAULTS HOLDER_FIELDS safe_hmget key_type_known key_ok MAX_SAFE
 			JOB_RANGES bad_job_field JOB_STATES load_job_checked corrupt_reply first_bad_key
-			holder_checked held_job write_held_hash`,
+			holder_checked K.counters count_event held_job write_held_hash`,
 		"wf_append": `rcall K K.clock OK now_ms str SEP K.wf K.wf_history K.wf_runs K.wf_ids K.wf_status
 			K.wf_query E_SEQUENCE_CONFLICT pad_ms listing_selections listing_move WF_STATUS_OF
 			WF_CLOSED wf_load wf_append_events`,

@@ -30,13 +30,12 @@ type MetricsConfig struct {
 // EnqueueMiddleware to rqueue.Config.EnqueueMiddleware. One Metrics may serve several
 // workers and clients of a process.
 type Metrics struct {
-	processed    *prometheus.CounterVec
-	run          *prometheus.HistogramVec
-	wait         *prometheus.HistogramVec
-	inFlight     prometheus.Gauge
-	leasesLost   *prometheus.CounterVec
-	enqueued     *prometheus.CounterVec
-	backpressure *prometheus.CounterVec
+	processed  *prometheus.CounterVec
+	run        *prometheus.HistogramVec
+	wait       *prometheus.HistogramVec
+	inFlight   prometheus.Gauge
+	leasesLost *prometheus.CounterVec
+	enqueued   *prometheus.CounterVec
 
 	mu     sync.RWMutex
 	series map[seriesKey]*series
@@ -110,14 +109,12 @@ func NewMetrics(cfg *MetricsConfig) *Metrics {
 			[]string{"queue", "kind"}),
 		enqueued: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "headgate_jobs_enqueued_total",
 			Help: "Jobs written by enqueues; replays and duplicates are not counted.", ConstLabels: l}, []string{"queue", "kind"}),
-		backpressure: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "headgate_backpressure_rejections_total",
-			Help: "Enqueue batches refused because the queue was at its enqueue limit.", ConstLabels: l}, []string{"queue"}),
 		series: map[seriesKey]*series{},
 	}
 }
 
 func (m *Metrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.processed, m.run, m.wait, m.inFlight, m.leasesLost, m.enqueued, m.backpressure}
+	return []prometheus.Collector{m.processed, m.run, m.wait, m.inFlight, m.leasesLost, m.enqueued}
 }
 
 // Describe sends the descriptors of every instrument.
@@ -177,16 +174,12 @@ func (m *Metrics) outcome(ctx context.Context, env *headgate.Envelope, err error
 	return worker.OutcomeOf(err).String()
 }
 
-// EnqueueMiddleware returns the enqueue middleware that counts jobs written and
-// batches refused by backpressure.
+// EnqueueMiddleware returns the enqueue middleware that counts jobs written. Refusals
+// by backpressure are counted fleet-wide by the scripts (Collector).
 func (m *Metrics) EnqueueMiddleware() rqueue.EnqueueMiddleware {
 	return func(next rqueue.EnqueueFunc) rqueue.EnqueueFunc {
 		return func(ctx context.Context, envs []headgate.Envelope) ([]headgate.EnqueueResult, error) {
 			res, err := next(ctx, envs)
-			var bp *headgate.BackpressureError
-			if errors.As(err, &bp) {
-				m.backpressure.WithLabelValues(bp.Queue).Inc()
-			}
 			// A NotDurableError comes with results: the jobs were written.
 			var nd *headgate.NotDurableError
 			if err != nil && !errors.As(err, &nd) {

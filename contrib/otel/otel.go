@@ -177,3 +177,14 @@ func queueOf(env *headgate.Envelope) string {
 	}
 	return env.Queue
 }
+
+// StartStep starts an INTERNAL span "step <name>" for one step of a job or workflow
+// task, a child of the span in ctx (the attempt's, under WorkerMiddleware), with the
+// attribute headgate.step. It is the hook for step and workflow-task spans: a handler
+// that checkpoints its steps calls it around each, and the workflow runtime is to call
+// it for each task it runs. The caller ends the span; an error it records sets the
+// span's status to Error.
+func StartStep(ctx context.Context, cfg *Config, name string) (context.Context, trace.Span) {
+	return cfg.tracer().Start(ctx, "step "+name, trace.WithSpanKind(trace.SpanKindInternal),
+		trace.WithAttributes(attribute.String("messaging.system", "headgate"), attribute.String("headgate.step", name)))
+}

@@ -157,21 +157,14 @@ func (m *Metrics) WorkerMiddleware(lease time.Duration) worker.Middleware {
 	}
 }
 
-// outcome is the outcome label of an attempt: what the worker acks it as, or, when the
-// worker dropped what the handler returned, why: lease_lost (also counted in
-// headgate_leases_lost_total), cancelled (by an operator), or rate_limited for a job
-// handed back at shutdown, which is what the worker acks it as.
+// outcome is the outcome label of an attempt (worker.OutcomeLabel); a lost lease is
+// also counted in headgate_leases_lost_total.
 func (m *Metrics) outcome(ctx context.Context, env *headgate.Envelope, err error) string {
-	switch cause := context.Cause(ctx); {
-	case errors.Is(cause, worker.ErrLeaseLost):
+	label := worker.OutcomeLabel(ctx, err)
+	if label == headgate.OutcomeLeaseLost.String() {
 		m.leasesLost.WithLabelValues(env.Queue, env.Kind).Inc()
-		return headgate.OutcomeLeaseLost.String()
-	case errors.Is(cause, worker.ErrCancelled):
-		return "cancelled"
-	case errors.Is(cause, worker.ErrShutdown):
-		return headgate.OutcomeRateLimited.String()
 	}
-	return worker.OutcomeOf(err).String()
+	return label
 }
 
 // EnqueueMiddleware returns the enqueue middleware that counts jobs written. Refusals

@@ -117,15 +117,8 @@ func (s *Store) Gauges(ctx context.Context, opts *GaugesOptions) (*Gauges, error
 	}
 	g := &Gauges{Queues: queues, QuarantinedFingerprints: quarantined.Val(), RateTokens: map[string]float64{},
 		Events: eventCounts(counters.Val()), Waits: map[string]QueueWaits{}}
-	switch ms, err := clock.Int64(); {
-	case err == nil:
-		g.Now = time.UnixMilli(ms)
-	case !errors.Is(err, redis.Nil):
+	if g.Now, err = pipedNow(clock, redisTime); err != nil {
 		return nil, err
-	case redisTime.Err() != nil:
-		return nil, redisTime.Err()
-	default:
-		g.Now = redisTime.Val().Truncate(time.Millisecond)
 	}
 	for i, c := range opts.RateClasses {
 		if err := buckets[i].Err(); err != nil {
@@ -143,6 +136,20 @@ func (s *Store) Gauges(ctx context.Context, opts *GaugesOptions) (*Gauges, error
 		}
 	}
 	return g, nil
+}
+
+// pipedNow is the store time from a pipelined GET of the clock key and TIME: the frozen
+// clock when a test set one, else Redis's (Store.Now's rule).
+func pipedNow(clock *redis.StringCmd, redisTime *redis.TimeCmd) (time.Time, error) {
+	switch ms, err := clock.Int64(); {
+	case err == nil:
+		return time.UnixMilli(ms), nil
+	case !errors.Is(err, redis.Nil):
+		return time.Time{}, err
+	case redisTime.Err() != nil:
+		return time.Time{}, redisTime.Err()
+	}
+	return redisTime.Val().Truncate(time.Millisecond), nil
 }
 
 // maxGaugePartitions bounds GaugesOptions.Partitions, and so a scrape's label count.

@@ -134,15 +134,8 @@ func (m *Metrics) EnqueueMiddleware() rqueue.EnqueueMiddleware {
 	return func(next rqueue.EnqueueFunc) rqueue.EnqueueFunc {
 		return func(ctx context.Context, envs []headgate.Envelope) ([]headgate.EnqueueResult, error) {
 			res, err := next(ctx, envs)
-			// A NotDurableError comes with results: the jobs were written.
-			var nd *headgate.NotDurableError
-			if err != nil && !errors.As(err, &nd) {
-				return res, err
-			}
-			for i, r := range res {
-				if i < len(envs) && !r.Replayed {
-					m.enqueued.Add(ctx, 1, m.attrsOf(queueOf(&envs[i]), envs[i].Kind, ""))
-				}
+			for _, i := range rqueue.Written(envs, res, err) {
+				m.enqueued.Add(ctx, 1, m.attrsOf(queueOf(&envs[i]), envs[i].Kind, ""))
 			}
 			return res, err
 		}

@@ -3,7 +3,6 @@ package headgateprom
 import (
 	"cmp"
 	"context"
-	"errors"
 	"strconv"
 	"sync"
 	"time"
@@ -173,15 +172,8 @@ func (m *Metrics) EnqueueMiddleware() rqueue.EnqueueMiddleware {
 	return func(next rqueue.EnqueueFunc) rqueue.EnqueueFunc {
 		return func(ctx context.Context, envs []headgate.Envelope) ([]headgate.EnqueueResult, error) {
 			res, err := next(ctx, envs)
-			// A NotDurableError comes with results: the jobs were written.
-			var nd *headgate.NotDurableError
-			if err != nil && !errors.As(err, &nd) {
-				return res, err
-			}
-			for i, r := range res {
-				if i < len(envs) && !r.Replayed {
-					m.enqueued.WithLabelValues(cmp.Or(envs[i].Queue, headgate.QueueDefault), envs[i].Kind).Inc()
-				}
+			for _, i := range rqueue.Written(envs, res, err) {
+				m.enqueued.WithLabelValues(cmp.Or(envs[i].Queue, headgate.QueueDefault), envs[i].Kind).Inc()
 			}
 			return res, err
 		}

@@ -16,10 +16,13 @@ import (
 )
 
 // Tags that carry a job's trace context: the tag is the prefix followed by the W3C
-// header's value.
+// header's value. The prefixes are short so that a traceparent tag (58 bytes) stays
+// under Redis's hash-max-listpack-value (64): a longer value turns the job's hash from
+// the compact listpack into a hash table, which costs every transition of the job Redis
+// CPU and memory.
 const (
-	TraceparentTag = "traceparent="
-	TracestateTag  = "tracestate="
+	TraceparentTag = "tp="
+	TracestateTag  = "ts="
 )
 
 // instrumentation names the tracer.

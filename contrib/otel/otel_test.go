@@ -190,6 +190,11 @@ func TestTraceContextTags(t *testing.T) {
 	if len(trace) != 1 || trace[0] != want || !strings.Contains(strings.Join(job.Tags, " "), "keep") {
 		t.Errorf("tags %q, want %q (the stale traceparent replaced) and keep", job.Tags, want)
 	}
+	// Redis keeps a hash whose values are all at most hash-max-listpack-value (64) bytes
+	// compact; the trace tag alone must not cost a traced job that.
+	if len(want) > 64 {
+		t.Errorf("trace tag %q is %d bytes, more than 64", want, len(want))
+	}
 
 	// A batch gets one send span; every job carries its context.
 	many, err := b.client.EnqueueMany(context.Background(), []rqueue.EnqueueParams{

@@ -1,10 +1,12 @@
 package headgate
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -21,17 +23,70 @@ type Gauges struct {
 	// RateTokens are the tokens each configured rate class of those asked for holds at
 	// Now, refilled as admission would refill them; classes without a limit are absent.
 	RateTokens map[string]float64
+	// Events are the totals the scripts count (EventCounts).
+	Events EventCounts
+	// Waits are, by queue, what the queue's next partitions in turn order wait for
+	// (QueueWaits); queues without available work are absent.
+	Waits map[string]QueueWaits
+}
+
+// EventCounts are the totals of events the scripts count as they happen, since the
+// namespace's first one: monotonic, fleet-wide, kept in Redis (keys.Counters).
+type EventCounts struct {
+	// LeaseRejections counts writes of a worker (ack, renew, checkpoint, output,
+	// progress) refused because it no longer held the job's lease.
+	LeaseRejections int64
+	// Reclaims counts jobs whose lease expired and that ReclaimExpired took back.
+	Reclaims int64
+	// RateLimited counts, by rate class, the jobs admission set aside because the class
+	// lacked the tokens to pay for them.
+	RateLimited map[string]int64
+	// BackpressureRejections counts, by queue, the enqueue calls refused because the
+	// queue was at its enqueue limit.
+	BackpressureRejections map[string]int64
+}
+
+// QueueWaits is how long a queue's available work has waited, read from the first
+// partitions of its admission ring (the ones admitted next), each by the job it admits
+// next. Jobs pinned to a worker, held or parked by their rate class are not looked at.
+type QueueWaits struct {
+	// Partitions counts the partitions with unpinned available work.
+	Partitions int64
+	// Oldest is the longest wait of the partitions read (Wait's largest value): the
+	// queue's oldest available job when Partitions <= the number read and priorities are
+	// equal.
+	Oldest time.Duration
+	// Wait is, by partition, how long the job the partition admits next has been due,
+	// for at most GaugesOptions.Partitions partitions.
+	Wait map[string]time.Duration
+}
+
+// GaugesOptions selects what Store.Gauges reads beyond the fixed set.
+type GaugesOptions struct {
+	// RateClasses are the classes whose tokens are read: the store keeps no list of them.
+	RateClasses []string
+	// Partitions is the most partitions per queue whose wait is read (Gauges.Waits);
+	// 0 reads none.
+	Partitions int
 }
 
 // Gauges reads what a metrics scrape exports, with plain reads and no script: the
-// per-queue counts the scripts keep, the paused set, the limits, the quarantine's size
-// and the buckets of rateClasses. It sends 6 + queues + rate classes commands in five
-// round trips, however many jobs the namespace holds.
-func (s *Store) Gauges(ctx context.Context, rateClasses []string) (*Gauges, error) {
-	for _, c := range rateClasses {
-		if err := validateRequired("rateClasses", c, true); err != nil {
+// per-queue counts the scripts keep, the paused set, the limits, the quarantine's size,
+// the event counters, the buckets of the rate classes asked for, and the head job of the
+// first partitions of each queue's ring. It sends 7 + queues + rate classes commands in
+// five round trips, and with Partitions 2 more per queue and 1 per partition read in a
+// sixth, however many jobs the namespace holds.
+func (s *Store) Gauges(ctx context.Context, opts *GaugesOptions) (*Gauges, error) {
+	if opts == nil {
+		opts = &GaugesOptions{}
+	}
+	for _, c := range opts.RateClasses {
+		if err := validateRequired("RateClasses", c, true); err != nil {
 			return nil, err
 		}
+	}
+	if opts.Partitions < 0 || opts.Partitions > maxGaugePartitions {
+		return nil, invalid("Partitions", "is %d, outside 0..%d", opts.Partitions, maxGaugePartitions)
 	}
 	queues, err := s.QueueStats(ctx)
 	if err != nil {
@@ -41,26 +96,32 @@ func (s *Store) Gauges(ctx context.Context, rateClasses []string) (*Gauges, erro
 	quarantined := pipe.HLen(ctx, s.keys.Quarantine())
 	clock := pipe.Get(ctx, s.keys.Clock())
 	redisTime := pipe.Time(ctx)
-	buckets := make([]*redis.SliceCmd, len(rateClasses))
-	for i, c := range rateClasses {
+	counters := pipe.HGetAll(ctx, s.keys.Counters())
+	buckets := make([]*redis.SliceCmd, len(opts.RateClasses))
+	for i, c := range opts.RateClasses {
 		buckets[i] = pipe.HMGet(ctx, s.keys.Rate(c), "tokens", "burst", "limit", "window", "refilled")
+	}
+	rings := make([]*redis.IntCmd, len(queues))
+	heads := make([]*redis.StringSliceCmd, len(queues))
+	if opts.Partitions > 0 {
+		for i, q := range queues {
+			rings[i] = pipe.ZCard(ctx, s.keys.Ring(q.Queue))
+			heads[i] = pipe.ZRange(ctx, s.keys.Ring(q.Queue), 0, int64(opts.Partitions-1))
+		}
 	}
 	_, _ = pipe.Exec(ctx) // each command's error is checked below: a nil clock is no error
 	if err := quarantined.Err(); err != nil {
 		return nil, err
 	}
-	g := &Gauges{Queues: queues, QuarantinedFingerprints: quarantined.Val(), RateTokens: map[string]float64{}}
-	switch ms, err := clock.Int64(); {
-	case err == nil:
-		g.Now = time.UnixMilli(ms)
-	case !errors.Is(err, redis.Nil):
+	if err := counters.Err(); err != nil {
 		return nil, err
-	case redisTime.Err() != nil:
-		return nil, redisTime.Err()
-	default:
-		g.Now = redisTime.Val().Truncate(time.Millisecond)
 	}
-	for i, c := range rateClasses {
+	g := &Gauges{Queues: queues, QuarantinedFingerprints: quarantined.Val(), RateTokens: map[string]float64{},
+		Events: eventCounts(counters.Val()), Waits: map[string]QueueWaits{}}
+	if g.Now, err = pipedNow(clock, redisTime); err != nil {
+		return nil, err
+	}
+	for i, c := range opts.RateClasses {
 		if err := buckets[i].Err(); err != nil {
 			return nil, err
 		}
@@ -70,7 +131,94 @@ func (s *Store) Gauges(ctx context.Context, rateClasses []string) (*Gauges, erro
 		}
 		g.RateTokens[c] = bucketTokens(v, g.Now.UnixMilli())
 	}
+	if opts.Partitions > 0 {
+		if err := s.readWaits(ctx, g, rings, heads); err != nil {
+			return nil, err
+		}
+	}
 	return g, nil
+}
+
+// pipedNow is the store time from a pipelined GET of the clock key and TIME: the frozen
+// clock when a test set one, else Redis's (Store.Now's rule).
+func pipedNow(clock *redis.StringCmd, redisTime *redis.TimeCmd) (time.Time, error) {
+	switch ms, err := clock.Int64(); {
+	case err == nil:
+		return time.UnixMilli(ms), nil
+	case !errors.Is(err, redis.Nil):
+		return time.Time{}, err
+	case redisTime.Err() != nil:
+		return time.Time{}, redisTime.Err()
+	}
+	return redisTime.Val().Truncate(time.Millisecond), nil
+}
+
+// maxGaugePartitions bounds GaugesOptions.Partitions, and so a scrape's label count.
+const maxGaugePartitions = 1000
+
+// readWaits fills g.Waits from each queue's ring size and first partitions: one more
+// round trip reads the first member (the next job) of each partition read.
+func (s *Store) readWaits(ctx context.Context, g *Gauges, rings []*redis.IntCmd, heads []*redis.StringSliceCmd) error {
+	pipe := s.rdb.Pipeline()
+	next := make([][]*redis.StringSliceCmd, len(g.Queues))
+	for i, q := range g.Queues {
+		if err := cmp.Or(rings[i].Err(), heads[i].Err()); err != nil {
+			return err
+		}
+		for _, part := range heads[i].Val() {
+			next[i] = append(next[i], pipe.ZRange(ctx, s.keys.Partition(q.Queue, part), 0, 0))
+		}
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return err
+	}
+	for i, q := range g.Queues {
+		if rings[i].Val() == 0 {
+			continue
+		}
+		w := QueueWaits{Partitions: rings[i].Val(), Wait: map[string]time.Duration{}}
+		for j, part := range heads[i].Val() {
+			member := next[i][j].Val()
+			if len(member) == 0 || len(member[0]) < rankWidth {
+				continue
+			}
+			due, err := strconv.ParseInt(member[0][rankWidth-15:rankWidth], 10, 64)
+			if err != nil {
+				continue
+			}
+			wait := max(g.Now.Sub(time.UnixMilli(due)), 0)
+			w.Wait[part] = wait
+			w.Oldest = max(w.Oldest, wait)
+		}
+		g.Waits[q.Queue] = w
+	}
+	return nil
+}
+
+// rankWidth is RANK_WIDTH of lua/lib.lua: a partition member is 10 digits of inverted
+// priority, 15 of due time (ms), then the job id.
+const rankWidth = 25
+
+// eventCounts parses the counters hash (lua/lib.lua count_event).
+func eventCounts(h map[string]string) EventCounts {
+	e := EventCounts{RateLimited: map[string]int64{}, BackpressureRejections: map[string]int64{}}
+	for f, v := range h {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			continue
+		}
+		switch name, arg, _ := strings.Cut(f, ":"); name {
+		case "lease_rejected":
+			e.LeaseRejections = n
+		case "reclaimed":
+			e.Reclaims = n
+		case "rate_limited":
+			e.RateLimited[arg] = n
+		case "backpressure":
+			e.BackpressureRejections[arg] = n
+		}
+	}
+	return e
 }
 
 // bucketTokens is load_bucket of lua/lib.lua: the tokens a bucket {tokens, burst, limit,

@@ -282,3 +282,10 @@ func (k keys) Schedules() string { return k.prefix + "cronnames" }
 // SchedulesDue is a ZSET of the schedules that are not paused, scored by when a worker
 // looks at each next (ms): its next tick, or at once after a change.
 func (k keys) SchedulesDue() string { return k.prefix + "crondue" }
+
+// Event counters.
+
+// Counters is a HASH of event totals the scripts keep for metrics (lua/lib.lua
+// count_event): "lease_rejected", "reclaimed", "rate_limited:<class>",
+// "backpressure:<queue>". Read with one HGETALL (Store.Gauges).
+func (k keys) Counters() string { return k.prefix + "counters" }

@@ -117,7 +117,7 @@ for _, key in ipairs({ K.wf(P, 'w:1'), K.wf_history(P, 'w:1'), K.wf_runs(P, 'w:1
   K.vis_index(P, 'ts:running:t:1'), K.packages(P), K.package_index(P), K.package_routes(P),
   K.package_route_index(P), K.deployments(P), K.deployment_index(P), K.workloops(P),
   K.workloop_index(P), K.workloops_due(P), K.invariant_records(P, 'l:1', 'i:1'),
-  K.ns_record(P, 'n:1'), K.ns_index(P), K.wf_inbox(P, 'w:1'), K.wf_closed(P, 'w:1') }) do got[#got + 1] = key end
+  K.ns_record(P, 'n:1'), K.ns_index(P), K.wf_inbox(P, 'w:1'), K.wf_closed(P, 'w:1'), K.counters(P) }) do got[#got + 1] = key end
 for _, key in ipairs({ K.schedule(P, 's:1'), K.schedules(P), K.schedules_due(P) }) do got[#got + 1] = key end
 return got`
 	got, err := rdb.Eval(context.Background(), src, []string{k.Prefix()}).StringSlice()
@@ -137,7 +137,7 @@ return got`
 		k.VisibilityIndex("ts:running:t:1"), k.Packages(), k.PackageIndex(), k.PackageRoutes(),
 		k.PackageRouteIndex(), k.Deployments(), k.DeploymentIndex(), k.Workloops(),
 		k.WorkloopIndex(), k.WorkloopsDue(), k.InvariantRecords("l:1", "i:1"),
-		k.NamespaceRecord("n:1"), k.NamespaceIndex(), k.WorkflowInbox("w:1"), k.WorkflowClosed("w:1"),
+		k.NamespaceRecord("n:1"), k.NamespaceIndex(), k.WorkflowInbox("w:1"), k.WorkflowClosed("w:1"), k.Counters(),
 		k.Schedule("s:1"), k.Schedules(), k.SchedulesDue()}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("lua keys differ from keys.go:\n lua: %q\n  go: %q", got, want)
@@ -188,27 +188,26 @@ func scriptsIncludes(t *testing.T) map[string]scriptWithIncludes {
 // script parses and runs; update the table on purpose.
 func TestLuaScriptIncludes(t *testing.T) {
 	want := map[string]string{
-		"ack": `rcall K K.job K.errors K.result K.output K.progress K.counts K.ring K.ring_state
-			K.partition K.pinned_ring K.pinned_ring_state K.pinned_partition K.wake K.scheduled
-			K.leases K.retained K.unique K.quarantine K.held K.rate K.clock K.policy K.corrupt
-			K.starved K.fp_running OK E_LEASE_REJECTED E_CORRUPT now_ms UNFINISHED POLICY_FIELDS
-			POLICY_DEFAULTS policy load_policy ERROR_HISTORY_ENTRIES ERROR_HISTORY_BYTES
-			quarantine_known is_quarantined rank num str count_delta move_count flush_counts
-			mark_aux push_error partition_of ring_last ring_has ring_contains ring_push_back wake
-			index_available JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS release_unique backoff
-			release_fingerprint drop_lease retention_of finalize delete_job schedule make_available
-			load_bucket save_bucket rate_changed true_up park_corrupt safe_hmget key_type_known
-			key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked counts_ok
-			corrupt_reply needed structure_bad need need_counts structure_error load_policy_checked
-			history_ok need_available`,
+		"ack": `rcall K K.job K.errors K.result K.output K.progress K.counts K.ring K.ring_state K.partition
+			K.pinned_ring K.pinned_ring_state K.pinned_partition K.wake K.scheduled K.leases K.retained
+			K.unique K.quarantine K.held K.rate K.clock K.policy K.corrupt K.starved K.fp_running OK
+			E_LEASE_REJECTED E_CORRUPT now_ms UNFINISHED POLICY_FIELDS POLICY_DEFAULTS policy
+			load_policy ERROR_HISTORY_ENTRIES ERROR_HISTORY_BYTES quarantine_known is_quarantined rank
+			num str count_delta move_count flush_counts mark_aux push_error partition_of ring_last
+			ring_has ring_contains ring_push_back wake index_available JOB_FIELDS JOB_NUMBERS
+			JOB_DEFAULTS release_unique backoff release_fingerprint drop_lease retention_of finalize
+			delete_job schedule make_available load_bucket save_bucket rate_changed true_up park_corrupt
+			safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES
+			load_job_checked counts_ok corrupt_reply needed structure_bad need need_counts
+			structure_error load_policy_checked history_ok need_available K.counters count_event`,
 		"admit": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
 			K.pinned_partition K.wake K.leases K.quarantine K.held K.paused K.rate K.clock K.policy
 			K.corrupt K.parked K.starved K.fp_running OK E_CORRUPT now_ms quarantine_known
 			is_quarantined RANK_WIDTH rank num str count_delta move_count flush_counts partition_of
-			ring_last ring_has ring_contains ring_push_back ring_remove wake index_available
-			JOB_NUMBERS JOB_DEFAULTS load_bucket save_bucket park_corrupt safe_hmget key_type_known
-			key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked counts_ok
-			corrupt_reply`,
+			ring_last ring_has ring_contains ring_push_back ring_remove wake index_available JOB_NUMBERS
+			JOB_DEFAULTS load_bucket save_bucket park_corrupt safe_hmget key_type_known key_ok MAX_SAFE
+			JOB_RANGES bad_job_field JOB_STATES load_job_checked counts_ok corrupt_reply K.counters
+			count_event`,
 		"cancel": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
 			K.pinned_partition K.scheduled K.leases K.retained K.unique K.held K.clock K.policy
 			K.corrupt K.cancelled K.parked K.fp_running OK E_NOT_FOUND E_NOT_CANCELLABLE E_CORRUPT
@@ -220,7 +219,7 @@ func TestLuaScriptIncludes(t *testing.T) {
 			counts_ok corrupt_reply first_bad_key park_unreadable_job unindex_job_keys unindex_job`,
 		"checkpoint": `rcall K K.job OK E_LEASE_REJECTED E_CORRUPT str JOB_NUMBERS JOB_DEFAULTS HOLDER_FIELDS
 			safe_hmget MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked corrupt_reply
-			holder_checked held_job`,
+			holder_checked K.counters count_event held_job`,
 		"claim_duty": `rcall K K.duty K.clock OK now_ms safe_hmget MAX_SAFE`,
 		"delete": `rcall K K.job K.errors K.result K.output K.progress K.counts K.ring K.ring_state
 			K.partition K.pinned_ring K.pinned_ring_state K.pinned_partition K.scheduled K.leases
@@ -242,14 +241,14 @@ func TestLuaScriptIncludes(t *testing.T) {
 			edit_has apply_edit`,
 		"enqueue": `rcall K K.job K.queues K.counts K.ring K.ring_state K.partition K.pinned_ring
 			K.pinned_ring_state K.pinned_partition K.wake K.scheduled K.unique K.throttle
-			K.throttle_expiry K.quarantine K.held K.limits K.clock K.parked OK E_ID_CONFLICT
-			E_DUPLICATE E_QUARANTINED E_BACKPRESSURE E_CORRUPT now_ms quarantine_known is_quarantined
-			rank num str count_delta move_count flush_counts unfinished partition_of ring_last
-			ring_has ring_contains ring_push_back ring_remove wake index_available unindex_available
-			unindex_available_job JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS load_fields load_job schedule
-			make_available safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field
-			JOB_STATES load_job_checked counts_ok corrupt_reply needed structure_bad need need_counts
-			structure_error need_available new_job_fields take_unique unique_holder`,
+			K.throttle_expiry K.quarantine K.held K.limits K.clock K.parked OK E_ID_CONFLICT E_DUPLICATE
+			E_QUARANTINED E_BACKPRESSURE E_CORRUPT now_ms quarantine_known is_quarantined rank num str
+			count_delta move_count flush_counts unfinished partition_of ring_last ring_has ring_contains
+			ring_push_back ring_remove wake index_available unindex_available unindex_available_job
+			JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS load_fields load_job schedule make_available safe_hmget
+			key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked
+			counts_ok corrupt_reply needed structure_bad need need_counts structure_error need_available
+			K.counters count_event new_job_fields take_unique unique_holder`,
 		"evict": `rcall K K.job K.errors K.result K.output K.progress K.counts K.retained K.throttle
 			K.throttle_expiry K.clock K.corrupt K.fp_running OK E_CORRUPT now_ms UNFINISHED str
 			count_delta move_count flush_counts JOB_NUMBERS JOB_DEFAULTS release_fingerprint
@@ -265,14 +264,13 @@ func TestLuaScriptIncludes(t *testing.T) {
 			MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked counts_ok
 			corrupt_reply first_bad_key index_bad_key route_bad_key parking_refused`,
 		"reclaim": `rcall K K.job K.errors K.counts K.scheduled K.leases K.retained K.unique K.quarantine
-			K.clock K.policy K.corrupt K.fp_running OK E_CORRUPT now_ms POLICY_FIELDS
-			POLICY_DEFAULTS policy load_policy ERROR_HISTORY_ENTRIES ERROR_HISTORY_BYTES
-			quarantine_known quarantine str count_delta move_count flush_counts push_error
-			JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS release_unique backoff release_fingerprint spread
-			crash_backoff drop_lease retention_of finalize schedule park_corrupt safe_hmget
-			key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked
-			counts_ok corrupt_reply needed structure_bad need need_counts structure_error
-			load_policy_checked history_ok`,
+			K.clock K.policy K.corrupt K.fp_running OK E_CORRUPT now_ms POLICY_FIELDS POLICY_DEFAULTS
+			policy load_policy ERROR_HISTORY_ENTRIES ERROR_HISTORY_BYTES quarantine_known quarantine str
+			count_delta move_count flush_counts push_error JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS
+			release_unique backoff release_fingerprint spread crash_backoff drop_lease retention_of
+			finalize schedule park_corrupt safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES
+			bad_job_field JOB_STATES load_job_checked counts_ok corrupt_reply needed structure_bad need
+			need_counts structure_error load_policy_checked history_ok K.counters count_event`,
 		"release_duty": `rcall K K.duty OK safe_hmget`,
 		"release_pending": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
 			K.pinned_partition K.wake K.scheduled K.quarantine K.held K.clock K.corrupt OK E_CORRUPT
@@ -287,10 +285,10 @@ func TestLuaScriptIncludes(t *testing.T) {
 			ring_push_back wake index_available JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS park_corrupt
 			safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES
 			load_job_checked counts_ok corrupt_reply first_bad_key index_bad_key parking_refused`,
-		"renew": `rcall K K.job K.leases K.clock K.corrupt OK E_CORRUPT now_ms str JOB_NUMBERS
-			JOB_DEFAULTS HOLDER_FIELDS park_corrupt safe_hmget key_type_known key_ok
-			MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked corrupt_reply
-			first_bad_key holder_checked parking_refused`,
+		"renew": `rcall K K.job K.leases K.clock K.corrupt OK E_CORRUPT now_ms str JOB_NUMBERS JOB_DEFAULTS
+			HOLDER_FIELDS park_corrupt safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES
+			bad_job_field JOB_STATES load_job_checked corrupt_reply first_bad_key holder_checked
+			K.counters count_event parking_refused`,
 		"retry": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
 			K.pinned_partition K.wake K.scheduled K.leases K.retained K.unique K.quarantine K.held
 			K.limits K.clock K.corrupt OK E_DUPLICATE E_BACKPRESSURE E_NOT_FOUND E_CORRUPT
@@ -303,14 +301,14 @@ func TestLuaScriptIncludes(t *testing.T) {
 			EDIT_PARTITION EDIT_TAGS edit_has apply_edit`,
 		"set_policy":     `rcall K K.policy OK`,
 		"set_rate_limit": `rcall K K.rate K.clock K.starved OK now_ms rate_changed key_type_known key_ok`,
-		"write_output": `rcall K K.job K.output K.clock OK E_LEASE_REJECTED E_CORRUPT now_ms str mark_aux
-			JOB_NUMBERS JOB_DEFAULTS HOLDER_FIELDS safe_hmget key_type_known key_ok MAX_SAFE
-			JOB_RANGES bad_job_field JOB_STATES load_job_checked corrupt_reply first_bad_key
-			holder_checked held_job write_held_hash`,
+		"write_output": `rcall K K.job K.output K.clock OK E_LEASE_REJECTED E_CORRUPT now_ms str mark_aux JOB_NUMBERS
+			JOB_DEFAULTS HOLDER_FIELDS safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES
+			bad_job_field JOB_STATES load_job_checked corrupt_reply first_bad_key holder_checked
+			K.counters count_event held_job write_held_hash`,
 		"write_progress": `rcall K K.job K.progress K.clock OK E_LEASE_REJECTED E_CORRUPT now_ms str mark_aux
-			JOB_NUMBERS JOB_DEFAULTS HOLDER_FIELDS safe_hmget key_type_known key_ok MAX_SAFE
-			JOB_RANGES bad_job_field JOB_STATES load_job_checked corrupt_reply first_bad_key
-			holder_checked held_job write_held_hash`,
+			JOB_NUMBERS JOB_DEFAULTS HOLDER_FIELDS safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES
+			bad_job_field JOB_STATES load_job_checked corrupt_reply first_bad_key holder_checked
+			K.counters count_event held_job write_held_hash`,
 		"wf_append": `rcall K K.clock OK now_ms str SEP K.wf K.wf_history K.wf_runs K.wf_ids K.wf_status
 			K.wf_query E_SEQUENCE_CONFLICT pad_ms listing_selections listing_move WF_STATUS_OF
 			WF_CLOSED wf_load wf_append_events`,

@@ -47,11 +47,16 @@ type headgateQueue struct {
 	addr   string
 	rdb    *redis.Client // producers
 	client *rqueue.Client
-	trips  *tripCounter // -stats: round trips of every client the queue opens; nil otherwise
+	trips  *tripCounter   // -stats: round trips of every client the queue opens; nil otherwise
+	obs    *observability // headgate-observed: metrics and tracing; nil otherwise
 }
 
 func openHeadgate(ctx context.Context, addr string) (Queue, error) {
-	q := &headgateQueue{addr: addr}
+	return openHeadgateWith(ctx, addr, nil)
+}
+
+func openHeadgateWith(ctx context.Context, addr string, obs *observability) (Queue, error) {
+	q := &headgateQueue{addr: addr, obs: obs}
 	if statsEnabled {
 		q.trips = newTripCounter()
 	}
@@ -60,7 +65,7 @@ func openHeadgate(ctx context.Context, addr string) (Queue, error) {
 		q.rdb.Close()
 		return nil, fmt.Errorf("headgate ping %s: %w", addr, err)
 	}
-	c, err := rqueue.NewClient(q.rdb, &rqueue.Config{Namespace: headgateNamespace})
+	c, err := rqueue.NewClient(q.rdb, &rqueue.Config{Namespace: headgateNamespace, EnqueueMiddleware: obs.enqueueMiddleware()})
 	if err != nil {
 		q.rdb.Close()
 		return nil, err
@@ -106,7 +111,8 @@ func (q *headgateQueue) StartWorker(ctx context.Context, concurrency int, h Hand
 		Namespace:   headgateNamespace,
 		Concurrency: concurrency,
 		// Warnings and errors only, like asynq's WarnLevel.
-		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Logger:     slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Middleware: q.obs.workerMiddleware(),
 	})
 	if err != nil {
 		rdb.Close()
@@ -123,7 +129,10 @@ func (q *headgateQueue) StartWorker(ctx context.Context, concurrency int, h Hand
 	return &headgateWorker{w: w, rdb: rdb}, nil
 }
 
-func (q *headgateQueue) Close() error { return q.rdb.Close() }
+func (q *headgateQueue) Close() error {
+	q.obs.close()
+	return q.rdb.Close()
+}
 
 // RoundTrips implements roundTripCounter (stats.go). The worker's blocking
 // wait (BLPOP) runs on a connection the worker opens itself, without the

@@ -27,7 +27,7 @@ All reads come first (the policy, each job, its rate bucket); the writes follow.
 KEYS[1]  namespace prefix; derived keys (lib.lua): job:<id>, errors:<id>, result:<id>,
          output:<id>, progress:<id>, leases, scheduled, retained, unique, policy,
          quarantine, held:<fp>, rate:<class>, clock, q:<queue>:{counts,ring,drr,p:<part>,wake},
-         q:<queue>:w:<worker>:{ring,drr,p:<part>}
+         q:<queue>:w:<worker>:{ring,drr,p:<part>}, counters
 ARGV[1]  retry backoff base ms: the default when the policy has no retry_base
 ARGV[2]  retry backoff cap ms: the default when the policy has no retry_cap
 ARGV[3]  number of acks n; then n groups of 11:
@@ -78,6 +78,7 @@ Cost     O(n * log N)
 --- @include structure_error
 --- @include park_corrupt
 --- @include E_CORRUPT
+--- @include count_event
 local P = KEYS[1]
 local n = tonumber(ARGV[3])
 local F = 11
@@ -235,6 +236,7 @@ for _, a in ipairs(acks) do
     reply[#reply + 1] = { OK, apply(a, a.j) }
   else
     reply[#reply + 1] = { E_LEASE_REJECTED, '' }
+    count_event(P, 'lease_rejected', 1)
   end
 end
 if #lapsed > 0 then rcall('ZREM', K.leases(P), unpack(lapsed)) end

@@ -49,7 +49,7 @@ the next idle worker comes for the rest.
 KEYS[1]  namespace prefix; derived keys (lib.lua): paused, clock, quarantine, held:<fp>,
          rate:<class>, parked:<class>, starved, policy, fprunning, leases, job:<id>,
          corrupt, q:<queue>:{counts,ring,drr,p:<part>,wake},
-         q:<queue>:w:<worker>:{ring,drr,p:<part>}
+         q:<queue>:w:<worker>:{ring,drr,p:<part>}, counters
 ARGV[1]  worker id ("" = the worker takes no pinned work)
 ARGV[2]  lease id
 ARGV[3]  capacity (jobs)
@@ -108,6 +108,7 @@ Cost     O((budget + capacity) * log N): every examined or returned job is a bou
 --- @include load_job_checked
 --- @include counts_ok
 --- @include corrupt_reply
+--- @include count_event
 local P = KEYS[1]
 local worker, lease_id = ARGV[1], ARGV[2]
 local capacity, lease_ms = tonumber(ARGV[3]), tonumber(ARGV[4])
@@ -283,6 +284,7 @@ local function park(q, id, jk, class, weight)
   end
   rcall('ZADD', K.parked(P, class), weight, id)
   rcall('HSET', jk, 'parked', kind)
+  count_event(P, 'rate_limited:' .. class, 1)
   touched[class] = touched[class] or true
 end
 

@@ -5,7 +5,7 @@ The step in progress is what a crash is charged to (see reclaim.lua); the steps 
 what a later attempt skips. Crash counts per step are kept by the store, not written here.
 A job whose data is corrupt is refused with nothing written.
 
-KEYS[1]  namespace prefix; derived keys (lib.lua): job:<id>
+KEYS[1]  namespace prefix; derived keys (lib.lua): job:<id>, counters
 ARGV[1]  job id
 ARGV[2]  lease id
 ARGV[3]  fence

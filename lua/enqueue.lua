@@ -18,7 +18,7 @@ the batch must read it) refuses the batch with CorruptError and nothing is writt
 
 KEYS[1]  namespace prefix "hg:{<ns>}:"; keys derived from it (lib.lua): job:<id>,
          queues, q:<queue>:{counts,ring,drr,p:<part>,w:<worker>:*,wake},
-         scheduled, unique, throttle, throttle:expiry, quarantine, held:<fp>, limits, clock
+         scheduled, unique, throttle, throttle:expiry, quarantine, held:<fp>, limits, clock, counters
 ARGV[1]  number of jobs n
 ARGV[2]  fields per job (21); then n groups of:
          id, kind, queue, partition, fingerprint, priority, sticky worker,
@@ -75,6 +75,7 @@ Cost     O(n * log N): a constant number of commands per job.
 --- @include new_job_fields
 --- @include take_unique
 --- @include unique_holder
+--- @include count_event
 local P = KEYS[1]
 local n = tonumber(ARGV[1])
 local F = tonumber(ARGV[2])
@@ -245,6 +246,7 @@ for _, q in ipairs(order) do
     limit = tonumber(limit)
     local current = unfinished(P, q)
     if current + incoming[q] > limit then
+      count_event(P, 'backpressure:' .. q, 1)
       return { E_BACKPRESSURE, q, limit, current, incoming[q] }
     end
   end

@@ -1141,18 +1141,36 @@ local function apply_edit(P, id, j, e)
   if edit_has(e.mask, EDIT_TAGS) then put('tags', e.tags, '') end
 end
 
+-- Event counters (keys.go "Event counters"): totals a metrics scrape reads with one
+-- HGETALL, of events that leave no other trace to count: lease rejections, reclaims,
+-- jobs parked by their rate class, enqueues refused by backpressure. A refusal counts
+-- itself here and changes nothing else.
+function K.counters(P) return P .. 'counters' end
+
+-- Adds n to counter field of K.counters. redis.pcall, so that a counters key that is not
+-- a hash of integers loses the count and never fails the transition that counts.
+--- @include K.counters
+local function count_event(P, field, n)
+  if n > 0 then redis.pcall('HINCRBY', K.counters(P), field, n) end
+end
+
 -- Shared script bodies: the steps two or more scripts take alike, written once.
 
 -- The job id is running under this lease and fence, for a holder's write; else nil and
--- the reply that refuses the write (LeaseRejected, or Corrupt when the job's data is).
+-- the reply that refuses the write (LeaseRejected, counted, or Corrupt when the job's
+-- data is).
 --- @include K.job
 --- @include E_LEASE_REJECTED
 --- @include holder_checked
 --- @include corrupt_reply
+--- @include count_event
 local function held_job(P, id, lease, fence)
   local j, why = holder_checked(P, id, lease, fence)
   if why then return nil, corrupt_reply(K.job(P, id), why) end
-  if not j then return nil, { E_LEASE_REJECTED } end
+  if not j then
+    count_event(P, 'lease_rejected', 1)
+    return nil, { E_LEASE_REJECTED }
+  end
   return j
 end
 

@@ -17,7 +17,7 @@ leaves the leases; the others are reclaimed. An unusable structure (leases, sche
 counts, policy, ...) refuses the call with CorruptError before any write.
 
 KEYS[1]  namespace prefix; derived keys (lib.lua): leases, job:<id>, errors:<id>,
-         scheduled, retained, quarantine, unique, policy, corrupt, clock, q:<queue>:counts
+         scheduled, retained, quarantine, unique, policy, corrupt, clock, q:<queue>:counts, counters
 ARGV[1]  limit: the most jobs reclaimed in this call
 ARGV[2]  crash limit: the default when the policy has no crash_limit
 ARGV[3]  crash backoff base ms: the default when the policy has no crash_base
@@ -51,6 +51,7 @@ Cost     O(limit * log N)
 --- @include K.quarantine
 --- @include history_ok
 --- @include park_corrupt
+--- @include count_event
 local P = KEYS[1]
 local limit = tonumber(ARGV[1])
 local now = now_ms(P)
@@ -123,4 +124,5 @@ for i, id in ipairs(expired) do
   end
 end
 flush_counts(P)
+count_event(P, 'reclaimed', #reply - 1)
 return reply

@@ -6,7 +6,7 @@ job (finished, reclaimed, cancelled, re-admitted, gone) is reported lost. A job 
 is corrupt is reported lost too, and parked: it leaves the leases and is recorded in
 K.corrupt. Everything that can fail is read before the first write.
 
-KEYS[1]  namespace prefix; derived keys (lib.lua): job:<id>, leases, corrupt, clock
+KEYS[1]  namespace prefix; derived keys (lib.lua): job:<id>, leases, corrupt, clock, counters
 ARGV[1]  lease duration ms
 ARGV[2]  number of leases n; then n triples: job id, lease id, fence
 Replies  {0, lost id ...} | {-9, key, why} Corrupt
@@ -21,6 +21,7 @@ Cost     O(n * log N)
 --- @include holder_checked
 --- @include parking_refused
 --- @include park_corrupt
+--- @include count_event
 local P = KEYS[1]
 local lease_ms, n = tonumber(ARGV[1]), tonumber(ARGV[2])
 local now = now_ms(P)
@@ -42,6 +43,7 @@ for i = 1, n do
 end
 local refused = parking_refused(P, parked)
 if refused then return refused end
+count_event(P, 'lease_rejected', #reply - 1)
 
 for _, id in ipairs(held) do rcall('ZADD', lk, now + lease_ms, id) end
 for _, p in ipairs(parked) do

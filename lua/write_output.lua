@@ -3,7 +3,7 @@ write_output.lua: the holder of a running job stores its output, stamped with th
 and the store time. A later write replaces it. A job whose data is corrupt, or an output
 key of another type, is refused with nothing written.
 
-KEYS[1]  namespace prefix; derived keys (lib.lua): job:<id>, output:<id>, clock
+KEYS[1]  namespace prefix; derived keys (lib.lua): job:<id>, output:<id>, clock, counters
 ARGV[1]  job id
 ARGV[2]  lease id
 ARGV[3]  fence

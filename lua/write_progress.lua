@@ -3,7 +3,7 @@ write_progress.lua: the holder of a running job stores its progress, stamped wit
 fence and the store time. A later write replaces it. A job whose data is corrupt, or a
 progress key of another type, is refused with nothing written.
 
-KEYS[1]  namespace prefix; derived keys (lib.lua): job:<id>, progress:<id>, clock
+KEYS[1]  namespace prefix; derived keys (lib.lua): job:<id>, progress:<id>, clock, counters
 ARGV[1]  job id
 ARGV[2]  lease id
 ARGV[3]  fence

@@ -38,3 +38,21 @@ func (c *Client) sender() EnqueueFunc {
 	}
 	return send
 }
+
+// Written reports which jobs of a batch an EnqueueFunc call wrote, for middleware that
+// counts enqueues: the index of each one that was neither a replay nor a duplicate,
+// none when err says the batch was refused. A NotDurableError comes with results: its
+// jobs were written.
+func Written(envs []headgate.Envelope, res []headgate.EnqueueResult, err error) []int {
+	var nd *headgate.NotDurableError
+	if err != nil && !errors.As(err, &nd) {
+		return nil
+	}
+	var out []int
+	for i, r := range res {
+		if i < len(envs) && !r.Replayed {
+			out = append(out, i)
+		}
+	}
+	return out
+}

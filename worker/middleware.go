@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 
@@ -42,6 +43,22 @@ func OutcomeOf(err error) headgate.Outcome {
 	}
 	o, _ := outcome(err, false, 0)
 	return o
+}
+
+// OutcomeLabel is the outcome of an attempt as metrics and traces label it: what the
+// worker acks it as (OutcomeOf), or, when the worker dropped what the handler returned
+// (ctx's cause says why), "lease_lost", "cancelled" (by an operator), or "rate_limited"
+// for a job handed back at shutdown, which is what the worker acks it as.
+func OutcomeLabel(ctx context.Context, err error) string {
+	switch cause := context.Cause(ctx); {
+	case errors.Is(cause, ErrLeaseLost):
+		return headgate.OutcomeLeaseLost.String()
+	case errors.Is(cause, ErrCancelled):
+		return "cancelled"
+	case errors.Is(cause, ErrShutdown):
+		return headgate.OutcomeRateLimited.String()
+	}
+	return OutcomeOf(err).String()
 }
 
 // wrap builds the handler a kind's attempts call: fn inside the error handler, the

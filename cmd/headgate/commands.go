@@ -42,6 +42,13 @@ func cmdStats(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
+	if c.verbs.json {
+		now, err := c.insp.Now(ctx)
+		if err != nil {
+			return err
+		}
+		return c.printJSON(statsDoc(c.namespace, now, stats, len(quarantined)))
+	}
 	if len(stats) == 0 {
 		fmt.Fprintf(c.stdout, "namespace %s has no queues\n", c.namespace)
 		return nil
@@ -100,6 +107,7 @@ func jobsFlags(fs *flag.FlagSet, c *cli) {
 	fs.StringVar(&c.jobs.kind, "kind", "", "only jobs of this `kind`")
 	fs.IntVar(&c.jobs.limit, "limit", 20, "page size: about `N` jobs (1..1000)")
 	fs.StringVar(&c.jobs.after, "after", "", "continue from this `cursor`, printed at the end of the previous page")
+	jsonFlag(fs, c)
 }
 
 func stateList() string {
@@ -122,6 +130,9 @@ func cmdJobs(ctx context.Context, c *cli, args []string) error {
 		Kind: o.kind, Cursor: o.after, Limit: o.limit})
 	if err != nil {
 		return err
+	}
+	if c.verbs.json {
+		return c.printJSON(jobsDoc(page))
 	}
 	if len(page.Jobs) > 0 {
 		tw := c.table()
@@ -172,6 +183,9 @@ func cmdJob(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
+	if c.verbs.json {
+		return c.printJSON(jobDetailDoc(d, now))
+	}
 	printJob(c.stdout, d, now)
 	return nil
 }
@@ -220,6 +234,9 @@ func cmdPause(ctx context.Context, c *cli, args []string) error {
 	if err := wantArgs(args, 1); err != nil {
 		return err
 	}
+	if err := c.unknownQueue(ctx, "pause", args[0]); err != nil {
+		return err
+	}
 	if err := c.insp.Pause(ctx, args[0]); err != nil {
 		return err
 	}
@@ -229,6 +246,9 @@ func cmdPause(ctx context.Context, c *cli, args []string) error {
 
 func cmdResume(ctx context.Context, c *cli, args []string) error {
 	if err := wantArgs(args, 1); err != nil {
+		return err
+	}
+	if err := c.unknownQueue(ctx, "resume", args[0]); err != nil {
 		return err
 	}
 	if err := c.insp.Resume(ctx, args[0]); err != nil {
@@ -262,6 +282,12 @@ func cmdLimit(ctx context.Context, c *cli, args []string) error {
 }
 
 func cmdRate(ctx context.Context, c *cli, args []string) error {
+	if len(args) == 1 {
+		return cmdRateShow(ctx, c, args[0])
+	}
+	if c.verbs.json {
+		return usagef("-json goes with rate CLASS (show)")
+	}
 	if len(args) == 2 && args[1] == "off" {
 		if err := c.insp.RemoveRateLimit(ctx, args[0]); err != nil {
 			return err
@@ -270,7 +296,7 @@ func cmdRate(ctx context.Context, c *cli, args []string) error {
 		return nil
 	}
 	if len(args) != 4 {
-		return usagef("want CLASS LIMIT WINDOW BURST, or CLASS off")
+		return usagef("want CLASS, CLASS LIMIT WINDOW BURST, or CLASS off")
 	}
 	limit, err := strconv.ParseInt(args[1], 10, 64)
 	if err != nil || limit < 0 {

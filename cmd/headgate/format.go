@@ -26,20 +26,21 @@ func dash(s string) string {
 	return s
 }
 
-// shortTime is a table cell: UTC to the second.
+// shortTime is a table cell: UTC to the second, marked UTC.
 func shortTime(t time.Time) string {
 	if t.IsZero() {
 		return "-"
 	}
-	return t.UTC().Format("2006-01-02 15:04:05")
+	return t.UTC().Format("2006-01-02 15:04:05 MST")
 }
 
-// longTime is a detail line: UTC to the millisecond, and how far from the store's now.
+// longTime is a detail line: UTC to the millisecond, marked UTC, and how far from the
+// store's now.
 func longTime(t, now time.Time) string {
 	if t.IsZero() {
 		return "-"
 	}
-	s := t.UTC().Format("2006-01-02 15:04:05.000")
+	s := t.UTC().Format("2006-01-02 15:04:05.000 MST")
 	switch d := t.Sub(now).Round(time.Millisecond); {
 	case d > 0:
 		return s + " (in " + d.String() + ")"

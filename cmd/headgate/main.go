@@ -10,11 +10,16 @@
 //	jobs [-queue Q] [-state S] [-kind K] [-limit N] [-after CURSOR]
 //	                                   list jobs, a page at a time
 //	job ID                             one job: fields, payload, progress, output, result, errors
+//	corrupt                            jobs parked because their data could not be used
 //	cancel ID...                       cancel unfinished jobs
 //	release ID...                      let staged (pending) jobs run
-//	pause QUEUE / resume QUEUE         stop / restart admission from a queue
+//	pause QUEUE / resume QUEUE [-create]
+//	                                   stop / restart admission from a queue (-create: one
+//	                                   the namespace does not know yet)
 //	limit QUEUE N|off                  bound a queue's unfinished jobs, or lift the bound
-//	rate CLASS LIMIT WINDOW BURST|off  token bucket: LIMIT per WINDOW (e.g. 1m), holding BURST
+//	rate CLASS [LIMIT WINDOW BURST|off]
+//	                                   show a rate class, or set its token bucket: LIMIT per
+//	                                   WINDOW (e.g. 1m), holding BURST
 //	quarantine [release FINGERPRINT [-retry]]
 //	                                   list quarantined fingerprints, or release one (and retry its job)
 //	retry ID... [-at TIME] [-keep-attempts]
@@ -29,7 +34,10 @@
 // -redis defaults to $REDIS_URL, else redis://127.0.0.1:6379; it takes a redis:// or
 // rediss:// URL or host:port. -namespace defaults to $HEADGATE_NAMESPACE and is required
 // by every command but demo. -timeout bounds each command's calls to Redis (default 10s).
-// Flags may come before or after a command's arguments.
+// Flags may come before or after a command's arguments. Every command that reads (stats,
+// jobs, job, corrupt, quarantine, policy, rate CLASS) takes -json: one JSON document on
+// stdout, with stable snake_case field names and times in RFC 3339 with their zone.
+// Human output prints times in UTC, marked so.
 package main
 
 import (
@@ -94,17 +102,21 @@ type command struct {
 }
 
 var commands = []*command{
-	{name: "stats", summary: "queues: counts by state, unfinished depth, limit, paused", run: cmdStats},
-	{name: "jobs", args: "[-queue Q] [-state S] [-kind K] [-limit N] [-after CURSOR]",
+	{name: "stats", args: "[-json]", summary: "queues: counts by state, unfinished depth, limit, paused",
+		flags: jsonFlag, run: cmdStats},
+	{name: "jobs", args: "[-queue Q] [-state S] [-kind K] [-limit N] [-after CURSOR] [-json]",
 		summary: "list jobs, a page at a time", flags: jobsFlags, run: cmdJobs},
-	{name: "job", args: "ID", summary: "one job: fields, payload, progress, output, result, errors", run: cmdJob},
+	{name: "job", args: "ID [-json]", summary: "one job: fields, payload, progress, output, result, errors",
+		flags: jsonFlag, run: cmdJob},
 	{name: "cancel", args: "ID...", summary: "cancel unfinished jobs", run: cmdCancel},
 	{name: "release", args: "ID...", summary: "let staged (pending) jobs run", run: cmdRelease},
-	{name: "pause", args: "QUEUE", summary: "stop admission from a queue (enqueues continue)", run: cmdPause},
-	{name: "resume", args: "QUEUE", summary: "restart admission from a paused queue", run: cmdResume},
+	{name: "pause", args: "QUEUE [-create]", summary: "stop admission from a queue (enqueues continue)",
+		flags: pauseFlags, run: cmdPause},
+	{name: "resume", args: "QUEUE [-create]", summary: "restart admission from a paused queue", flags: pauseFlags, run: cmdResume},
 	{name: "limit", args: "QUEUE N|off", summary: "bound a queue's unfinished jobs, or lift the bound", run: cmdLimit},
-	{name: "rate", args: "CLASS LIMIT WINDOW BURST | CLASS off",
-		summary: "rate class token bucket: LIMIT per WINDOW (e.g. 1s, 1m), holding BURST", run: cmdRate},
+	{name: "rate", args: "CLASS [-json] | CLASS LIMIT WINDOW BURST | CLASS off",
+		summary: "show a rate class, or set its token bucket: LIMIT per WINDOW (e.g. 1s, 1m), holding BURST",
+		flags:   jsonFlag, run: cmdRate},
 	{name: "quarantine", args: "[release FINGERPRINT] [-retry]",
 		summary: "list quarantined fingerprints, or release one (-retry: and retry its job)",
 		flags:   quarantineFlags, run: cmdQuarantineRelease},
@@ -114,6 +126,7 @@ var commands = []*command{
 		summary: "change -payload, -priority, -max-attempts, -at, -partition, -tags of a waiting job",
 		flags:   editFlags, run: cmdEdit},
 	{name: "delete", args: "ID...", summary: "delete jobs that are not running", flags: deleteFlags, run: cmdDelete},
+	{name: "corrupt", args: "[-json]", summary: "list the jobs parked because their data could not be used", flags: jsonFlag, run: cmdCorrupt},
 	{name: "policy", args: "[show [-json] | set FIELD VALUE...]",
 		summary: "the namespace's fleet-wide policy: backoff, crash limit, retention, snooze limit", flags: policyFlags, run: cmdPolicy},
 	{name: "cron", args: "list | add|update NAME -cron EXPR|-every D -kind K [flags] | pause|resume|remove|run-now NAME [-json]",
@@ -131,6 +144,7 @@ type cli struct {
 	addr           string   // the Redis address, once connected
 	jobs           jobsOpts // flags of the jobs command
 	verbs          verbOpts // flags of the operator verbs (verbs.go)
+	create         bool     // pause and resume -create (pause.go)
 
 	insp *inspector.Inspector
 }

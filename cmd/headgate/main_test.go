@@ -132,14 +132,14 @@ func TestJobs(t *testing.T) {
 	)
 	requireOutput(t, b.mustRun(t, "jobs"), `
 ID  KIND    QUEUE    STATE      ATTEMPT  PRIORITY  PARTITION  SCHEDULED
-j1  email   mail     available  0/25     3         tenant-1   2030-01-02 03:04:05
-j2  email   mail     scheduled  0/25     0         -          2030-01-02 04:04:05
-j3  report  reports  available  0/25     0         -          2030-01-02 03:04:05
+j1  email   mail     available  0/25     3         tenant-1   2030-01-02 03:04:05 UTC
+j2  email   mail     scheduled  0/25     0         -          2030-01-02 04:04:05 UTC
+j3  report  reports  available  0/25     0         -          2030-01-02 03:04:05 UTC
 `)
 	requireOutput(t, b.mustRun(t, "jobs", "-queue", "mail", "-kind", "email", "-limit", "5"), `
 ID  KIND   QUEUE  STATE      ATTEMPT  PRIORITY  PARTITION  SCHEDULED
-j1  email  mail   available  0/25     3         tenant-1   2030-01-02 03:04:05
-j2  email  mail   scheduled  0/25     0         -          2030-01-02 04:04:05
+j1  email  mail   available  0/25     3         tenant-1   2030-01-02 03:04:05 UTC
+j2  email  mail   scheduled  0/25     0         -          2030-01-02 04:04:05 UTC
 `)
 	out := b.mustRun(t, "jobs", "-after", "0")
 	requireContains(t, out, "j1  email", "j3  report")
@@ -207,9 +207,9 @@ func TestJob(t *testing.T) {
 		"Fingerprint:  fp",
 		"Tags:         vip",
 		"Unique key:   u (until finished)",
-		"Lease:        l1, fence 1, expires 2030-01-02 03:05:05.000 (in 1m0s)",
+		"Lease:        l1, fence 1, expires 2030-01-02 03:05:05.000 UTC (in 1m0s)",
 		`Payload:      {"n":3,"to":"ada@example.com"} (schema 1)`,
-		"Progress:     2/5 sending (2030-01-02 03:04:05.000 (now))",
+		"Progress:     2/5 sending (2030-01-02 03:04:05.000 UTC (now))",
 		`Output:       "half done" (schema 1,`,
 	)
 
@@ -222,9 +222,9 @@ func TestJob(t *testing.T) {
 	out = b.mustRun(t, "-namespace", testNS, "job", "j1") // flags may repeat after the command
 	requireContains(t, out,
 		"State:        retryable",
-		"Scheduled:    2030-01-02 03:05:06.000 (in 1m0s)",
+		"Scheduled:    2030-01-02 03:05:06.000 UTC (in 1m0s)",
 		"Errors and logs (1, oldest first):",
-		"1. 2030-01-02 03:04:06.000 (now) retry -> retryable (attempt 1, fence 1, worker l1): smtp 421",
+		"1. 2030-01-02 03:04:06.000 UTC (now) retry -> retryable (attempt 1, fence 1, worker l1): smtp 421",
 	)
 
 	code, _, errOut := b.run(t, "job", "missing")
@@ -277,8 +277,9 @@ func TestRate(t *testing.T) {
 	b := setup(t)
 	requireOutput(t, b.mustRun(t, "rate", "smtp", "10", "1s", "20"), "rate class smtp: 10 per 1s, burst 20\n")
 	requireOutput(t, b.mustRun(t, "rate", "smtp", "off"), "rate class smtp is unlimited\n")
+	requireOutput(t, b.mustRun(t, "rate", "smtp"), "rate class smtp is unlimited\n0 job(s) set aside now, 0 in all\n")
 	for _, args := range [][]string{
-		{"rate", "smtp"},
+		{"rate", "smtp", "off", "-json"},
 		{"rate", "smtp", "x", "1s", "1"},
 		{"rate", "smtp", "1", "soon", "1"},
 		{"rate", "smtp", "1", "1s", "0"},

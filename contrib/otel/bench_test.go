@@ -14,18 +14,23 @@ import (
 )
 
 // BenchmarkWorkerMiddleware is the CPU one attempt pays for its span, sampled and
-// exported by a batching exporter that drops the spans, against the handler alone.
+// exported by a batching exporter that drops the spans, or not sampled, against the
+// handler alone.
 func BenchmarkWorkerMiddleware(b *testing.B) {
 	noop := func(context.Context, *headgate.Claim) error { return nil }
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()))
 	b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	unsampled := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.NeverSample()),
+		sdktrace.WithBatcher(tracetest.NewNoopExporter()))
+	b.Cleanup(func() { _ = unsampled.Shutdown(context.Background()) })
 	claim := &headgate.Claim{Envelope: headgate.Envelope{ID: "j", Kind: "noop", Queue: "default",
 		Tags: []string{headgateotel.TraceparentTag + "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}},
 		ExpiresAt: time.UnixMilli(31000)}
 	ctx := context.Background()
 	for name, h := range map[string]worker.HandlerFunc{
-		"plain":  noop,
-		"traced": headgateotel.WorkerMiddleware(&headgateotel.Config{TracerProvider: tp})(noop),
+		"plain":     noop,
+		"traced":    headgateotel.WorkerMiddleware(&headgateotel.Config{TracerProvider: tp})(noop),
+		"unsampled": headgateotel.WorkerMiddleware(&headgateotel.Config{TracerProvider: unsampled})(noop),
 	} {
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()

@@ -12,5 +12,21 @@
 // semantic conventions (messaging.system=headgate, messaging.destination.name,
 // messaging.message.id, messaging.operation.type) and headgate.kind, headgate.partition,
 // headgate.attempt, headgate.fence, headgate.rate_class and headgate.outcome. An attempt
-// that fails (retry) or panics sets the span's status to Error.
+// that fails (retry) or panics sets the span's status to Error. StartStep starts a
+// child span per step, the hook for steps and workflow tasks.
+//
+// # Metrics
+//
+// The same set as headgateprom, as OpenTelemetry instruments (dotted names; an
+// OpenTelemetry-to-Prometheus exporter turns headgate.jobs.processed into
+// headgate_jobs_processed_total and headgate.job.run, in seconds, into
+// headgate_job_run_seconds). Metrics has the worker and producer instruments
+// (headgate.jobs.processed, headgate.job.run, headgate.job.wait, headgate.jobs.in_flight,
+// headgate.leases.lost, headgate.jobs.enqueued), recorded by its WorkerMiddleware and
+// EnqueueMiddleware. ObserveNamespace registers observable instruments of a namespace's
+// state read with Store.Gauges at each collection: headgate.jobs,
+// headgate.queue.{unfinished_jobs,paused,enqueue_limit,available_partitions,oldest_available},
+// headgate.partition.wait, headgate.quarantined_fingerprints, headgate.rate_class.tokens,
+// and the counters the scripts keep: headgate.lease_rejections, headgate.reclaims,
+// headgate.rate_limited, headgate.backpressure_rejections.
 package headgateotel

@@ -16,10 +16,13 @@ import (
 )
 
 // Tags that carry a job's trace context: the tag is the prefix followed by the W3C
-// header's value.
+// header's value. The prefixes are short so that a traceparent tag (58 bytes) stays
+// under Redis's hash-max-listpack-value (64): a longer value turns the job's hash from
+// the compact listpack into a hash table, which costs every transition of the job Redis
+// CPU and memory.
 const (
-	TraceparentTag = "traceparent="
-	TracestateTag  = "tracestate="
+	TraceparentTag = "tp="
+	TracestateTag  = "ts="
 )
 
 // instrumentation names the tracer.
@@ -106,21 +109,15 @@ func WorkerMiddleware(cfg *Config) worker.Middleware {
 		return func(ctx context.Context, c *headgate.Claim) error {
 			env := &c.Envelope
 			queue := queueOf(env)
-			opts := []trace.SpanStartOption{
-				trace.WithSpanKind(trace.SpanKindConsumer),
-				trace.WithAttributes(
-					attribute.String("messaging.system", "headgate"),
-					attribute.String("messaging.operation.type", "process"),
-					attribute.String("messaging.operation.name", "process"),
-					attribute.String("messaging.destination.name", queue),
-					attribute.String("messaging.message.id", env.ID),
-					attribute.String("headgate.kind", env.Kind),
-					attribute.String("headgate.partition", env.PartitionKey),
-					attribute.Int("headgate.attempt", env.Attempt),
-					attribute.Int64("headgate.fence", c.Fence),
-					attribute.String("headgate.rate_class", env.RateClass),
-				),
-			}
+			// The attributes a sampler may look at go in at the start; the others only
+			// into a span that records, so that an attempt whose span is not sampled
+			// pays for none of them.
+			opts := make([]trace.SpanStartOption, 0, 4) // room for a link and a new root
+			opts = append(opts, trace.WithSpanKind(trace.SpanKindConsumer), trace.WithAttributes(
+				attribute.String("messaging.system", "headgate"),
+				attribute.String("messaging.operation.type", "process"),
+				attribute.String("messaging.destination.name", queue),
+			))
 			producer := trace.SpanContextFromContext(propagator.Extract(context.Background(), tagCarrier(env.Tags)))
 			switch {
 			case producer.IsValid() && child:
@@ -130,7 +127,21 @@ func WorkerMiddleware(cfg *Config) worker.Middleware {
 			}
 			ctx, span := tracer.Start(ctx, "process "+queue, opts...)
 			defer span.End()
+			if span.IsRecording() {
+				span.SetAttributes(
+					attribute.String("messaging.operation.name", "process"),
+					attribute.String("messaging.message.id", env.ID),
+					attribute.String("headgate.kind", env.Kind),
+					attribute.String("headgate.partition", env.PartitionKey),
+					attribute.Int("headgate.attempt", env.Attempt),
+					attribute.Int64("headgate.fence", c.Fence),
+					attribute.String("headgate.rate_class", env.RateClass),
+				)
+			}
 			err := next(ctx, c)
+			if !span.IsRecording() {
+				return err
+			}
 			outcome := worker.OutcomeOf(err)
 			span.SetAttributes(attribute.String("headgate.outcome", outcome.String()))
 			if err != nil && (outcome == headgate.OutcomeRetry || outcome == headgate.OutcomeUndecodable) {
@@ -146,18 +157,28 @@ func WorkerMiddleware(cfg *Config) worker.Middleware {
 	}
 }
 
-// tagCarrier reads the trace context tags of a job.
-func tagCarrier(tags []string) propagation.MapCarrier {
-	m := propagation.MapCarrier{}
-	for _, t := range tags {
-		if v, ok := strings.CutPrefix(t, TraceparentTag); ok {
-			m["traceparent"] = v
-		} else if v, ok := strings.CutPrefix(t, TracestateTag); ok {
-			m["tracestate"] = v
+// tagCarrier reads the trace context tags of a job, in place: the propagator asks
+// for two keys, and a map of them would cost each attempt an allocation.
+type tagCarrier []string
+
+func (c tagCarrier) Get(key string) string {
+	prefix := TraceparentTag
+	if key == "tracestate" {
+		prefix = TracestateTag
+	} else if key != "traceparent" {
+		return ""
+	}
+	for _, t := range c {
+		if v, ok := strings.CutPrefix(t, prefix); ok {
+			return v
 		}
 	}
-	return m
+	return ""
 }
+
+func (tagCarrier) Set(string, string) {}
+
+func (tagCarrier) Keys() []string { return []string{"traceparent", "tracestate"} }
 
 // withoutTraceTags drops trace context tags a job already has (a job enqueued again
 // with tags copied from another), so that it carries one context.
@@ -176,4 +197,15 @@ func queueOf(env *headgate.Envelope) string {
 		return headgate.QueueDefault
 	}
 	return env.Queue
+}
+
+// StartStep starts an INTERNAL span "step <name>" for one step of a job or workflow
+// task, a child of the span in ctx (the attempt's, under WorkerMiddleware), with the
+// attribute headgate.step. It is the hook for step and workflow-task spans: a handler
+// that checkpoints its steps calls it around each, and the workflow runtime is to call
+// it for each task it runs. The caller ends the span; an error it records sets the
+// span's status to Error.
+func StartStep(ctx context.Context, cfg *Config, name string) (context.Context, trace.Span) {
+	return cfg.tracer().Start(ctx, "step "+name, trace.WithSpanKind(trace.SpanKindInternal),
+		trace.WithAttributes(attribute.String("messaging.system", "headgate"), attribute.String("headgate.step", name)))
 }

@@ -60,6 +60,10 @@ func setup(t *testing.T, child bool) *bundle {
 		if !trace.SpanContextFromContext(ctx).IsValid() {
 			return worker.Skip("no span in the handler's context")
 		}
+		if job.Args.To == "steps" {
+			_, span := headgateotel.StartStep(ctx, cfg, "charge")
+			span.End()
+		}
 		if job.Args.To == "fail" {
 			return errors.New("mailbox full")
 		}
@@ -186,6 +190,11 @@ func TestTraceContextTags(t *testing.T) {
 	if len(trace) != 1 || trace[0] != want || !strings.Contains(strings.Join(job.Tags, " "), "keep") {
 		t.Errorf("tags %q, want %q (the stale traceparent replaced) and keep", job.Tags, want)
 	}
+	// Redis keeps a hash whose values are all at most hash-max-listpack-value (64) bytes
+	// compact; the trace tag alone must not cost a traced job that.
+	if len(want) > 64 {
+		t.Errorf("trace tag %q is %d bytes, more than 64", want, len(want))
+	}
 
 	// A batch gets one send span; every job carries its context.
 	many, err := b.client.EnqueueMany(context.Background(), []rqueue.EnqueueParams{
@@ -205,4 +214,20 @@ func TestTraceContextTags(t *testing.T) {
 			t.Errorf("job %s tags %q lack the batch span's context", r.ID, j.Tags)
 		}
 	}
+}
+
+// A step span started in a handler is a child of the attempt's span.
+func TestStepSpanIsChildOfAttempt(t *testing.T) {
+	t.Parallel()
+	b := setup(t, false)
+	_, err := b.client.Enqueue(context.Background(), emailArgs{To: "steps"}, &rqueue.EnqueueOpts{Queue: "mail"})
+	mustOK(t, err)
+	_, err = b.worker.Work(context.Background(), 1)
+	mustOK(t, err)
+	process, step := b.span(t, "process mail"), b.span(t, "step charge")
+	if step.Parent.SpanID() != process.SpanContext.SpanID() || step.SpanKind != trace.SpanKindInternal {
+		t.Errorf("step span parent %s kind %s, want the process span %s, internal", step.Parent.SpanID(), step.SpanKind,
+			process.SpanContext.SpanID())
+	}
+	checkAttrs(t, step, map[string]string{"headgate.step": "charge"})
 }

@@ -15,6 +15,10 @@ import (
 // ScrapeTimeoutDefault bounds the Redis reads of one scrape.
 const ScrapeTimeoutDefault = 5 * time.Second
 
+// PartitionsPerQueueDefault is how many partitions of each queue a scrape reads the wait
+// of by default.
+const PartitionsPerQueueDefault = 10
+
 // CollectorConfig configures a Collector.
 type CollectorConfig struct {
 	// Namespace is the store namespace to export. Required.
@@ -26,15 +30,22 @@ type CollectorConfig struct {
 	// the error to Prometheus instead of stale values.
 	// Defaults to ScrapeTimeoutDefault (5s).
 	ScrapeTimeout time.Duration
+	// PartitionsPerQueue is how many partitions of each queue the scrape reads the wait
+	// of (headgate_partition_wait_seconds): the first ones of the queue's admission ring,
+	// the partitions admitted next. It bounds the label count: queues x this. -1 reads
+	// none. Defaults to PartitionsPerQueueDefault (10).
+	PartitionsPerQueue int
 }
 
 // Collector is a prometheus.Collector of one namespace's state, read at each scrape.
 type Collector struct {
 	store   *headgate.Store
-	classes []string
+	opts    headgate.GaugesOptions
 	timeout time.Duration
 
 	jobs, unfinished, paused, limit, quarantined, tokens *prometheus.Desc
+	leaseRejections, reclaims, rateLimited, backpressure *prometheus.Desc
+	partitions, oldest, partitionWait                    *prometheus.Desc
 }
 
 var _ prometheus.Collector = (*Collector)(nil)
@@ -50,6 +61,13 @@ func NewCollector(rdb redis.UniversalClient, cfg *CollectorConfig) (*Collector, 
 	if cfg.ScrapeTimeout < 0 {
 		return nil, &headgate.InvalidError{Field: "CollectorConfig.ScrapeTimeout", Reason: "cannot be negative"}
 	}
+	if cfg.PartitionsPerQueue < -1 || cfg.PartitionsPerQueue > 1000 {
+		return nil, &headgate.InvalidError{Field: "CollectorConfig.PartitionsPerQueue", Reason: "is " + itoa(cfg.PartitionsPerQueue) + ", outside -1..1000"}
+	}
+	parts := cmp.Or(cfg.PartitionsPerQueue, PartitionsPerQueueDefault)
+	if parts < 0 {
+		parts = 0
+	}
 	for i, c := range cfg.RateClasses {
 		if c == "" {
 			return nil, &headgate.InvalidError{Field: "CollectorConfig.RateClasses", Reason: "has an empty name at " + itoa(i)}
@@ -62,7 +80,7 @@ func NewCollector(rdb redis.UniversalClient, cfg *CollectorConfig) (*Collector, 
 	ns := prometheus.Labels{"namespace": cfg.Namespace}
 	return &Collector{
 		store:   store,
-		classes: append([]string(nil), cfg.RateClasses...),
+		opts:    headgate.GaugesOptions{RateClasses: append([]string(nil), cfg.RateClasses...), Partitions: parts},
 		timeout: cmp.Or(cfg.ScrapeTimeout, ScrapeTimeoutDefault),
 		jobs: prometheus.NewDesc("headgate_jobs", "Jobs by queue and state.",
 			[]string{"queue", "state"}, ns),
@@ -76,12 +94,27 @@ func NewCollector(rdb redis.UniversalClient, cfg *CollectorConfig) (*Collector, 
 			nil, ns),
 		tokens: prometheus.NewDesc("headgate_rate_class_tokens", "Tokens the rate class holds at the store time of the scrape.",
 			[]string{"class"}, ns),
+		leaseRejections: prometheus.NewDesc("headgate_lease_rejections_total",
+			"Writes of workers (ack, renew, checkpoint, output, progress) refused because they no longer held the lease.", nil, ns),
+		reclaims: prometheus.NewDesc("headgate_reclaims_total", "Jobs taken back after their lease expired.", nil, ns),
+		rateLimited: prometheus.NewDesc("headgate_rate_limited_total",
+			"Jobs admission set aside because their rate class lacked the tokens.", []string{"class"}, ns),
+		backpressure: prometheus.NewDesc("headgate_backpressure_rejections_total",
+			"Enqueue calls refused because the queue was at its enqueue limit.", []string{"queue"}, ns),
+		partitions: prometheus.NewDesc("headgate_queue_available_partitions",
+			"Partitions of the queue with available work (not pinned to a worker).", []string{"queue"}, ns),
+		oldest: prometheus.NewDesc("headgate_queue_oldest_available_seconds",
+			"Longest wait since due of the next job of the partitions read (exact when the queue has no more partitions than PartitionsPerQueue).",
+			[]string{"queue"}, ns),
+		partitionWait: prometheus.NewDesc("headgate_partition_wait_seconds",
+			"Time since the partition's next job was due, for the queue's next partitions in turn order.", []string{"queue", "partition"}, ns),
 	}, nil
 }
 
 // Describe sends the descriptors of every metric the collector exports.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.jobs, c.unfinished, c.paused, c.limit, c.quarantined, c.tokens} {
+	for _, d := range []*prometheus.Desc{c.jobs, c.unfinished, c.paused, c.limit, c.quarantined, c.tokens,
+		c.leaseRejections, c.reclaims, c.rateLimited, c.backpressure, c.partitions, c.oldest, c.partitionWait} {
 		ch <- d
 	}
 }
@@ -91,7 +124,8 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
 	defer cancel()
-	g, err := c.store.Gauges(ctx, c.classes)
+	opts := c.opts
+	g, err := c.store.Gauges(ctx, &opts)
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(c.jobs, err)
 		return
@@ -111,9 +145,29 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	ch <- prometheus.MustNewConstMetric(c.quarantined, prometheus.GaugeValue, float64(g.QuarantinedFingerprints))
-	for _, class := range c.classes {
+	for _, class := range c.opts.RateClasses {
 		if t, ok := g.RateTokens[class]; ok {
 			ch <- prometheus.MustNewConstMetric(c.tokens, prometheus.GaugeValue, t, class)
+		}
+	}
+	ev := g.Events
+	ch <- prometheus.MustNewConstMetric(c.leaseRejections, prometheus.CounterValue, float64(ev.LeaseRejections))
+	ch <- prometheus.MustNewConstMetric(c.reclaims, prometheus.CounterValue, float64(ev.Reclaims))
+	for class, n := range ev.RateLimited {
+		ch <- prometheus.MustNewConstMetric(c.rateLimited, prometheus.CounterValue, float64(n), class)
+	}
+	for queue, n := range ev.BackpressureRejections {
+		ch <- prometheus.MustNewConstMetric(c.backpressure, prometheus.CounterValue, float64(n), queue)
+	}
+	if c.opts.Partitions == 0 {
+		return
+	}
+	for _, q := range g.Queues {
+		w := g.Waits[q.Queue] // zero for a queue without available work
+		ch <- prometheus.MustNewConstMetric(c.partitions, prometheus.GaugeValue, float64(w.Partitions), q.Queue)
+		ch <- prometheus.MustNewConstMetric(c.oldest, prometheus.GaugeValue, w.Oldest.Seconds(), q.Queue)
+		for part, d := range w.Wait {
+			ch <- prometheus.MustNewConstMetric(c.partitionWait, prometheus.GaugeValue, d.Seconds(), q.Queue, part)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package headgateprom_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -73,16 +74,18 @@ func mustOK(t testing.TB, err error) {
 }
 
 // knownState puts a namespace in a state whose every gauge is known: queue "mail" with
-// two available jobs and one scheduled, paused; queue "reports" with one archived job
-// and a limit of 10; queue "crashy" with one quarantined job; rate class "api" (burst
-// 5) charged 3 tokens and refilled 1 since.
+// two available jobs (partition acme due a minute before the epoch, globex at it) and
+// one scheduled, paused; queue "reports" with one archived job, one parked by its rate
+// class, a limit of 10 and one enqueue it refused; queue "crashy" with one quarantined
+// job whose late ack was rejected; rate class "api" (burst 5) charged 3 tokens and
+// refilled 1 since.
 func knownState(t *testing.T, s *headgate.Store) {
 	t.Helper()
 	ctx := context.Background()
 	mustOK(t, s.SetRateLimit(ctx, "api", headgate.RateLimit{Limit: 1, Window: time.Second, Burst: 5}))
 	_, err := s.Enqueue(ctx,
-		headgate.Envelope{ID: "m1", Kind: "email", Queue: "mail"},
-		headgate.Envelope{ID: "m2", Kind: "email", Queue: "mail"},
+		headgate.Envelope{ID: "m1", Kind: "email", Queue: "mail", PartitionKey: "acme", ScheduledAt: epoch.Add(-time.Minute)},
+		headgate.Envelope{ID: "m2", Kind: "email", Queue: "mail", PartitionKey: "globex"},
 		headgate.Envelope{ID: "m3", Kind: "email", Queue: "mail", ScheduledIn: time.Hour},
 		headgate.Envelope{ID: "r1", Kind: "report", Queue: "reports", RateClass: "api", Weight: 2},
 		headgate.Envelope{ID: "c1", Kind: "crash", Queue: "crashy", RateClass: "api", Fingerprint: "fp-1"},
@@ -106,8 +109,29 @@ func knownState(t *testing.T, s *headgate.Store) {
 	if len(rs) != 1 || !rs[0].Quarantined {
 		t.Fatalf("reclaimed %+v, want c1 quarantined", rs)
 	}
+	for _, c := range claims {
+		if c.Envelope.ID == "c1" {
+			if _, err := s.Ack(ctx, c.LeaseRef(), headgate.OutcomeSuccess, nil); !errors.As(err, new(*headgate.LeaseRejectedError)) {
+				t.Fatalf("ack of the reclaimed c1: %v, want LeaseRejectedError", err)
+			}
+		}
+	}
 	mustOK(t, s.PauseQueue(ctx, "mail"))
 	mustOK(t, s.SetEnqueueLimit(ctx, "reports", 10))
+	// r2 weighs more than the 3 tokens "api" holds: admission parks it.
+	_, err = s.Enqueue(ctx, headgate.Envelope{ID: "r2", Kind: "report", Queue: "reports", RateClass: "api", Weight: 4})
+	mustOK(t, err)
+	if claims, err := s.Admit(ctx, headgate.AdmitRequest{Worker: "w", LeaseID: "l2", Queues: []string{"reports"},
+		Capacity: 1, Lease: time.Second}); err != nil || len(claims) != 0 {
+		t.Fatalf("admit of r2: %d claims, %v; want it parked", len(claims), err)
+	}
+	over := make([]headgate.Envelope, 10)
+	for i := range over {
+		over[i] = headgate.Envelope{ID: fmt.Sprintf("o%d", i), Kind: "report", Queue: "reports"}
+	}
+	if _, err := s.Enqueue(ctx, over...); !errors.As(err, new(*headgate.BackpressureError)) {
+		t.Fatalf("enqueue over the limit: %v, want BackpressureError", err)
+	}
 }
 
 func TestCollectorExactValues(t *testing.T) {
@@ -122,7 +146,7 @@ func TestCollectorExactValues(t *testing.T) {
 	counts := map[string]map[headgate.State]int{
 		"crashy":  {headgate.StateQuarantined: 1},
 		"mail":    {headgate.StateAvailable: 2, headgate.StateScheduled: 1},
-		"reports": {headgate.StateArchived: 1},
+		"reports": {headgate.StateArchived: 1, headgate.StateAvailable: 1}, // r2, parked by its class
 	}
 	for _, q := range []string{"crashy", "mail", "reports"} {
 		for _, st := range headgate.States {
@@ -133,7 +157,7 @@ func TestCollectorExactValues(t *testing.T) {
 # TYPE headgate_queue_unfinished_jobs gauge
 headgate_queue_unfinished_jobs{namespace="prom",queue="crashy"} 0
 headgate_queue_unfinished_jobs{namespace="prom",queue="mail"} 3
-headgate_queue_unfinished_jobs{namespace="prom",queue="reports"} 0
+headgate_queue_unfinished_jobs{namespace="prom",queue="reports"} 1
 # HELP headgate_queue_paused 1 while the queue is paused, else 0.
 # TYPE headgate_queue_paused gauge
 headgate_queue_paused{namespace="prom",queue="crashy"} 0
@@ -148,6 +172,32 @@ headgate_quarantined_fingerprints{namespace="prom"} 1
 # HELP headgate_rate_class_tokens Tokens the rate class holds at the store time of the scrape.
 # TYPE headgate_rate_class_tokens gauge
 headgate_rate_class_tokens{class="api",namespace="prom"} 3
+# HELP headgate_lease_rejections_total Writes of workers (ack, renew, checkpoint, output, progress) refused because they no longer held the lease.
+# TYPE headgate_lease_rejections_total counter
+headgate_lease_rejections_total{namespace="prom"} 1
+# HELP headgate_reclaims_total Jobs taken back after their lease expired.
+# TYPE headgate_reclaims_total counter
+headgate_reclaims_total{namespace="prom"} 1
+# HELP headgate_rate_limited_total Jobs admission set aside because their rate class lacked the tokens.
+# TYPE headgate_rate_limited_total counter
+headgate_rate_limited_total{class="api",namespace="prom"} 1
+# HELP headgate_backpressure_rejections_total Enqueue calls refused because the queue was at its enqueue limit.
+# TYPE headgate_backpressure_rejections_total counter
+headgate_backpressure_rejections_total{namespace="prom",queue="reports"} 1
+# HELP headgate_queue_available_partitions Partitions of the queue with available work (not pinned to a worker).
+# TYPE headgate_queue_available_partitions gauge
+headgate_queue_available_partitions{namespace="prom",queue="crashy"} 0
+headgate_queue_available_partitions{namespace="prom",queue="mail"} 2
+headgate_queue_available_partitions{namespace="prom",queue="reports"} 0
+# HELP headgate_queue_oldest_available_seconds Longest wait since due of the next job of the partitions read (exact when the queue has no more partitions than PartitionsPerQueue).
+# TYPE headgate_queue_oldest_available_seconds gauge
+headgate_queue_oldest_available_seconds{namespace="prom",queue="crashy"} 0
+headgate_queue_oldest_available_seconds{namespace="prom",queue="mail"} 61
+headgate_queue_oldest_available_seconds{namespace="prom",queue="reports"} 0
+# HELP headgate_partition_wait_seconds Time since the partition's next job was due, for the queue's next partitions in turn order.
+# TYPE headgate_partition_wait_seconds gauge
+headgate_partition_wait_seconds{namespace="prom",partition="acme",queue="mail"} 61
+headgate_partition_wait_seconds{namespace="prom",partition="globex",queue="mail"} 1
 `)
 	if err := testutil.CollectAndCompare(c, strings.NewReader(want.String())); err != nil {
 		t.Error(err)
@@ -160,7 +210,8 @@ headgate_rate_class_tokens{class="api",namespace="prom"} 3
 }
 
 // A scrape's Redis cost is a fixed number of plain commands per namespace, whatever the
-// number of jobs: 6 + queues + rate classes.
+// number of jobs: 7 + 3 x queues + rate classes + partitions read (at most
+// PartitionsPerQueue per queue).
 func TestCollectorScrapeCostIsConstantInJobs(t *testing.T) {
 	t.Parallel()
 	rdb, cc := newRedis(t)
@@ -179,22 +230,23 @@ func TestCollectorScrapeCostIsConstantInJobs(t *testing.T) {
 	enqueue := func(n int) {
 		envs := make([]headgate.Envelope, n)
 		for i := range envs {
-			envs[i] = headgate.Envelope{ID: fmt.Sprintf("j%d-%d", n, i), Kind: "k", Queue: []string{"a", "b"}[i%2]}
+			envs[i] = headgate.Envelope{ID: fmt.Sprintf("j%d-%d", n, i), Kind: "k", Queue: []string{"a", "b"}[i%2],
+				PartitionKey: fmt.Sprintf("t%d", i%(2*n))}
 		}
 		_, err := s.Enqueue(context.Background(), envs...)
 		mustOK(t, err)
 	}
-	enqueue(10)
+	enqueue(30) // 15 partitions per queue, more than the 10 read
 	small := scrape()
 	enqueue(5000)
 	large := scrape()
 	if small != large {
-		t.Errorf("scrape sent %d commands at 10 jobs and %d at 5010: not constant", small, large)
+		t.Errorf("scrape sent %d commands at 30 jobs and %d at 5030: not constant", small, large)
 	}
-	if want := int64(6 + 2 + 1); large != want {
-		t.Errorf("scrape sent %d commands, want %d (6 + 2 queues + 1 rate class)", large, want)
+	if want := int64(7 + 3*2 + 1 + 2*headgateprom.PartitionsPerQueueDefault); large != want {
+		t.Errorf("scrape sent %d commands, want %d (7 + 3 x 2 queues + 1 rate class + 2 x 10 partitions)", large, want)
 	}
-	t.Logf("commands per scrape: %d at 10 jobs, %d at 5010 jobs", small, large)
+	t.Logf("commands per scrape: %d at 30 jobs, %d at 5030 jobs", small, large)
 }
 
 func TestCollectorReportsRedisFailure(t *testing.T) {
@@ -217,6 +269,8 @@ func TestNewCollectorRefusesBadConfig(t *testing.T) {
 		"NoNamespace":      {},
 		"EmptyClass":       {Namespace: "n", RateClasses: []string{""}},
 		"NegativeTimeout":  {Namespace: "n", ScrapeTimeout: -time.Second},
+		"PartitionsBelow":  {Namespace: "n", PartitionsPerQueue: -2},
+		"PartitionsAbove":  {Namespace: "n", PartitionsPerQueue: 1001},
 		"ColonInNamespace": {Namespace: "a{b"},
 	} {
 		if _, err := headgateprom.NewCollector(rdb, cfg); err == nil {

@@ -41,7 +41,7 @@ func commandStats(t *testing.T, rdb *redis.Client) map[string]int64 {
 var handshake = map[string]bool{"info": true, "hello": true, "client|setinfo": true, "client": true}
 
 // On a private redis-server, INFO commandstats shows what a scrape costs Redis: the same
-// plain reads at 10 and at 20,010 jobs, and no script.
+// plain reads at 40 and at 20,040 jobs, and no script.
 func TestCollectorScrapeCommandStats(t *testing.T) {
 	t.Parallel()
 	rdb := redistest.Start(t).Client(t)
@@ -54,7 +54,8 @@ func TestCollectorScrapeCommandStats(t *testing.T) {
 		for off := 0; off < n; off += headgate.MaxBatch {
 			envs := make([]headgate.Envelope, min(n-off, headgate.MaxBatch))
 			for i := range envs {
-				envs[i] = headgate.Envelope{ID: fmt.Sprintf("j%d-%d", n, off+i), Kind: "k", Queue: []string{"a", "b"}[i%2]}
+				envs[i] = headgate.Envelope{ID: fmt.Sprintf("j%d-%d", n, off+i), Kind: "k", Queue: []string{"a", "b"}[i%2],
+					PartitionKey: fmt.Sprintf("t%d", (off+i)%40)}
 			}
 			_, err := s.Enqueue(context.Background(), envs...)
 			mustOK(t, err)
@@ -74,16 +75,16 @@ func TestCollectorScrapeCommandStats(t *testing.T) {
 		}
 		return delta
 	}
-	enqueue(10)
+	enqueue(40) // 20 partitions per queue, more than the 10 read
 	small := scrape()
 	enqueue(20_000)
 	large := scrape()
 	if fmt.Sprint(small) != fmt.Sprint(large) {
-		t.Errorf("scrape at 10 jobs: %v; at 20,010 jobs: %v; want the same commands", small, large)
+		t.Errorf("scrape at 40 jobs: %v; at 20,040 jobs: %v; want the same commands", small, large)
 	}
-	want := "map[get:1 hgetall:3 hlen:1 hmget:1 smembers:2 time:1]" // 2 queues, 1 rate class
+	want := "map[get:1 hgetall:4 hlen:1 hmget:1 smembers:2 time:1 zcard:2 zrange:22]" // 2 queues, 1 rate class, 10 partitions each
 	if got := fmt.Sprint(large); got != want {
 		t.Errorf("scrape commands %s, want %s", got, want)
 	}
-	t.Logf("commands per scrape (INFO commandstats): %v at 10 jobs, %v at 20,010 jobs", small, large)
+	t.Logf("commands per scrape (INFO commandstats): %v at 40 jobs, %v at 20,040 jobs", small, large)
 }

@@ -4,18 +4,20 @@
 // Two parts, registered on any prometheus.Registerer:
 //
 //   - Collector reads a namespace's state at each scrape with Store.Gauges: a few plain
-//     reads (the per-queue counts the scripts keep, the paused set, the limits, the
-//     quarantine's size, the named rate buckets), no script, and a number of commands
-//     that grows with queues and rate classes, never with jobs. One process (or the
+//     reads (the per-queue counts and the event counters the scripts keep, the paused
+//     set, the limits, the quarantine's size, the named rate buckets, the next job of
+//     each queue's first partitions), no script, and a number of commands that grows
+//     with queues, rate classes and PartitionsPerQueue, never with jobs. One process (or the
 //     headgate-metrics command) runs it per namespace; every worker need not.
 //   - Metrics counts what workers and producers do, through a worker.Middleware and an
 //     rqueue.EnqueueMiddleware: attempts by outcome, run and wait times, jobs in flight,
-//     lost leases, enqueues and backpressure refusals. Each process exports its own;
+//     lost leases and enqueues. Each process exports its own;
 //     Prometheus sums them across the fleet.
 //
 // # Metrics
 //
-// From the Collector (gauges, labelled namespace):
+// From the Collector (labelled namespace; the _total ones are counters the scripts keep
+// fleet-wide, the others gauges):
 //
 //	headgate_jobs{queue,state}                 jobs by state (every state, 0 included)
 //	headgate_queue_unfinished_jobs{queue}      jobs not yet terminal (what a limit bounds)
@@ -23,6 +25,15 @@
 //	headgate_queue_enqueue_limit{queue}        the queue's enqueue limit, when it has one
 //	headgate_quarantined_fingerprints          fingerprints in quarantine
 //	headgate_rate_class_tokens{class}          tokens a configured rate class holds now
+//	headgate_lease_rejections_total            worker writes refused: the lease was no longer theirs
+//	headgate_reclaims_total                    jobs taken back after their lease expired
+//	headgate_rate_limited_total{class}         jobs set aside because their rate class lacked tokens
+//	headgate_backpressure_rejections_total{queue}  enqueue calls refused by a queue's limit
+//	headgate_queue_available_partitions{queue}     partitions with available (unpinned) work
+//	headgate_queue_oldest_available_seconds{queue} longest wait of the partitions read
+//	headgate_partition_wait_seconds{queue,partition} wait of each partition's next job, for
+//	                                           the first PartitionsPerQueue partitions of
+//	                                           the queue's ring (the ones admitted next)
 //
 // From Metrics:
 //
@@ -35,7 +46,6 @@
 //	headgate_jobs_in_flight                            attempts running in this process
 //	headgate_leases_lost_total{queue,kind}             attempts whose lease was lost while they ran
 //	headgate_jobs_enqueued_total{queue,kind}           jobs written (replays and duplicates not counted)
-//	headgate_backpressure_rejections_total{queue}      enqueue batches refused by a queue's limit
 //
 // The command github.com/headgate/headgate/contrib/prometheus/cmd/headgate-metrics
 // serves a Collector over HTTP for one namespace.

@@ -3,7 +3,6 @@ package headgateprom
 import (
 	"cmp"
 	"context"
-	"errors"
 	"strconv"
 	"sync"
 	"time"
@@ -30,13 +29,12 @@ type MetricsConfig struct {
 // EnqueueMiddleware to rqueue.Config.EnqueueMiddleware. One Metrics may serve several
 // workers and clients of a process.
 type Metrics struct {
-	processed    *prometheus.CounterVec
-	run          *prometheus.HistogramVec
-	wait         *prometheus.HistogramVec
-	inFlight     prometheus.Gauge
-	leasesLost   *prometheus.CounterVec
-	enqueued     *prometheus.CounterVec
-	backpressure *prometheus.CounterVec
+	processed  *prometheus.CounterVec
+	run        *prometheus.HistogramVec
+	wait       *prometheus.HistogramVec
+	inFlight   prometheus.Gauge
+	leasesLost *prometheus.CounterVec
+	enqueued   *prometheus.CounterVec
 
 	mu     sync.RWMutex
 	series map[seriesKey]*series
@@ -110,14 +108,12 @@ func NewMetrics(cfg *MetricsConfig) *Metrics {
 			[]string{"queue", "kind"}),
 		enqueued: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "headgate_jobs_enqueued_total",
 			Help: "Jobs written by enqueues; replays and duplicates are not counted.", ConstLabels: l}, []string{"queue", "kind"}),
-		backpressure: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "headgate_backpressure_rejections_total",
-			Help: "Enqueue batches refused because the queue was at its enqueue limit.", ConstLabels: l}, []string{"queue"}),
 		series: map[seriesKey]*series{},
 	}
 }
 
 func (m *Metrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.processed, m.run, m.wait, m.inFlight, m.leasesLost, m.enqueued, m.backpressure}
+	return []prometheus.Collector{m.processed, m.run, m.wait, m.inFlight, m.leasesLost, m.enqueued}
 }
 
 // Describe sends the descriptors of every instrument.
@@ -160,42 +156,24 @@ func (m *Metrics) WorkerMiddleware(lease time.Duration) worker.Middleware {
 	}
 }
 
-// outcome is the outcome label of an attempt: what the worker acks it as, or, when the
-// worker dropped what the handler returned, why: lease_lost (also counted in
-// headgate_leases_lost_total), cancelled (by an operator), or rate_limited for a job
-// handed back at shutdown, which is what the worker acks it as.
+// outcome is the outcome label of an attempt (worker.OutcomeLabel); a lost lease is
+// also counted in headgate_leases_lost_total.
 func (m *Metrics) outcome(ctx context.Context, env *headgate.Envelope, err error) string {
-	switch cause := context.Cause(ctx); {
-	case errors.Is(cause, worker.ErrLeaseLost):
+	label := worker.OutcomeLabel(ctx, err)
+	if label == headgate.OutcomeLeaseLost.String() {
 		m.leasesLost.WithLabelValues(env.Queue, env.Kind).Inc()
-		return headgate.OutcomeLeaseLost.String()
-	case errors.Is(cause, worker.ErrCancelled):
-		return "cancelled"
-	case errors.Is(cause, worker.ErrShutdown):
-		return headgate.OutcomeRateLimited.String()
 	}
-	return worker.OutcomeOf(err).String()
+	return label
 }
 
-// EnqueueMiddleware returns the enqueue middleware that counts jobs written and
-// batches refused by backpressure.
+// EnqueueMiddleware returns the enqueue middleware that counts jobs written. Refusals
+// by backpressure are counted fleet-wide by the scripts (Collector).
 func (m *Metrics) EnqueueMiddleware() rqueue.EnqueueMiddleware {
 	return func(next rqueue.EnqueueFunc) rqueue.EnqueueFunc {
 		return func(ctx context.Context, envs []headgate.Envelope) ([]headgate.EnqueueResult, error) {
 			res, err := next(ctx, envs)
-			var bp *headgate.BackpressureError
-			if errors.As(err, &bp) {
-				m.backpressure.WithLabelValues(bp.Queue).Inc()
-			}
-			// A NotDurableError comes with results: the jobs were written.
-			var nd *headgate.NotDurableError
-			if err != nil && !errors.As(err, &nd) {
-				return res, err
-			}
-			for i, r := range res {
-				if i < len(envs) && !r.Replayed {
-					m.enqueued.WithLabelValues(cmp.Or(envs[i].Queue, headgate.QueueDefault), envs[i].Kind).Inc()
-				}
+			for _, i := range rqueue.Written(envs, res, err) {
+				m.enqueued.WithLabelValues(cmp.Or(envs[i].Queue, headgate.QueueDefault), envs[i].Kind).Inc()
 			}
 			return res, err
 		}

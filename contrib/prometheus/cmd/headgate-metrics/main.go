@@ -54,6 +54,8 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 		namespaces = fs.String("namespace", "", "namespaces to export, comma-separated (required)")
 		classes    = fs.String("rate-classes", "", "rate classes whose tokens to export, comma-separated")
 		timeout    = fs.Duration("scrape-timeout", headgateprom.ScrapeTimeoutDefault, "bound on the Redis reads of one scrape")
+		partitions = fs.Int("partitions", headgateprom.PartitionsPerQueueDefault,
+			"partitions per queue whose wait to export, in admission order (-1: none)")
 	)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -72,7 +74,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 	reg := prometheus.NewRegistry()
 	for _, ns := range split(*namespaces) {
 		c, err := headgateprom.NewCollector(rdb, &headgateprom.CollectorConfig{Namespace: ns,
-			RateClasses: split(*classes), ScrapeTimeout: *timeout})
+			RateClasses: split(*classes), ScrapeTimeout: *timeout, PartitionsPerQueue: *partitions})
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,190 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/headgate/headgate"
+)
+
+// Every read command's -json output parses back into its document with no field left
+// over, and holds the namespace's known state.
+func TestReadCommandsJSON(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.enqueue(t,
+		headgate.Envelope{ID: "j1", Kind: "email", Queue: "mail", PartitionKey: "tenant-1", Priority: 3,
+			Tags: []string{"welcome"}, Payload: []byte{0x80}, RateClass: "smtp"},
+		headgate.Envelope{ID: "j2", Kind: "email", Queue: "mail", ScheduledAt: epoch.Add(time.Hour)},
+		headgate.Envelope{ID: "bad", Kind: "email", Queue: "other"},
+	)
+	if err := b.store.SetRateLimit(b.ctx, "smtp", headgate.RateLimit{Limit: 10, Window: time.Second, Burst: 20}); err != nil {
+		t.Fatal(err)
+	}
+	b.mustRun(t, "limit", "mail", "5")
+	// A job whose attempt count is not a number is parked by the next admission.
+	if err := b.store.Client().HSet(b.ctx, "hg:{"+testNS+"}:job:bad", "attempt", "many").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.store.Admit(b.ctx, headgate.AdmitRequest{Worker: "w", LeaseID: "l", Queues: []string{"other"},
+		Capacity: 1, Lease: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+
+	var stats statsJSON
+	b.runJSON(t, exitOK, &stats, "stats")
+	if stats.Namespace != testNS || stats.Now == nil || *stats.Now != "2030-01-02T03:04:05.000Z" || len(stats.Queues) != 2 {
+		t.Fatalf("stats -json = %+v", stats)
+	}
+	mail := stats.Queues[0]
+	if mail.Queue != "mail" || mail.Limit == nil || *mail.Limit != 5 || mail.Unfinished != 2 ||
+		mail.Counts["available"] != 1 || mail.Counts["scheduled"] != 1 || len(mail.Counts) != len(headgate.States) {
+		t.Errorf("stats -json mail = %+v", mail)
+	}
+
+	var jobs jobsJSON
+	b.runJSON(t, exitOK, &jobs, "jobs", "-queue", "mail")
+	slices.SortFunc(jobs.Jobs, func(a, b jobJSON) int { return strings.Compare(a.ID, b.ID) })
+	if len(jobs.Jobs) != 2 || jobs.Next != "" {
+		t.Fatalf("jobs -json = %+v", jobs)
+	}
+	if j := jobs.Jobs[0]; j.ID != "j1" || j.State != "available" || j.Partition != "tenant-1" || j.Priority != 3 ||
+		!slices.Equal(j.Tags, []string{"welcome"}) || string(j.Payload) != "\x80" || j.RateClass != "smtp" ||
+		j.ScheduledAt == nil || *j.ScheduledAt != "2030-01-02T03:04:05.000Z" || j.FinalizedAt != nil {
+		t.Errorf("jobs -json j1 = %+v", j)
+	}
+
+	var job jobDetailJSON
+	b.runJSON(t, exitOK, &job, "job", "j2")
+	if job.Job.ID != "j2" || job.Job.State != "scheduled" || *job.Job.ScheduledAt != "2030-01-02T04:04:05.000Z" ||
+		job.Progress != nil || job.Result != nil || job.Output != nil || len(job.Errors) != 0 {
+		t.Errorf("job -json = %+v", job)
+	}
+
+	var rate rateJSON
+	b.runJSON(t, exitOK, &rate, "rate", "smtp")
+	if !rate.Limited || *rate.Limit != 10 || *rate.WindowMS != 1000 || *rate.Burst != 20 || *rate.Tokens != 20 ||
+		*rate.At != "2030-01-02T03:04:05.000Z" {
+		t.Errorf("rate -json = %+v", rate)
+	}
+	b.runJSON(t, exitOK, &rate, "rate", "none")
+	if rate.Limited || rate.Limit != nil || rate.Tokens != nil {
+		t.Errorf("rate -json of an unlimited class = %+v", rate)
+	}
+
+	var corrupt struct {
+		Corrupt []struct {
+			ID     string `json:"id"`
+			Reason string `json:"reason"`
+		} `json:"corrupt"`
+	}
+	b.runJSON(t, exitOK, &corrupt, "corrupt")
+	if len(corrupt.Corrupt) != 1 || corrupt.Corrupt[0].ID != "bad" || !strings.Contains(corrupt.Corrupt[0].Reason, "attempt") {
+		t.Errorf("corrupt -json = %+v", corrupt)
+	}
+	requireContains(t, b.mustRun(t, "corrupt"), "bad", "attempt")
+
+	var quarantine struct {
+		Quarantined []struct {
+			Fingerprint string `json:"fingerprint"`
+			JobID       string `json:"job_id"`
+			Held        int64  `json:"held"`
+		} `json:"quarantined"`
+	}
+	b.runJSON(t, exitOK, &quarantine, "quarantine")
+	if len(quarantine.Quarantined) != 0 {
+		t.Errorf("quarantine -json = %+v", quarantine)
+	}
+
+	var policy struct {
+		Policy map[string]string `json:"policy"`
+		Stored []string          `json:"stored"`
+	}
+	b.runJSON(t, exitOK, &policy, "policy")
+	if len(policy.Policy) != len(headgate.PolicyFields) {
+		t.Errorf("policy -json = %+v", policy)
+	}
+}
+
+// The human output of rate CLASS and of a job marks its times with their zone.
+func TestReadCommandsTimeZone(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.enqueue(t, headgate.Envelope{ID: "j", Queue: "mail"})
+	if err := b.store.SetRateLimit(b.ctx, "smtp", headgate.RateLimit{Limit: 1, Window: time.Minute, Burst: 2}); err != nil {
+		t.Fatal(err)
+	}
+	requireOutput(t, b.mustRun(t, "rate", "smtp"),
+		"rate class smtp: 1 per 1m0s, burst 2; 2 token(s) at 2030-01-02 03:04:05 UTC\n0 job(s) set aside now, 0 in all\n")
+	requireContains(t, b.mustRun(t, "job", "j"), "Created:      2030-01-02 03:04:05.000 UTC (now)")
+}
+
+// namespaceDump renders every key of the test namespace with its value.
+func (b *testBundle) namespaceDump(t *testing.T) string {
+	t.Helper()
+	rdb := b.store.Client()
+	keys, err := rdb.Keys(b.ctx, headgate.KeyPattern(testNS)).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(keys)
+	var out strings.Builder
+	for _, k := range keys {
+		typ, err := rdb.Type(b.ctx, k).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v any
+		switch typ {
+		case "string":
+			v, err = rdb.Get(b.ctx, k).Result()
+		case "hash":
+			v, err = rdb.HGetAll(b.ctx, k).Result()
+		case "list":
+			v, err = rdb.LRange(b.ctx, k, 0, -1).Result()
+		case "set":
+			var m []string
+			m, err = rdb.SMembers(b.ctx, k).Result()
+			slices.Sort(m)
+			v = m
+		case "zset":
+			v, err = rdb.ZRangeWithScores(b.ctx, k, 0, -1).Result()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&out, "%s %s %v\n", k, typ, v)
+	}
+	return out.String()
+}
+
+// pause and resume of a queue the namespace does not know warn and write nothing,
+// unless -create is given.
+func TestPauseUnknownQueue(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.enqueue(t, headgate.Envelope{ID: "j", Queue: "mail"})
+	before := b.namespaceDump(t)
+	for _, verb := range []string{"pause", "resume"} {
+		code, out, errOut := b.run(t, verb, "mial")
+		if code != exitError || out != "" || !strings.Contains(errOut, `warning: namespace cli-test has no queue "mial"`) ||
+			!strings.Contains(errOut, "-create") {
+			t.Errorf("%s of an unknown queue: exit %d, stdout %q, stderr %q; want exit 1 and a warning", verb, code, out, errOut)
+		}
+		if after := b.namespaceDump(t); after != before {
+			t.Errorf("%s of an unknown queue changed the namespace:\nbefore:\n%s\nafter:\n%s", verb, before, after)
+		}
+	}
+	requireOutput(t, b.mustRun(t, "pause", "mail"), "paused queue mail: running jobs finish, new jobs wait\n")
+	requireOutput(t, b.mustRun(t, "pause", "later", "-create"), "paused queue later: running jobs finish, new jobs wait\n")
+	// A paused queue is known: resuming it needs no -create, and leaves nothing behind.
+	requireOutput(t, b.mustRun(t, "resume", "later"), "resumed queue later\n")
+	var stats statsJSON
+	b.runJSON(t, exitOK, &stats, "stats")
+	if len(stats.Queues) != 1 || stats.Queues[0].Queue != "mail" || !stats.Queues[0].Paused {
+		t.Errorf("stats after the pauses = %+v, want mail alone, paused", stats.Queues)
+	}
+}

@@ -372,6 +372,10 @@ func TestLuaArgvMatchesGo(t *testing.T) {
 	must("edit", err)
 	_, err = s.Delete(ctx, "p2")
 	must("delete", err)
+	_, err = s.Heartbeat(ctx, Heartbeat{ID: "w", Queues: []string{QueueDefault, "other"}, Liveness: time.Minute})
+	must("heartbeat", err)
+	_, err = s.Why(ctx, "b", nil)
+	must("why", err)
 
 	scripts := map[string]script{}
 	for _, sc := range []script{scriptEnqueue, scriptAdmit, scriptAck, scriptRenew, scriptCheckpoint,
@@ -383,7 +387,7 @@ func TestLuaArgvMatchesGo(t *testing.T) {
 		scriptWfPutWorkerDeployment, scriptWfSetDesiredState, scriptWfDeleteWorkerDeployment,
 		scriptWfWriteRawWorkerDeployment, scriptWfPutWorkloop, scriptWfRemoveWorkloop, scriptWfPutInvariantRecord,
 		scriptRetry, scriptEdit, scriptDelete, scriptWfStart, scriptWfSignal, scriptWfFireTimers, scriptWfCommitTask,
-		scriptWfPause, scriptWfResume, scriptWfTerminate, scriptWfRetry} {
+		scriptWfPause, scriptWfResume, scriptWfTerminate, scriptWfRetry, scriptHeartbeat, scriptWhy} {
 		scripts[sc.name] = sc
 	}
 	for name, l := range layouts {

@@ -118,6 +118,7 @@ for _, key in ipairs({ K.wf(P, 'w:1'), K.wf_history(P, 'w:1'), K.wf_runs(P, 'w:1
   K.package_route_index(P), K.deployments(P), K.deployment_index(P), K.workloops(P),
   K.workloop_index(P), K.workloops_due(P), K.invariant_records(P, 'l:1', 'i:1'),
   K.ns_record(P, 'n:1'), K.ns_index(P), K.wf_inbox(P, 'w:1'), K.wf_closed(P, 'w:1') }) do got[#got + 1] = key end
+for _, key in ipairs({ K.workers(P), K.workers_seen(P), K.queue_workers(P, 'q') }) do got[#got + 1] = key end
 return got`
 	got, err := rdb.Eval(context.Background(), src, []string{k.Prefix()}).StringSlice()
 	if err != nil {
@@ -136,7 +137,8 @@ return got`
 		k.VisibilityIndex("ts:running:t:1"), k.Packages(), k.PackageIndex(), k.PackageRoutes(),
 		k.PackageRouteIndex(), k.Deployments(), k.DeploymentIndex(), k.Workloops(),
 		k.WorkloopIndex(), k.WorkloopsDue(), k.InvariantRecords("l:1", "i:1"),
-		k.NamespaceRecord("n:1"), k.NamespaceIndex(), k.WorkflowInbox("w:1"), k.WorkflowClosed("w:1")}
+		k.NamespaceRecord("n:1"), k.NamespaceIndex(), k.WorkflowInbox("w:1"), k.WorkflowClosed("w:1"),
+		k.Workers(), k.WorkersSeen(), k.QueueWorkers("q")}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("lua keys differ from keys.go:\n lua: %q\n  go: %q", got, want)
 	}
@@ -409,6 +411,13 @@ func TestLuaScriptIncludes(t *testing.T) {
 			deployment_parse deployment_row`,
 		"wf_set_namespace_placement":     `rcall K K.clock OK now_ms K.ns_record`,
 		"wf_write_raw_worker_deployment": `rcall K OK K.deployments K.deployment_index`,
+		"heartbeat": `rcall K K.clock OK E_CORRUPT now_ms key_type_known key_ok corrupt_reply first_bad_key
+			K.workers K.workers_seen K.queue_workers worker_record`,
+		"why": `rcall K K.job K.errors K.counts K.ring K.ring_state K.partition K.pinned_ring
+			K.pinned_ring_state K.pinned_partition K.leases K.quarantine K.paused K.limits K.rate K.clock
+			K.policy K.corrupt K.fp_running OK E_NOT_FOUND now_ms rank num str unfinished partition_of
+			JOB_NUMBERS JOB_DEFAULTS load_bucket safe_hmget MAX_SAFE JOB_RANGES bad_job_field JOB_STATES
+			load_job_checked K.workers K.workers_seen K.queue_workers worker_record`,
 	}
 	for name, sc := range scriptsIncludes(t) {
 		in, err := lib.closure(name, sc.includes)

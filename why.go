@@ -300,8 +300,8 @@ func (r Reason) Sentence(now time.Time) string {
 		if !r.Exact {
 			at = "at least "
 		}
-		return fmt.Sprintf("its partition's turn: %s%d jobs ahead in the ring at quantum %d (%d in its partition, %d of %d partitions before its own, %d more rounds)",
-			at, r.Ahead, r.Quantum, r.AheadInPartition, r.PartitionsAhead, r.Partitions, r.Rounds)
+		return fmt.Sprintf("its partition's turn: %s%s ahead in the ring at quantum %d (%d in its own partition, %s before it in turn order, %s to go)",
+			at, plural(r.Ahead, "job"), r.Quantum, r.AheadInPartition, plural(r.PartitionsAhead, "partition"), plural(r.Rounds, "round"))
 	case WhyQueueFull:
 		return fmt.Sprintf("its queue %s is at its enqueue limit: %d unfinished of %d", r.Queue, r.Unfinished, r.Limit)
 	}
@@ -320,6 +320,14 @@ func (e *Explanation) String() string {
 		b.WriteString("  - " + r.Sentence(e.Now) + "\n")
 	}
 	return b.String()
+}
+
+// plural is "1 job", "2 jobs".
+func plural(n int64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // whenFrom is t in UTC to the millisecond, with how far it is from now.

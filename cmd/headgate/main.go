@@ -22,6 +22,8 @@
 //	edit ID [-payload JSON] [-priority N] [-max-attempts N] [-at TIME] [-partition P] [-tags a,b]
 //	                                   change a job that is not running or finished
 //	delete ID...                       delete jobs that are not running
+//	why ID [-json] [-quantum N]        why a job is not running now, every reason with its numbers
+//	workers [-json]                    the workers' heartbeats: live, stopped or dead
 //	demo                               a self-contained demo (see "headgate demo -h")
 //
 // -redis defaults to $REDIS_URL, else redis://127.0.0.1:6379; it takes a redis:// or
@@ -112,6 +114,8 @@ var commands = []*command{
 		summary: "change -payload, -priority, -max-attempts, -at, -partition, -tags of a waiting job",
 		flags:   editFlags, run: cmdEdit},
 	{name: "delete", args: "ID...", summary: "delete jobs that are not running", flags: deleteFlags, run: cmdDelete},
+	{name: "why", args: "ID [-json] [-quantum N]", summary: "why a job is not running now: every reason, with its numbers", flags: whyFlags, run: cmdWhy},
+	{name: "workers", args: "[-json]", summary: "the workers' heartbeats: queues, kinds, in flight, last seen, live or not", flags: workersFlags, run: cmdWorkers},
 	{name: "policy", args: "[show [-json] | set FIELD VALUE...]",
 		summary: "the namespace's fleet-wide policy: backoff, crash limit, retention, snooze limit", flags: policyFlags, run: cmdPolicy},
 	{name: "demo", args: "[flags]", summary: "run a self-contained demo on an embedded Redis"},
@@ -127,6 +131,7 @@ type cli struct {
 	addr           string   // the Redis address, once connected
 	jobs           jobsOpts // flags of the jobs command
 	verbs          verbOpts // flags of the operator verbs (verbs.go)
+	why            whyOpts  // flags of why and workers (why.go)
 
 	insp *inspector.Inspector
 }

@@ -71,7 +71,7 @@ var whyCases = []conformanceCase{
 		mustPromote(t, ctx, s)
 		wantWhy(t, ctx, s, "sib", headgate.StateAvailable, held)
 		wantWhy(t, ctx, s, "a", headgate.StateQuarantined, headgate.Reason{Reason: headgate.WhyFinished,
-			State: headgate.StateQuarantined, At: whyNow(t, ctx, s).Add(-time.Hour), Outcome: "lease_lost", Message: "lease expired"})
+			State: headgate.StateQuarantined, At: storeNow(t, ctx, s).Add(-time.Hour), Outcome: "lease_lost", Message: "lease expired"})
 	}},
 	{"Why/RateLimited", func(t *testing.T, s *headgate.Store) {
 		ctx := whySetup(t, s)
@@ -250,15 +250,6 @@ func beat(t testing.TB, ctx context.Context, s *headgate.Store, id string, liven
 	}
 }
 
-func whyNow(t testing.TB, ctx context.Context, s *headgate.Store) time.Time {
-	t.Helper()
-	now, err := s.Now(ctx)
-	if err != nil {
-		t.Fatalf("now: %v", err)
-	}
-	return now
-}
-
 // turn is a partition_turn reason: ahead, in its partition, partitions ahead, partitions,
 // rounds, quantum (exact).
 func turn(ahead, inPartition, partitionsAhead, partitions, rounds, quantum int64) headgate.Reason {
@@ -280,7 +271,7 @@ func wantWhyAt(t testing.TB, ctx context.Context, s *headgate.Store, id string, 
 		t.Errorf("why %s: %v", id, err)
 		return
 	}
-	if now := whyNow(t, ctx, s); e.ID != id || e.State != state || !e.Now.Equal(now) {
+	if now := storeNow(t, ctx, s); e.ID != id || e.State != state || !e.Now.Equal(now) {
 		t.Errorf("why %s: id %s, state %s at %v; want %s at %v", id, e.ID, e.State, e.Now, state, now)
 	}
 	if got, exp := canonicalReasons(e.Reasons), canonicalReasons(want); !reflect.DeepEqual(got, exp) {

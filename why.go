@@ -131,8 +131,8 @@ type WhyOptions struct {
 
 // Bounds of a why call's reads.
 const (
-	whyRingCap   = 1000 // partitions read for the turn count
-	whyWorkerCap = 64   // live workers whose kinds are read
+	whyRingCap   = 256 // partitions read for the turn count (about 0.2 ms of Redis time)
+	whyWorkerCap = 64  // live workers whose kinds are read
 )
 
 // Why explains, in one read-only script (lua/why.lua), why the job is not running now.

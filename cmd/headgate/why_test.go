@@ -162,7 +162,7 @@ w2  stopped  h1    7    mail    test   0/4        2030-01-02 03:04:05  2030-01-0
 	w := out.Workers[0]
 	if w.ID != "w1" || w.Status != "dead" || w.Host != "h1" || w.PID != 7 || strings.Join(w.Queues, ",") != "mail" ||
 		strings.Join(w.Kinds, ",") != "test" || w.Concurrency != 4 || *w.LastSeen != *jsonTime(epoch) ||
-		*w.LiveUntil != *jsonTime(epoch.Add(15*time.Second)) || *w.Started != *jsonTime(epoch) {
+		*w.LiveUntil != *jsonTime(epoch.Add(15 * time.Second)) || *w.Started != *jsonTime(epoch) {
 		t.Errorf("workers -json, w1 past its liveness: %+v", w)
 	}
 	if out.Workers[1].ID != "w2" || out.Workers[1].Status != "stopped" {

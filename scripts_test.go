@@ -415,9 +415,10 @@ func TestLuaScriptIncludes(t *testing.T) {
 			K.workers K.workers_seen K.queue_workers worker_record`,
 		"why": `rcall K K.job K.errors K.counts K.ring K.ring_state K.partition K.pinned_ring
 			K.pinned_ring_state K.pinned_partition K.leases K.quarantine K.paused K.limits K.rate K.clock
-			K.policy K.corrupt K.fp_running OK E_NOT_FOUND now_ms rank num str unfinished partition_of
-			JOB_NUMBERS JOB_DEFAULTS load_bucket safe_hmget MAX_SAFE JOB_RANGES bad_job_field JOB_STATES
-			load_job_checked K.workers K.workers_seen K.queue_workers worker_record`,
+			K.policy K.corrupt K.fp_running OK E_NOT_FOUND E_CORRUPT now_ms rank num str unfinished
+			partition_of JOB_NUMBERS JOB_DEFAULTS load_bucket safe_hmget key_type_known key_ok MAX_SAFE
+			JOB_RANGES bad_job_field JOB_STATES load_job_checked corrupt_reply first_bad_key K.workers
+			K.workers_seen K.queue_workers worker_record`,
 	}
 	for name, sc := range scriptsIncludes(t) {
 		in, err := lib.closure(name, sc.includes)

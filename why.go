@@ -51,10 +51,11 @@ const (
 	// WhyPinnedWorkerGone: the job is pinned to Reason.Worker, which is not live; last
 	// seen at Reason.LastSeen (zero: no heartbeat of it is listed).
 	WhyPinnedWorkerGone WhyReason = "pinned_worker_gone"
-	// WhyNoLiveWorker: no live worker serves Reason.Queue.
+	// WhyNoLiveWorker: no live worker serves Reason.Queue; for a pinned job, its live
+	// worker Reason.Worker does not.
 	WhyNoLiveWorker WhyReason = "no_live_worker"
-	// WhyNoWorkerForKind: the live workers of Reason.Queue have no handler for
-	// Reason.Kind.
+	// WhyNoWorkerForKind: the live workers of Reason.Queue (for a pinned job, its worker
+	// Reason.Worker) have no handler for Reason.Kind.
 	WhyNoWorkerForKind WhyReason = "no_worker_for_kind"
 	// WhyFingerprintCap: Reason.Running jobs of Reason.Fingerprint are running, the
 	// namespace's in-flight cap per fingerprint (Reason.Cap).
@@ -290,8 +291,14 @@ func (r Reason) Sentence(now time.Time) string {
 	case WhyPinnedWorkerGone:
 		return "pinned to " + worker(r.Worker, r.LastSeen)
 	case WhyNoLiveWorker:
+		if r.Worker != "" {
+			return fmt.Sprintf("it is pinned to worker %s, which does not serve its queue %s", r.Worker, r.Queue)
+		}
 		return fmt.Sprintf("no live worker serves its queue %s", r.Queue)
 	case WhyNoWorkerForKind:
+		if r.Worker != "" {
+			return fmt.Sprintf("it is pinned to worker %s, which has no handler for its kind %s", r.Worker, r.Kind)
+		}
 		return fmt.Sprintf("no live worker of its queue %s handles its kind %s", r.Queue, r.Kind)
 	case WhyFingerprintCap:
 		return fmt.Sprintf("%d jobs of its fingerprint %s are running, the in-flight cap %d", r.Running, r.Fingerprint, r.Cap)

@@ -28,6 +28,11 @@ while the time its last beat set in q:<queue>:workers is ahead of the store cloc
 kinds of at most ARGV[4] live workers of the queue are read, and no_worker_for_kind is
 said only when all of them were.
 
+Corrupt data: the keys read are checked first (type, or absent); one of the wrong type
+refuses the call with E_CORRUPT. A job whose own hash is unusable is the reason
+"corrupt", as is one parked in `corrupt`. A pinned job whose worker is live but does not
+serve its queue or kind gets no_live_worker or no_worker_for_kind naming the worker.
+
 Workflows: a workflow id (K.wf) is explained by its own section once the workflow
 runtime enqueues its tasks; until then only jobs are known, and an unknown id is
 E_NOT_FOUND.
@@ -41,7 +46,7 @@ ARGV[2]  quantum (weight units per partition turn)
 ARGV[3]  ring cap: the most partitions read for the turn count
 ARGV[4]  worker cap: the most live workers whose kinds are read
 Replies  {0, state, now ms, {reason, field, value, ...}, ...} ("" state: parked as corrupt
-         with no job hash) | {-7} no such job
+         with no job hash) | {-7} no such job | {-9, key, why} a key read is corrupt
 Cost     O((ring cap + worker cap) * log N)
 ]]
 --- @include rcall
@@ -65,6 +70,11 @@ Cost     O((ring cap + worker cap) * log N)
 --- @include load_bucket
 --- @include load_job_checked
 --- @include worker_record
+--- @include K.counts
+--- @include K.rate
+--- @include K.workers
+--- @include first_bad_key
+--- @include corrupt_reply
 local P = KEYS[1]
 local id = ARGV[1]
 local quantum, ring_cap, worker_cap = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
@@ -75,6 +85,8 @@ local function ms_text(v) return string.format('%d', v) end
 
 local FIELDS = { 'state', 'queue', 'part', 'sticky', 'prio', 'sched', 'fp', 'held', 'attempt', 'maxa', 'rc',
   'lease', 'fence', 'parked', 'weight', 'kind', 'adm', 'by', 'fin' }
+local bad, bad_why = first_bad_key({ { K.corrupt(P), 'hash' } })
+if bad then return corrupt_reply(bad, bad_why) end
 local parked_why = rcall('HGET', K.corrupt(P), id)
 local j, why = load_job_checked(P, id, FIELDS)
 if parked_why or why then
@@ -82,6 +94,18 @@ if parked_why or why then
   return { OK, (j and j.state) or '', now, unpack(reasons) }
 end
 if not j then return { E_NOT_FOUND } end
+local q = j.queue
+
+-- Every key read below is of its type (or absent), else the call is refused as corrupt;
+-- the other partitions of the ring are read through pcall and counted 0 when unusable.
+local pz, ring = partition_of(P, q, j.sticky, j.part)
+local checked = { { K.leases(P), 'zset' }, { K.paused(P), 'set' }, { K.quarantine(P), 'hash' },
+  { K.policy(P), 'hash' }, { K.fp_running(P), 'hash' }, { K.limits(P), 'hash' }, { K.counts(P, q), 'hash' },
+  { K.workers(P), 'hash' }, { K.workers_seen(P), 'zset' }, { K.queue_workers(P, q), 'zset' },
+  { K.errors(P, id), 'list' }, { pz, 'zset' }, { ring, 'zset' } }
+if j.rc ~= '' then checked[#checked + 1] = { K.rate(P, j.rc), 'hash' } end
+bad, bad_why = first_bad_key(checked)
+if bad then return corrupt_reply(bad, bad_why) end
 
 -- Whether worker w is live now, and when it was last seen (0: never, or long ago).
 local function worker_live(w)
@@ -92,7 +116,15 @@ local function worker_live(w)
 end
 
 local FINISHED = { completed = true, archived = true, cancelled = true, undecodable = true, quarantined = true }
-local q = j.queue
+
+-- Whether the list l (from a heartbeat record) holds v.
+local function has(l, v)
+  if type(l) ~= 'table' then return false end
+  for _, x in ipairs(l) do
+    if x == v then return true end
+  end
+  return false
+end
 
 if j.state == 'running' then
   local until_ms = tonumber(rcall('ZSCORE', K.leases(P), id)) or 0
@@ -145,7 +177,14 @@ else
   end
   if j.sticky ~= '' then
     local live, seen = worker_live(j.sticky)
-    if not live then add('pinned_worker_gone', 'worker', j.sticky, 'seen', seen) end
+    local r = worker_record(P, j.sticky)
+    if not live then
+      add('pinned_worker_gone', 'worker', j.sticky, 'seen', seen)
+    elseif not has(r.queues, q) then
+      add('no_live_worker', 'queue', q, 'worker', j.sticky)
+    elseif not has(r.kinds, j.kind) then
+      add('no_worker_for_kind', 'queue', q, 'kind', j.kind, 'worker', j.sticky)
+    end
   else
     local live = rcall('ZRANGEBYSCORE', K.queue_workers(P, q), '(' .. ms_text(now), '+inf', 'LIMIT', 0, worker_cap)
     if #live == 0 then
@@ -154,11 +193,7 @@ else
       local served = false
       for _, w in ipairs(live) do
         local r = worker_record(P, w)
-        if r and type(r.kinds) == 'table' then
-          for _, k in ipairs(r.kinds) do
-            if k == j.kind then served = true end
-          end
-        end
+        if r and has(r.kinds, j.kind) then served = true end
       end
       if not served then add('no_worker_for_kind', 'queue', q, 'kind', j.kind) end
     end
@@ -169,12 +204,13 @@ else
     if cap > 0 and running >= cap then add('fingerprint_cap', 'fingerprint', j.fp, 'running', running, 'cap', cap) end
   end
   if available and j.parked == '' then
-    local pz, ring = partition_of(P, q, j.sticky, j.part)
     local pos = rcall('ZRANK', pz, rank(j.prio, j.sched, id))
     if pos then
       local rounds = math.floor(pos / quantum)
       local size = rcall('ZCARD', ring)
       local ahead, partitions_ahead, before = pos, 0, true
+      local exact = 0
+      if size <= ring_cap then exact = 1 end
       for _, part in ipairs(rcall('ZRANGE', ring, 0, ring_cap - 1)) do
         if part == j.part then
           before = false
@@ -184,11 +220,13 @@ else
             turns = turns + 1
             partitions_ahead = partitions_ahead + 1
           end
-          ahead = ahead + math.min(rcall('ZCARD', (partition_of(P, q, j.sticky, part))), turns * quantum)
+          local n = redis.pcall('ZCARD', (partition_of(P, q, j.sticky, part)))
+          if type(n) ~= 'number' then
+            n, exact = 0, 0
+          end
+          ahead = ahead + math.min(n, turns * quantum)
         end
       end
-      local exact = 0
-      if size <= ring_cap then exact = 1 end
       add('partition_turn', 'ahead', ahead, 'in_partition', pos, 'partitions_ahead', partitions_ahead,
         'partitions', size, 'rounds', rounds, 'quantum', quantum, 'exact', exact)
     end

@@ -118,6 +118,25 @@ var whyCases = []conformanceCase{
 		wantWhy(t, ctx, s, "b", headgate.StateAvailable,
 			headgate.Reason{Reason: headgate.WhyPinnedWorkerGone, Worker: "w8"}, turn(0, 0, 0, 1, 0, 1))
 	}},
+	{"Why/PinnedWorkerServesOther", func(t *testing.T, s *headgate.Store) {
+		ctx := whySetup(t, s)
+		a := job("a")
+		a.StickyWorker = "w9"
+		mustEnqueue(t, ctx, s, a)
+		hb := headgate.Heartbeat{ID: "w9", Queues: []string{"mail"}, Kinds: []string{"test:job"}, Liveness: time.Hour}
+		if _, err := s.Heartbeat(ctx, hb); err != nil {
+			t.Fatal(err)
+		}
+		wantWhy(t, ctx, s, "a", headgate.StateAvailable,
+			headgate.Reason{Reason: headgate.WhyNoLiveWorker, Queue: headgate.QueueDefault, Worker: "w9"}, turn(0, 0, 0, 1, 0, 1))
+		hb.Queues, hb.Kinds = []string{headgate.QueueDefault}, []string{"other"}
+		if _, err := s.Heartbeat(ctx, hb); err != nil {
+			t.Fatal(err)
+		}
+		wantWhy(t, ctx, s, "a", headgate.StateAvailable,
+			headgate.Reason{Reason: headgate.WhyNoWorkerForKind, Queue: headgate.QueueDefault, Kind: "test:job", Worker: "w9"},
+			turn(0, 0, 0, 1, 0, 1))
+	}},
 	{"Why/NoLiveWorker", func(t *testing.T, s *headgate.Store) {
 		ctx := freeze(t, s)
 		mustEnqueue(t, ctx, s, job("a"))
@@ -228,6 +247,19 @@ var whyCases = []conformanceCase{
 		want := headgate.Reason{Reason: headgate.WhyCorrupt, Message: "prio is not an integer: x"}
 		if len(e.Reasons) != 1 || e.Reasons[0] != want {
 			t.Errorf("why of a corrupt job: %+v, want %+v", e.Reasons, want)
+		}
+		// A structure of the wrong type refuses the call, naming it.
+		mustEnqueue(t, ctx, s, job("b"))
+		paused := "hg:{" + s.Namespace() + "}:paused"
+		if err := s.Client().Set(ctx, paused, "x", 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		_, err = s.Why(ctx, "b", nil)
+		if c := wantErr[*headgate.CorruptError](t, err); c != nil && c.Key != paused {
+			t.Errorf("why over a corrupt paused set: %v, want the key %s", err, paused)
+		}
+		if err := s.Client().Del(ctx, paused).Err(); err != nil {
+			t.Fatal(err)
 		}
 	}},
 }

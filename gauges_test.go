@@ -77,7 +77,8 @@ func testGauges(t *testing.T, rdb redis.UniversalClient) {
 	want := &Gauges{
 		Now: epoch.Add(2 * time.Second),
 		Queues: []QueueStats{
-			{Queue: "a", Counts: map[State]int64{StateAvailable: 1, StateScheduled: 1}, Unfinished: 2, Paused: true},
+			{Queue: "a", Counts: map[State]int64{StateAvailable: 1, StateScheduled: 1}, Unfinished: 2, Paused: true,
+				Unserved: true}, // no worker beats in this test
 			{Queue: "b", Counts: map[State]int64{StateArchived: 2, StateQuarantined: 1}},
 			{Queue: "c", Counts: map[State]int64{}, Limit: &limit},
 		},

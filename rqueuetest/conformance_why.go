@@ -58,18 +58,10 @@ var whyCases = []conformanceCase{
 	}},
 	{"Why/QuarantinedFingerprint", func(t *testing.T, s *headgate.Store) {
 		ctx := whySetup(t, s)
-		e, sib := job("a"), job("sib")
-		e.Fingerprint, sib.Fingerprint = "poison", "poison"
-		sib.ScheduledAt = epoch.Add(time.Hour)
-		mustEnqueue(t, ctx, s, e, sib)
-		crashToQuarantine(t, ctx, s)
-		held := headgate.Reason{Reason: headgate.WhyQuarantined, Fingerprint: "poison", CrashedJob: "a"}
-		// Still scheduled: it will be held when due.
-		wantWhy(t, ctx, s, "sib", headgate.StateScheduled, headgate.Reason{Reason: headgate.WhyScheduled, At: epoch.Add(time.Hour)}, held)
-		advance(t, ctx, s, time.Hour)
+		quarantinedWithHeldSibling(t, ctx, s, "a", "sib")
 		beat(t, ctx, s, "w1", time.Hour) // the clock moved past the first beat's liveness
-		mustPromote(t, ctx, s)
-		wantWhy(t, ctx, s, "sib", headgate.StateAvailable, held)
+		wantWhy(t, ctx, s, "sib", headgate.StateAvailable,
+			headgate.Reason{Reason: headgate.WhyQuarantined, Fingerprint: "poison", CrashedJob: "a"})
 		wantWhy(t, ctx, s, "a", headgate.StateQuarantined, headgate.Reason{Reason: headgate.WhyFinished,
 			State: headgate.StateQuarantined, At: storeNow(t, ctx, s).Add(-time.Hour), Outcome: "lease_lost", Message: "lease expired"})
 	}},

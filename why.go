@@ -132,7 +132,7 @@ type WhyOptions struct {
 
 // Bounds of a why call's reads.
 const (
-	whyRingCap   = 256 // partitions read for the turn count (about 0.2 ms of Redis time)
+	whyRingCap   = 256 // partitions read for the turn count (about 0.3 ms of Redis time, BenchmarkWhy)
 	whyWorkerCap = 64  // live workers whose kinds are read
 )
 

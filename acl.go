@@ -14,6 +14,7 @@ var aclScriptCommands = []string{
 	"sismember", "spop", "srandmember",
 	"srem", "time", "type", "zadd", "zcard", "zrange", "zrangebyscore", "zrem",
 	"zremrangebyrank", "zscore",
+	"zrank", "zremrangebyscore", // why, heartbeat
 }
 
 // aclClientCommands are the commands workers, producers and inspectors send themselves.
@@ -26,9 +27,10 @@ var aclClientCommands = []string{
 	"get", "set", "time", // reads and operator writes (GetJob, QueueStats, PauseQueue, clocks)
 	"hget", "hmget", "hlen", "hscan", "zcard", "zrange", "zrangebyscore", "lindex", // workflow and corrupt-job reads, metrics gauges
 	"multi", "exec", "zadd", // RemoveRateLimit
-	"scan", // ListJobs (see the README: SCAN is not limited to the key pattern)
-	"ping", // connection health checks
-	"info", // CheckServer (INFO memory)
+	"scan",   // ListJobs (see the README: SCAN is not limited to the key pattern)
+	"zcount", // QueueStats: the live workers of each queue
+	"ping",   // connection health checks
+	"info",   // CheckServer (INFO memory)
 	// The worker's wait connection. (go-redis also sends CLIENT SETINFO, which Redis 7.0
 	// lacks, so no rule can name it there; a refusal of it is ignored.)
 	"client|id",

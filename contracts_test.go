@@ -394,6 +394,10 @@ func TestLuaArgvMatchesGo(t *testing.T) {
 		t.Fatalf("fired %d ticks, want 2", len(fired))
 	}
 	must("remove schedule", s.RemoveSchedule(ctx, "sc"))
+	_, err = s.Heartbeat(ctx, Heartbeat{ID: "w", Queues: []string{QueueDefault, "other"}, Liveness: time.Minute})
+	must("heartbeat", err)
+	_, err = s.Why(ctx, "b", nil)
+	must("why", err)
 
 	scripts := map[string]script{}
 	for _, sc := range []script{scriptEnqueue, scriptAdmit, scriptAck, scriptRenew, scriptCheckpoint,
@@ -406,7 +410,7 @@ func TestLuaArgvMatchesGo(t *testing.T) {
 		scriptWfWriteRawWorkerDeployment, scriptWfPutWorkloop, scriptWfRemoveWorkloop, scriptWfPutInvariantRecord,
 		scriptRetry, scriptEdit, scriptDelete, scriptWfStart, scriptWfSignal, scriptWfFireTimers, scriptWfCommitTask,
 		scriptWfPause, scriptWfResume, scriptWfTerminate, scriptWfRetry, scriptPutSchedule, scriptPauseSchedule, scriptRemoveSchedule,
-		scriptFireSchedule, scriptRunSchedule} {
+		scriptFireSchedule, scriptRunSchedule, scriptHeartbeat, scriptWhy} {
 		scripts[sc.name] = sc
 	}
 	for name, l := range layouts {

@@ -73,9 +73,9 @@ type GaugesOptions struct {
 // Gauges reads what a metrics scrape exports, with plain reads and no script: the
 // per-queue counts the scripts keep, the paused set, the limits, the quarantine's size,
 // the event counters, the buckets of the rate classes asked for, and the head job of the
-// first partitions of each queue's ring. It sends 7 + queues + rate classes commands in
-// five round trips, and with Partitions 2 more per queue and 1 per partition read in a
-// sixth, however many jobs the namespace holds.
+// first partitions of each queue's ring. It sends 8 + 2 x queues + rate classes commands
+// (the live workers of each queue are counted, as QueueStats does), and with Partitions
+// 2 more per queue and 1 per partition read, however many jobs the namespace holds.
 func (s *Store) Gauges(ctx context.Context, opts *GaugesOptions) (*Gauges, error) {
 	if opts == nil {
 		opts = &GaugesOptions{}

@@ -111,11 +111,12 @@ func testGauges(t *testing.T, rdb redis.UniversalClient) {
 	want := &Gauges{
 		Now: epoch.Add(2 * time.Second),
 		Queues: []QueueStats{
-			{Queue: "a", Counts: map[State]int64{StateAvailable: 1, StateScheduled: 1}, Unfinished: 2, Paused: true},
+			{Queue: "a", Counts: map[State]int64{StateAvailable: 1, StateScheduled: 1}, Unfinished: 2, Paused: true,
+				Unserved: true}, // no worker beats in this test
 			{Queue: "b", Counts: map[State]int64{StateArchived: 2, StateQuarantined: 1}},
 			{Queue: "c", Counts: map[State]int64{}, Limit: &limit},
-			{Queue: "d", Counts: map[State]int64{StateAvailable: 1}, Unfinished: 1},
-			{Queue: "e", Counts: map[State]int64{StateAvailable: 3}, Unfinished: 3},
+			{Queue: "d", Counts: map[State]int64{StateAvailable: 1}, Unfinished: 1, Unserved: true},
+			{Queue: "e", Counts: map[State]int64{StateAvailable: 3}, Unfinished: 3, Unserved: true},
 		},
 		QuarantinedFingerprints: 1,
 		RateTokens:              map[string]float64{"api": 4}, // 5 - 3 + 2 gained in 2s

@@ -289,3 +289,19 @@ func (k keys) SchedulesDue() string { return k.prefix + "crondue" }
 // count_event): "lease_rejected", "reclaimed", "rate_limited:<class>",
 // "backpressure:<queue>". Read with one HGETALL (Store.Gauges).
 func (k keys) Counters() string { return k.prefix + "counters" }
+
+// Worker heartbeats.
+//
+// Every worker writes its heartbeat each beat (lua/heartbeat.lua); why.lua and the
+// inspector read them to tell which workers are live.
+
+// Workers is a HASH: worker id -> its latest heartbeat, a JSON record (heartbeatJSON in
+// heartbeat.go).
+func (k keys) Workers() string { return k.prefix + "workers" }
+
+// WorkersSeen is a ZSET of worker ids scored by their last heartbeat (store time, ms).
+func (k keys) WorkersSeen() string { return k.prefix + "workers:seen" }
+
+// QueueWorkers is a ZSET of the workers that serve a queue, scored by the store time
+// (ms) until which their last heartbeat keeps them live.
+func (k keys) QueueWorkers(queue string) string { return k.prefix + "q:" + queue + ":workers" }

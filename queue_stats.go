@@ -28,6 +28,11 @@ type QueueStats struct {
 	// Limit is the queue's enqueue limit; nil when unbounded.
 	Limit  *int64
 	Paused bool
+	// LiveWorkers counts the live workers that serve the queue (their heartbeats).
+	LiveWorkers int64
+	// Unserved is whether the queue has work (unfinished jobs that are not staged) and
+	// no live worker serves it.
+	Unserved bool
 }
 
 // Fields of the counts HASH (keys.Counts) besides the states: "held" jobs are available
@@ -91,6 +96,9 @@ func (s *Store) QueueStats(ctx context.Context) ([]QueueStats, error) {
 			st.Limit = &n
 		}
 		out[i] = st
+	}
+	if err := s.countLiveWorkers(ctx, out); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -276,6 +276,8 @@ var (
 	scriptRetry             = loadScript("retry")
 	scriptEdit              = loadScript("edit")
 	scriptDelete            = loadScript("delete")
+	scriptHeartbeat         = loadScript("heartbeat")
+	scriptWhy               = loadScript("why")
 )
 
 // The workflow store's transitions, one script each.

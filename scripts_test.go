@@ -119,6 +119,7 @@ for _, key in ipairs({ K.wf(P, 'w:1'), K.wf_history(P, 'w:1'), K.wf_runs(P, 'w:1
   K.workloop_index(P), K.workloops_due(P), K.invariant_records(P, 'l:1', 'i:1'),
   K.ns_record(P, 'n:1'), K.ns_index(P), K.wf_inbox(P, 'w:1'), K.wf_closed(P, 'w:1'), K.counters(P) }) do got[#got + 1] = key end
 for _, key in ipairs({ K.schedule(P, 's:1'), K.schedules(P), K.schedules_due(P) }) do got[#got + 1] = key end
+for _, key in ipairs({ K.workers(P), K.workers_seen(P), K.queue_workers(P, 'q') }) do got[#got + 1] = key end
 return got`
 	got, err := rdb.Eval(context.Background(), src, []string{k.Prefix()}).StringSlice()
 	if err != nil {
@@ -138,7 +139,8 @@ return got`
 		k.PackageRouteIndex(), k.Deployments(), k.DeploymentIndex(), k.Workloops(),
 		k.WorkloopIndex(), k.WorkloopsDue(), k.InvariantRecords("l:1", "i:1"),
 		k.NamespaceRecord("n:1"), k.NamespaceIndex(), k.WorkflowInbox("w:1"), k.WorkflowClosed("w:1"), k.Counters(),
-		k.Schedule("s:1"), k.Schedules(), k.SchedulesDue()}
+		k.Schedule("s:1"), k.Schedules(), k.SchedulesDue(),
+		k.Workers(), k.WorkersSeen(), k.QueueWorkers("q")}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("lua keys differ from keys.go:\n lua: %q\n  go: %q", got, want)
 	}
@@ -188,6 +190,14 @@ func scriptsIncludes(t *testing.T) map[string]scriptWithIncludes {
 // script parses and runs; update the table on purpose.
 func TestLuaScriptIncludes(t *testing.T) {
 	want := map[string]string{
+		"why": `rcall K K.job K.errors K.counts K.ring K.ring_state K.partition K.pinned_ring
+			K.pinned_ring_state K.pinned_partition K.leases K.quarantine K.paused K.limits K.rate
+			K.clock K.policy K.corrupt K.fp_running OK E_NOT_FOUND E_CORRUPT now_ms rank num str
+			unfinished partition_of JOB_NUMBERS JOB_DEFAULTS load_bucket safe_hmget key_type_known
+			key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked corrupt_reply
+			first_bad_key K.workers K.workers_seen K.queue_workers worker_record`,
+		"heartbeat": `rcall K K.clock OK E_CORRUPT now_ms key_type_known key_ok corrupt_reply first_bad_key
+			K.workers K.workers_seen K.queue_workers worker_record`,
 		"ack": `rcall K K.job K.errors K.result K.output K.progress K.counts K.ring K.ring_state K.partition
 			K.pinned_ring K.pinned_ring_state K.pinned_partition K.wake K.scheduled K.leases K.retained
 			K.unique K.quarantine K.held K.rate K.clock K.policy K.corrupt K.starved K.fp_running OK

@@ -10,7 +10,9 @@ engineer needs to see and steer one namespace of a headgate store.
 Stats counts each queue's jobs by state, with its unfinished depth, enqueue limit and
 pause flag. ListJobs pages through jobs with filters; Job returns one job with its
 error history, result, output and progress. Quarantined lists the
-fingerprints blocked after repeated crashes.
+fingerprints blocked after repeated crashes. Why says why a job is not running now,
+every reason with its numbers (Reason.Sentence in words), and Workers lists the workers'
+heartbeats, live or not; Stats flags a queue with work and no live worker (Unserved).
 
 # Steering
 

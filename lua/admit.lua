@@ -41,7 +41,8 @@ unusable number is removed from its partition (or parking) and parked in `corrup
 the reason; a job whose rate bucket, held set, parking, fingerprint count or partition
 is unusable, and a partition past the first ones that is not a ZSET, is looked past.
 
-Admission increments the job's fence, sets it running under the lease and charges its
+Admission increments the job's fence, sets it running under the lease (with the
+admission time, "adm", and the worker, "by", which why.lua reports) and charges its
 rate class its weight; under a fingerprint cap it counts the job in fprunning (released
 by drop_lease and delete_job). A call that stops at capacity pushes a wake-up token, so
 the next idle worker comes for the rest.
@@ -119,6 +120,7 @@ local now = now_ms(P)
 local expires = now + lease_ms
 -- Text, not Lua numbers, goes to redis.call where it can: a number is formatted on every call.
 local expires_text = string.format('%d', expires)
+local now_text = string.format('%d', now)
 
 local MAX_WEIGHT = 1048576 -- as MaxWeight in envelope.go
 local unpark_classes = 4   -- due classes looked at per call
@@ -443,7 +445,11 @@ local function turn(r, q, part)
         credit = credit - weight
         if crashed and crashed_slots > 0 then crashed_slots = crashed_slots - 1 end
         local fence = string.format('%d', num(field(h, 'fence')) + 1)
-        local f = { 'HSET', jk, 'state', 'running', 'lease', lease_id, 'fence', fence }
+        local f = { 'HSET', jk, 'state', 'running', 'lease', lease_id, 'fence', fence, 'adm', now_text }
+        if worker ~= '' then
+          f[#f + 1] = 'by'
+          f[#f + 1] = worker
+        end
         if class ~= '' and type(buckets[class]) == 'table' then
           f[#f + 1] = 'charge'
           f[#f + 1] = weight

@@ -455,8 +455,8 @@ local function crash_backoff(id, n, base, cap)
   return math.min(math.floor(d * (0.5 + spread(id .. ':' .. n))), cap)
 end
 
--- Moves a job out of running: the lease, its expiry entry, the admission's rate charge
--- and its fingerprint's in-flight count go.
+-- Moves a job out of running: the lease (with its admission time and worker), its
+-- expiry entry, the admission's rate charge and its fingerprint's in-flight count go.
 --- @include rcall
 --- @include K.job
 --- @include K.leases
@@ -464,7 +464,7 @@ end
 local function drop_lease(P, id)
   rcall('ZREM', K.leases(P), id)
   local jk = K.job(P, id)
-  rcall('HDEL', jk, 'lease', 'charge')
+  rcall('HDEL', jk, 'lease', 'charge', 'adm', 'by')
   release_fingerprint(P, jk)
 end
 
@@ -1629,4 +1629,21 @@ local function write_schedule_job(P, e, now)
   move_count(P, e.queue, nil, 'available')
   index_available(P, e.id, e.queue, e.part, e.sticky, e.prio, e.sched)
   wake(P, e.queue)
+end
+
+-- Worker heartbeats (keys.go, "Worker heartbeats").
+function K.workers(P) return P .. 'workers' end
+function K.workers_seen(P) return P .. 'workers:seen' end
+function K.queue_workers(P, q) return P .. 'q:' .. q .. ':workers' end
+
+-- A worker's heartbeat record (K.workers), decoded; nil when it is absent or not a JSON
+-- object (heartbeatJSON in heartbeat.go writes it).
+--- @include rcall
+--- @include K.workers
+local function worker_record(P, w)
+  local raw = rcall('HGET', K.workers(P), w)
+  if not raw then return nil end
+  local ok, r = pcall(cjson.decode, raw)
+  if not ok or type(r) ~= 'table' then return nil end
+  return r
 end

@@ -44,7 +44,8 @@ func ExerciseBackend(t *testing.T, newStore NewStoreFunc) {
 		clockCases, clockCorruptCases, statsCases, corruptSmallCases, ackHistoryCases, ackSnoozeCases,
 		setPolicyCases, evictRetentionCases, reclaimJitterCases, ackCorruptCases,
 		reclaimCorruptCases, evictCorruptCases, enqueueCorruptCases, retryCases, editCases, deleteCases, operatorCorruptCases, uniqueCases,
-		putScheduleCases, pauseScheduleCases, removeScheduleCases, fireScheduleCases, runScheduleCases} {
+		putScheduleCases, pauseScheduleCases, removeScheduleCases, fireScheduleCases, runScheduleCases,
+		whyCases, heartbeatCases} {
 		all = append(all, cases...)
 	}
 	runCases(t, newStore, all)

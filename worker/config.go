@@ -45,6 +45,8 @@ const (
 	// DutyLeaseDefault is how long a worker holds a maintenance duty without renewing it;
 	// when its holder dies, another worker takes the duty over within about this long.
 	DutyLeaseDefault = 5 * time.Second
+	// HeartbeatIntervalDefault is how often a worker writes its heartbeat.
+	HeartbeatIntervalDefault = 5 * time.Second
 )
 
 // Config configures a Worker. The zero value of every field but Namespace is usable.
@@ -173,6 +175,12 @@ type Config struct {
 	// Workers that do not hold a duty try to take it every DutyLease/5.
 	// Defaults to DutyLeaseDefault (5s).
 	DutyLease time.Duration
+	// HeartbeatInterval is how often the worker writes its heartbeat (id, host, pid,
+	// queues, kinds, concurrency, jobs in flight) to the store, where the inspector lists
+	// it (`headgate workers`) and why tells a live worker from a dead one: a worker
+	// whose heartbeat is older than 3 intervals is not live.
+	// Defaults to HeartbeatIntervalDefault (5s).
+	HeartbeatInterval time.Duration
 }
 
 // WithDefaults returns a copy of the config with zero fields set to their defaults.
@@ -199,6 +207,7 @@ func (c *Config) WithDefaults() *Config {
 	out.EvictInterval = cmp.Or(out.EvictInterval, EvictIntervalDefault)
 	out.CronInterval = cmp.Or(out.CronInterval, CronIntervalDefault)
 	out.DutyLease = cmp.Or(out.DutyLease, DutyLeaseDefault)
+	out.HeartbeatInterval = cmp.Or(out.HeartbeatInterval, HeartbeatIntervalDefault)
 	out.StartTimeout = cmp.Or(out.StartTimeout, StartTimeoutDefault)
 	out.LogRepeatInterval = cmp.Or(out.LogRepeatInterval, LogRepeatIntervalDefault)
 	out.Middleware = append([]Middleware(nil), out.Middleware...)
@@ -238,6 +247,7 @@ func (c *Config) validate() error {
 		{"EvictInterval", c.EvictInterval, time.Millisecond},
 		{"CronInterval", c.CronInterval, time.Millisecond},
 		{"DutyLease", c.DutyLease, 3 * time.Millisecond},
+		{"HeartbeatInterval", c.HeartbeatInterval, time.Millisecond},
 		{"StartTimeout", c.StartTimeout, time.Millisecond},
 		{"RetryBase", c.RetryBase, time.Millisecond},
 		{"CrashRetryBase", c.CrashRetryBase, time.Millisecond},

@@ -198,6 +198,7 @@ func (w *Worker) Start(ctx context.Context) error {
 	})
 	w.spawnLoop(w.ackLoop)
 	w.spawnLoop(w.renewLoop)
+	w.spawnLoop(w.heartbeatLoop)
 	w.spawnLoop(func() { w.cancelLoop(cancels) })
 	for _, d := range w.duties() {
 		w.dutyLoops.Add(1)

@@ -29,6 +29,8 @@
 //	delete ID...                       delete jobs that are not running
 //	cron list | add|update NAME -cron EXPR|-every D -kind K [flags] | pause|resume|remove|run-now NAME
 //	                                   the namespace's schedules (-json on every verb)
+//	why ID [-json] [-quantum N]        why a job is not running now, every reason with its numbers
+//	workers [-json]                    the workers' heartbeats: live, stopped or dead
 //	demo                               a self-contained demo (see "headgate demo -h")
 //
 // -redis defaults to $REDIS_URL, else redis://127.0.0.1:6379; it takes a redis:// or
@@ -127,6 +129,8 @@ var commands = []*command{
 		flags:   editFlags, run: cmdEdit},
 	{name: "delete", args: "ID...", summary: "delete jobs that are not running", flags: deleteFlags, run: cmdDelete},
 	{name: "corrupt", args: "[-json]", summary: "list the jobs parked because their data could not be used", flags: jsonFlag, run: cmdCorrupt},
+	{name: "why", args: "ID [-json] [-quantum N]", summary: "why a job is not running now: every reason, with its numbers", flags: whyFlags, run: cmdWhy},
+	{name: "workers", args: "[-json]", summary: "the workers' heartbeats: queues, kinds, in flight, last seen, live or not", flags: workersFlags, run: cmdWorkers},
 	{name: "policy", args: "[show [-json] | set FIELD VALUE...]",
 		summary: "the namespace's fleet-wide policy: backoff, crash limit, retention, snooze limit", flags: policyFlags, run: cmdPolicy},
 	{name: "cron", args: "list | add|update NAME -cron EXPR|-every D -kind K [flags] | pause|resume|remove|run-now NAME [-json]",
@@ -145,6 +149,7 @@ type cli struct {
 	jobs           jobsOpts // flags of the jobs command
 	verbs          verbOpts // flags of the operator verbs (verbs.go)
 	create         bool     // pause and resume -create (pause.go)
+	why            whyOpts  // flags of why and workers (why.go)
 
 	insp *inspector.Inspector
 }

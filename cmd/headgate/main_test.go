@@ -119,6 +119,8 @@ QUEUE    STATUS  LIMIT     UNFINISHED  PENDING  SCHEDULED  AVAILABLE  RUNNING  R
 mail     paused  -         2           0        1          1          0        0          0          0         0          0            0
 reports  active  1 (full)  1           1        0          0          0        0          0          0         0          0            0
 (total)                    3           1        1          1          0        0          0          0         0          0            0
+
+no live worker serves 1 queue(s) with work: mail (see headgate workers)
 `)
 }
 

@@ -210,7 +210,7 @@ headgate_partition_wait_seconds{namespace="prom",partition="globex",queue="mail"
 }
 
 // A scrape's Redis cost is a fixed number of plain commands per namespace, whatever the
-// number of jobs: 7 + 3 x queues + rate classes + partitions read (at most
+// number of jobs: 8 + 4 x queues + rate classes + partitions read (at most
 // PartitionsPerQueue per queue).
 func TestCollectorScrapeCostIsConstantInJobs(t *testing.T) {
 	t.Parallel()
@@ -243,8 +243,8 @@ func TestCollectorScrapeCostIsConstantInJobs(t *testing.T) {
 	if small != large {
 		t.Errorf("scrape sent %d commands at 30 jobs and %d at 5030: not constant", small, large)
 	}
-	if want := int64(7 + 3*2 + 1 + 2*headgateprom.PartitionsPerQueueDefault); large != want {
-		t.Errorf("scrape sent %d commands, want %d (7 + 3 x 2 queues + 1 rate class + 2 x 10 partitions)", large, want)
+	if want := int64(8 + 4*2 + 1 + 2*headgateprom.PartitionsPerQueueDefault); large != want {
+		t.Errorf("scrape sent %d commands, want %d (8 + 4 x 2 queues + 1 rate class + 2 x 10 partitions)", large, want)
 	}
 	t.Logf("commands per scrape: %d at 30 jobs, %d at 5030 jobs", small, large)
 }

@@ -82,7 +82,7 @@ func TestCollectorScrapeCommandStats(t *testing.T) {
 	if fmt.Sprint(small) != fmt.Sprint(large) {
 		t.Errorf("scrape at 40 jobs: %v; at 20,040 jobs: %v; want the same commands", small, large)
 	}
-	want := "map[get:1 hgetall:4 hlen:1 hmget:1 smembers:2 time:1 zcard:2 zrange:22]" // 2 queues, 1 rate class, 10 partitions each
+	want := "map[get:2 hgetall:4 hlen:1 hmget:1 smembers:2 time:1 zcard:2 zcount:2 zrange:22]" // 2 queues, 1 rate class, 10 partitions each
 	if got := fmt.Sprint(large); got != want {
 		t.Errorf("scrape commands %s, want %s", got, want)
 	}

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/headgate/headgate"
+	"github.com/headgate/headgate/inspector"
+)
+
+// whyOpts are the flags of why and workers.
+type whyOpts struct {
+	json    bool
+	quantum int
+}
+
+func whyFlags(fs *flag.FlagSet, c *cli) {
+	fs.BoolVar(&c.why.json, "json", false, "print one JSON document on stdout")
+	fs.IntVar(&c.why.quantum, "quantum", 1, "the workers' quantum (worker.Config.Quantum) to count the jobs ahead with: `N` weight units a partition turn")
+}
+
+func workersFlags(fs *flag.FlagSet, c *cli) {
+	fs.BoolVar(&c.why.json, "json", false, "print one JSON document on stdout")
+}
+
+// whyJSON is why's -json document.
+type whyJSON struct {
+	ID      string       `json:"id"`
+	State   string       `json:"state"`
+	Now     *string      `json:"now"`
+	Reasons []reasonJSON `json:"reasons"`
+}
+
+// reasonJSON is one reason: its name, its sentence and its numbers (the fields of
+// headgate.Reason that apply, times as jsonTime writes them).
+type reasonJSON struct {
+	headgate.Reason
+	Sentence   string  `json:"sentence"`
+	At         *string `json:"at,omitempty"`
+	Since      *string `json:"since,omitempty"`
+	LeaseUntil *string `json:"lease_until,omitempty"`
+	LastSeen   *string `json:"last_seen,omitempty"`
+}
+
+func cmdWhy(ctx context.Context, c *cli, args []string) error {
+	if err := wantArgs(args, 1); err != nil {
+		return err
+	}
+	if c.why.quantum < 1 || c.why.quantum > headgate.MaxWeight {
+		return usagef("-quantum %d is outside 1..%d", c.why.quantum, headgate.MaxWeight)
+	}
+	e, err := c.insp.Why(ctx, args[0], &inspector.WhyOptions{Quantum: c.why.quantum})
+	if err != nil {
+		return err
+	}
+	if !c.why.json {
+		_, err := fmt.Fprint(c.stdout, e.String())
+		return err
+	}
+	out := whyJSON{ID: e.ID, State: string(e.State), Now: jsonTime(e.Now.UTC()), Reasons: []reasonJSON{}}
+	for _, r := range e.Reasons {
+		out.Reasons = append(out.Reasons, reasonJSON{Reason: r, Sentence: r.Sentence(e.Now),
+			At: jsonUTC(r.At), Since: jsonUTC(r.Since), LeaseUntil: jsonUTC(r.LeaseUntil), LastSeen: jsonUTC(r.LastSeen)})
+	}
+	return c.printJSON(out)
+}
+
+// jsonUTC is jsonTime in UTC.
+func jsonUTC(t time.Time) *string { return jsonTime(t.UTC()) }
+
+// workerJSON is one worker in workers' -json document.
+type workerJSON struct {
+	ID          string   `json:"id"`
+	Host        string   `json:"host"`
+	PID         int      `json:"pid"`
+	Queues      []string `json:"queues"`
+	Kinds       []string `json:"kinds"`
+	Concurrency int      `json:"concurrency"`
+	InFlight    int      `json:"in_flight"`
+	Started     *string  `json:"started"`
+	LastSeen    *string  `json:"last_seen"`
+	LiveUntil   *string  `json:"live_until"`
+	Status      string   `json:"status"` // live, stopped or dead
+}
+
+func workerStatus(w inspector.WorkerStatus) string {
+	switch {
+	case w.Live:
+		return "live"
+	case w.Stopped:
+		return "stopped"
+	}
+	return "dead"
+}
+
+func cmdWorkers(ctx context.Context, c *cli, args []string) error {
+	if err := wantArgs(args, 0); err != nil {
+		return err
+	}
+	ws, err := c.insp.Workers(ctx)
+	if err != nil {
+		return err
+	}
+	if c.why.json {
+		out := struct {
+			Workers []workerJSON `json:"workers"`
+		}{Workers: []workerJSON{}}
+		for _, w := range ws {
+			out.Workers = append(out.Workers, workerJSON{ID: w.ID, Host: w.Host, PID: w.PID, Queues: w.Queues,
+				Kinds: w.Kinds, Concurrency: w.Concurrency, InFlight: w.InFlight, Started: jsonUTC(w.Started),
+				LastSeen: jsonUTC(w.LastSeen), LiveUntil: jsonUTC(w.LiveUntil), Status: workerStatus(w)})
+		}
+		return c.printJSON(out)
+	}
+	if len(ws) == 0 {
+		fmt.Fprintf(c.stdout, "namespace %s lists no workers\n", c.namespace)
+		return nil
+	}
+	tw := c.table()
+	fmt.Fprintln(tw, "ID\tSTATUS\tHOST\tPID\tQUEUES\tKINDS\tIN FLIGHT\tSTARTED\tLAST SEEN")
+	for _, w := range ws {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%d/%d\t%s\t%s\n", w.ID, workerStatus(w), dash(w.Host), w.PID,
+			dash(strings.Join(w.Queues, ",")), dash(strings.Join(w.Kinds, ",")), w.InFlight, w.Concurrency,
+			shortTime(w.Started), shortTime(w.LastSeen))
+	}
+	return tw.Flush()
+}
+
+// unservedLine names the queues that have work and no live worker, for stats; "" when
+// there are none.
+func unservedLine(stats []inspector.QueueStats) string {
+	var queues []string
+	for _, s := range stats {
+		if s.Unserved {
+			queues = append(queues, s.Queue)
+		}
+	}
+	if len(queues) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("no live worker serves %d queue(s) with work: %s (see headgate workers)\n",
+		len(queues), strings.Join(queues, ", "))
+}

@@ -1,0 +1,41 @@
+package inspector
+
+import (
+	"context"
+
+	"github.com/headgate/headgate"
+)
+
+// Aliases of the store's why and worker types.
+type (
+	// Explanation is why a job is not running now: its state and every reason that
+	// applies, most decisive first, each with its numbers.
+	Explanation = headgate.Explanation
+	// Reason is one reason of an Explanation; Reason.Sentence says it in words.
+	Reason = headgate.Reason
+	// WhyOptions tunes Why (the quantum the turn count uses).
+	WhyOptions = headgate.WhyOptions
+	// WorkerStatus is a worker's latest heartbeat and whether it is live.
+	WorkerStatus = headgate.WorkerStatus
+)
+
+// Why explains, from the store's own state in one read-only script, why the job is not
+// running now: staged, scheduled or retrying until a time, its queue paused, its rate
+// class short of tokens, its partition's turn, a quarantined fingerprint, its queue at
+// its enqueue limit, pinned to a worker that is not live, no live worker for its queue or
+// kind, running (where, since when, until when), or finished (how). Several reasons may
+// apply; they come most decisive first. It returns an error matching
+// headgate.ErrJobNotFound for an id that names no job.
+//
+// Workflows run their tasks as jobs: a workflow's explanation will name its pending
+// task's job and add that job's reasons.
+func (i *Inspector) Why(ctx context.Context, id string, opts *WhyOptions) (*Explanation, error) {
+	return i.store.Why(ctx, id, opts)
+}
+
+// Workers lists the workers whose heartbeats the namespace keeps, by id, live or not: a
+// worker is live until its last beat's liveness window ends; one that stopped, or has
+// not beaten for longer, is listed until headgate.WorkerRetention has passed.
+func (i *Inspector) Workers(ctx context.Context) ([]WorkerStatus, error) {
+	return i.store.Workers(ctx)
+}

@@ -1,0 +1,114 @@
+package dashboard
+
+import (
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/headgate/headgate"
+)
+
+// maxShownBytes bounds how much of a payload, result or output a page shows.
+const maxShownBytes = 64 << 10
+
+// payloadText renders a job's payload: msgpack (what rqueue writes) as indented JSON
+// after Config.Redact, else text, else hex.
+func (h *Handler) payloadText(kind string, b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if v, ok := decodeMsgpack(b); ok {
+		if h.cfg.Redact != nil {
+			v = h.cfg.Redact(kind, v)
+		}
+		if out, err := json.MarshalIndent(v, "", "  "); err == nil {
+			return clip(string(out))
+		}
+	}
+	if h.cfg.Redact != nil {
+		// Only a decoded payload can be redacted field by field: hide the rest whole.
+		return fmt.Sprintf("(%d bytes, not msgpack: hidden by the redaction hook)", len(b))
+	}
+	return rawText(b)
+}
+
+// blobText renders a result or output: text first, then msgpack as JSON, then hex.
+func blobText(b *headgate.StoredBlob) string {
+	if b == nil {
+		return ""
+	}
+	if isText(b.Bytes) {
+		return clip(string(b.Bytes))
+	}
+	if v, ok := decodeMsgpack(b.Bytes); ok {
+		if out, err := json.MarshalIndent(v, "", "  "); err == nil {
+			return clip(string(out))
+		}
+	}
+	return rawText(b.Bytes)
+}
+
+func rawText(b []byte) string {
+	if isText(b) {
+		return clip(string(b))
+	}
+	return fmt.Sprintf("%d bytes: %s", len(b), clip(hex.EncodeToString(b)))
+}
+
+func isText(b []byte) bool {
+	return utf8.Valid(b) && !strings.ContainsFunc(string(b), func(r rune) bool { return r < 0x20 && r != '\n' && r != '\t' && r != '\r' })
+}
+
+func clip(s string) string {
+	if len(s) <= maxShownBytes {
+		return s
+	}
+	cut := maxShownBytes
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("\n… (%d bytes in all)", len(s))
+}
+
+// decodeMsgpack decodes b as exactly one msgpack value into JSON-like values: maps with
+// string keys, slices, strings, numbers, bools and nil.
+func decodeMsgpack(b []byte) (any, bool) {
+	r := bytes.NewReader(b)
+	var v any
+	if err := msgpack.NewDecoder(r).Decode(&v); err != nil || r.Len() != 0 {
+		return nil, false
+	}
+	return jsonLike(v), true
+}
+
+func jsonLike(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = jsonLike(e)
+		}
+		return x
+	case map[any]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[fmt.Sprint(k)] = jsonLike(e)
+		}
+		return m
+	case []any:
+		for i, e := range x {
+			x[i] = jsonLike(e)
+		}
+		return x
+	case []byte:
+		if utf8.Valid(x) {
+			return string(x)
+		}
+		return hex.EncodeToString(x)
+	}
+	return v
+}

@@ -22,6 +22,8 @@
 //	edit ID [-payload JSON] [-priority N] [-max-attempts N] [-at TIME] [-partition P] [-tags a,b]
 //	                                   change a job that is not running or finished
 //	delete ID...                       delete jobs that are not running
+//	dashboard [-addr HOST:PORT] [-allow-actions]
+//	                                   serve the web dashboard (read-only unless -allow-actions)
 //	demo                               a self-contained demo (see "headgate demo -h")
 //
 // -redis defaults to $REDIS_URL, else redis://127.0.0.1:6379; it takes a redis:// or
@@ -114,6 +116,7 @@ var commands = []*command{
 	{name: "delete", args: "ID...", summary: "delete jobs that are not running", flags: deleteFlags, run: cmdDelete},
 	{name: "policy", args: "[show [-json] | set FIELD VALUE...]",
 		summary: "the namespace's fleet-wide policy: backoff, crash limit, retention, snooze limit", flags: policyFlags, run: cmdPolicy},
+	{name: "dashboard", args: "[-addr HOST:PORT] [-allow-actions] [-rate-classes A,B]", summary: "serve the web dashboard", flags: dashboardFlagSet, run: cmdDashboard},
 	{name: "demo", args: "[flags]", summary: "run a self-contained demo on an embedded Redis"},
 	aclCommand,
 }

@@ -17,7 +17,7 @@ import (
 const maxSelected = 1000
 
 // jobAction handles POST /jobs: retry, delete or cancel the selected jobs (form values
-// "id") or every job matching a listing's filter (scope "matching"). Without confirm=1 it
+// "job") or every job matching a listing's filter (scope "matching"). Without confirm=1 it
 // answers with a confirmation page showing how many jobs the action takes; with it, it
 // starts the action and redirects to its operation page.
 func (h *Handler) jobAction(w http.ResponseWriter, r *http.Request) {
@@ -57,7 +57,7 @@ func (h *Handler) jobAction(w http.ResponseWriter, r *http.Request) {
 		op.Target = fmt.Sprintf("every %s job of queue %s%s", sel.State, sel.Queue, describeFilter(sel.Filter))
 		run = func(ctx context.Context, op *operation) { h.actOnSelection(ctx, op, sel) }
 	default:
-		ids := slices.Compact(slices.Sorted(slices.Values(f["id"])))
+		ids := slices.Compact(slices.Sorted(slices.Values(f["job"])))
 		ids = slices.DeleteFunc(ids, func(id string) bool { return id == "" })
 		if len(ids) == 0 {
 			h.refuse(w, r, http.StatusBadRequest, "no job selected")
@@ -135,11 +135,8 @@ func (h *Handler) start(w http.ResponseWriter, r *http.Request, op *operation, r
 	ctx := context.WithoutCancel(r.Context())
 	go func() {
 		run(ctx, op)
+		op.finish("")
 		v := op.snapshot()
-		if !v.Finished {
-			op.finish(fmt.Sprintf("%s: %d changed, %d refused", op.Action, v.Done, v.Refused))
-			v = op.snapshot()
-		}
 		h.log.Info("dashboard action", "user", op.User, "action", string(op.Action), "target", op.Target,
 			"changed", v.Done, "refused", v.Refused, "operation", op.ID)
 	}()

@@ -523,9 +523,9 @@ func TestBulkRetrySelection(t *testing.T) {
 	b := setup(t, dashboard.Config{AllowActions: true})
 	b.enqueue(t, headgate.Envelope{ID: "j1", Queue: "q"}, headgate.Envelope{ID: "j2", Queue: "q"}, headgate.Envelope{ID: "j3", Queue: "q"})
 	b.cancel(t, "j1", "j2", "j3")
-	b.mustGet(t, "/queues/q/cancelled", `name="id" value="j1"`, `id="bulk-retry"`, "everything matching the filter (3)")
+	b.mustGet(t, "/queues/q/cancelled", `name="job" value="j1"`, `id="bulk-retry"`, "everything matching the filter (3)")
 
-	form := url.Values{"action": {"retry"}, "scope": {"selected"}, "id": {"j1", "j3"}, "back": {"/queues/q/cancelled"}}
+	form := url.Values{"action": {"retry"}, "scope": {"selected"}, "job": {"j1", "j3"}, "back": {"/queues/q/cancelled"}}
 	res := b.post(t, "/jobs", form)
 	if res.status != http.StatusOK || !strings.Contains(res.body, "retry 2 selected job(s): 2 job(s).") {
 		t.Fatalf("confirmation: %d %s", res.status, res.body)
@@ -547,7 +547,7 @@ func TestBulkRetrySelection(t *testing.T) {
 	}
 
 	// A refusal per job is counted and shown, the others proceed.
-	op = b.act(t, "/jobs", url.Values{"action": {"retry"}, "id": {"j1", "j2", "ghost"}})
+	op = b.act(t, "/jobs", url.Values{"action": {"retry"}, "job": {"j1", "j2", "ghost"}})
 	if op.Done != 1 || op.Refused != 2 || len(op.Errors) != 2 {
 		t.Errorf("mixed retry = %+v, want 1 done, 2 refused", op)
 	}
@@ -569,7 +569,9 @@ func TestBulkActionsByFilter(t *testing.T) {
 	}
 	b.enqueue(t, jobs...)
 	b.cancel(t, ids...)
-	form := url.Values{"action": {"retry"}, "scope": {"matching"}, "queue": {"q"}, "state": {"cancelled"}, "partition": {"acme"}}
+	// The page's checked boxes travel along; everything matching is what counts.
+	form := url.Values{"action": {"retry"}, "scope": {"matching"}, "queue": {"q"}, "state": {"cancelled"}, "partition": {"acme"},
+		"job": {"j001", "j002"}, "id": {""}}
 	res := b.post(t, "/jobs", form)
 	if res.status != http.StatusOK || !strings.Contains(res.body, "up to 130 job(s)") || !strings.Contains(res.body, "partition acme") {
 		t.Fatalf("confirmation: %d %s", res.status, res.body)
@@ -617,9 +619,9 @@ var everyAction = []struct {
 	path string
 	form url.Values
 }{
-	{"/jobs", url.Values{"action": {"retry"}, "id": {"done"}, "confirm": {"1"}}},
-	{"/jobs", url.Values{"action": {"delete"}, "id": {"done"}, "confirm": {"1"}}},
-	{"/jobs", url.Values{"action": {"cancel"}, "id": {"waiting"}, "confirm": {"1"}}},
+	{"/jobs", url.Values{"action": {"retry"}, "job": {"done"}, "confirm": {"1"}}},
+	{"/jobs", url.Values{"action": {"delete"}, "job": {"done"}, "confirm": {"1"}}},
+	{"/jobs", url.Values{"action": {"cancel"}, "job": {"waiting"}, "confirm": {"1"}}},
 	{"/jobs", url.Values{"action": {"retry"}, "scope": {"matching"}, "queue": {"q"}, "state": {"cancelled"}, "confirm": {"1"}}},
 	{"/queues/q/pause", url.Values{}},
 	{"/queues/q/resume", url.Values{}},
@@ -733,14 +735,14 @@ func TestActionsBeyondLoopbackNeedAuthorize(t *testing.T) {
 	as := func(user string) func(*http.Request) {
 		return func(r *http.Request) { remote(r); r.Header.Set("X-User", user) }
 	}
-	if res := b.post(t, "/jobs", url.Values{"action": {"delete"}, "id": {"done"}, "confirm": {"1"}}, as("oncall")); res.status != http.StatusForbidden || !strings.Contains(res.body, "oncall may not delete") {
+	if res := b.post(t, "/jobs", url.Values{"action": {"delete"}, "job": {"done"}, "confirm": {"1"}}, as("oncall")); res.status != http.StatusForbidden || !strings.Contains(res.body, "oncall may not delete") {
 		t.Errorf("delete by oncall: %d %s", res.status, res.body)
 	}
 	if res := b.do(t, httptest.NewRequest(http.MethodGet, "/", nil)); res.status != http.StatusForbidden || !strings.Contains(res.body, "sign in first") {
 		t.Errorf("anonymous read with a resolver: %d", res.status)
 	}
 	b.unchanged(t)
-	res := b.post(t, "/jobs", url.Values{"action": {"retry"}, "id": {"done"}, "confirm": {"1"}}, as("oncall"))
+	res := b.post(t, "/jobs", url.Values{"action": {"retry"}, "job": {"done"}, "confirm": {"1"}}, as("oncall"))
 	if res.status != http.StatusSeeOther {
 		t.Fatalf("retry by oncall: %d %s", res.status, res.body)
 	}
@@ -771,7 +773,7 @@ func TestMountedUnderPrefix(t *testing.T) {
 		`action="/admin/jobs/queues/q/pause"`)
 	_ = body
 	b.mustGet(t, "/admin/jobs/queues/q/available", `href="/admin/jobs/jobs/j"`, `action="/admin/jobs/jobs"`)
-	res := b.post(t, "/admin/jobs/jobs", url.Values{"action": {"cancel"}, "id": {"j"}, "confirm": {"1"}})
+	res := b.post(t, "/admin/jobs/jobs", url.Values{"action": {"cancel"}, "job": {"j"}, "confirm": {"1"}})
 	if loc := res.header.Get("Location"); !strings.HasPrefix(loc, "/admin/jobs/operations/") {
 		t.Errorf("operation under the prefix: %d %q", res.status, loc)
 	}

@@ -40,7 +40,7 @@ func (h *Handler) jobAction(w http.ResponseWriter, r *http.Request) {
 	if !strings.HasPrefix(op.Back, baseOf(r)+"/") || strings.HasPrefix(op.Back, "//") {
 		op.Back = baseOf(r) + "/"
 	}
-	var run func(ctx context.Context, op *operation)
+	var run func(ctx context.Context, op *operation) string
 	switch f.Get("scope") {
 	case "matching":
 		sel, err := selectionOf(f.Get("queue"), f.Get("state"), f)
@@ -55,7 +55,7 @@ func (h *Handler) jobAction(w http.ResponseWriter, r *http.Request) {
 		}
 		op.Total = inState
 		op.Target = fmt.Sprintf("every %s job of queue %s%s", sel.State, sel.Queue, describeFilter(sel.Filter))
-		run = func(ctx context.Context, op *operation) { h.actOnSelection(ctx, op, sel) }
+		run = func(ctx context.Context, op *operation) string { return h.actOnSelection(ctx, op, sel) }
 	default:
 		ids := slices.Compact(slices.Sorted(slices.Values(f["job"])))
 		ids = slices.DeleteFunc(ids, func(id string) bool { return id == "" })
@@ -69,10 +69,11 @@ func (h *Handler) jobAction(w http.ResponseWriter, r *http.Request) {
 		}
 		op.Total = int64(len(ids))
 		op.Target = fmt.Sprintf("%d selected job(s)", len(ids))
-		run = func(ctx context.Context, op *operation) {
+		run = func(ctx context.Context, op *operation) string {
 			for _, id := range ids {
 				op.step(h.actOnJob(ctx, action, id), id)
 			}
+			return ""
 		}
 	}
 	if f.Get("confirm") != "1" {
@@ -127,18 +128,19 @@ func (h *Handler) confirm(w http.ResponseWriter, r *http.Request, op *operation)
 	h.render(w, r, "confirm", "Confirm "+string(op.Action), confirmData{Op: op, Exact: exact, Fields: fields})
 }
 
-// start runs op in the background and redirects to its page. The run outlives the
-// request: each store call gets its own timeout.
-func (h *Handler) start(w http.ResponseWriter, r *http.Request, op *operation, run func(ctx context.Context, op *operation)) {
+// start runs op in the background and redirects to its page; run returns the
+// operation's summary line ("" for none). The run outlives the request: each store call
+// gets its own timeout. The action is logged before the operation shows as finished.
+func (h *Handler) start(w http.ResponseWriter, r *http.Request, op *operation, run func(ctx context.Context, op *operation) string) {
 	op.Started = time.Now()
 	h.ops.add(op)
 	ctx := context.WithoutCancel(r.Context())
 	go func() {
-		run(ctx, op)
-		op.finish("")
+		result := run(ctx, op)
 		v := op.snapshot()
 		h.log.Info("dashboard action", "user", op.User, "action", string(op.Action), "target", op.Target,
 			"changed", v.Done, "refused", v.Refused, "operation", op.ID)
+		op.finish(result)
 	}()
 	http.Redirect(w, r, baseOf(r)+"/operations/"+op.ID, http.StatusSeeOther)
 }
@@ -163,21 +165,20 @@ func (h *Handler) actOnJob(ctx context.Context, action Action, id string) error 
 
 // actOnSelection applies op's action to every job matching sel, page by page through
 // the listing. A job the action moves out of the state is not met again.
-func (h *Handler) actOnSelection(ctx context.Context, op *operation, sel selection) {
+func (h *Handler) actOnSelection(ctx context.Context, op *operation, sel selection) string {
 	cursor := ""
 	for {
 		pctx, cancel := context.WithTimeout(ctx, h.cfg.RequestTimeout)
 		jobs, next, err := h.page(pctx, sel, cursor)
 		cancel()
 		if err != nil {
-			op.finish(fmt.Sprintf("stopped: listing failed: %v", err))
-			return
+			return fmt.Sprintf("stopped: listing failed: %v", err)
 		}
 		for _, j := range jobs {
 			op.step(h.actOnJob(ctx, op.Action, j.ID), j.ID)
 		}
 		if next == "" {
-			return
+			return ""
 		}
 		cursor = next
 	}
@@ -187,25 +188,15 @@ func (h *Handler) actOnSelection(ctx context.Context, op *operation, sel selecti
 func (h *Handler) queueAction(action Action) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		queue := r.PathValue("queue")
-		user, err := h.authorize(r, action)
-		if err != nil {
-			h.refuse(w, r, http.StatusForbidden, err.Error())
-			return
-		}
 		if err := headgate.ValidateQueueName("queue", queue); err != nil {
 			h.fail(w, r, err)
 			return
 		}
-		op := &operation{Action: action, User: user, Target: "queue " + queue, Total: 1, Back: baseOf(r) + "/"}
-		h.start(w, r, op, func(ctx context.Context, op *operation) {
-			ctx, cancel := context.WithTimeout(ctx, h.cfg.RequestTimeout)
-			defer cancel()
+		h.startOne(w, r, action, "queue "+queue, "/", func(ctx context.Context) (string, error) {
 			if action == ActionPause {
-				err = h.src.queues.Pause(ctx, queue)
-			} else {
-				err = h.src.queues.Resume(ctx, queue)
+				return "", h.src.queues.Pause(ctx, queue)
 			}
-			op.step(err, queue)
+			return "", h.src.queues.Resume(ctx, queue)
 		})
 	}
 }
@@ -217,41 +208,45 @@ func (h *Handler) quarantineAction(w http.ResponseWriter, r *http.Request) {
 		h.refuse(w, r, http.StatusBadRequest, "bad form: "+err.Error())
 		return
 	}
-	action := ActionReleaseQuarantine
-	if r.PostForm.Get("retry") == "1" {
-		action = ActionReleaseAndRetry
-	}
-	user, err := h.authorize(r, action)
-	if err != nil {
-		h.refuse(w, r, http.StatusForbidden, err.Error())
-		return
-	}
 	fp := r.PostForm.Get("fingerprint")
 	if fp == "" {
 		h.refuse(w, r, http.StatusBadRequest, "no fingerprint given")
 		return
 	}
-	op := &operation{Action: action, User: user, Target: "fingerprint " + fp, Total: 1, Back: baseOf(r) + "/quarantine"}
-	h.start(w, r, op, func(ctx context.Context, op *operation) {
+	if r.PostForm.Get("retry") != "1" {
+		h.startOne(w, r, ActionReleaseQuarantine, "fingerprint "+fp, "/quarantine", func(ctx context.Context) (string, error) {
+			n, err := h.src.quarantine.ReleaseQuarantine(ctx, fp)
+			return fmt.Sprintf("released %s: %d held jobs back to admission", fp, n), err
+		})
+		return
+	}
+	h.startOne(w, r, ActionReleaseAndRetry, "fingerprint "+fp, "/quarantine", func(ctx context.Context) (string, error) {
+		res, err := h.src.quarantine.ReleaseQuarantineAndRetry(ctx, fp)
+		if res.JobID == "" {
+			return fmt.Sprintf("%s was not quarantined: nothing to release or retry", fp), err
+		}
+		return fmt.Sprintf("released %s (%d held jobs back to admission); job %s is %s", fp, res.Released, res.JobID, res.State), err
+	})
+}
+
+// startOne authorizes and starts an operation of one store call, whose summary is shown
+// when it succeeds; back is the page to return to, under the dashboard's prefix.
+func (h *Handler) startOne(w http.ResponseWriter, r *http.Request, action Action, target, back string, call func(ctx context.Context) (string, error)) {
+	user, err := h.authorize(r, action)
+	if err != nil {
+		h.refuse(w, r, http.StatusForbidden, err.Error())
+		return
+	}
+	op := &operation{Action: action, User: user, Target: target, Total: 1, Back: baseOf(r) + back}
+	h.start(w, r, op, func(ctx context.Context, op *operation) string {
 		ctx, cancel := context.WithTimeout(ctx, h.cfg.RequestTimeout)
 		defer cancel()
-		if action == ActionReleaseAndRetry {
-			res, err := h.src.quarantine.ReleaseQuarantineAndRetry(ctx, fp)
-			op.step(err, fp)
-			switch {
-			case err != nil:
-			case res.JobID == "":
-				op.finish(fmt.Sprintf("%s was not quarantined: nothing to release or retry", fp))
-			default:
-				op.finish(fmt.Sprintf("released %s (%d held jobs back to admission); job %s is %s", fp, res.Released, res.JobID, res.State))
-			}
-			return
+		summary, err := call(ctx)
+		op.step(err, target)
+		if err != nil {
+			return ""
 		}
-		n, err := h.src.quarantine.ReleaseQuarantine(ctx, fp)
-		op.step(err, fp)
-		if err == nil {
-			op.finish(fmt.Sprintf("released %s: %d held jobs back to admission", fp, n))
-		}
+		return summary
 	})
 }
 

@@ -33,25 +33,9 @@ type testBundle struct {
 	ctx   context.Context
 	store *headgate.Store
 	h     http.Handler
-	log   *syncBuffer
-}
-
-// syncBuffer is a log sink the handler's background operations write to.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	// log is what the handler logged: actions are logged before their operation shows as
+	// finished, and act waits for that.
+	log *bytes.Buffer
 }
 
 // setup returns a dashboard of a fresh namespace on the shared miniredis, with the store
@@ -69,7 +53,7 @@ func setup(t *testing.T, cfg dashboard.Config) *testBundle {
 	if err := store.FreezeClock(ctx, epoch); err != nil {
 		t.Fatalf("FreezeClock: %v", err)
 	}
-	b := &testBundle{ctx: ctx, store: store, log: &syncBuffer{}}
+	b := &testBundle{ctx: ctx, store: store, log: &bytes.Buffer{}}
 	cfg.Namespace = ns
 	cfg.Logger = slog.New(slog.NewTextHandler(b.log, nil))
 	if b.h, err = dashboard.New(rdb, &cfg); err != nil {
@@ -440,7 +424,11 @@ func TestJobPage(t *testing.T) {
 func TestJobPageResult(t *testing.T) {
 	t.Parallel()
 	b := setup(t, dashboard.Config{})
-	b.enqueue(t, headgate.Envelope{ID: "a/b c", Queue: "q", Retention: time.Hour, Payload: []byte{0xc1, 0xff}})
+	// A payload that is not msgpack shows as hex, also one whose header declares 2^32
+	// elements (decoding it would exhaust memory).
+	b.enqueue(t, headgate.Envelope{ID: "a/b c", Queue: "q", Retention: time.Hour, Payload: []byte{0xc1, 0xff}},
+		headgate.Envelope{ID: "hostile", Queue: "r", Payload: []byte{0xdd, 0xff, 0xff, 0xff, 0xff}})
+	b.mustGet(t, "/jobs/hostile", "5 bytes: ddffffffff")
 	claims, err := b.store.Admit(b.ctx, headgate.AdmitRequest{Worker: "w", LeaseID: "l", Queues: []string{"q"}, Capacity: 1, Lease: time.Minute})
 	if err != nil || len(claims) != 1 {
 		t.Fatalf("Admit = %v, %v", claims, err)

@@ -55,9 +55,6 @@ func (o *operation) step(err error, id string) {
 func (o *operation) finish(result string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.Finished {
-		return
-	}
 	o.Finished, o.Result = true, result
 	close(o.finished)
 	if o.Total < o.Done+o.Refused {

@@ -1,16 +1,14 @@
 package dashboard
 
 import (
-	"bytes"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"unicode/utf8"
 
-	"github.com/vmihailenco/msgpack/v5"
-
 	"github.com/headgate/headgate"
+	"github.com/headgate/headgate/internal/msgpackjson"
 )
 
 // maxShownBytes bounds how much of a payload, result or output a page shows.
@@ -22,7 +20,7 @@ func (h *Handler) payloadText(kind string, b []byte) string {
 	if len(b) == 0 {
 		return ""
 	}
-	if v, ok := decodeMsgpack(b); ok {
+	if v, ok := msgpackjson.Decode(b); ok {
 		if h.cfg.Redact != nil {
 			v = h.cfg.Redact(kind, v)
 		}
@@ -45,7 +43,7 @@ func blobText(b *headgate.StoredBlob) string {
 	if isText(b.Bytes) {
 		return clip(string(b.Bytes))
 	}
-	if v, ok := decodeMsgpack(b.Bytes); ok {
+	if v, ok := msgpackjson.Decode(b.Bytes); ok {
 		if out, err := json.MarshalIndent(v, "", "  "); err == nil {
 			return clip(string(out))
 		}
@@ -73,42 +71,4 @@ func clip(s string) string {
 		cut--
 	}
 	return s[:cut] + fmt.Sprintf("\n… (%d bytes in all)", len(s))
-}
-
-// decodeMsgpack decodes b as exactly one msgpack value into JSON-like values: maps with
-// string keys, slices, strings, numbers, bools and nil.
-func decodeMsgpack(b []byte) (any, bool) {
-	r := bytes.NewReader(b)
-	var v any
-	if err := msgpack.NewDecoder(r).Decode(&v); err != nil || r.Len() != 0 {
-		return nil, false
-	}
-	return jsonLike(v), true
-}
-
-func jsonLike(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			x[k] = jsonLike(e)
-		}
-		return x
-	case map[any]any:
-		m := make(map[string]any, len(x))
-		for k, e := range x {
-			m[fmt.Sprint(k)] = jsonLike(e)
-		}
-		return m
-	case []any:
-		for i, e := range x {
-			x[i] = jsonLike(e)
-		}
-		return x
-	case []byte:
-		if utf8.Valid(x) {
-			return string(x)
-		}
-		return hex.EncodeToString(x)
-	}
-	return v
 }

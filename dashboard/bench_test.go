@@ -63,6 +63,7 @@ func BenchmarkPages(b *testing.B) {
 		{"quarantine", "/quarantine"},
 		{"rates", "/rates"},
 		{"policy", "/policy"},
+		{"workflows", "/workflows"},
 	} {
 		b.Run(page.name, func(b *testing.B) {
 			for b.Loop() {

@@ -189,6 +189,8 @@ func (h *Handler) routes() {
 	m.HandleFunc("GET /quarantine", h.view(h.quarantine))
 	m.HandleFunc("GET /rates", h.view(h.rates))
 	m.HandleFunc("GET /policy", h.view(h.policy))
+	m.HandleFunc("GET /workflows", h.view(h.workflows))
+	m.HandleFunc("GET /workflows/{id...}", h.view(h.workflow))
 	m.HandleFunc("GET /operations/{op}", h.view(h.operation))
 	m.HandleFunc("GET /operations/{op}/progress.json", h.view(h.operationJSON))
 
@@ -248,7 +250,7 @@ func (h *Handler) view(fn func(w http.ResponseWriter, r *http.Request) error) ht
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	var invalid *headgate.InvalidError
 	switch {
-	case errors.Is(err, headgate.ErrJobNotFound), errors.Is(err, errNotFound):
+	case errors.Is(err, headgate.ErrJobNotFound), errors.Is(err, headgate.ErrWorkflowNotFound), errors.Is(err, errNotFound):
 		h.refuse(w, r, http.StatusNotFound, err.Error())
 	case errors.As(err, &invalid):
 		h.refuse(w, r, http.StatusBadRequest, err.Error())

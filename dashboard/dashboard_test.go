@@ -266,7 +266,7 @@ func TestPagesHaveNoInlineCode(t *testing.T) {
 	b.enqueue(t, headgate.Envelope{ID: "j1", Queue: "q", Payload: mustMsgpack(t, map[string]any{"a": 1})})
 	unsafe := regexp.MustCompile(`(?i)\sstyle=|\son[a-z]+=|<style|https?://|javascript:`)
 	script := regexp.MustCompile(`(?is)<script([^>]*)>(.*?)</script>`)
-	for _, path := range []string{"/", "/queues/q/available", "/jobs/j1", "/quarantine", "/rates", "/policy", "/jobs/missing"} {
+	for _, path := range []string{"/", "/queues/q/available", "/jobs/j1", "/quarantine", "/rates", "/policy", "/workflows", "/jobs/missing"} {
 		res := b.get(t, path)
 		if m := unsafe.FindString(res.body); m != "" {
 			t.Errorf("GET %s: %q would need an unsafe CSP", path, m)
@@ -764,5 +764,57 @@ func TestMountedUnderPrefix(t *testing.T) {
 	res := b.post(t, "/admin/jobs/jobs", url.Values{"action": {"cancel"}, "job": {"j"}, "confirm": {"1"}})
 	if loc := res.header.Get("Location"); !strings.HasPrefix(loc, "/admin/jobs/operations/") {
 		t.Errorf("operation under the prefix: %d %q", res.status, loc)
+	}
+}
+
+func TestWorkflows(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Config{})
+	appendEvents := func(id string, expected int64, events ...headgate.Event) {
+		t.Helper()
+		for i := range events {
+			events[i].Seq = expected + int64(i) + 1
+		}
+		if err := b.store.Append(b.ctx, id, events, expected); err != nil {
+			t.Fatalf("Append(%s): %v", id, err)
+		}
+	}
+	appendEvents("order-1", 0,
+		headgate.Event{Kind: headgate.EventWorkflowStarted, WorkflowType: "checkout", RunID: "r1", Input: mustMsgpack(t, map[string]any{"cart": 7})},
+		headgate.Event{Kind: headgate.EventStepScheduled, Name: "charge", Attempt: 1},
+		headgate.Event{Kind: headgate.EventStepFailed, Name: "charge", Attempt: 1, Error: &headgate.WorkflowError{Message: "card declined"}},
+		headgate.Event{Kind: headgate.EventTimerStarted, TimerID: "backoff", FireAt: epoch.Add(time.Minute)},
+	)
+	appendEvents("order-2", 0, headgate.Event{Kind: headgate.EventWorkflowStarted, WorkflowType: "refund", RunID: "r1"})
+	appendEvents("order-2", 1, headgate.Event{Kind: headgate.EventWorkflowCompleted, Result: []byte("refunded")})
+
+	links := func(query string) []string {
+		t.Helper()
+		body := b.mustGet(t, "/workflows"+query)
+		var ids []string
+		for _, m := range regexp.MustCompile(`class="workflow-link" href="/workflows/([^"]+)"`).FindAllStringSubmatch(body, -1) {
+			ids = append(ids, m[1])
+		}
+		return ids
+	}
+	for query, want := range map[string][]string{
+		"":                            {"order-1", "order-2"},
+		"?type=checkout":              {"order-1"},
+		"?status=completed":           {"order-2"},
+		"?status=running":             {"order-1"},
+		"?type=refund&status=running": nil,
+	} {
+		if got := links(query); !slices.Equal(got, want) {
+			t.Errorf("workflows%s = %v, want %v", query, got, want)
+		}
+	}
+	b.mustGet(t, "/workflows/order-1", `id="workflow-status">running<`, "<strong>step_failed</strong> charge (attempt 1)",
+		"card declined", "&#34;cart&#34;: 7", "backoff", "#4")
+	b.mustGet(t, "/workflows/order-2", "completed", "refunded")
+	if res := b.get(t, "/workflows/none"); res.status != http.StatusNotFound {
+		t.Errorf("unknown workflow: %d, want 404", res.status)
+	}
+	if res := b.get(t, "/workflows?status=sleepy"); res.status != http.StatusBadRequest {
+		t.Errorf("unknown status: %d, want 400", res.status)
 	}
 }

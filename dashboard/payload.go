@@ -35,20 +35,25 @@ func (h *Handler) payloadText(kind string, b []byte) string {
 	return rawText(b)
 }
 
-// blobText renders a result or output: text first, then msgpack as JSON, then hex.
+// blobText renders a result or output (see bytesText).
 func blobText(b *headgate.StoredBlob) string {
 	if b == nil {
 		return ""
 	}
-	if isText(b.Bytes) {
-		return clip(string(b.Bytes))
+	return bytesText(b.Bytes)
+}
+
+// bytesText renders bytes of unknown encoding: text first, then msgpack as JSON, then hex.
+func bytesText(b []byte) string {
+	if isText(b) {
+		return clip(string(b))
 	}
-	if v, ok := msgpackjson.Decode(b.Bytes); ok {
+	if v, ok := msgpackjson.Decode(b); ok {
 		if out, err := json.MarshalIndent(v, "", "  "); err == nil {
 			return clip(string(out))
 		}
 	}
-	return rawText(b.Bytes)
+	return rawText(b)
 }
 
 func rawText(b []byte) string {

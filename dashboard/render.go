@@ -64,11 +64,12 @@ var templateFuncs = template.FuncMap{
 	"queueURL": func(base, queue string, state headgate.State) string {
 		return base + "/queues/" + url.PathEscape(queue) + "/" + url.PathEscape(string(state))
 	},
-	"jobURL":   func(base, id string) string { return base + "/jobs/" + escapeID(id) },
-	"time":     formatTime,
-	"duration": formatDuration,
-	"states":   func() []headgate.State { return headgate.States },
-	"terminal": func(s headgate.State) bool { return s.Terminal() },
+	"jobURL":      func(base, id string) string { return base + "/jobs/" + escapeID(id) },
+	"workflowURL": func(base, id string) string { return base + "/workflows/" + escapeID(id) },
+	"time":        formatTime,
+	"duration":    formatDuration,
+	"states":      func() []headgate.State { return headgate.States },
+	"terminal":    func(s headgate.State) bool { return s.Terminal() },
 }
 
 // escapeID escapes a job id for a path, keeping '/' so {id...} reads it back whole.

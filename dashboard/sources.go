@@ -57,6 +57,14 @@ type policyReader interface {
 	Policy(ctx context.Context) (*inspector.Policy, error)
 }
 
+// workflowReader serves the workflow pages: listings that never fold a history, a
+// workflow's row and its history a page at a time.
+type workflowReader interface {
+	Query(ctx context.Context, filter headgate.WorkflowFilter, cursor string, limit int) ([]*headgate.WorkflowSummary, string, error)
+	GetWorkflow(ctx context.Context, workflowID string) (*headgate.WorkflowSummary, error)
+	ReadHistoryFrom(ctx context.Context, workflowID string, fromSeq int64, limit int) ([]headgate.Event, int64, error)
+}
+
 // sources are the readers and actors of every page.
 type sources struct {
 	stats      statsReader
@@ -67,8 +75,10 @@ type sources struct {
 	quarantine quarantineSource
 	rates      rateReader
 	policy     policyReader
+	workflows  workflowReader
 }
 
 func inspectorSources(insp *inspector.Inspector, store *headgate.Store) sources {
-	return sources{stats: insp, lister: insp, job: insp, jobs: insp, queues: insp, quarantine: insp, rates: store, policy: insp}
+	return sources{stats: insp, lister: insp, job: insp, jobs: insp, queues: insp, quarantine: insp, rates: store, policy: insp,
+		workflows: store}
 }

@@ -192,8 +192,14 @@ func TestBrowserRetryByFilter(t *testing.T) {
 	if text := read("job state", chromedp.Text(css(`#job-state`))); text != "cancelled" {
 		t.Errorf("globex-001 is %q, want still cancelled", text)
 	}
-	step("quarantine and rates", chromedp.Navigate(srv.URL+"/quarantine"), chromedp.WaitVisible(css(`#quarantine`)),
-		chromedp.Navigate(srv.URL+"/rates"), chromedp.WaitVisible(css(`#rates`)))
+	step("quarantine, rates, policy, workflows", chromedp.Navigate(srv.URL+"/quarantine"), chromedp.WaitVisible(css(`#quarantine`)),
+		chromedp.Navigate(srv.URL+"/rates"), chromedp.WaitVisible(css(`#rates`)),
+		chromedp.Navigate(srv.URL+"/policy"), chromedp.WaitVisible(css(`#policy`)),
+		chromedp.Navigate(srv.URL+"/workflows"), chromedp.WaitVisible(css(`#workflows`)),
+		chromedp.Click(css(`a.workflow-link`)), chromedp.WaitVisible(css(`#timeline`)), shot("workflow"))
+	if text := read("workflow status", chromedp.Text(css(`#workflow-status`))); text != "running" {
+		t.Errorf("workflow status %q, want running", text)
+	}
 	if e := errs.all(); len(e) > 0 {
 		t.Errorf("the browser reported errors:\n%s", strings.Join(e, "\n"))
 	}
@@ -239,6 +245,20 @@ func seed(t *testing.T, store *headgate.Store) {
 		t.Fatal(err)
 	}
 	if _, err := store.Admit(ctx, headgate.AdmitRequest{Worker: "w1", LeaseID: "w1-lease", Queues: []string{"mail"}, Capacity: 8, Lease: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	history := []headgate.Event{
+		{Kind: headgate.EventWorkflowStarted, WorkflowType: "checkout", RunID: "run-1", Input: []byte(`{"cart":"c-981","total":42.5}`)},
+		{Kind: headgate.EventStepScheduled, Name: "reserve-stock", Attempt: 1},
+		{Kind: headgate.EventStepCompleted, Name: "reserve-stock", Attempt: 1, Result: []byte(`{"reserved":3}`)},
+		{Kind: headgate.EventStepScheduled, Name: "charge-card", Attempt: 1},
+		{Kind: headgate.EventStepFailed, Name: "charge-card", Attempt: 1, Error: &headgate.WorkflowError{Message: "gateway timeout"}},
+		{Kind: headgate.EventTimerStarted, TimerID: "retry-charge", FireAt: epoch.Add(30 * time.Second)},
+	}
+	for i := range history {
+		history[i].Seq = int64(i + 1)
+	}
+	if err := store.Append(ctx, "order-c-981", history, 0); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -36,10 +36,7 @@ func (h *Handler) jobAction(w http.ResponseWriter, r *http.Request) {
 		h.refuse(w, r, http.StatusForbidden, err.Error())
 		return
 	}
-	op := &operation{Action: action, User: user, Back: f.Get("back")}
-	if !strings.HasPrefix(op.Back, baseOf(r)+"/") || strings.HasPrefix(op.Back, "//") {
-		op.Back = baseOf(r) + "/"
-	}
+	op := &operation{Action: action, User: user, Back: backLink(r, f.Get("back"))}
 	var run func(ctx context.Context, op *operation) string
 	switch f.Get("scope") {
 	case "matching":
@@ -81,6 +78,17 @@ func (h *Handler) jobAction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.start(w, r, op, run)
+}
+
+// backLink is the page an operation links back to: back when it is a path of the
+// dashboard, else the overview (the form field must not make a link elsewhere).
+func backLink(r *http.Request, back string) string {
+	u, err := url.Parse(back)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || strings.ContainsAny(back, "\\\t\n\r") ||
+		strings.HasPrefix(back, "//") || !strings.HasPrefix(u.Path, baseOf(r)+"/") {
+		return baseOf(r) + "/"
+	}
+	return back
 }
 
 // countInState is the exact number of sel's queue's jobs in sel's state.

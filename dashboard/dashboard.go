@@ -65,9 +65,11 @@ type Config struct {
 	// Defaults to nil.
 	Authorize func(r *http.Request, action Action) (user string, err error)
 
-	// Redact rewrites a job's decoded payload before the job page shows it, e.g. to hide
-	// card numbers: it gets the job's kind and the payload as JSON-like values (maps,
-	// slices, strings, numbers, bools, nil) and returns what to show. Defaults to nil:
+	// Redact rewrites a decoded payload before a page shows it, e.g. to hide card
+	// numbers: it gets the job's kind (for a workflow's inputs, results and event
+	// payloads, the workflow's type) and the payload, decoded from msgpack or JSON, as
+	// JSON-like values (maps, slices, strings, numbers, bools, nil), and returns what to
+	// show. With it set, a payload that decodes as neither is not shown. Defaults to nil:
 	// payloads are shown whole.
 	Redact func(kind string, payload any) any
 

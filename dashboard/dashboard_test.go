@@ -818,3 +818,63 @@ func TestWorkflows(t *testing.T) {
 		t.Errorf("unknown status: %d, want 400", res.status)
 	}
 }
+
+// The operation page links back only into the dashboard, whatever the form says.
+func TestOperationBackLink(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Config{AllowActions: true})
+	b.enqueue(t, headgate.Envelope{ID: "j", Queue: "q"})
+	for back, want := range map[string]string{
+		"/queues/q/available?kind=x": `href="/queues/q/available?kind=x" id="op-back"`,
+		"https://evil.example/":      `href="/" id="op-back"`,
+		"//evil.example/":            `href="/" id="op-back"`,
+		"/\\evil.example/":           `href="/" id="op-back"`,
+		"javascript:alert(1)":        `href="/" id="op-back"`,
+	} {
+		res := b.post(t, "/jobs", url.Values{"action": {"cancel"}, "job": {"j"}, "back": {back}, "confirm": {"1"}})
+		if res.status != http.StatusSeeOther {
+			t.Fatalf("cancel: %d %s", res.status, res.body)
+		}
+		b.mustGet(t, res.header.Get("Location"), want)
+	}
+}
+
+// Redact sees JSON payloads and workflow inputs too; what decodes as neither is hidden.
+func TestRedactEverywhere(t *testing.T) {
+	t.Parallel()
+	var kinds []string
+	var mu sync.Mutex
+	redact := func(kind string, v any) any {
+		mu.Lock()
+		kinds = append(kinds, kind)
+		mu.Unlock()
+		if m, ok := v.(map[string]any); ok {
+			if _, ok := m["secret"]; ok {
+				m["secret"] = "[redacted]"
+			}
+		}
+		return v
+	}
+	b := setup(t, dashboard.Config{Redact: redact})
+	b.enqueue(t, headgate.Envelope{ID: "json", Queue: "q", Kind: "k", Payload: []byte(`{"secret":"hunter2","n":1}`)},
+		headgate.Envelope{ID: "opaque", Queue: "q", Kind: "k", Payload: []byte{0xc1, 0x00, 0x01}})
+	if body := b.mustGet(t, "/jobs/json", "[redacted]"); strings.Contains(body, "hunter2") {
+		t.Error("JSON payload not redacted")
+	}
+	if body := b.mustGet(t, "/jobs/opaque", "hidden by the redaction hook"); strings.Contains(body, "c10001") {
+		t.Error("an undecodable payload is shown with a redaction hook")
+	}
+	events := []headgate.Event{{Seq: 1, Kind: headgate.EventWorkflowStarted, WorkflowType: "signup", RunID: "r",
+		Input: mustMsgpack(t, map[string]any{"secret": "s3cr3t"})}}
+	if err := b.store.Append(b.ctx, "w", events, 0); err != nil {
+		t.Fatal(err)
+	}
+	if body := b.mustGet(t, "/workflows/w", "[redacted]"); strings.Contains(body, "s3cr3t") {
+		t.Error("workflow input not redacted")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Contains(kinds, "k") || !slices.Contains(kinds, "signup") {
+		t.Errorf("Redact saw kinds %v, want the job's kind and the workflow's type", kinds)
+	}
+}

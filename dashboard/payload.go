@@ -14,13 +14,18 @@ import (
 // maxShownBytes bounds how much of a payload, result or output a page shows.
 const maxShownBytes = 64 << 10
 
-// payloadText renders a job's payload: msgpack (what rqueue writes) as indented JSON
-// after Config.Redact, else text, else hex.
+// payloadText renders a job's payload or a workflow's input, result or event payload:
+// msgpack (what rqueue writes) or JSON as indented JSON after Config.Redact, else text,
+// else hex. With a redaction hook, what decodes as neither is hidden whole.
 func (h *Handler) payloadText(kind string, b []byte) string {
 	if len(b) == 0 {
 		return ""
 	}
-	if v, ok := msgpackjson.Decode(b); ok {
+	v, ok := msgpackjson.Decode(b)
+	if !ok && json.Valid(b) {
+		ok = json.Unmarshal(b, &v) == nil
+	}
+	if ok {
 		if h.cfg.Redact != nil {
 			v = h.cfg.Redact(kind, v)
 		}
@@ -29,8 +34,8 @@ func (h *Handler) payloadText(kind string, b []byte) string {
 		}
 	}
 	if h.cfg.Redact != nil {
-		// Only a decoded payload can be redacted field by field: hide the rest whole.
-		return fmt.Sprintf("(%d bytes, not msgpack: hidden by the redaction hook)", len(b))
+		// Only a decoded value can be redacted field by field: hide the rest whole.
+		return fmt.Sprintf("(%d bytes, neither msgpack nor JSON: hidden by the redaction hook)", len(b))
 	}
 	return rawText(b)
 }

@@ -78,7 +78,7 @@ func (h *Handler) workflow(w http.ResponseWriter, r *http.Request) error {
 	}
 	d := &workflowData{WorkflowSummary: wf}
 	for _, e := range events {
-		row := eventRow{Event: e, Details: eventDetails(e)}
+		row := eventRow{Event: e, Details: h.eventDetails(wf.WorkflowType, e)}
 		if !wf.StartedAt.IsZero() {
 			row.Offset = "+" + e.RecordedAt.Sub(wf.StartedAt).Round(time.Millisecond).String()
 		}
@@ -91,8 +91,9 @@ func (h *Handler) workflow(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// eventDetails lists what an event carries besides its kind and name, payloads decoded.
-func eventDetails(e headgate.Event) []fieldRow {
+// eventDetails lists what an event carries besides its kind and name, payloads decoded
+// and passed through Config.Redact under the workflow's type.
+func (h *Handler) eventDetails(workflowType string, e headgate.Event) []fieldRow {
 	var rows []fieldRow
 	for _, r := range fieldRows(e, "Seq", "RecordedAt", "Kind", "Name", "Attempt", "Input", "Result", "Payload", "Error") {
 		if r.Value != "—" && r.Value != "0" {
@@ -104,13 +105,13 @@ func eventDetails(e headgate.Event) []fieldRow {
 		v    []byte
 	}{{"Input", e.Input}, {"Result", e.Result}, {"Payload", e.Payload}} {
 		if len(b.v) > 0 {
-			rows = append(rows, fieldRow{Name: b.name, Value: bytesText(b.v)})
+			rows = append(rows, fieldRow{Name: b.name, Value: h.payloadText(workflowType, b.v)})
 		}
 	}
 	if e.Error != nil {
 		rows = append(rows, fieldRow{Name: "Error", Value: e.Error.Message})
 		if len(e.Error.Details) > 0 {
-			rows = append(rows, fieldRow{Name: "Error details", Value: bytesText(e.Error.Details)})
+			rows = append(rows, fieldRow{Name: "Error details", Value: h.payloadText(workflowType, e.Error.Details)})
 		}
 	}
 	return rows

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
 	"github.com/headgate/headgate"
@@ -67,11 +69,17 @@ func (c *consoleErrors) all() []string {
 	return append([]string(nil), c.msgs...)
 }
 
-// TestBrowserRetryByFilter drives an operator's path: overview -> a queue's cancelled
-// jobs -> filter by partition -> select everything matching -> retry -> confirm ->
-// progress completes -> the job page shows the new state. Any console error fails it.
-// With HEADGATE_SCREENSHOTS=DIR it saves a PNG of each main page in DIR.
-func TestBrowserRetryByFilter(t *testing.T) {
+// session is a dashboard over seeded jobs and a headless Chromium tab on it.
+type session struct {
+	t    *testing.T
+	url  string
+	ctx  context.Context
+	errs *consoleErrors
+}
+
+// newSession seeds a namespace (seed), serves its dashboard with actions allowed and
+// opens a browser tab, all closed when the test ends.
+func newSession(t *testing.T) *session {
 	execPath := browser(t)
 	rdb := redistest.Miniredis(t)
 	ns := redistest.Namespace(t)
@@ -89,53 +97,75 @@ func TestBrowserRetryByFilter(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(h)
-	defer srv.Close()
+	t.Cleanup(srv.Close)
 
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(execPath), chromedp.NoSandbox,
 		chromedp.WindowSize(1200, 760), chromedp.Flag("disable-dev-shm-usage", true))
 	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	defer cancelAlloc()
+	t.Cleanup(cancelAlloc)
 	bctx, cancelBrowser := chromedp.NewContext(actx)
-	defer cancelBrowser()
+	t.Cleanup(cancelBrowser)
 	if err := chromedp.Do(bctx); err != nil { // starts the browser, for the whole test
 		t.Fatalf("starting chromium: %v", err)
 	}
-	var errs consoleErrors
-	go errs.follow(bctx)
+	s := &session{t: t, url: srv.URL, errs: &consoleErrors{}}
+	go s.errs.follow(bctx)
 	tctx, cancelTimeout := context.WithTimeout(bctx, 90*time.Second)
-	defer cancelTimeout()
+	t.Cleanup(cancelTimeout)
+	s.ctx = tctx
+	return s
+}
 
-	shots := os.Getenv("HEADGATE_SCREENSHOTS")
-	shot := func(name string) chromedp.Action[chromedp.Void] {
-		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-			if shots == "" {
-				return nil
-			}
-			png, err := chromedp.CaptureScreenshot()(ctx, tg)
-			if err != nil {
-				return err
-			}
-			return os.WriteFile(filepath.Join(shots, name+".png"), png, 0o644)
-		})
+// step runs actions, failing the test with what the console said if one fails.
+func (s *session) step(name string, actions ...chromedp.Action[chromedp.Void]) {
+	s.t.Helper()
+	if err := chromedp.Do(s.ctx, actions...); err != nil {
+		s.t.Fatalf("%s: %v (console: %q)", name, err, s.errs.all())
 	}
-	step := func(name string, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(tctx, actions...); err != nil {
-			t.Fatalf("%s: %v (console: %q)", name, err, errs.all())
+}
+
+func (s *session) read(name string, a chromedp.Action[string]) string {
+	s.t.Helper()
+	v, err := chromedp.Run(s.ctx, a)
+	if err != nil {
+		s.t.Fatalf("%s: %v (console: %q)", name, err, s.errs.all())
+	}
+	return v
+}
+
+// noConsoleErrors fails the test if the browser reported any error or warning.
+func (s *session) noConsoleErrors() {
+	s.t.Helper()
+	if e := s.errs.all(); len(e) > 0 {
+		s.t.Errorf("the browser reported errors:\n%s", strings.Join(e, "\n"))
+	}
+}
+
+// shot saves a PNG of the page as name.png in $HEADGATE_SCREENSHOTS, when it is set.
+func shot(name string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		dir := os.Getenv("HEADGATE_SCREENSHOTS")
+		if dir == "" {
+			return nil
 		}
-	}
-	read := func(name string, a chromedp.Action[string]) string {
-		t.Helper()
-		v, err := chromedp.Run(tctx, a)
+		png, err := chromedp.CaptureScreenshot()(ctx, tg)
 		if err != nil {
-			t.Fatalf("%s: %v (console: %q)", name, err, errs.all())
+			return err
 		}
-		return v
-	}
-	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
+		return os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644)
+	})
+}
 
-	step("overview",
-		chromedp.Navigate(srv.URL+"/"),
+func css(s string) chromedp.CSS { return chromedp.CSS(s) }
+
+// TestBrowserRetryByFilter drives an operator's path: overview -> a queue's cancelled
+// jobs -> filter by partition -> select everything matching -> retry -> confirm ->
+// progress completes -> the job page shows the new state. Any console error fails it.
+// With HEADGATE_SCREENSHOTS=DIR it saves a PNG of each main page in DIR.
+func TestBrowserRetryByFilter(t *testing.T) {
+	s := newSession(t)
+	s.step("overview",
+		chromedp.Navigate(s.url+"/"),
 		chromedp.WaitVisible(css(`tr[data-queue="billing"]`)),
 		// The live refresh has drawn the chart's first samples.
 		chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
@@ -146,15 +176,15 @@ func TestBrowserRetryByFilter(t *testing.T) {
 		chromedp.Click(css(`tr[data-queue="billing"] a[data-state="cancelled"]`)),
 		chromedp.WaitVisible(css(`#jobs`)),
 	)
-	step("filter by partition",
+	s.step("filter by partition",
 		chromedp.SetValue(css(`#filter input[name="partition"]`), "acme"),
 		chromedp.Submit(css(`#filter input[name="partition"]`)),
 		chromedp.WaitVisible(css(`input[name="partition"][value="acme"]`)),
 	)
-	if loc := read("location", chromedp.Location()); !strings.Contains(loc, "partition=acme") {
+	if loc := s.read("location", chromedp.Location()); !strings.Contains(loc, "partition=acme") {
 		t.Fatalf("after filtering the page is %s", loc)
 	}
-	rows, err := chromedp.Run(tctx, chromedp.Nodes(chromedp.CSSAll(`#jobs a.job-link`)))
+	rows, err := chromedp.Run(s.ctx, chromedp.Nodes(chromedp.CSSAll(`#jobs a.job-link`)))
 	if err != nil {
 		t.Fatalf("listing: %v", err)
 	}
@@ -166,43 +196,75 @@ func TestBrowserRetryByFilter(t *testing.T) {
 			t.Errorf("filtered listing shows %s", n.AttributeValue("href"))
 		}
 	}
-	step("select", chromedp.Click(css(`#select-page`)), shot("jobs"),
+	s.step("select", chromedp.Click(css(`#select-page`)), shot("jobs"),
 		chromedp.Click(css(`#scope-matching`)), chromedp.Click(css(`#bulk-retry`)), chromedp.WaitVisible(css(`#confirm-count`)))
-	if text := read("confirmation", chromedp.Text(css(`#confirm-count`))); !strings.Contains(text, "every cancelled job of queue billing with partition acme") {
+	if text := s.read("confirmation", chromedp.Text(css(`#confirm-count`))); !strings.Contains(text, "every cancelled job of queue billing with partition acme") {
 		t.Errorf("confirmation says %q", text)
 	}
-	step("retry",
+	s.step("retry",
 		chromedp.Click(css(`#confirm`)),
 		chromedp.WaitVisible(css(`#op-progress`)),
 		chromedp.WaitVisible(css(`#operation[data-finished="true"]`)),
 		shot("operation"),
 	)
-	if text := read("operation", chromedp.Text(css(`#op-status`))); !strings.Contains(text, fmt.Sprintf("Finished: %d changed, 0 refused", acmeCancelled)) {
+	if text := s.read("operation", chromedp.Text(css(`#op-status`))); !strings.Contains(text, fmt.Sprintf("Finished: %d changed, 0 refused", acmeCancelled)) {
 		t.Errorf("operation status %q, want %d changed", text, acmeCancelled)
 	}
-	bar := read("progress bar", chromedp.Evaluate[string](`(function(){var p=document.getElementById("op-progress");return p.value+"/"+p.max})()`))
+	bar := s.read("progress bar", chromedp.Evaluate[string](`(function(){var p=document.getElementById("op-progress");return p.value+"/"+p.max})()`))
 	if bar != fmt.Sprintf("%d/%d", acmeCancelled, acmeCancelled) {
 		t.Errorf("progress bar at %s", bar)
 	}
-	step("job detail", chromedp.Navigate(srv.URL+"/jobs/acme-003"), chromedp.WaitVisible(css(`#job-state`)), shot("job"))
-	if text := read("job state", chromedp.Text(css(`#job-state`))); text != "available" {
+	s.step("job detail", chromedp.Navigate(s.url+"/jobs/acme-003"), chromedp.WaitVisible(css(`#job-state`)), shot("job"))
+	if text := s.read("job state", chromedp.Text(css(`#job-state`))); text != "available" {
 		t.Errorf("retried job acme-003 is %q, want available", text)
 	}
-	step("another partition", chromedp.Navigate(srv.URL+"/jobs/globex-001"), chromedp.WaitVisible(css(`#job-state`)))
-	if text := read("job state", chromedp.Text(css(`#job-state`))); text != "cancelled" {
+	s.step("another partition", chromedp.Navigate(s.url+"/jobs/globex-001"), chromedp.WaitVisible(css(`#job-state`)))
+	if text := s.read("job state", chromedp.Text(css(`#job-state`))); text != "cancelled" {
 		t.Errorf("globex-001 is %q, want still cancelled", text)
 	}
-	step("quarantine, rates, policy, workflows", chromedp.Navigate(srv.URL+"/quarantine"), chromedp.WaitVisible(css(`#quarantine`)),
-		chromedp.Navigate(srv.URL+"/rates"), chromedp.WaitVisible(css(`#rates`)),
-		chromedp.Navigate(srv.URL+"/policy"), chromedp.WaitVisible(css(`#policy`)),
-		chromedp.Navigate(srv.URL+"/workflows"), chromedp.WaitVisible(css(`#workflows`)),
+	s.step("quarantine, rates, policy, workflows", chromedp.Navigate(s.url+"/quarantine"), chromedp.WaitVisible(css(`#quarantine`)),
+		chromedp.Navigate(s.url+"/rates"), chromedp.WaitVisible(css(`#rates`)),
+		chromedp.Navigate(s.url+"/policy"), chromedp.WaitVisible(css(`#policy`)),
+		chromedp.Navigate(s.url+"/workflows"), chromedp.WaitVisible(css(`#workflows`)),
 		chromedp.Click(css(`a.workflow-link`)), chromedp.WaitVisible(css(`#timeline`)), shot("workflow"))
-	if text := read("workflow status", chromedp.Text(css(`#workflow-status`))); text != "running" {
+	if text := s.read("workflow status", chromedp.Text(css(`#workflow-status`))); text != "running" {
 		t.Errorf("workflow status %q, want running", text)
 	}
-	if e := errs.all(); len(e) > 0 {
-		t.Errorf("the browser reported errors:\n%s", strings.Join(e, "\n"))
+	s.noConsoleErrors()
+}
+
+// TestBrowserWithoutScripts reads and acts with JavaScript off: the pages are whole
+// without it, and an operation's page reloads itself until the operation is done.
+func TestBrowserWithoutScripts(t *testing.T) {
+	s := newSession(t)
+	s.step("scripts off", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tg, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true})
+		return err
+	}))
+	s.step("overview", chromedp.Navigate(s.url+"/"), chromedp.WaitVisible(css(`tr[data-queue="mail"] a[data-state="available"]`)))
+	if n := s.read("count", chromedp.Text(css(`tr[data-queue="mail"] a[data-state="available"]`))); n != "32" {
+		t.Errorf("mail shows %s available, want 32", n)
 	}
+	s.step("select two",
+		chromedp.Navigate(s.url+"/queues/billing/cancelled?partition=globex"),
+		chromedp.Click(css(`input.select[value="globex-001"]`)),
+		chromedp.Click(css(`input.select[value="globex-002"]`)),
+		chromedp.Click(css(`#bulk-delete`)),
+		chromedp.WaitVisible(css(`#confirm-count`)),
+	)
+	if text := s.read("confirmation", chromedp.Text(css(`#confirm-count`))); text != "delete 2 selected job(s): 2 job(s)." {
+		t.Errorf("confirmation says %q", text)
+	}
+	s.step("delete", chromedp.Click(css(`#confirm`)), chromedp.WaitVisible(css(`#operation[data-finished="true"]`)))
+	if text := s.read("operation", chromedp.Text(css(`#op-status`))); !strings.HasPrefix(text, "Finished: 2 changed, 0 refused") {
+		t.Errorf("operation status %q", text)
+	}
+	s.step("listing again", chromedp.Navigate(s.url+"/queues/billing/cancelled?partition=globex"), chromedp.WaitVisible(css(`#jobs`)))
+	if left := s.read("listed", chromedp.Text(css(`#jobs tbody`))); strings.Contains(left, "globex-001") || strings.Contains(left, "globex-002") || !strings.Contains(left, "globex-003") {
+		t.Errorf("after deleting globex-001 and -002 the listing shows %q", left)
+	}
+	s.step("workflow", chromedp.Navigate(s.url+"/workflows/order-c-981"), chromedp.WaitVisible(css(`#timeline`)))
+	s.noConsoleErrors()
 }
 
 const acmeCancelled = 24

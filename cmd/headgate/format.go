@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -13,10 +12,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/vmihailenco/msgpack/v5"
-
 	"github.com/headgate/headgate"
 	"github.com/headgate/headgate/inspector"
+	"github.com/headgate/headgate/internal/msgpackjson"
 )
 
 func dash(s string) string {
@@ -174,45 +172,15 @@ func formatBytes(b []byte, payload bool) string {
 
 // msgpackJSON decodes b as exactly one msgpack value and renders it as JSON.
 func msgpackJSON(b []byte) (string, bool) {
-	r := bytes.NewReader(b)
-	dec := msgpack.NewDecoder(r)
-	var v any
-	if err := dec.Decode(&v); err != nil || r.Len() != 0 {
+	v, ok := msgpackjson.Decode(b)
+	if !ok {
 		return "", false
 	}
-	out, err := json.Marshal(jsonable(v))
+	out, err := json.Marshal(v)
 	if err != nil {
 		return "", false
 	}
 	return string(out), true
-}
-
-// jsonable turns msgpack's decoded maps with non-string keys into JSON objects.
-func jsonable(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			x[k] = jsonable(e)
-		}
-		return x
-	case map[any]any:
-		m := make(map[string]any, len(x))
-		for k, e := range x {
-			m[fmt.Sprint(k)] = jsonable(e)
-		}
-		return m
-	case []any:
-		for i, e := range x {
-			x[i] = jsonable(e)
-		}
-		return x
-	case []byte:
-		if utf8.Valid(x) {
-			return string(x)
-		}
-		return hex.EncodeToString(x)
-	}
-	return v
 }
 
 func truncate(s string) string {

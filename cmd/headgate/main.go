@@ -31,6 +31,8 @@
 //	                                   the namespace's schedules (-json on every verb)
 //	why ID [-json] [-quantum N]        why a job is not running now, every reason with its numbers
 //	workers [-json]                    the workers' heartbeats: live, stopped or dead
+//	dashboard [-addr HOST:PORT] [-allow-actions]
+//	                                   serve the web dashboard (read-only unless -allow-actions)
 //	demo                               a self-contained demo (see "headgate demo -h")
 //
 // -redis defaults to $REDIS_URL, else redis://127.0.0.1:6379; it takes a redis:// or
@@ -135,6 +137,7 @@ var commands = []*command{
 		summary: "the namespace's fleet-wide policy: backoff, crash limit, retention, snooze limit", flags: policyFlags, run: cmdPolicy},
 	{name: "cron", args: "list | add|update NAME -cron EXPR|-every D -kind K [flags] | pause|resume|remove|run-now NAME [-json]",
 		summary: "the namespace's schedules: list, add, update, pause, resume, remove, run one now", flags: cronFlags, run: cmdCron},
+	{name: "dashboard", args: "[-addr HOST:PORT] [-allow-actions] [-rate-classes A,B]", summary: "serve the web dashboard", flags: dashboardFlagSet, run: cmdDashboard},
 	{name: "demo", args: "[flags]", summary: "run a self-contained demo on an embedded Redis"},
 	aclCommand,
 }

@@ -1,0 +1,290 @@
+package dashboard
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/headgate/headgate"
+)
+
+// maxSelected bounds the job ids one action request may carry.
+const maxSelected = 1000
+
+// jobAction handles POST /jobs: retry, delete or cancel the selected jobs (form values
+// "job") or every job matching a listing's filter (scope "matching"). Without confirm=1 it
+// answers with a confirmation page showing how many jobs the action takes; with it, it
+// starts the action and redirects to its operation page.
+func (h *Handler) jobAction(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		h.refuse(w, r, http.StatusBadRequest, "bad form: "+err.Error())
+		return
+	}
+	f := r.PostForm
+	action := Action(f.Get("action"))
+	if !slices.Contains([]Action{ActionRetry, ActionDelete, ActionCancel}, action) {
+		h.refuse(w, r, http.StatusBadRequest, fmt.Sprintf("action %q is not retry, delete or cancel", action))
+		return
+	}
+	user, err := h.authorize(r, action)
+	if err != nil {
+		h.refuse(w, r, http.StatusForbidden, err.Error())
+		return
+	}
+	op := &operation{Action: action, User: user, Back: backLink(r, f.Get("back"))}
+	var run func(ctx context.Context, op *operation) string
+	switch f.Get("scope") {
+	case "matching":
+		sel, err := selectionOf(f.Get("queue"), f.Get("state"), f)
+		if err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		inState, err := h.countInState(r, sel)
+		if err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		op.Total = inState
+		op.Target = fmt.Sprintf("every %s job of queue %s%s", sel.State, sel.Queue, describeFilter(sel.Filter))
+		run = func(ctx context.Context, op *operation) string { return h.actOnSelection(ctx, op, sel) }
+	default:
+		ids := slices.Compact(slices.Sorted(slices.Values(f["job"])))
+		ids = slices.DeleteFunc(ids, func(id string) bool { return id == "" })
+		if len(ids) == 0 {
+			h.refuse(w, r, http.StatusBadRequest, "no job selected")
+			return
+		}
+		if len(ids) > maxSelected {
+			h.refuse(w, r, http.StatusBadRequest, fmt.Sprintf("%d jobs selected, more than %d: act on everything matching the filter instead", len(ids), maxSelected))
+			return
+		}
+		op.Total = int64(len(ids))
+		op.Target = fmt.Sprintf("%d selected job(s)", len(ids))
+		run = func(ctx context.Context, op *operation) string {
+			for _, id := range ids {
+				op.step(h.actOnJob(ctx, action, id), id)
+			}
+			return ""
+		}
+	}
+	if f.Get("confirm") != "1" {
+		h.confirm(w, r, op)
+		return
+	}
+	h.start(w, r, op, run)
+}
+
+// backLink is the page an operation links back to: back when it is a path of the
+// dashboard, else the overview (the form field must not make a link elsewhere).
+func backLink(r *http.Request, back string) string {
+	u, err := url.Parse(back)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || strings.ContainsAny(back, "\\\t\n\r") ||
+		strings.HasPrefix(back, "//") || !strings.HasPrefix(u.Path, baseOf(r)+"/") {
+		return baseOf(r) + "/"
+	}
+	return back
+}
+
+// countInState is the exact number of sel's queue's jobs in sel's state.
+func (h *Handler) countInState(r *http.Request, sel selection) (int64, error) {
+	stats, err := h.src.stats.Stats(r.Context())
+	if err != nil {
+		return 0, err
+	}
+	for _, s := range stats {
+		if s.Queue == sel.Queue {
+			return s.Counts[sel.State], nil
+		}
+	}
+	return 0, nil
+}
+
+func describeFilter(f filter) string {
+	var parts []string
+	for _, p := range [][2]string{{"kind", f.Kind}, {"partition", f.Partition}, {"tag", f.Tag}, {"fingerprint", f.Fingerprint}, {"id", f.ID}} {
+		if p[1] != "" {
+			parts = append(parts, p[0]+" "+p[1])
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " with " + strings.Join(parts, ", ")
+}
+
+type confirmData struct {
+	Op *operation
+	// Exact is false when Total is only an upper bound (a filter the store cannot count).
+	Exact  bool
+	Fields url.Values
+}
+
+func (h *Handler) confirm(w http.ResponseWriter, r *http.Request, op *operation) {
+	fields := url.Values{}
+	for k, v := range r.PostForm {
+		if k != "confirm" {
+			fields[k] = v
+		}
+	}
+	exact := r.PostForm.Get("scope") != "matching" || !filterOf(r.PostForm).narrowed()
+	h.render(w, r, "confirm", "Confirm "+string(op.Action), confirmData{Op: op, Exact: exact, Fields: fields})
+}
+
+// start runs op in the background and redirects to its page; run returns the
+// operation's summary line ("" for none). The run outlives the request: each store call
+// gets its own timeout. The action is logged before the operation shows as finished.
+func (h *Handler) start(w http.ResponseWriter, r *http.Request, op *operation, run func(ctx context.Context, op *operation) string) {
+	op.Started = time.Now()
+	h.ops.add(op)
+	ctx := context.WithoutCancel(r.Context())
+	go func() {
+		result := run(ctx, op)
+		v := op.snapshot()
+		h.log.Info("dashboard action", "user", op.User, "action", string(op.Action), "target", op.Target,
+			"changed", v.Done, "refused", v.Refused, "operation", op.ID)
+		op.finish(result)
+	}()
+	http.Redirect(w, r, baseOf(r)+"/operations/"+op.ID, http.StatusSeeOther)
+}
+
+// actOnJob applies a job action to one job, with its own timeout.
+func (h *Handler) actOnJob(ctx context.Context, action Action, id string) error {
+	ctx, cancel := context.WithTimeout(ctx, h.cfg.RequestTimeout)
+	defer cancel()
+	var err error
+	switch action {
+	case ActionRetry:
+		_, err = h.src.jobs.Retry(ctx, id, nil)
+	case ActionDelete:
+		_, err = h.src.jobs.Delete(ctx, id)
+	case ActionCancel:
+		err = h.src.jobs.Cancel(ctx, id)
+	default:
+		err = fmt.Errorf("unknown action %q", action)
+	}
+	return err
+}
+
+// actOnSelection applies op's action to every job matching sel, page by page through
+// the listing. A job the action moves out of the state is not met again.
+func (h *Handler) actOnSelection(ctx context.Context, op *operation, sel selection) string {
+	cursor := ""
+	for {
+		pctx, cancel := context.WithTimeout(ctx, h.cfg.RequestTimeout)
+		jobs, next, err := h.page(pctx, sel, cursor)
+		cancel()
+		if err != nil {
+			return fmt.Sprintf("stopped: listing failed: %v", err)
+		}
+		for _, j := range jobs {
+			op.step(h.actOnJob(ctx, op.Action, j.ID), j.ID)
+		}
+		if next == "" {
+			return ""
+		}
+		cursor = next
+	}
+}
+
+// queueAction handles POST /queues/{queue}/pause and /resume.
+func (h *Handler) queueAction(action Action) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		queue := r.PathValue("queue")
+		if err := headgate.ValidateQueueName("queue", queue); err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		h.startOne(w, r, action, "queue "+queue, "/", func(ctx context.Context) (string, error) {
+			if action == ActionPause {
+				return "", h.src.queues.Pause(ctx, queue)
+			}
+			return "", h.src.queues.Resume(ctx, queue)
+		})
+	}
+}
+
+// quarantineAction handles POST /quarantine/release: lift a fingerprint's quarantine,
+// and with retry=1 also retry the job that crashed into it.
+func (h *Handler) quarantineAction(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		h.refuse(w, r, http.StatusBadRequest, "bad form: "+err.Error())
+		return
+	}
+	fp := r.PostForm.Get("fingerprint")
+	if fp == "" {
+		h.refuse(w, r, http.StatusBadRequest, "no fingerprint given")
+		return
+	}
+	if r.PostForm.Get("retry") != "1" {
+		h.startOne(w, r, ActionReleaseQuarantine, "fingerprint "+fp, "/quarantine", func(ctx context.Context) (string, error) {
+			n, err := h.src.quarantine.ReleaseQuarantine(ctx, fp)
+			return fmt.Sprintf("released %s: %d held jobs back to admission", fp, n), err
+		})
+		return
+	}
+	h.startOne(w, r, ActionReleaseAndRetry, "fingerprint "+fp, "/quarantine", func(ctx context.Context) (string, error) {
+		res, err := h.src.quarantine.ReleaseQuarantineAndRetry(ctx, fp)
+		if res.JobID == "" {
+			return fmt.Sprintf("%s was not quarantined: nothing to release or retry", fp), err
+		}
+		return fmt.Sprintf("released %s (%d held jobs back to admission); job %s is %s", fp, res.Released, res.JobID, res.State), err
+	})
+}
+
+// startOne authorizes and starts an operation of one store call, whose summary is shown
+// when it succeeds; back is the page to return to, under the dashboard's prefix.
+func (h *Handler) startOne(w http.ResponseWriter, r *http.Request, action Action, target, back string, call func(ctx context.Context) (string, error)) {
+	user, err := h.authorize(r, action)
+	if err != nil {
+		h.refuse(w, r, http.StatusForbidden, err.Error())
+		return
+	}
+	op := &operation{Action: action, User: user, Target: target, Total: 1, Back: baseOf(r) + back}
+	h.start(w, r, op, func(ctx context.Context, op *operation) string {
+		ctx, cancel := context.WithTimeout(ctx, h.cfg.RequestTimeout)
+		defer cancel()
+		summary, err := call(ctx)
+		op.step(err, target)
+		if err != nil {
+			return ""
+		}
+		return summary
+	})
+}
+
+func (h *Handler) operation(w http.ResponseWriter, r *http.Request) error {
+	op := h.ops.get(r.PathValue("op"))
+	if op == nil {
+		return fmt.Errorf("operation %q: %w (the dashboard keeps its last %d operations, until it restarts)", r.PathValue("op"), errNotFound, keptOperations)
+	}
+	h.render(w, r, "operation", string(op.Action), op.snapshot())
+	return nil
+}
+
+// maxProgressWait bounds how long a progress answer waits for the operation to finish.
+const maxProgressWait = 10 * time.Second
+
+// operationJSON answers an operation's progress; with wait=<ms> it answers when the
+// operation finishes or that long has passed, so a client follows it without polling fast.
+func (h *Handler) operationJSON(w http.ResponseWriter, r *http.Request) error {
+	op := h.ops.get(r.PathValue("op"))
+	if op == nil {
+		return fmt.Errorf("operation %q: %w", r.PathValue("op"), errNotFound)
+	}
+	if ms, err := strconv.Atoi(r.URL.Query().Get("wait")); err == nil && ms > 0 {
+		t := time.NewTimer(min(time.Duration(ms)*time.Millisecond, maxProgressWait))
+		defer t.Stop()
+		select {
+		case <-op.finished:
+		case <-t.C:
+		case <-r.Context().Done():
+		}
+	}
+	return writeJSON(w, op.snapshot())
+}

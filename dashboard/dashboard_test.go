@@ -1,0 +1,880 @@
+package dashboard_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/headgate/headgate"
+	"github.com/headgate/headgate/dashboard"
+	"github.com/headgate/headgate/internal/redistest"
+)
+
+func TestMain(m *testing.M) { redistest.Main(m) }
+
+var epoch = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+
+type testBundle struct {
+	ctx   context.Context
+	store *headgate.Store
+	h     http.Handler
+	// log is what the handler logged: actions are logged before their operation shows as
+	// finished, and act waits for that.
+	log *bytes.Buffer
+}
+
+// setup returns a dashboard of a fresh namespace on the shared miniredis, with the store
+// clock frozen at epoch and a crash limit of 1, configured by cfg (namespace and logger
+// filled in).
+func setup(t *testing.T, cfg dashboard.Config) *testBundle {
+	t.Helper()
+	rdb := redistest.Miniredis(t)
+	ns := redistest.Namespace(t)
+	store, err := headgate.NewStore(rdb, &headgate.StoreConfig{Namespace: ns, CrashLimit: 1})
+	if err != nil {
+		t.Fatalf("NewStore: %v", err)
+	}
+	ctx := context.Background()
+	if err := store.FreezeClock(ctx, epoch); err != nil {
+		t.Fatalf("FreezeClock: %v", err)
+	}
+	b := &testBundle{ctx: ctx, store: store, log: &bytes.Buffer{}}
+	cfg.Namespace = ns
+	cfg.Logger = slog.New(slog.NewTextHandler(b.log, nil))
+	if b.h, err = dashboard.New(rdb, &cfg); err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return b
+}
+
+func (b *testBundle) enqueue(t *testing.T, jobs ...headgate.Envelope) {
+	t.Helper()
+	for i := range jobs {
+		jobs[i].Kind = cmpOr(jobs[i].Kind, "test")
+	}
+	if _, err := b.store.Enqueue(b.ctx, jobs...); err != nil {
+		t.Fatalf("Enqueue: %v", err)
+	}
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func (b *testBundle) cancel(t *testing.T, ids ...string) {
+	t.Helper()
+	for _, id := range ids {
+		if err := b.store.Cancel(b.ctx, id); err != nil {
+			t.Fatalf("Cancel(%s): %v", id, err)
+		}
+	}
+}
+
+func (b *testBundle) state(t *testing.T, id string) headgate.State {
+	t.Helper()
+	j, err := b.store.GetJob(b.ctx, id)
+	if errors.Is(err, headgate.ErrJobNotFound) {
+		return "deleted"
+	}
+	if err != nil {
+		t.Fatalf("GetJob(%s): %v", id, err)
+	}
+	return j.State
+}
+
+type response struct {
+	status int
+	header http.Header
+	body   string
+}
+
+// get requests path from a loopback client.
+func (b *testBundle) get(t *testing.T, path string) response {
+	t.Helper()
+	return b.do(t, httptest.NewRequest(http.MethodGet, path, nil))
+}
+
+// post submits form to path from a loopback client, as a same-origin page would.
+func (b *testBundle) post(t *testing.T, path string, form url.Values, edit ...func(*http.Request)) response {
+	t.Helper()
+	r := httptest.NewRequest(http.MethodPost, path, strings.NewReader(form.Encode()))
+	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	r.Header.Set("Sec-Fetch-Site", "same-origin")
+	r.Header.Set("Origin", "http://example.com")
+	for _, e := range edit {
+		e(r)
+	}
+	return b.do(t, r)
+}
+
+func (b *testBundle) do(t *testing.T, r *http.Request) response {
+	t.Helper()
+	if r.RemoteAddr == "192.0.2.1:1234" { // httptest's default: a client on another host
+		r.RemoteAddr = "127.0.0.1:40000"
+	}
+	w := httptest.NewRecorder()
+	b.h.ServeHTTP(w, r)
+	body, err := io.ReadAll(w.Result().Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return response{status: w.Code, header: w.Header(), body: string(body)}
+}
+
+func (b *testBundle) mustGet(t *testing.T, path string, want ...string) string {
+	t.Helper()
+	res := b.get(t, path)
+	if res.status != http.StatusOK {
+		t.Fatalf("GET %s: %d %s", path, res.status, res.body)
+	}
+	for _, w := range want {
+		if !strings.Contains(res.body, w) {
+			t.Errorf("GET %s: body lacks %q:\n%s", path, w, res.body)
+		}
+	}
+	return res.body
+}
+
+// operation is an operation's progress as its JSON reports it.
+type operation struct {
+	Total, Done, Refused, Processed int64
+	Errors                          []string
+	Finished                        bool
+	Result                          string
+}
+
+// act posts an action with confirm=1 and waits for its operation to finish.
+func (b *testBundle) act(t *testing.T, path string, form url.Values) operation {
+	t.Helper()
+	form.Set("confirm", "1")
+	res := b.post(t, path, form)
+	if res.status != http.StatusSeeOther {
+		t.Fatalf("POST %s %v: %d %s, want 303 to the operation", path, form, res.status, res.body)
+	}
+	loc := res.header.Get("Location")
+	if !strings.Contains(loc, "/operations/") {
+		t.Fatalf("POST %s redirected to %q, want an operation page", path, loc)
+	}
+	b.mustGet(t, loc, "<progress")
+	res = b.get(t, loc+"/progress.json?wait=10000")
+	var op operation
+	if err := json.Unmarshal([]byte(res.body), &op); err != nil {
+		t.Fatalf("progress of %s: %v in %q", loc, err, res.body)
+	}
+	if !op.Finished {
+		t.Fatalf("operation %s not finished after waiting: %+v", loc, op)
+	}
+	return op
+}
+
+func TestNew(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Miniredis(t)
+	for _, tc := range []struct {
+		name  string
+		cfg   *dashboard.Config
+		field string
+	}{
+		{"no namespace", &dashboard.Config{}, "Namespace"},
+		{"negative timeout", &dashboard.Config{Namespace: "n", RequestTimeout: -time.Second}, "RequestTimeout"},
+		{"bad rate class", &dashboard.Config{Namespace: "n", RateClasses: []string{"a{b}"}}, "RateClasses"},
+	} {
+		_, err := dashboard.New(rdb, tc.cfg)
+		var ie *headgate.InvalidError
+		if !errors.As(err, &ie) || ie.Field != tc.field {
+			t.Errorf("%s: err = %v, want *InvalidError on %s", tc.name, err, tc.field)
+		}
+	}
+	if _, err := dashboard.New(nil, &dashboard.Config{Namespace: "n"}); err == nil {
+		t.Error("New(nil rdb): no error")
+	}
+}
+
+func TestOverview(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Config{})
+	b.enqueue(t, headgate.Envelope{ID: "a1", Queue: "alpha"}, headgate.Envelope{ID: "a2", Queue: "alpha"},
+		headgate.Envelope{ID: "b1", Queue: "beta"})
+	b.cancel(t, "b1")
+	if err := b.store.PauseQueue(b.ctx, "beta"); err != nil {
+		t.Fatal(err)
+	}
+	res := b.get(t, "/")
+	if res.status != http.StatusOK {
+		t.Fatalf("GET /: %d %s", res.status, res.body)
+	}
+	csp := res.header.Get("Content-Security-Policy")
+	for _, want := range []string{"script-src 'self'", "style-src 'self'", "default-src 'none'", "frame-ancestors 'none'"} {
+		if !strings.Contains(csp, want) {
+			t.Errorf("Content-Security-Policy %q lacks %q", csp, want)
+		}
+	}
+	row := func(queue string) string {
+		m := regexp.MustCompile(`(?s)<tr data-queue="` + queue + `">.*?</tr>`).FindString(res.body)
+		if m == "" {
+			t.Fatalf("overview has no row for %s:\n%s", queue, res.body)
+		}
+		return m
+	}
+	if r := row("alpha"); !strings.Contains(r, `data-state="available" href="/queues/alpha/available">2<`) || strings.Contains(r, "paused") {
+		t.Errorf("alpha row = %s, want 2 available, running", r)
+	}
+	if r := row("beta"); !strings.Contains(r, `data-state="cancelled" href="/queues/beta/cancelled">1<`) || !strings.Contains(r, "paused") {
+		t.Errorf("beta row = %s, want 1 cancelled, paused", r)
+	}
+	if strings.Contains(res.body, "<button") {
+		t.Error("read-only overview shows action buttons")
+	}
+
+	var s struct {
+		Now    int64                       `json:"now_ms"`
+		Queues map[string]map[string]int64 `json:"queues"`
+		Paused map[string]bool             `json:"paused"`
+	}
+	js := b.get(t, "/overview.json")
+	if err := json.Unmarshal([]byte(js.body), &s); err != nil {
+		t.Fatalf("overview.json: %v in %q", err, js.body)
+	}
+	if s.Now != epoch.UnixMilli() || s.Queues["alpha"]["available"] != 2 || s.Queues["beta"]["cancelled"] != 1 || !s.Paused["beta"] {
+		t.Errorf("overview.json = %+v", s)
+	}
+}
+
+// TestPagesHaveNoInlineCode holds every page to the Content-Security-Policy: no inline
+// script, no style attribute, no event handler attribute, assets only from the dashboard.
+func TestPagesHaveNoInlineCode(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Config{AllowActions: true, RateClasses: []string{"api"}})
+	b.enqueue(t, headgate.Envelope{ID: "j1", Queue: "q", Payload: mustMsgpack(t, map[string]any{"a": 1})})
+	unsafe := regexp.MustCompile(`(?i)\sstyle=|\son[a-z]+=|<style|https?://|javascript:`)
+	script := regexp.MustCompile(`(?is)<script([^>]*)>(.*?)</script>`)
+	for _, path := range []string{"/", "/queues/q/available", "/jobs/j1", "/quarantine", "/rates", "/policy", "/workflows", "/jobs/missing"} {
+		res := b.get(t, path)
+		if m := unsafe.FindString(res.body); m != "" {
+			t.Errorf("GET %s: %q would need an unsafe CSP", path, m)
+		}
+		for _, m := range script.FindAllStringSubmatch(res.body, -1) {
+			if !strings.Contains(m[1], "src=") || strings.TrimSpace(m[2]) != "" {
+				t.Errorf("GET %s: inline script %q", path, m[0])
+			}
+		}
+		if res.header.Get("Content-Security-Policy") == "" || res.header.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("GET %s: security headers %v", path, res.header)
+		}
+	}
+	for _, asset := range []string{"/static/app.js", "/static/style.css"} {
+		if res := b.get(t, asset); res.status != http.StatusOK || len(res.body) < 100 {
+			t.Errorf("GET %s: %d, %d bytes", asset, res.status, len(res.body))
+		}
+	}
+}
+
+func mustMsgpack(t *testing.T, v any) []byte {
+	t.Helper()
+	p, err := msgpack.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestJobsListing(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Config{})
+	b.enqueue(t,
+		headgate.Envelope{ID: "j1", Queue: "q", Kind: "email", PartitionKey: "acme", Tags: []string{"vip"}, Fingerprint: "fp1"},
+		headgate.Envelope{ID: "j2", Queue: "q", Kind: "email", PartitionKey: "globex"},
+		headgate.Envelope{ID: "j3", Queue: "q", Kind: "sms", PartitionKey: "acme"},
+		headgate.Envelope{ID: "j4", Queue: "q", Kind: "sms", PartitionKey: "acme"},
+		headgate.Envelope{ID: "other", Queue: "r", PartitionKey: "acme"},
+	)
+	b.cancel(t, "j4")
+	listed := func(query string) []string {
+		t.Helper()
+		body := b.mustGet(t, "/queues/q/available"+query)
+		var ids []string
+		for _, m := range regexp.MustCompile(`class="job-link" href="/jobs/([^"]+)"`).FindAllStringSubmatch(body, -1) {
+			ids = append(ids, m[1])
+		}
+		return ids
+	}
+	for _, tc := range []struct {
+		query string
+		want  []string
+	}{
+		{"", []string{"j3", "j2", "j1"}},
+		{"?order=oldest", []string{"j1", "j2", "j3"}},
+		{"?partition=acme", []string{"j3", "j1"}},
+		{"?kind=email", []string{"j2", "j1"}},
+		{"?tag=vip", []string{"j1"}},
+		{"?fingerprint=fp1", []string{"j1"}},
+		{"?id=j2", []string{"j2"}},
+		{"?id=j4", nil}, // cancelled, not available
+		{"?partition=acme&kind=email", []string{"j1"}},
+		{"?partition=nobody", nil},
+	} {
+		if got := listed(tc.query); !slices.Equal(got, tc.want) {
+			t.Errorf("listing %q = %v, want %v", tc.query, got, tc.want)
+		}
+	}
+	b.mustGet(t, "/queues/q/available", "3 available job(s) in queue q")
+	b.mustGet(t, "/queues/q/cancelled", "/jobs/j4")
+	if res := b.get(t, "/queues/q/sleeping"); res.status != http.StatusBadRequest || !strings.Contains(res.body, "not a job state") {
+		t.Errorf("unknown state: %d %s", res.status, res.body)
+	}
+	if res := b.get(t, "/queues/q/available?cursor=nope"); res.status != http.StatusBadRequest {
+		t.Errorf("bad cursor: %d, want 400", res.status)
+	}
+}
+
+// TestJobsListingPages pages through more jobs than a page holds: every job once.
+func TestJobsListingPages(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Config{})
+	var jobs []headgate.Envelope
+	for i := range 180 {
+		jobs = append(jobs, headgate.Envelope{ID: fmt.Sprintf("j%03d", i), Queue: "q"})
+	}
+	b.enqueue(t, jobs...)
+	seen := map[string]int{}
+	path, pages := "/queues/q/available", 0
+	for path != "" {
+		pages++
+		body := b.mustGet(t, path)
+		for _, m := range regexp.MustCompile(`class="job-link" href="/jobs/([^"]+)"`).FindAllStringSubmatch(body, -1) {
+			seen[m[1]]++
+		}
+		path = ""
+		if m := regexp.MustCompile(`<a href="([^"]+)" id="next-page">`).FindStringSubmatch(body); m != nil {
+			path = strings.ReplaceAll(m[1], "&amp;", "&")
+		}
+		if pages > 100 {
+			t.Fatal("listing does not end")
+		}
+	}
+	if len(seen) != 180 {
+		t.Errorf("listed %d distinct jobs in %d pages, want 180", len(seen), pages)
+	}
+	for id, n := range seen {
+		if n != 1 {
+			t.Errorf("job %s listed %d times", id, n)
+		}
+	}
+}
+
+func TestJobPage(t *testing.T) {
+	t.Parallel()
+	redact := func(kind string, v any) any {
+		if m, ok := v.(map[string]any); ok && kind == "charge" {
+			m["card"] = "[redacted]"
+		}
+		return v
+	}
+	b := setup(t, dashboard.Config{Redact: redact})
+	b.enqueue(t, headgate.Envelope{ID: "j", Queue: "q", Kind: "charge", Retention: time.Hour, Tags: []string{"vip"},
+		PartitionKey: "acme", Payload: mustMsgpack(t, map[string]any{"amount": 42, "card": "4111111111111111"})})
+	claims, err := b.store.Admit(b.ctx, headgate.AdmitRequest{Worker: "w", LeaseID: "lease-1", Queues: []string{"q"}, Capacity: 1, Lease: time.Minute})
+	if err != nil || len(claims) != 1 {
+		t.Fatalf("Admit = %v, %v", claims, err)
+	}
+	c := claims[0]
+	if _, err := b.store.WriteOutput(b.ctx, c.LeaseRef(), headgate.Blob{SchemaVersion: 1, Bytes: []byte("partial output")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.store.WriteProgress(b.ctx, c.LeaseRef(), headgate.Progress{Current: 3, Total: 10, Message: "copying"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.store.Ack(b.ctx, c.LeaseRef(), headgate.OutcomeRetry,
+		&headgate.AckOpts{Error: "gateway timeout", Delay: time.Second, Logs: []string{"dialing gateway"}}); err != nil {
+		t.Fatal(err)
+	}
+	body := b.mustGet(t, "/jobs/j",
+		`<strong id="job-state">retryable</strong>`,
+		"&#34;amount&#34;: 42", "[redacted]", // the payload as JSON, the card hidden
+		"gateway timeout", "dialing gateway", "lease-1", // the error history
+		`<progress value="3" max="10">`, "copying", "partial output",
+		"<th>PartitionKey</th><td>acme</td>", "<th>Attempt</th><td>1</td>", "<th>Tags</th><td>vip</td>", "<th>MaxAttempts</th>",
+	)
+	if strings.Contains(body, "4111") {
+		t.Error("the job page shows the redacted card number")
+	}
+	if res := b.get(t, "/jobs/missing"); res.status != http.StatusNotFound {
+		t.Errorf("missing job: %d, want 404", res.status)
+	}
+}
+
+func TestJobPageResult(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Config{})
+	// A payload that is not msgpack shows as hex, also one whose header declares 2^32
+	// elements (decoding it would exhaust memory).
+	b.enqueue(t, headgate.Envelope{ID: "a/b c", Queue: "q", Retention: time.Hour, Payload: []byte{0xc1, 0xff}},
+		headgate.Envelope{ID: "hostile", Queue: "r", Payload: []byte{0xdd, 0xff, 0xff, 0xff, 0xff}})
+	b.mustGet(t, "/jobs/hostile", "5 bytes: ddffffffff")
+	claims, err := b.store.Admit(b.ctx, headgate.AdmitRequest{Worker: "w", LeaseID: "l", Queues: []string{"q"}, Capacity: 1, Lease: time.Minute})
+	if err != nil || len(claims) != 1 {
+		t.Fatalf("Admit = %v, %v", claims, err)
+	}
+	if _, err := b.store.Ack(b.ctx, claims[0].LeaseRef(), headgate.OutcomeSuccess,
+		&headgate.AckOpts{Result: &headgate.Blob{SchemaVersion: 1, Bytes: mustMsgpack(t, []any{"ok", 7})}}); err != nil {
+		t.Fatal(err)
+	}
+	// An id with a slash and a space round-trips through its link.
+	b.mustGet(t, "/jobs/a/b%20c", "completed", "2 bytes: c1ff", "&#34;ok&#34;,\n  7")
+}
+
+func TestQuarantine(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Config{AllowActions: true})
+	b.quarantine(t, "import:42", "crasher", "sibling")
+	b.mustGet(t, "/quarantine", "import:42", `href="/jobs/crasher"`, "Release and retry")
+
+	op := b.act(t, "/quarantine/release", url.Values{"fingerprint": {"import:42"}})
+	if op.Done != 1 || !strings.Contains(op.Result, "1 held jobs") {
+		t.Errorf("release = %+v", op)
+	}
+	if st := b.state(t, "crasher"); st != headgate.StateQuarantined {
+		t.Errorf("crasher after release is %s, want still quarantined", st)
+	}
+	b.quarantine(t, "import:43", "crasher2", "sibling2")
+	op = b.act(t, "/quarantine/release", url.Values{"fingerprint": {"import:43"}, "retry": {"1"}})
+	if op.Done != 1 || b.state(t, "crasher2") != headgate.StateAvailable {
+		t.Errorf("release and retry = %+v, crasher2 %s", op, b.state(t, "crasher2"))
+	}
+	if !strings.Contains(b.log.String(), "action=release-quarantine-and-retry") {
+		t.Errorf("log lacks the release:\n%s", b.log)
+	}
+	op = b.act(t, "/quarantine/release", url.Values{"fingerprint": {"never"}})
+	if op.Done != 1 || !strings.Contains(op.Result, "0 held jobs") {
+		t.Errorf("release of a fingerprint not in quarantine = %+v, want nothing released", op)
+	}
+	op = b.act(t, "/quarantine/release", url.Values{"fingerprint": {"never"}, "retry": {"1"}})
+	if !strings.Contains(op.Result, "was not quarantined") {
+		t.Errorf("release and retry of a fingerprint not in quarantine = %+v, want it said", op)
+	}
+}
+
+// quarantine makes crasher crash into the limit so its fingerprint holds sibling.
+func (b *testBundle) quarantine(t *testing.T, fp, crasher, sibling string) {
+	t.Helper()
+	q := "q-" + fp[len(fp)-2:]
+	b.enqueue(t, headgate.Envelope{ID: crasher, Queue: q, Fingerprint: fp, Priority: 10},
+		headgate.Envelope{ID: sibling, Queue: q, Fingerprint: fp})
+	if c, err := b.store.Admit(b.ctx, headgate.AdmitRequest{Worker: "w", LeaseID: "l-" + crasher, Queues: []string{q}, Capacity: 1, Lease: time.Minute}); err != nil || len(c) != 1 {
+		t.Fatalf("Admit = %v, %v", c, err)
+	}
+	if err := b.store.AdvanceClock(b.ctx, 2*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := b.store.ReclaimExpired(b.ctx, 10); err != nil || len(r) != 1 || !r[0].Quarantined {
+		t.Fatalf("ReclaimExpired = %+v, %v", r, err)
+	}
+	if c, err := b.store.Admit(b.ctx, headgate.AdmitRequest{Worker: "w", LeaseID: "l2-" + crasher, Queues: []string{q}, Capacity: 1, Lease: time.Minute}); err != nil || len(c) != 0 {
+		t.Fatalf("Admit after quarantine = %v, %v; want the sibling held", c, err)
+	}
+}
+
+func TestRatesAndPolicy(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Config{RateClasses: []string{"api", "free"}})
+	if err := b.store.SetRateLimit(b.ctx, "api", headgate.RateLimit{Limit: 10, Window: time.Second, Burst: 20}); err != nil {
+		t.Fatal(err)
+	}
+	b.mustGet(t, "/rates", "<td>api</td><td class=\"num\">20</td>", "<td>free</td><td class=\"num\">unlimited")
+	if err := b.store.SetPolicy(b.ctx, &headgate.Policy{RetryBase: 2 * time.Second, RetryCap: time.Hour, CrashLimit: 3,
+		CrashRetryBase: time.Second, SnoozeLimit: 5}); err != nil {
+		t.Fatal(err)
+	}
+	b.mustGet(t, "/policy", "<th>RetryBase</th><td>2s</td>", "<th>CrashLimit</th><td>3</td>", "<th>Stored</th>")
+}
+
+func TestBulkRetrySelection(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Config{AllowActions: true})
+	b.enqueue(t, headgate.Envelope{ID: "j1", Queue: "q"}, headgate.Envelope{ID: "j2", Queue: "q"}, headgate.Envelope{ID: "j3", Queue: "q"})
+	b.cancel(t, "j1", "j2", "j3")
+	b.mustGet(t, "/queues/q/cancelled", `name="job" value="j1"`, `id="bulk-retry"`, "everything matching the filter (3)")
+
+	form := url.Values{"action": {"retry"}, "scope": {"selected"}, "job": {"j1", "j3"}, "back": {"/queues/q/cancelled"}}
+	res := b.post(t, "/jobs", form)
+	if res.status != http.StatusOK || !strings.Contains(res.body, "retry 2 selected job(s): 2 job(s).") {
+		t.Fatalf("confirmation: %d %s", res.status, res.body)
+	}
+	if b.state(t, "j1") != headgate.StateCancelled {
+		t.Fatal("the confirmation page changed a job")
+	}
+	op := b.act(t, "/jobs", form)
+	if op.Done != 2 || op.Refused != 0 || op.Total != 2 {
+		t.Errorf("operation = %+v, want 2 retried", op)
+	}
+	for id, want := range map[string]headgate.State{"j1": headgate.StateAvailable, "j2": headgate.StateCancelled, "j3": headgate.StateAvailable} {
+		if got := b.state(t, id); got != want {
+			t.Errorf("%s is %s, want %s", id, got, want)
+		}
+	}
+	if l := b.log.String(); !strings.Contains(l, "action=retry") || !strings.Contains(l, "changed=2") || !strings.Contains(l, `target="2 selected job(s)"`) {
+		t.Errorf("log lacks the action:\n%s", l)
+	}
+
+	// A refusal per job is counted and shown, the others proceed.
+	op = b.act(t, "/jobs", url.Values{"action": {"retry"}, "job": {"j1", "j2", "ghost"}})
+	if op.Done != 1 || op.Refused != 2 || len(op.Errors) != 2 {
+		t.Errorf("mixed retry = %+v, want 1 done, 2 refused", op)
+	}
+}
+
+func TestBulkActionsByFilter(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Config{AllowActions: true})
+	var jobs []headgate.Envelope
+	var ids []string
+	for i := range 130 {
+		part := "acme"
+		if i%3 == 0 {
+			part = "globex"
+		}
+		id := fmt.Sprintf("j%03d", i)
+		jobs = append(jobs, headgate.Envelope{ID: id, Queue: "q", PartitionKey: part})
+		ids = append(ids, id)
+	}
+	b.enqueue(t, jobs...)
+	b.cancel(t, ids...)
+	// The page's checked boxes travel along; everything matching is what counts.
+	form := url.Values{"action": {"retry"}, "scope": {"matching"}, "queue": {"q"}, "state": {"cancelled"}, "partition": {"acme"},
+		"job": {"j001", "j002"}, "id": {""}}
+	res := b.post(t, "/jobs", form)
+	if res.status != http.StatusOK || !strings.Contains(res.body, "up to 130 job(s)") || !strings.Contains(res.body, "partition acme") {
+		t.Fatalf("confirmation: %d %s", res.status, res.body)
+	}
+	op := b.act(t, "/jobs", form)
+	if op.Done != 86 || op.Refused != 0 || op.Total != 86 {
+		t.Errorf("retry by filter = %+v, want the 86 acme jobs", op)
+	}
+	for i, id := range ids {
+		want := headgate.StateAvailable
+		if i%3 == 0 {
+			want = headgate.StateCancelled
+		}
+		if got := b.state(t, id); got != want {
+			t.Errorf("%s is %s, want %s", id, got, want)
+		}
+	}
+	op = b.act(t, "/jobs", url.Values{"action": {"delete"}, "scope": {"matching"}, "queue": {"q"}, "state": {"cancelled"}})
+	if op.Done != 44 {
+		t.Errorf("delete by filter = %+v, want the 44 globex jobs", op)
+	}
+	op = b.act(t, "/jobs", url.Values{"action": {"cancel"}, "scope": {"matching"}, "queue": {"q"}, "state": {"available"}, "kind": {"test"}})
+	if op.Done != 86 || b.state(t, ids[1]) != headgate.StateCancelled {
+		t.Errorf("cancel by filter = %+v", op)
+	}
+}
+
+func TestQueueActions(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Config{AllowActions: true})
+	b.enqueue(t, headgate.Envelope{ID: "j", Queue: "q"})
+	b.mustGet(t, "/", `action="/queues/q/pause"`)
+	if op := b.act(t, "/queues/q/pause", url.Values{}); op.Done != 1 {
+		t.Errorf("pause = %+v", op)
+	}
+	b.mustGet(t, "/", `action="/queues/q/resume"`, "paused")
+	if op := b.act(t, "/queues/q/resume", url.Values{}); op.Done != 1 {
+		t.Errorf("resume = %+v", op)
+	}
+	b.mustGet(t, "/", `action="/queues/q/pause"`)
+}
+
+// everyAction is a form for each action route, each valid with the jobs of seedActions.
+var everyAction = []struct {
+	path string
+	form url.Values
+}{
+	{"/jobs", url.Values{"action": {"retry"}, "job": {"done"}, "confirm": {"1"}}},
+	{"/jobs", url.Values{"action": {"delete"}, "job": {"done"}, "confirm": {"1"}}},
+	{"/jobs", url.Values{"action": {"cancel"}, "job": {"waiting"}, "confirm": {"1"}}},
+	{"/jobs", url.Values{"action": {"retry"}, "scope": {"matching"}, "queue": {"q"}, "state": {"cancelled"}, "confirm": {"1"}}},
+	{"/queues/q/pause", url.Values{}},
+	{"/queues/q/resume", url.Values{}},
+	{"/quarantine/release", url.Values{"fingerprint": {"fp"}}},
+	{"/quarantine/release", url.Values{"fingerprint": {"fp"}, "retry": {"1"}}},
+}
+
+func (b *testBundle) seedActions(t *testing.T) {
+	b.enqueue(t, headgate.Envelope{ID: "done", Queue: "q"}, headgate.Envelope{ID: "waiting", Queue: "q"})
+	b.cancel(t, "done")
+}
+
+// unchanged checks that the refused requests left the jobs of seedActions as they were.
+func (b *testBundle) unchanged(t *testing.T) {
+	t.Helper()
+	if b.state(t, "done") != headgate.StateCancelled || b.state(t, "waiting") != headgate.StateAvailable {
+		t.Errorf("a refused action changed a job: done %s, waiting %s", b.state(t, "done"), b.state(t, "waiting"))
+	}
+	stats, err := b.store.QueueStats(b.ctx)
+	if err != nil || len(stats) != 1 || stats[0].Paused {
+		t.Errorf("a refused action changed the queue: %+v, %v", stats, err)
+	}
+	if strings.Contains(b.log.String(), "dashboard action") {
+		t.Errorf("a refused action was logged as done:\n%s", b.log)
+	}
+}
+
+func TestReadOnlyRefusesActions(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Config{})
+	b.seedActions(t)
+	for _, a := range everyAction {
+		res := b.post(t, a.path, a.form)
+		if res.status != http.StatusForbidden || !strings.Contains(res.body, "read-only") {
+			t.Errorf("POST %s %v in read-only mode: %d %s", a.path, a.form, res.status, res.body)
+		}
+	}
+	b.unchanged(t)
+	for _, path := range []string{"/", "/queues/q/cancelled", "/jobs/done", "/quarantine"} {
+		if body := b.mustGet(t, path); strings.Contains(body, "<button") && !strings.Contains(body, "<button>Filter</button>") {
+			t.Errorf("read-only %s shows an action button", path)
+		}
+	}
+	// Mutations are POSTs only: another method changes nothing either.
+	r := httptest.NewRequest(http.MethodDelete, "/jobs/done", nil)
+	if res := b.do(t, r); res.status != http.StatusMethodNotAllowed {
+		t.Errorf("DELETE: %d, want 405", res.status)
+	}
+	r = httptest.NewRequest(http.MethodGet, "/queues/q/pause", nil)
+	if res := b.do(t, r); res.status == http.StatusSeeOther || res.status == http.StatusOK {
+		t.Errorf("GET of an action: %d", res.status)
+	}
+	b.unchanged(t)
+}
+
+func TestCrossOriginActionsRefused(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Config{AllowActions: true})
+	b.seedActions(t)
+	for _, a := range everyAction {
+		for name, edit := range map[string]func(*http.Request){
+			"cross-site fetch": func(r *http.Request) { r.Header.Set("Sec-Fetch-Site", "cross-site") },
+			"same-site fetch":  func(r *http.Request) { r.Header.Set("Sec-Fetch-Site", "same-site") },
+			"foreign origin": func(r *http.Request) {
+				r.Header.Del("Sec-Fetch-Site")
+				r.Header.Set("Origin", "https://evil.example")
+			},
+		} {
+			res := b.post(t, a.path, a.form, edit)
+			if res.status != http.StatusForbidden || !strings.Contains(res.body, "cross-origin") {
+				t.Errorf("POST %s %v, %s: %d %s", a.path, a.form, name, res.status, res.body)
+			}
+		}
+	}
+	b.unchanged(t)
+}
+
+func TestActionsBeyondLoopbackNeedAuthorize(t *testing.T) {
+	t.Parallel()
+	remote := func(r *http.Request) { r.RemoteAddr = "10.1.2.3:5000" }
+	b := setup(t, dashboard.Config{AllowActions: true})
+	b.seedActions(t)
+	for _, a := range everyAction {
+		if res := b.post(t, a.path, a.form, remote); res.status != http.StatusForbidden || !strings.Contains(res.body, "Config.Authorize") {
+			t.Errorf("POST %s from another host: %d %s", a.path, res.status, res.body)
+		}
+	}
+	b.unchanged(t)
+	if res := b.do(t, func() *http.Request { r := httptest.NewRequest(http.MethodGet, "/", nil); remote(r); return r }()); res.status != http.StatusOK {
+		t.Errorf("a read from another host: %d, want 200", res.status)
+	}
+
+	// A resolver decides per user and per action.
+	var asked []dashboard.Action
+	var mu sync.Mutex
+	authorize := func(r *http.Request, a dashboard.Action) (string, error) {
+		mu.Lock()
+		asked = append(asked, a)
+		mu.Unlock()
+		switch user := r.Header.Get("X-User"); {
+		case user == "":
+			return "", errors.New("sign in first")
+		case a == dashboard.ActionDelete && user != "admin":
+			return "", fmt.Errorf("%s may not delete", user)
+		default:
+			return user, nil
+		}
+	}
+	b = setup(t, dashboard.Config{AllowActions: true, Authorize: authorize})
+	b.seedActions(t)
+	as := func(user string) func(*http.Request) {
+		return func(r *http.Request) { remote(r); r.Header.Set("X-User", user) }
+	}
+	if res := b.post(t, "/jobs", url.Values{"action": {"delete"}, "job": {"done"}, "confirm": {"1"}}, as("oncall")); res.status != http.StatusForbidden || !strings.Contains(res.body, "oncall may not delete") {
+		t.Errorf("delete by oncall: %d %s", res.status, res.body)
+	}
+	if res := b.do(t, httptest.NewRequest(http.MethodGet, "/", nil)); res.status != http.StatusForbidden || !strings.Contains(res.body, "sign in first") {
+		t.Errorf("anonymous read with a resolver: %d", res.status)
+	}
+	b.unchanged(t)
+	res := b.post(t, "/jobs", url.Values{"action": {"retry"}, "job": {"done"}, "confirm": {"1"}}, as("oncall"))
+	if res.status != http.StatusSeeOther {
+		t.Fatalf("retry by oncall: %d %s", res.status, res.body)
+	}
+	r := httptest.NewRequest(http.MethodGet, res.header.Get("Location")+"/progress.json?wait=10000", nil)
+	as("oncall")(r)
+	if res := b.do(t, r); !strings.Contains(res.body, `"done":1`) {
+		t.Errorf("retry by oncall: %s", res.body)
+	}
+	if st := b.state(t, "done"); st != headgate.StateAvailable {
+		t.Errorf("retried job is %s", st)
+	}
+	if l := b.log.String(); !strings.Contains(l, "user=oncall") || !strings.Contains(l, "action=retry") {
+		t.Errorf("log lacks who retried:\n%s", l)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Contains(asked, dashboard.ActionView) || !slices.Contains(asked, dashboard.ActionRetry) || !slices.Contains(asked, dashboard.ActionDelete) {
+		t.Errorf("resolver asked about %v", asked)
+	}
+}
+
+func TestMountedUnderPrefix(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Config{AllowActions: true})
+	b.enqueue(t, headgate.Envelope{ID: "j", Queue: "q"})
+	b.h = http.StripPrefix("/admin/jobs", b.h)
+	body := b.mustGet(t, "/admin/jobs/", `href="/admin/jobs/static/style.css"`, `href="/admin/jobs/queues/q/available"`,
+		`action="/admin/jobs/queues/q/pause"`)
+	_ = body
+	b.mustGet(t, "/admin/jobs/queues/q/available", `href="/admin/jobs/jobs/j"`, `action="/admin/jobs/jobs"`)
+	res := b.post(t, "/admin/jobs/jobs", url.Values{"action": {"cancel"}, "job": {"j"}, "confirm": {"1"}})
+	if loc := res.header.Get("Location"); !strings.HasPrefix(loc, "/admin/jobs/operations/") {
+		t.Errorf("operation under the prefix: %d %q", res.status, loc)
+	}
+}
+
+func TestWorkflows(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Config{})
+	appendEvents := func(id string, expected int64, events ...headgate.Event) {
+		t.Helper()
+		for i := range events {
+			events[i].Seq = expected + int64(i) + 1
+		}
+		if err := b.store.Append(b.ctx, id, events, expected); err != nil {
+			t.Fatalf("Append(%s): %v", id, err)
+		}
+	}
+	appendEvents("order-1", 0,
+		headgate.Event{Kind: headgate.EventWorkflowStarted, WorkflowType: "checkout", RunID: "r1", Input: mustMsgpack(t, map[string]any{"cart": 7})},
+		headgate.Event{Kind: headgate.EventStepScheduled, Name: "charge", Attempt: 1},
+		headgate.Event{Kind: headgate.EventStepFailed, Name: "charge", Attempt: 1, Error: &headgate.WorkflowError{Message: "card declined"}},
+		headgate.Event{Kind: headgate.EventTimerStarted, TimerID: "backoff", FireAt: epoch.Add(time.Minute)},
+	)
+	appendEvents("order-2", 0, headgate.Event{Kind: headgate.EventWorkflowStarted, WorkflowType: "refund", RunID: "r1"})
+	appendEvents("order-2", 1, headgate.Event{Kind: headgate.EventWorkflowCompleted, Result: []byte("refunded")})
+
+	links := func(query string) []string {
+		t.Helper()
+		body := b.mustGet(t, "/workflows"+query)
+		var ids []string
+		for _, m := range regexp.MustCompile(`class="workflow-link" href="/workflows/([^"]+)"`).FindAllStringSubmatch(body, -1) {
+			ids = append(ids, m[1])
+		}
+		return ids
+	}
+	for query, want := range map[string][]string{
+		"":                            {"order-1", "order-2"},
+		"?type=checkout":              {"order-1"},
+		"?status=completed":           {"order-2"},
+		"?status=running":             {"order-1"},
+		"?type=refund&status=running": nil,
+	} {
+		if got := links(query); !slices.Equal(got, want) {
+			t.Errorf("workflows%s = %v, want %v", query, got, want)
+		}
+	}
+	b.mustGet(t, "/workflows/order-1", `id="workflow-status">running<`, "<strong>step_failed</strong> charge (attempt 1)",
+		"card declined", "&#34;cart&#34;: 7", "backoff", "#4")
+	b.mustGet(t, "/workflows/order-2", "completed", "refunded")
+	if res := b.get(t, "/workflows/none"); res.status != http.StatusNotFound {
+		t.Errorf("unknown workflow: %d, want 404", res.status)
+	}
+	if res := b.get(t, "/workflows?status=sleepy"); res.status != http.StatusBadRequest {
+		t.Errorf("unknown status: %d, want 400", res.status)
+	}
+}
+
+// The operation page links back only into the dashboard, whatever the form says.
+func TestOperationBackLink(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Config{AllowActions: true})
+	b.enqueue(t, headgate.Envelope{ID: "j", Queue: "q"})
+	for back, want := range map[string]string{
+		"/queues/q/available?kind=x": `href="/queues/q/available?kind=x" id="op-back"`,
+		"https://evil.example/":      `href="/" id="op-back"`,
+		"//evil.example/":            `href="/" id="op-back"`,
+		"/\\evil.example/":           `href="/" id="op-back"`,
+		"javascript:alert(1)":        `href="/" id="op-back"`,
+	} {
+		res := b.post(t, "/jobs", url.Values{"action": {"cancel"}, "job": {"j"}, "back": {back}, "confirm": {"1"}})
+		if res.status != http.StatusSeeOther {
+			t.Fatalf("cancel: %d %s", res.status, res.body)
+		}
+		b.mustGet(t, res.header.Get("Location"), want)
+	}
+}
+
+// Redact sees JSON payloads and workflow inputs too; what decodes as neither is hidden.
+func TestRedactEverywhere(t *testing.T) {
+	t.Parallel()
+	var kinds []string
+	var mu sync.Mutex
+	redact := func(kind string, v any) any {
+		mu.Lock()
+		kinds = append(kinds, kind)
+		mu.Unlock()
+		if m, ok := v.(map[string]any); ok {
+			if _, ok := m["secret"]; ok {
+				m["secret"] = "[redacted]"
+			}
+		}
+		return v
+	}
+	b := setup(t, dashboard.Config{Redact: redact})
+	b.enqueue(t, headgate.Envelope{ID: "json", Queue: "q", Kind: "k", Payload: []byte(`{"secret":"hunter2","n":1}`)},
+		headgate.Envelope{ID: "opaque", Queue: "q", Kind: "k", Payload: []byte{0xc1, 0x00, 0x01}})
+	if body := b.mustGet(t, "/jobs/json", "[redacted]"); strings.Contains(body, "hunter2") {
+		t.Error("JSON payload not redacted")
+	}
+	if body := b.mustGet(t, "/jobs/opaque", "hidden by the redaction hook"); strings.Contains(body, "c10001") {
+		t.Error("an undecodable payload is shown with a redaction hook")
+	}
+	events := []headgate.Event{{Seq: 1, Kind: headgate.EventWorkflowStarted, WorkflowType: "signup", RunID: "r",
+		Input: mustMsgpack(t, map[string]any{"secret": "s3cr3t"})}}
+	if err := b.store.Append(b.ctx, "w", events, 0); err != nil {
+		t.Fatal(err)
+	}
+	if body := b.mustGet(t, "/workflows/w", "[redacted]"); strings.Contains(body, "s3cr3t") {
+		t.Error("workflow input not redacted")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Contains(kinds, "k") || !slices.Contains(kinds, "signup") {
+		t.Errorf("Redact saw kinds %v, want the job's kind and the workflow's type", kinds)
+	}
+}

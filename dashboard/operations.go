@@ -1,0 +1,126 @@
+package dashboard
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"slices"
+	"sync"
+	"time"
+)
+
+// operation is one action in progress or done: what the operation page shows and its
+// progress bar follows.
+type operation struct {
+	ID     string
+	Action Action
+	// Target says what the action is on: "3 selected jobs", "queue q", ...
+	Target string
+	User   string
+	// Back is where the operation page links when it is done.
+	Back    string
+	Started time.Time
+	// finished is closed when the operation is done, for answers that wait for it.
+	finished chan struct{}
+
+	mu sync.Mutex
+	// Total is how many jobs the action will look at: exact for a selection, the state's
+	// count (an upper bound) for a filter the store cannot count.
+	Total int64
+	// Done is how many it changed; Refused how many the store refused (their first
+	// errors are in Errors); Skipped how many no longer matched.
+	Done     int64
+	Refused  int64
+	Errors   []string
+	Finished bool
+	// Result is a one-line summary once finished.
+	Result string
+}
+
+// maxOperationErrors bounds the refusals an operation keeps to show.
+const maxOperationErrors = 20
+
+func (o *operation) step(err error, id string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if err == nil {
+		o.Done++
+		return
+	}
+	o.Refused++
+	if len(o.Errors) < maxOperationErrors {
+		o.Errors = append(o.Errors, id+": "+err.Error())
+	}
+}
+
+func (o *operation) finish(result string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.Finished, o.Result = true, result
+	close(o.finished)
+	if o.Total < o.Done+o.Refused {
+		o.Total = o.Done + o.Refused
+	}
+}
+
+// snapshot copies the operation's state for a page or a JSON answer.
+func (o *operation) snapshot() operationView {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	total := max(o.Total, o.Done+o.Refused)
+	if o.Finished {
+		total = o.Done + o.Refused
+	}
+	return operationView{ID: o.ID, Action: o.Action, Target: o.Target, User: o.User, Back: o.Back, Started: o.Started,
+		Total: total, Done: o.Done, Refused: o.Refused, Processed: o.Done + o.Refused,
+		Errors: slices.Clone(o.Errors), Finished: o.Finished, Result: o.Result}
+}
+
+// operationView is an operation at one moment.
+type operationView struct {
+	ID        string    `json:"id"`
+	Action    Action    `json:"action"`
+	Target    string    `json:"target"`
+	User      string    `json:"user,omitempty"`
+	Back      string    `json:"back"`
+	Started   time.Time `json:"started"`
+	Total     int64     `json:"total"`
+	Done      int64     `json:"done"`
+	Refused   int64     `json:"refused"`
+	Processed int64     `json:"processed"`
+	Errors    []string  `json:"errors,omitempty"`
+	Finished  bool      `json:"finished"`
+	Result    string    `json:"result,omitempty"`
+}
+
+// operations are the dashboard's recent operations, by id.
+type operations struct {
+	mu   sync.Mutex
+	byID map[string]*operation
+	ids  []string // oldest first
+}
+
+// keptOperations bounds the operations the dashboard remembers.
+const keptOperations = 100
+
+func newOperations() *operations { return &operations{byID: map[string]*operation{}} }
+
+func (ops *operations) add(o *operation) {
+	var b [12]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	o.ID = hex.EncodeToString(b[:])
+	o.finished = make(chan struct{})
+	ops.mu.Lock()
+	defer ops.mu.Unlock()
+	ops.byID[o.ID] = o
+	ops.ids = append(ops.ids, o.ID)
+	if len(ops.ids) > keptOperations {
+		delete(ops.byID, ops.ids[0])
+		ops.ids = ops.ids[1:]
+	}
+}
+
+func (ops *operations) get(id string) *operation {
+	ops.mu.Lock()
+	defer ops.mu.Unlock()
+	return ops.byID[id]
+}

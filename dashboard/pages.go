@@ -1,0 +1,327 @@
+package dashboard
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/headgate/headgate"
+	"github.com/headgate/headgate/inspector"
+)
+
+// queueRow is one queue of the overview.
+type queueRow struct {
+	inspector.QueueStats
+	Cells []stateCell
+}
+
+type stateCell struct {
+	State headgate.State
+	Count int64
+}
+
+type overviewData struct {
+	Now         time.Time
+	Queues      []queueRow
+	Totals      []stateCell
+	Quarantined int
+}
+
+func (h *Handler) overviewOf(r *http.Request) (*overviewData, error) {
+	ctx := r.Context()
+	now, err := h.src.stats.Now(ctx)
+	if err != nil {
+		return nil, err
+	}
+	stats, err := h.src.stats.Stats(ctx)
+	if err != nil {
+		return nil, err
+	}
+	q, err := h.src.quarantine.Quarantined(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d := &overviewData{Now: now, Quarantined: len(q)}
+	totals := map[headgate.State]int64{}
+	for _, s := range stats {
+		row := queueRow{QueueStats: s}
+		for _, st := range headgate.States {
+			row.Cells = append(row.Cells, stateCell{State: st, Count: s.Counts[st]})
+			totals[st] += s.Counts[st]
+		}
+		d.Queues = append(d.Queues, row)
+	}
+	for _, st := range headgate.States {
+		d.Totals = append(d.Totals, stateCell{State: st, Count: totals[st]})
+	}
+	return d, nil
+}
+
+func (h *Handler) overview(w http.ResponseWriter, r *http.Request) error {
+	d, err := h.overviewOf(r)
+	if err != nil {
+		return err
+	}
+	h.render(w, r, "overview", "Overview", d)
+	return nil
+}
+
+// overviewSample is the live refresh's JSON: what the overview's counts and chart need.
+type overviewSample struct {
+	Now         int64                       `json:"now_ms"`
+	Queues      map[string]map[string]int64 `json:"queues"`
+	Held        map[string]int64            `json:"held"`
+	Paused      map[string]bool             `json:"paused"`
+	Quarantined int                         `json:"quarantined"`
+}
+
+func (h *Handler) overviewJSON(w http.ResponseWriter, r *http.Request) error {
+	d, err := h.overviewOf(r)
+	if err != nil {
+		return err
+	}
+	s := overviewSample{Now: d.Now.UnixMilli(), Queues: map[string]map[string]int64{}, Held: map[string]int64{},
+		Paused: map[string]bool{}, Quarantined: d.Quarantined}
+	for _, q := range d.Queues {
+		counts := map[string]int64{}
+		for _, c := range q.Cells {
+			counts[string(c.State)] = c.Count
+		}
+		s.Queues[q.Queue] = counts
+		s.Held[q.Queue] = q.Held
+		s.Paused[q.Queue] = q.Paused
+	}
+	return writeJSON(w, s)
+}
+
+func writeJSON(w http.ResponseWriter, v any) error {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	return json.NewEncoder(w).Encode(v)
+}
+
+// pageSize is how many jobs a listing page asks the store for.
+const pageSize = 50
+
+// filter is what a listing selects within its queue and state. The inspector's listing
+// filters by kind itself; partition, tag, fingerprint and id are matched here on the
+// jobs each page reads.
+type filter struct {
+	Kind, Partition, Tag, Fingerprint, ID string
+	// Oldest orders a page oldest first (ids are time-ordered); newest first otherwise.
+	Oldest bool
+}
+
+func filterOf(q url.Values) filter {
+	return filter{Kind: strings.TrimSpace(q.Get("kind")), Partition: strings.TrimSpace(q.Get("partition")),
+		Tag: strings.TrimSpace(q.Get("tag")), Fingerprint: strings.TrimSpace(q.Get("fingerprint")),
+		ID: strings.TrimSpace(q.Get("id")), Oldest: q.Get("order") == "oldest"}
+}
+
+// narrowed tells whether f selects less than its whole queue and state.
+func (f filter) narrowed() bool {
+	return f.Kind != "" || f.Partition != "" || f.Tag != "" || f.Fingerprint != "" || f.ID != ""
+}
+
+func (f filter) matches(j *headgate.Job) bool {
+	return (f.Kind == "" || j.Kind == f.Kind) && (f.Partition == "" || j.PartitionKey == f.Partition) &&
+		(f.Tag == "" || slices.Contains(j.Tags, f.Tag)) && (f.Fingerprint == "" || j.Fingerprint == f.Fingerprint) &&
+		(f.ID == "" || j.ID == f.ID)
+}
+
+// values renders f as a listing's query (without cursor).
+func (f filter) values() url.Values {
+	v := url.Values{}
+	for k, s := range map[string]string{"kind": f.Kind, "partition": f.Partition, "tag": f.Tag, "fingerprint": f.Fingerprint, "id": f.ID} {
+		if s != "" {
+			v.Set(k, s)
+		}
+	}
+	if f.Oldest {
+		v.Set("order", "oldest")
+	}
+	return v
+}
+
+// selection is a queue, a state and a filter: the jobs a listing shows and a bulk action
+// on everything matching acts on.
+type selection struct {
+	Queue  string
+	State  headgate.State
+	Filter filter
+}
+
+func selectionOf(queue, state string, q url.Values) (selection, error) {
+	s := selection{Queue: queue, State: headgate.State(state), Filter: filterOf(q)}
+	if !slices.Contains(headgate.States, s.State) {
+		return s, &headgate.InvalidError{Field: "state", Reason: fmt.Sprintf("%q is not a job state", state)}
+	}
+	if err := headgate.ValidateQueueName("queue", queue); err != nil {
+		return s, err
+	}
+	return s, nil
+}
+
+// page reads one page of the selection from cursor: the matching jobs, ordered, and the
+// next cursor ("" at the end).
+func (h *Handler) page(ctx context.Context, sel selection, cursor string) ([]*headgate.Job, string, error) {
+	if sel.Filter.ID != "" {
+		d, err := h.src.job.Job(ctx, sel.Filter.ID)
+		if err != nil || d.Job.Queue != sel.Queue || d.Job.State != sel.State || !sel.Filter.matches(d.Job) {
+			return nil, "", nil
+		}
+		return []*headgate.Job{d.Job}, "", nil
+	}
+	p, err := h.src.lister.ListJobs(ctx, inspector.ListOptions{Queue: sel.Queue, State: sel.State, Kind: sel.Filter.Kind,
+		Cursor: cursor, Limit: pageSize})
+	if err != nil {
+		return nil, "", err
+	}
+	jobs := slices.DeleteFunc(p.Jobs, func(j *headgate.Job) bool { return !sel.Filter.matches(j) })
+	slices.SortFunc(jobs, func(a, b *headgate.Job) int {
+		if sel.Filter.Oldest {
+			return cmp.Compare(a.ID, b.ID)
+		}
+		return cmp.Compare(b.ID, a.ID)
+	})
+	return jobs, p.Next, nil
+}
+
+type jobsData struct {
+	selection
+	Jobs []*headgate.Job
+	// InState is the exact number of the queue's jobs in the state; Matching is the
+	// number the filter selects when it is known (no filter), else -1.
+	InState  int64
+	Matching int64
+	Cursor   string
+	NextURL  string
+	FirstURL string
+	Orders   []orderLink
+	Paused   bool
+}
+
+type orderLink struct {
+	Label, URL string
+	Current    bool
+}
+
+func (h *Handler) jobs(w http.ResponseWriter, r *http.Request) error {
+	sel, err := selectionOf(r.PathValue("queue"), r.PathValue("state"), r.URL.Query())
+	if err != nil {
+		return err
+	}
+	cursor := r.URL.Query().Get("cursor")
+	jobs, next, err := h.page(r.Context(), sel, cursor)
+	if err != nil {
+		return err
+	}
+	stats, err := h.src.stats.Stats(r.Context())
+	if err != nil {
+		return err
+	}
+	d := &jobsData{selection: sel, Jobs: jobs, Cursor: cursor, Matching: -1}
+	for _, s := range stats {
+		if s.Queue == sel.Queue {
+			d.InState, d.Paused = s.Counts[sel.State], s.Paused
+		}
+	}
+	if !sel.Filter.narrowed() {
+		d.Matching = d.InState
+	}
+	here := baseOf(r) + "/queues/" + url.PathEscape(sel.Queue) + "/" + string(sel.State)
+	q := sel.Filter.values()
+	d.FirstURL = here + "?" + q.Encode()
+	if next != "" {
+		q.Set("cursor", next)
+		d.NextURL = here + "?" + q.Encode()
+	}
+	for _, o := range []struct {
+		label  string
+		oldest bool
+	}{{"newest first", false}, {"oldest first", true}} {
+		f := sel.Filter
+		f.Oldest = o.oldest
+		d.Orders = append(d.Orders, orderLink{Label: o.label, URL: here + "?" + f.values().Encode(), Current: f.Oldest == sel.Filter.Oldest})
+	}
+	h.render(w, r, "jobs", sel.Queue+" · "+string(sel.State), d)
+	return nil
+}
+
+type jobData struct {
+	*inspector.JobDetail
+	Fields   []fieldRow
+	Payload  string
+	Result   string
+	Output   string
+	Progress *progressView
+}
+
+type progressView struct {
+	*headgate.Progress
+	Percent int
+}
+
+func (h *Handler) job(w http.ResponseWriter, r *http.Request) error {
+	id := r.PathValue("id")
+	d, err := h.src.job.Job(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	jd := &jobData{JobDetail: d, Fields: fieldRows(d.Job, "Payload"),
+		Payload: h.payloadText(d.Job.Kind, d.Job.Payload), Result: blobText(d.Result), Output: blobText(d.Output)}
+	if d.Progress != nil {
+		pv := &progressView{Progress: d.Progress}
+		if d.Progress.Total > 0 {
+			pv.Percent = int(min(100, max(0, d.Progress.Current*100/d.Progress.Total)))
+		}
+		jd.Progress = pv
+	}
+	h.render(w, r, "job", "Job "+id, jd)
+	return nil
+}
+
+func (h *Handler) quarantine(w http.ResponseWriter, r *http.Request) error {
+	q, err := h.src.quarantine.Quarantined(r.Context())
+	if err != nil {
+		return err
+	}
+	h.render(w, r, "quarantine", "Quarantine", q)
+	return nil
+}
+
+type rateRow struct {
+	Class      string
+	Tokens     string
+	Configured bool
+}
+
+func (h *Handler) rates(w http.ResponseWriter, r *http.Request) error {
+	g, err := h.src.rates.Gauges(r.Context(), &headgate.GaugesOptions{RateClasses: h.cfg.RateClasses})
+	if err != nil {
+		return err
+	}
+	rows := make([]rateRow, 0, len(h.cfg.RateClasses))
+	for _, c := range h.cfg.RateClasses {
+		t, ok := g.RateTokens[c]
+		rows = append(rows, rateRow{Class: c, Tokens: strconv.FormatFloat(t, 'f', -1, 64), Configured: ok})
+	}
+	h.render(w, r, "rates", "Rate classes", map[string]any{"Now": g.Now, "Classes": rows})
+	return nil
+}
+
+func (h *Handler) policy(w http.ResponseWriter, r *http.Request) error {
+	p, err := h.src.policy.Policy(r.Context())
+	if err != nil {
+		return err
+	}
+	h.render(w, r, "policy", "Policy", fieldRows(p))
+	return nil
+}

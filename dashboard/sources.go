@@ -1,0 +1,84 @@
+package dashboard
+
+import (
+	"context"
+	"time"
+
+	"github.com/headgate/headgate"
+	"github.com/headgate/headgate/inspector"
+)
+
+// Each page reads through the smallest interface that serves it, so a page's data can
+// come from a newer operator API (or a test double) without touching the others.
+
+// statsReader serves the overview and the counts of a listing.
+type statsReader interface {
+	Now(ctx context.Context) (time.Time, error)
+	Stats(ctx context.Context) ([]inspector.QueueStats, error)
+}
+
+// jobLister serves the listing of a queue and state.
+type jobLister interface {
+	ListJobs(ctx context.Context, opts inspector.ListOptions) (*inspector.JobPage, error)
+}
+
+// jobReader serves the job page.
+type jobReader interface {
+	Job(ctx context.Context, id string) (*inspector.JobDetail, error)
+}
+
+// jobActor applies the actions on jobs, one job at a time.
+type jobActor interface {
+	Retry(ctx context.Context, id string, opts *inspector.RetryOptions) (inspector.RetryResult, error)
+	Delete(ctx context.Context, id string) (headgate.State, error)
+	Cancel(ctx context.Context, id string) error
+}
+
+// queueActor pauses and resumes admission from a queue.
+type queueActor interface {
+	Pause(ctx context.Context, queue string) error
+	Resume(ctx context.Context, queue string) error
+}
+
+// quarantineSource serves the quarantine page and its actions.
+type quarantineSource interface {
+	Quarantined(ctx context.Context) ([]inspector.QuarantinedFingerprint, error)
+	ReleaseQuarantine(ctx context.Context, fingerprint string) (int, error)
+	ReleaseQuarantineAndRetry(ctx context.Context, fingerprint string) (inspector.RetryResult, error)
+}
+
+// rateReader serves the rate classes page: the tokens each configured class holds now.
+type rateReader interface {
+	Gauges(ctx context.Context, opts *headgate.GaugesOptions) (*headgate.Gauges, error)
+}
+
+// policyReader serves the policy page.
+type policyReader interface {
+	Policy(ctx context.Context) (*inspector.Policy, error)
+}
+
+// workflowReader serves the workflow pages: listings that never fold a history, a
+// workflow's row and its history a page at a time.
+type workflowReader interface {
+	Query(ctx context.Context, filter headgate.WorkflowFilter, cursor string, limit int) ([]*headgate.WorkflowSummary, string, error)
+	GetWorkflow(ctx context.Context, workflowID string) (*headgate.WorkflowSummary, error)
+	ReadHistoryFrom(ctx context.Context, workflowID string, fromSeq int64, limit int) ([]headgate.Event, int64, error)
+}
+
+// sources are the readers and actors of every page.
+type sources struct {
+	stats      statsReader
+	lister     jobLister
+	job        jobReader
+	jobs       jobActor
+	queues     queueActor
+	quarantine quarantineSource
+	rates      rateReader
+	policy     policyReader
+	workflows  workflowReader
+}
+
+func inspectorSources(insp *inspector.Inspector, store *headgate.Store) sources {
+	return sources{stats: insp, lister: insp, job: insp, jobs: insp, queues: insp, quarantine: insp, rates: store, policy: insp,
+		workflows: store}
+}

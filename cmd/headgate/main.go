@@ -22,6 +22,8 @@
 //	edit ID [-payload JSON] [-priority N] [-max-attempts N] [-at TIME] [-partition P] [-tags a,b]
 //	                                   change a job that is not running or finished
 //	delete ID...                       delete jobs that are not running
+//	wf list [-status S] [-type T] | show ID | signal ID NAME JSON | cancel|pause|resume|terminate|retry ID
+//	                                   durable workflows: list, a run's timeline, signal, operator verbs
 //	demo                               a self-contained demo (see "headgate demo -h")
 //
 // -redis defaults to $REDIS_URL, else redis://127.0.0.1:6379; it takes a redis:// or
@@ -116,6 +118,7 @@ var commands = []*command{
 		summary: "the namespace's fleet-wide policy: backoff, crash limit, retention, snooze limit", flags: policyFlags, run: cmdPolicy},
 	{name: "demo", args: "[flags]", summary: "run a self-contained demo on an embedded Redis"},
 	aclCommand,
+	wfCommand,
 }
 
 // cli is one invocation: its output, its global flags and, once connected, its inspector.
@@ -127,6 +130,7 @@ type cli struct {
 	addr           string   // the Redis address, once connected
 	jobs           jobsOpts // flags of the jobs command
 	verbs          verbOpts // flags of the operator verbs (verbs.go)
+	wf             wfOpts   // flags of the wf command (wf.go)
 
 	insp *inspector.Inspector
 }

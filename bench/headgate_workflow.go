@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/headgate/headgate/worker"
+	"github.com/headgate/headgate/workflow"
+)
+
+// headgate's workflows are used through package workflow the way its docs show: a
+// workflow.Client starts runs, a worker.Worker with the type registered runs their
+// tasks, with default step options. Steps run inside the workflow task, each result
+// committed (checkpointed) before the code goes on.
+
+func init() { registerWorkflowEngine("headgate", openHeadgateWorkflows) }
+
+const headgateFlowType = "bench_flow"
+
+type headgateFlows struct {
+	addr   string
+	rdb    *redis.Client
+	client *workflow.Client
+}
+
+func openHeadgateWorkflows(ctx context.Context, addr string) (WorkflowEngine, error) {
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		rdb.Close()
+		return nil, fmt.Errorf("headgate ping %s: %w", addr, err)
+	}
+	c, err := workflow.NewClient(rdb, &workflow.ClientConfig{Namespace: headgateNamespace})
+	if err != nil {
+		rdb.Close()
+		return nil, err
+	}
+	return &headgateFlows{addr: addr, rdb: rdb, client: c}, nil
+}
+
+func (h *headgateFlows) Start(ctx context.Context, in benchFlowInput) error {
+	_, err := h.client.Start(ctx, headgateFlowType, in, workflow.StartOptions{ID: in.ID})
+	return err
+}
+
+func (h *headgateFlows) StartWorker(ctx context.Context, concurrency int, hook WorkflowHook) (Worker, error) {
+	rdb := redis.NewClient(&redis.Options{Addr: h.addr})
+	w, err := worker.New(rdb, &worker.Config{
+		Namespace:   headgateNamespace,
+		Concurrency: concurrency,
+		Logger:      slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	})
+	if err != nil {
+		rdb.Close()
+		return nil, err
+	}
+	step := func(ctx workflow.Context, name string, id string, n int) error {
+		_, err := workflow.Step(ctx, name, func(context.Context) (int, error) {
+			hook(id, n)
+			return n, nil
+		}, nil)
+		return err
+	}
+	workflow.Register(w, headgateFlowType, func(ctx workflow.Context, in benchFlowInput) (int, error) {
+		if err := step(ctx, "one", in.ID, 1); err != nil {
+			return 0, err
+		}
+		if err := step(ctx, "two", in.ID, 2); err != nil {
+			return 0, err
+		}
+		hook(in.ID, markSleep)
+		if err := workflow.Sleep(ctx, "pause", time.Duration(in.SleepMS)*time.Millisecond); err != nil {
+			return 0, err
+		}
+		if err := step(ctx, "three", in.ID, 3); err != nil {
+			return 0, err
+		}
+		hook(in.ID, markDone)
+		return 3, nil
+	})
+	if err := w.Start(ctx); err != nil {
+		rdb.Close()
+		return nil, fmt.Errorf("headgate worker start: %w", err)
+	}
+	return &headgateWorker{w: w, rdb: rdb}, nil
+}
+
+func (h *headgateFlows) Close() error { return h.rdb.Close() }

@@ -57,7 +57,19 @@ func (s *goSystem) Run(ctx context.Context, sc Scenario) (Result, error) {
 			return Result{}, fmt.Errorf("open %s workflows: %w", s.name, err)
 		}
 		defer e.Close()
-		return runWorkflow(ctx, e, sc.Kind, sc.Params)
+		var st *runStats
+		if statsEnabled {
+			st = newRunStats(ctx, sc.Params.Redis, nil)
+		}
+		res, err := runWorkflow(ctx, e, sc.Kind, sc.Params, st)
+		if st != nil {
+			phases, serr := st.finish(context.WithoutCancel(ctx))
+			if err == nil && serr != nil {
+				logf("%s %s: stats: %v", s.name, sc.Name, serr)
+			}
+			res.Stats = phases
+		}
+		return res, err
 	}
 	q, err := s.open(ctx, sc.Params.Redis)
 	if err != nil {

@@ -112,15 +112,16 @@ func (m *flowMarks) at(id string, point int) (time.Time, bool) {
 	return t, ok
 }
 
-// runWorkflow runs a workflow scenario on engine e.
-func runWorkflow(ctx context.Context, e WorkflowEngine, k Kind, p Params) (Result, error) {
+// runWorkflow runs a workflow scenario on engine e; st (-stats, else nil) counts the
+// workflow scenario's workflows as jobs: started ("enqueue"), returned ("worker").
+func runWorkflow(ctx context.Context, e WorkflowEngine, k Kind, p Params, st *runStats) (Result, error) {
 	if k == KindWorkflowTimer {
 		return workflowTimer(ctx, e, p)
 	}
-	return workflowE2E(ctx, e, p)
+	return workflowE2E(ctx, e, p, st)
 }
 
-func workflowE2E(ctx context.Context, e WorkflowEngine, p Params) (Result, error) {
+func workflowE2E(ctx context.Context, e WorkflowEngine, p Params, st *runStats) (Result, error) {
 	ids := make(chan int)
 	errs := make(chan error, p.Producers)
 	var wg sync.WaitGroup
@@ -130,6 +131,9 @@ func workflowE2E(ctx context.Context, e WorkflowEngine, p Params) (Result, error
 				if err := e.Start(ctx, benchFlowInput{ID: fmt.Sprintf("wf-%d", i)}); err != nil {
 					errs <- err
 					return
+				}
+				if st != nil {
+					st.enqueued.Add(1)
 				}
 			}
 		})
@@ -150,6 +154,9 @@ func workflowE2E(ctx context.Context, e WorkflowEngine, p Params) (Result, error
 		return Result{}, fmt.Errorf("start workflows: %w", err)
 	}
 	m := newFlowMarks(p.Jobs)
+	if st != nil {
+		st.begin(ctx, "worker")
+	}
 	t0 := time.Now()
 	w, err := e.StartWorker(ctx, p.Concurrency, m.hook)
 	if err != nil {
@@ -158,11 +165,17 @@ func workflowE2E(ctx context.Context, e WorkflowEngine, p Params) (Result, error
 	for n := range p.Jobs {
 		select {
 		case <-m.done:
+			if st != nil {
+				st.handled.Add(1)
+			}
 		case <-ctx.Done():
 			return Result{}, errors.Join(fmt.Errorf("%d of %d workflows returned: %w", n, p.Jobs, ctx.Err()), w.Stop())
 		}
 	}
 	elapsed := time.Since(t0)
+	if st != nil {
+		st.end(ctx)
+	}
 	if err := w.Stop(); err != nil {
 		return Result{}, err
 	}

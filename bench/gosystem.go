@@ -59,7 +59,7 @@ func (s *goSystem) Run(ctx context.Context, sc Scenario) (Result, error) {
 		defer e.Close()
 		var st *runStats
 		if statsEnabled {
-			st = newRunStats(ctx, sc.Params.Redis, nil)
+			st = newRunStats(ctx, sc.Params.Redis, e)
 		}
 		res, err := runWorkflow(ctx, e, sc.Kind, sc.Params, st)
 		if st != nil {

@@ -26,10 +26,15 @@ type headgateFlows struct {
 	addr   string
 	rdb    *redis.Client
 	client *workflow.Client
+	trips  *tripCounter // -stats: round trips of every client it opens; nil otherwise
 }
 
 func openHeadgateWorkflows(ctx context.Context, addr string) (WorkflowEngine, error) {
-	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	h := &headgateFlows{addr: addr}
+	if statsEnabled {
+		h.trips = newTripCounter()
+	}
+	rdb := h.newClient()
 	if err := rdb.Ping(ctx).Err(); err != nil {
 		rdb.Close()
 		return nil, fmt.Errorf("headgate ping %s: %w", addr, err)
@@ -39,7 +44,24 @@ func openHeadgateWorkflows(ctx context.Context, addr string) (WorkflowEngine, er
 		rdb.Close()
 		return nil, err
 	}
-	return &headgateFlows{addr: addr, rdb: rdb, client: c}, nil
+	h.rdb, h.client = rdb, c
+	return h, nil
+}
+
+func (h *headgateFlows) newClient() *redis.Client {
+	c := redis.NewClient(&redis.Options{Addr: h.addr})
+	if h.trips != nil {
+		c.AddHook(h.trips)
+	}
+	return c
+}
+
+// RoundTrips implements roundTripCounter (stats.go).
+func (h *headgateFlows) RoundTrips() map[string]int64 {
+	if h.trips == nil {
+		return nil
+	}
+	return h.trips.snapshot()
 }
 
 func (h *headgateFlows) Start(ctx context.Context, in benchFlowInput) error {
@@ -48,7 +70,7 @@ func (h *headgateFlows) Start(ctx context.Context, in benchFlowInput) error {
 }
 
 func (h *headgateFlows) StartWorker(ctx context.Context, concurrency int, hook WorkflowHook) (Worker, error) {
-	rdb := redis.NewClient(&redis.Options{Addr: h.addr})
+	rdb := h.newClient()
 	w, err := worker.New(rdb, &worker.Config{
 		Namespace:   headgateNamespace,
 		Concurrency: concurrency,

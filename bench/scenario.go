@@ -173,7 +173,7 @@ func scenarios(quick bool) []Scenario {
 			Rows: pct("workflow timer lateness"),
 			// One workflow at a time on an idle worker; go-workflows' timers can
 			// take a second, so few samples.
-			Params: with(func(p *Params) { p.Jobs = n(200, 30); p.SleepMS = 50; p.SettleMS = 1000 })},
+			Params: with(func(p *Params) { p.Jobs = n(100, 20); p.SleepMS = 50; p.SettleMS = 1000 })},
 	)
 	for i := range list {
 		p := &list[i].Params

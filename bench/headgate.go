@@ -102,12 +102,7 @@ func (q *headgateQueue) StartWorker(ctx context.Context, concurrency int, h Hand
 	// A client of the worker's own, as a worker process would have; the
 	// worker opens one more connection for its blocking wait for work.
 	rdb := q.newClient()
-	w, err := worker.New(rdb, &worker.Config{
-		Namespace:   headgateNamespace,
-		Concurrency: concurrency,
-		// Warnings and errors only, like asynq's WarnLevel.
-		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-	})
+	w, err := newBenchWorker(rdb, concurrency)
 	if err != nil {
 		rdb.Close()
 		return nil, err
@@ -121,6 +116,16 @@ func (q *headgateQueue) StartWorker(ctx context.Context, concurrency int, h Hand
 		return nil, fmt.Errorf("headgate worker start: %w", err)
 	}
 	return &headgateWorker{w: w, rdb: rdb}, nil
+}
+
+// newBenchWorker is the worker of both headgate adapters (jobs and workflows).
+func newBenchWorker(rdb *redis.Client, concurrency int) (*worker.Worker, error) {
+	return worker.New(rdb, &worker.Config{
+		Namespace:   headgateNamespace,
+		Concurrency: concurrency,
+		// Warnings and errors only, like asynq's WarnLevel.
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	})
 }
 
 func (q *headgateQueue) Close() error { return q.rdb.Close() }

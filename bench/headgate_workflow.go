@@ -3,13 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
-	"os"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/headgate/headgate/worker"
 	"github.com/headgate/headgate/workflow"
 )
 
@@ -71,11 +68,7 @@ func (h *headgateFlows) Start(ctx context.Context, in benchFlowInput) error {
 
 func (h *headgateFlows) StartWorker(ctx context.Context, concurrency int, hook WorkflowHook) (Worker, error) {
 	rdb := h.newClient()
-	w, err := worker.New(rdb, &worker.Config{
-		Namespace:   headgateNamespace,
-		Concurrency: concurrency,
-		Logger:      slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-	})
+	w, err := newBenchWorker(rdb, concurrency)
 	if err != nil {
 		rdb.Close()
 		return nil, err

@@ -120,7 +120,7 @@ func snapshotRedis(ctx context.Context, rdb *redis.Client) (redisSnapshot, error
 // runStats records the phases of one run.
 type runStats struct {
 	rdb      *redis.Client
-	q        any // a roundTripCounter, when the system counts its round trips
+	q        any          // a roundTripCounter, when the system counts its round trips
 	enqueued atomic.Int64 // jobs enqueued so far in the run
 	handled  atomic.Int64 // jobs handled so far in the run
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -21,8 +20,8 @@ import (
 // wfBundle is a workflowtest env (frozen store clock at workflowtest.Epoch) that the
 // command line reaches through its Redis address and namespace.
 type wfBundle struct {
+	*testBundle
 	env *workflowtest.Env
-	url string
 }
 
 // shipment charges (the step takes 250ms of store time), sleeps an hour, waits for the
@@ -59,42 +58,27 @@ func setupWf(t *testing.T) *wfBundle {
 	workflow.Register(env.Worker, "refund", func(ctx workflow.Context, charge string) (string, error) {
 		return "", errors.New("the bank refused the refund of " + charge)
 	})
-	return &wfBundle{env: env, url: "redis://" + rdb.(*redis.Client).Options().Addr}
+	return &wfBundle{env: env, testBundle: &testBundle{ctx: env.Context(), store: env.Store, ns: env.Store.Namespace(),
+		url: "redis://" + rdb.(*redis.Client).Options().Addr}}
 }
+
+func wfArgs(args []string) []string { return append([]string{"wf"}, args...) }
 
 // wf runs "headgate wf args..." on the bundle's namespace.
 func (b *wfBundle) wf(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	var out, errOut bytes.Buffer
-	code = run(append([]string{"-redis", b.url, "-namespace", b.env.Store.Namespace(), "wf"}, args...), &out, &errOut)
-	return code, out.String(), errOut.String()
+	return b.run(t, wfArgs(args)...)
 }
 
 func (b *wfBundle) mustWf(t *testing.T, args ...string) string {
 	t.Helper()
-	code, out, errOut := b.wf(t, args...)
-	if code != exitOK {
-		t.Fatalf("headgate wf %s: exit %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, out, errOut)
-	}
-	return out
+	return b.mustRun(t, wfArgs(args)...)
 }
 
-// wfJSON runs "headgate wf args... -json", which must exit with code, and decodes its
-// stdout into v, refusing fields v does not name.
+// wfJSON runs "headgate wf args... -json" (see runJSON).
 func (b *wfBundle) wfJSON(t *testing.T, code int, v any, args ...string) {
 	t.Helper()
-	got, out, errOut := b.wf(t, append(args, "-json")...)
-	if got != code {
-		t.Fatalf("headgate wf %s -json: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), got, code, out, errOut)
-	}
-	dec := json.NewDecoder(strings.NewReader(out))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		t.Fatalf("headgate wf %s -json: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	if dec.More() {
-		t.Fatalf("headgate wf %s -json printed more than one document:\n%s", strings.Join(args, " "), out)
-	}
+	b.runJSON(t, code, v, wfArgs(args)...)
 }
 
 type wfSummary struct {

@@ -49,6 +49,9 @@ func cmdWf(ctx context.Context, c *cli, args []string) error {
 	if sub != "list" && (c.wf.status != "" || c.wf.typ != "" || c.wf.after != "") {
 		return usagef("-status, -type and -after go with list")
 	}
+	if c.wf.reason != "" && (sub == "list" || sub == "show" || sub == "signal" || sub == "retry") {
+		return usagef("-reason goes with cancel, pause, resume and terminate")
+	}
 	switch sub {
 	case "list":
 		return cmdWfList(ctx, c, args)

@@ -350,7 +350,8 @@ func TestWfVerbs(t *testing.T) {
 	if after := b.env.History("o2"); len(after) != len(before) {
 		t.Errorf("refused verbs wrote to o2: %d events, was %d", len(after), len(before))
 	}
-	for _, args := range [][]string{{"signal", "o1", "shipped", "{"}, {"signal", "o1", "shipped"}, {"cancel"}, {"retry", "a", "b"}} {
+	for _, args := range [][]string{{"signal", "o1", "shipped", "{"}, {"signal", "o1", "shipped"}, {"cancel"}, {"retry", "a", "b"},
+		{"retry", "o3", "-reason", "x"}} {
 		if code, _, errOut := b.wf(t, args...); code != exitUsage {
 			t.Errorf("wf %v: exit %d, want %d: %s", args, code, exitUsage, errOut)
 		}

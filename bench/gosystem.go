@@ -51,6 +51,26 @@ func (s *goSystem) Setup(ctx context.Context) (string, func(), error) {
 func (s *goSystem) Run(ctx context.Context, sc Scenario) (Result, error) {
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(sc.Params.TimeoutMS)*time.Millisecond)
 	defer cancel()
+	if isWorkflowKind(sc.Kind) {
+		e, err := workflowEngines[s.name](ctx, sc.Params.Redis)
+		if err != nil {
+			return Result{}, fmt.Errorf("open %s workflows: %w", s.name, err)
+		}
+		defer e.Close()
+		var st *runStats
+		if statsEnabled {
+			st = newRunStats(ctx, sc.Params.Redis, e)
+		}
+		res, err := runWorkflow(ctx, e, sc.Kind, sc.Params, st)
+		if st != nil {
+			phases, serr := st.finish(context.WithoutCancel(ctx))
+			if err == nil && serr != nil {
+				logf("%s %s: stats: %v", s.name, sc.Name, serr)
+			}
+			res.Stats = phases
+		}
+		return res, err
+	}
 	q, err := s.open(ctx, sc.Params.Redis)
 	if err != nil {
 		return Result{}, fmt.Errorf("open %s: %w", s.name, err)

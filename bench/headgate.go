@@ -107,13 +107,7 @@ func (q *headgateQueue) StartWorker(ctx context.Context, concurrency int, h Hand
 	// A client of the worker's own, as a worker process would have; the
 	// worker opens one more connection for its blocking wait for work.
 	rdb := q.newClient()
-	w, err := worker.New(rdb, &worker.Config{
-		Namespace:   headgateNamespace,
-		Concurrency: concurrency,
-		// Warnings and errors only, like asynq's WarnLevel.
-		Logger:     slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		Middleware: q.obs.workerMiddleware(),
-	})
+	w, err := newBenchWorker(rdb, concurrency, q.obs.workerMiddleware())
 	if err != nil {
 		rdb.Close()
 		return nil, err
@@ -127,6 +121,18 @@ func (q *headgateQueue) StartWorker(ctx context.Context, concurrency int, h Hand
 		return nil, fmt.Errorf("headgate worker start: %w", err)
 	}
 	return &headgateWorker{w: w, rdb: rdb}, nil
+}
+
+// newBenchWorker is the worker of both headgate adapters (jobs and workflows), with the
+// observed variants' middleware (none for the bare one).
+func newBenchWorker(rdb *redis.Client, concurrency int, mw []worker.Middleware) (*worker.Worker, error) {
+	return worker.New(rdb, &worker.Config{
+		Namespace:   headgateNamespace,
+		Concurrency: concurrency,
+		// Warnings and errors only, like asynq's WarnLevel.
+		Logger:     slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Middleware: mw,
+	})
 }
 
 func (q *headgateQueue) Close() error {

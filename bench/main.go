@@ -153,6 +153,9 @@ func run() error {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
+			if !runsKind(sys, sc.Kind) {
+				continue
+			}
 			if err := rdb.FlushAll(ctx).Err(); err != nil {
 				return fmt.Errorf("FLUSHALL before %s/%s: %w", sys.Name(), sc.Name, err)
 			}

@@ -14,6 +14,9 @@ const (
 	KindAdmission     Kind = "admission"
 	KindFairness      Kind = "fairness"
 	KindMemory        Kind = "memory"
+	// The workflow kinds run on durable-workflow engines only (workflow.go).
+	KindWorkflow      Kind = "workflow"
+	KindWorkflowTimer Kind = "workflow-timer"
 )
 
 // Params are the knobs of one scenario run. They travel as JSON to the Node
@@ -47,6 +50,8 @@ type Params struct {
 	// SettleMS is how long the worker runs idle before the first sample, so
 	// that start-up work is over and the worker is in its idle wait.
 	SettleMS int `json:"settle_ms"`
+	// SleepMS is the bench workflow's sleep (workflow-timer).
+	SleepMS int `json:"sleep_ms"`
 	// TimeoutMS bounds the run; a system that has not finished by then fails
 	// the scenario instead of hanging the harness.
 	TimeoutMS int `json:"timeout_ms"`
@@ -60,10 +65,12 @@ const (
 	mP50            = "p50_ms"
 	mP99            = "p99_ms"
 	mUsPerJob       = "us_per_job"
-	mBytesPerJob    = "bytes_per_job"
-	mElapsed        = "elapsed_s" // JSON only: wall time of the timed part
-	mUsMin          = "us_per_job_min"
-	mUsMax          = "us_per_job_max"
+	// workflow: bench workflows (3 steps, a 0 ms sleep) run to their return per second
+	mWorkflowsPerSec = "workflows_per_s"
+	mBytesPerJob     = "bytes_per_job"
+	mElapsed         = "elapsed_s" // JSON only: wall time of the timed part
+	mUsMin           = "us_per_job_min"
+	mUsMax           = "us_per_job_max"
 	// fairness: jobs whose handler started between a quiet job's enqueue and
 	// its start, p99 over the quiet jobs. One round-robin round is one job
 	// per busy tenant: 1 noisy + QuietTenants.
@@ -159,6 +166,14 @@ func scenarios(quick bool) []Scenario {
 		Scenario{Name: "memory", Kind: KindMemory,
 			Rows:   []Row{{Label: "memory", Key: mBytesPerJob, Unit: "bytes/job"}},
 			Params: with(func(p *Params) { p.Jobs = n(100_000, 20_000); p.PayloadSize = memoryJob })},
+		Scenario{Name: "workflow", Kind: KindWorkflow,
+			Rows:   []Row{{Label: "workflow 3 steps + 0 ms sleep", Key: mWorkflowsPerSec, Unit: "workflows/s", Higher: true}},
+			Params: with(func(p *Params) { p.Jobs = n(5_000, 1_000) })},
+		Scenario{Name: "workflow-timer", Kind: KindWorkflowTimer,
+			Rows: pct("workflow timer lateness"),
+			// One workflow at a time on an idle worker; go-workflows' timers can
+			// take a second, so few samples.
+			Params: with(func(p *Params) { p.Jobs = n(100, 20); p.SleepMS = 50; p.SettleMS = 1000 })},
 	)
 	for i := range list {
 		p := &list[i].Params

@@ -108,7 +108,7 @@ var registry = map[string]System{}
 
 // order is the column order of the table; headgate first so that its ratio
 // columns read against the peers that follow.
-var order = []string{"headgate", "asynq", "bullmq", "river"}
+var order = []string{"headgate", "asynq", "bullmq", "river", "go-workflows"}
 
 func register(s System) {
 	if _, dup := registry[s.Name()]; dup {

@@ -58,3 +58,8 @@ func (i *Inspector) RetryWorkflow(ctx context.Context, id string) (string, error
 	task, err := i.store.RetryWorkflow(ctx, id)
 	return task, i.audit(err, "workflow retried", "workflow_id", id, "task_id", task)
 }
+
+// WorkflowRuns returns the runs of a workflow id's chain in start order.
+func (i *Inspector) WorkflowRuns(ctx context.Context, id string) ([]headgate.RunSummary, error) {
+	return i.store.ReadRunChain(ctx, id)
+}

@@ -33,6 +33,8 @@
 //	workers [-json]                    the workers' heartbeats: live, stopped or dead
 //	dashboard [-addr HOST:PORT] [-allow-actions]
 //	                                   serve the web dashboard (read-only unless -allow-actions)
+//	wf list [-status S] [-type T] | show ID | signal ID NAME JSON | cancel|pause|resume|terminate|retry ID
+//	                                   durable workflows: list, a run's timeline, signal, operator verbs
 //	demo                               a self-contained demo (see "headgate demo -h")
 //
 // -redis defaults to $REDIS_URL, else redis://127.0.0.1:6379; it takes a redis:// or
@@ -140,6 +142,7 @@ var commands = []*command{
 	{name: "dashboard", args: "[-addr HOST:PORT] [-allow-actions] [-rate-classes A,B]", summary: "serve the web dashboard", flags: dashboardFlagSet, run: cmdDashboard},
 	{name: "demo", args: "[flags]", summary: "run a self-contained demo on an embedded Redis"},
 	aclCommand,
+	wfCommand,
 }
 
 // cli is one invocation: its output, its global flags and, once connected, its inspector.
@@ -153,6 +156,7 @@ type cli struct {
 	verbs          verbOpts // flags of the operator verbs (verbs.go)
 	create         bool     // pause and resume -create (pause.go)
 	why            whyOpts  // flags of why and workers (why.go)
+	wf             wfOpts   // flags of the wf command (wf.go)
 
 	insp *inspector.Inspector
 }

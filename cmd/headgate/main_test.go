@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"net"
 	"os"
@@ -29,6 +30,7 @@ type testBundle struct {
 	ctx   context.Context
 	url   string
 	store *headgate.Store
+	ns    string // the namespace commands run in; testNS when empty
 }
 
 // setup starts a miniredis with the store clock of testNS frozen at epoch.
@@ -64,7 +66,7 @@ func (b *testBundle) enqueue(t *testing.T, jobs ...headgate.Envelope) {
 func (b *testBundle) run(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	code = run(append([]string{"-redis", b.url, "-namespace", testNS}, args...), &out, &errOut)
+	code = run(append([]string{"-redis", b.url, "-namespace", cmp.Or(b.ns, testNS)}, args...), &out, &errOut)
 	return code, out.String(), errOut.String()
 }
 

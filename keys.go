@@ -251,3 +251,29 @@ func (k keys) NamespaceRecord(name string) string { return k.prefix + "nsrec:" +
 // NamespaceIndex is a ZSET of registered namespaces, all scored 0, members
 // "<created ms, 15 digits>\x1f<name>". Under registryKeys.
 func (k keys) NamespaceIndex() string { return k.prefix + "nsidx" }
+
+// Job indexes: kept by every script that moves a job (index_move in lua/lib.lua), read by
+// ListJobs and the bulk verbs. A kind, partition, tag or fingerprint may hold ':', so it
+// comes after the state, and a filter's dimension and value after memberSep.
+
+// JobIndex is a ZSET of the queue's jobs of one kind in one state ("held" for available
+// jobs held back by a quarantined fingerprint), scored by the store time (ms) at which
+// each entered the state; equal times sort by id.
+func (k keys) JobIndex(queue string, state State, kind string) string {
+	return k.prefix + "q:" + queue + ":ix:" + string(state) + ":" + kind
+}
+
+// JobFilterIndex is a ZSET like JobIndex, of its jobs that have one partition (dim
+// "p"), tag ("t") or fingerprint ("f").
+func (k keys) JobFilterIndex(queue string, state State, kind, dim, value string) string {
+	return k.JobIndex(queue, state, kind) + memberSep + dim + memberSep + value
+}
+
+// Kinds is a SET of every kind the queue has had a job of.
+func (k keys) Kinds(queue string) string { return k.prefix + "q:" + queue + ":kinds" }
+
+// PartitionCounts is a HASH: state -> number of the queue's jobs of the partition in it
+// ("held" like Counts; kept for named partitions only).
+func (k keys) PartitionCounts(queue, partition string) string {
+	return k.prefix + "q:" + queue + ":pc:" + partition
+}

@@ -172,6 +172,212 @@ end
 local function num(v) return tonumber(v) or 0 end
 local function str(v) if v then return v end return '' end
 
+-- Job indexes (keys.go, "Job indexes"). Every job is filed in the index of its queue,
+-- state and kind: a ZSET of ids scored by the store time (ms) at which the job entered
+-- the state, so equal times sort by id and (time, id) orders the index totally. A job
+-- with a partition, tags or a fingerprint is also filed under each of them, in a ZSET of
+-- the same shape that extends the index key (K.job_filter_index). Available jobs held
+-- back by a quarantined fingerprint are filed under "held", as they are counted. The
+-- jobs of a partition are counted per state (K.partition_counts). Kinds are few, so a
+-- listing of all kinds merges the indexes of the queue's kinds (K.kinds, grown by
+-- enqueue) and a queued job pays for one index entry, plus one per partition, tag and
+-- fingerprint it has.
+--
+-- index_move records a job's move and flush_index (reached from flush_counts) writes the
+-- moves of the call at its end, one ZADD and one ZREM per touched index. An index key
+-- of another type is skipped (the writes go through pcall: callers have written
+-- already); the listing reports it as corrupt.
+function K.job_index(P, q, state, kind) return P .. 'q:' .. q .. ':ix:' .. state .. ':' .. kind end
+function K.job_filter_index(P, q, state, kind, dim, value)
+  return P .. 'q:' .. q .. ':ix:' .. state .. ':' .. kind .. '\31' .. dim .. '\31' .. value
+end
+function K.kinds(P, q) return P .. 'q:' .. q .. ':kinds' end
+function K.partition_counts(P, q, part) return P .. 'q:' .. q .. ':pc:' .. part end
+
+-- The filter dimensions of K.job_filter_index: partition, tag, fingerprint.
+local DIM_PARTITION, DIM_TAG, DIM_FINGERPRINT = 'p', 't', 'f'
+
+-- What index_move files a job under: its queue, kind, partition, tags ("\n"-joined) and
+-- fingerprint. Fields the caller's job table lacks are read from the job hash.
+local INDEX_FIELDS = { 'queue', 'kind', 'part', 'tags', 'fp' }
+-- Per call: id -> where the job is filed {state, at, queue, kind, part, tags, fp} once
+-- this call moved or noted it; index key -> {order = ids, at = id -> score or false};
+-- partition counts key -> state -> delta.
+local index_filed = {}
+local index_ops, index_order = {}, {}
+local pcount_delta, pcount_order = {}, {}
+local kinds_added = {}
+
+--- @include K.job
+--- @include INDEX_FIELDS
+local function index_fill(P, id, j)
+  local missing = false
+  for _, f in ipairs(INDEX_FIELDS) do
+    if j[f] == nil then missing = true end
+  end
+  if not missing then return end
+  local v = redis.pcall('HMGET', K.job(P, id), unpack(INDEX_FIELDS))
+  if type(v) ~= 'table' or v.err then v = {} end
+  for i, f in ipairs(INDEX_FIELDS) do
+    if j[f] == nil then j[f] = v[i] or '' end
+  end
+end
+
+--- @include index_ops
+--- @include index_order
+local function index_put(key, id, score)
+  local o = index_ops[key]
+  if not o then
+    o = { order = {}, at = {} }
+    index_ops[key] = o
+    index_order[#index_order + 1] = key
+  end
+  if o.at[id] == nil then o.order[#o.order + 1] = id end
+  o.at[id] = score
+end
+
+--- @include pcount_delta
+--- @include pcount_order
+local function pcount_add(key, state, n)
+  local d = pcount_delta[key]
+  if not d then
+    d = {}
+    pcount_delta[key] = d
+    pcount_order[#pcount_order + 1] = key
+  end
+  d[state] = (d[state] or 0) + n
+end
+
+-- Files (score = the entry time, ms) or unfiles (score = false) job id as f describes it
+-- in state: its kind index, its filter indexes, its partition's count.
+--- @include K.job_index
+--- @include K.job_filter_index
+--- @include K.partition_counts
+--- @include DIM_PARTITION
+--- @include DIM_TAG
+--- @include DIM_FINGERPRINT
+--- @include index_put
+--- @include pcount_add
+local function index_file(P, id, f, state, score)
+  index_put(K.job_index(P, f.queue, state, f.kind), id, score)
+  if f.part ~= '' then
+    index_put(K.job_filter_index(P, f.queue, state, f.kind, DIM_PARTITION, f.part), id, score)
+    pcount_add(K.partition_counts(P, f.queue, f.part), state, score and 1 or -1)
+  end
+  if f.fp ~= '' then index_put(K.job_filter_index(P, f.queue, state, f.kind, DIM_FINGERPRINT, f.fp), id, score) end
+  if f.tags ~= '' then
+    for tag in string.gmatch(f.tags, '[^\n]+') do
+      index_put(K.job_filter_index(P, f.queue, state, f.kind, DIM_TAG, tag), id, score)
+    end
+  end
+end
+
+-- The store time of the call, for index_move callers that are given none; read once.
+local index_clock_ms = nil
+--- @include now_ms
+--- @include index_clock_ms
+local function index_clock(P)
+  if not index_clock_ms then index_clock_ms = now_ms(P) end
+  return index_clock_ms
+end
+
+-- The fields index_move needs, from a job's HGETALL list h, for a job of queue q.
+local function index_view(h, q)
+  local v = { queue = q, kind = '', part = '', tags = '', fp = '' }
+  for i = 1, #h, 2 do
+    local f = h[i]
+    if f == 'kind' or f == 'part' or f == 'tags' or f == 'fp' then v[f] = h[i + 1] end
+  end
+  return v
+end
+
+-- Notes where job j is filed before a caller changes its partition, tags or fingerprint
+-- in place (apply_edit, a duplicate's replace), so the next index_move unfiles those.
+--- @include index_filed
+--- @include index_fill
+local function index_note(P, id, j)
+  if index_filed[id] then return end
+  index_fill(P, id, j)
+  index_filed[id] = { queue = j.queue, kind = j.kind, part = j.part, tags = j.tags, fp = j.fp }
+  j.tags = nil -- read again by index_move, after the caller's change
+end
+
+-- Moves job j (a table with its queue, and its kind, part, tags and fp when the caller
+-- has them) from state `from` to state `to` in the indexes, as move_count moves its
+-- count ("held" for a held job; nil = not filed: a new job, a deleted one). The job
+-- enters `to` at store time `at` (ms), or keeps the time it entered `from` when `at` is
+-- nil. A move within one state files the job again under a changed partition, tags or
+-- fingerprint, keeping its entry time. Enqueue adds a new job's kind to K.kinds.
+--- @include K.job_index
+--- @include K.kinds
+--- @include index_filed
+--- @include index_ops
+--- @include kinds_added
+--- @include index_fill
+--- @include index_file
+local function index_move(P, id, j, from, to, at)
+  index_fill(P, id, j)
+  local f = index_filed[id]
+  if from == to then
+    if not f or (f.part == j.part and f.tags == j.tags and f.fp == j.fp) then return end
+  end
+  f = f or { queue = j.queue, kind = j.kind, part = j.part, tags = j.tags, fp = j.fp }
+  if from then
+    if at == nil or from == to then
+      at = f.at
+      if at == nil then
+        local key = K.job_index(P, f.queue, from, f.kind)
+        local o = index_ops[key]
+        at = (o and o.at[id]) or tonumber(redis.pcall('ZSCORE', key, id)) or 0
+      end
+    end
+    index_file(P, id, f, from, false)
+  else
+    local qk = j.queue .. '\n' .. j.kind
+    if not kinds_added[qk] then
+      kinds_added[qk] = true
+      redis.pcall('SADD', K.kinds(P, j.queue), j.kind)
+    end
+  end
+  if to then
+    index_file(P, id, j, to, at)
+    index_filed[id] = { state = to, at = at, queue = j.queue, kind = j.kind, part = j.part, tags = j.tags, fp = j.fp }
+  else
+    index_filed[id] = nil
+  end
+end
+
+-- Writes the index moves of the call (flush_counts calls it). Batches are chunked to
+-- stay within what unpack takes.
+--- @include index_filed
+--- @include index_ops
+--- @include index_order
+--- @include pcount_delta
+--- @include pcount_order
+local function flush_index()
+  for _, key in ipairs(index_order) do
+    local o = index_ops[key]
+    local adds, rems = {}, {}
+    for _, id in ipairs(o.order) do
+      local s = o.at[id]
+      if s then
+        adds[#adds + 1] = string.format('%d', s)
+        adds[#adds + 1] = id
+      else
+        rems[#rems + 1] = id
+      end
+    end
+    for first = 1, #rems, 1000 do redis.pcall('ZREM', key, unpack(rems, first, math.min(first + 999, #rems))) end
+    for first = 1, #adds, 1000 do redis.pcall('ZADD', key, unpack(adds, first, math.min(first + 999, #adds))) end
+  end
+  for _, key in ipairs(pcount_order) do
+    for state, n in pairs(pcount_delta[key]) do
+      if n ~= 0 then redis.pcall('HINCRBY', key, state, n) end
+    end
+  end
+  index_filed, index_ops, index_order, pcount_delta, pcount_order = {}, {}, {}, {}, {}
+end
+
 -- State counts per queue move in memory during a call and are written once, by
 -- flush_counts, which every script that changes a state calls before it returns.
 local count_delta = {}
@@ -189,6 +395,7 @@ end
 --- @include rcall
 --- @include K.counts
 --- @include count_delta
+--- @include flush_index
 local function flush_counts(P)
   for q, d in pairs(count_delta) do
     for state, n in pairs(d) do
@@ -196,6 +403,7 @@ local function flush_counts(P)
     end
   end
   count_delta = {}
+  flush_index()
 end
 
 -- Held jobs are available jobs counted apart ("held", not "available"); "unrunnable" is a
@@ -350,11 +558,13 @@ end
 --- @include unindex_available
 --- @include K.parked
 --- @include move_count
+--- @include index_move
 local function unindex_available_job(P, id, j)
   if j.held == '1' then
     rcall('SREM', K.held(P, j.fp), id)
     rcall('HDEL', K.job(P, id), 'held')
     move_count(P, j.queue, 'held', 'available')
+    index_move(P, id, j, 'held', 'available')
   elseif j.parked ~= nil and j.parked ~= '' then
     rcall('ZREM', K.parked(P, j.rc), id)
     rcall('HDEL', K.job(P, id), 'parked')
@@ -488,8 +698,10 @@ end
 --- @include move_count
 --- @include release_unique
 --- @include retention_of
+--- @include index_move
 local function finalize(P, id, j, state, now)
   local ret = retention_of(P, j, state)
+  index_move(P, id, j, j.state, state, now)
   rcall('HSET', K.job(P, id), 'state', state, 'fin', now)
   move_count(P, j.queue, j.state, state)
   release_unique(P, id, j)
@@ -509,7 +721,9 @@ end
 --- @include UNFINISHED
 --- @include move_count
 --- @include release_fingerprint
+--- @include index_move
 local function delete_job(P, id, j)
+  index_move(P, id, j, j.state, nil)
   if j.state == 'running' then release_fingerprint(P, K.job(P, id)) end
   if j.aux == '1' then
     rcall('DEL', K.job(P, id), K.errors(P, id), K.result(P, id), K.output(P, id), K.progress(P, id))
@@ -525,7 +739,10 @@ end
 --- @include K.job
 --- @include K.scheduled
 --- @include move_count
+--- @include index_move
+--- @include index_clock
 local function schedule(P, id, j, state, at)
+  index_move(P, id, j, j.state, state, index_clock(P))
   rcall('HSET', K.job(P, id), 'state', state, 'sched', at)
   rcall('ZADD', K.scheduled(P), at, id)
   move_count(P, j.queue, j.state, state)
@@ -538,6 +755,7 @@ end
 --- @include is_quarantined
 --- @include move_count
 --- @include index_available
+--- @include index_move
 local function make_available(P, id, j, now)
   local sched = j.sched
   if sched > now then sched = now end
@@ -545,10 +763,12 @@ local function make_available(P, id, j, now)
   if is_quarantined(P, j.fp) then
     -- Held: available, but counted "held" until the fingerprint is released.
     move_count(P, j.queue, j.state, 'held')
+    index_move(P, id, j, j.state, 'held', now)
     rcall('SADD', K.held(P, j.fp), id)
     rcall('HSET', K.job(P, id), 'held', '1')
   else
     move_count(P, j.queue, j.state, 'available')
+    index_move(P, id, j, j.state, 'available', now)
     index_available(P, id, j.queue, j.part, j.sticky, j.prio, sched)
   end
 end
@@ -1120,7 +1340,9 @@ local function edit_has(mask, b) return math.floor(mask / b) % 2 == 1 end
 --- @include EDIT_PARTITION
 --- @include EDIT_TAGS
 --- @include JOB_DEFAULTS
+--- @include index_note
 local function apply_edit(P, id, j, e)
+  index_note(P, id, j)
   local k = K.job(P, id)
   local function put(f, v, default)
     if v == default then rcall('HDEL', k, f) else rcall('HSET', k, f, v) end
@@ -1140,3 +1362,4 @@ local function apply_edit(P, id, j, e)
   end
   if edit_has(e.mask, EDIT_TAGS) then put('tags', e.tags, '') end
 end
+

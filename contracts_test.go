@@ -341,6 +341,8 @@ func TestLuaArgvMatchesGo(t *testing.T) {
 	must("edit", err)
 	_, err = s.Delete(ctx, "p2")
 	must("delete", err)
+	_, err = s.ListJobs(ctx, JobFilter{Queue: "default", State: StateAvailable, Partition: "t", Tag: "x"}, Page{})
+	must("list jobs", err)
 
 	scripts := map[string]script{}
 	for _, sc := range []script{scriptEnqueue, scriptAdmit, scriptAck, scriptRenew, scriptCheckpoint,
@@ -351,7 +353,7 @@ func TestLuaArgvMatchesGo(t *testing.T) {
 		scriptWfDeprecateNamespace, scriptWfPutPackage, scriptWfDeletePackage, scriptWfPutPackageRoute,
 		scriptWfPutWorkerDeployment, scriptWfSetDesiredState, scriptWfDeleteWorkerDeployment,
 		scriptWfWriteRawWorkerDeployment, scriptWfPutWorkloop, scriptWfRemoveWorkloop, scriptWfPutInvariantRecord,
-		scriptRetry, scriptEdit, scriptDelete} {
+		scriptRetry, scriptEdit, scriptDelete, scriptListJobs} {
 		scripts[sc.name] = sc
 	}
 	for name, l := range layouts {

@@ -29,6 +29,7 @@ const (
 	replyNotRetryable   = -10
 	replyJobRunning     = -11
 	replyNotEditable    = -12
+	replyTooManyKinds   = -13
 )
 
 // Reply codes of the workflow store's scripts (lua/lib.lua, -20 and below).
@@ -266,6 +267,7 @@ var (
 	scriptRetry             = loadScript("retry")
 	scriptEdit              = loadScript("edit")
 	scriptDelete            = loadScript("delete")
+	scriptListJobs          = loadScript("list_jobs")
 )
 
 // The workflow store's transitions, one script each.
@@ -406,6 +408,9 @@ func replyError(script, jobID string, code int64, rest []any) error {
 		return &JobRunningError{JobID: jobID}
 	case replyNotEditable:
 		return &NotEditableError{JobID: jobID, State: State(asString(rest, 0))}
+	case replyTooManyKinds:
+		return invalid("Kind", "is needed: the queue has had %d kinds, more than the %d a listing of all kinds merges",
+			asInt(rest, 0), asInt(rest, 1))
 
 	case replySequenceConflict:
 		return &SequenceConflictError{WorkflowID: jobID, Expected: asInt(rest, 0), Found: asInt(rest, 1)}

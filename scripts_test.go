@@ -268,6 +268,9 @@ func TestLuaScriptIncludes(t *testing.T) {
 			JOB_DEFAULTS release_fingerprint delete_job park_corrupt safe_hmget key_type_known key_ok
 			MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked counts_ok corrupt_reply needed
 			structure_bad need need_counts structure_error`,
+		"list_jobs": `rcall K K.job K.leases K.clock OK E_CORRUPT now_ms K.job_index K.job_filter_index
+			K.kinds key_type_known key_ok corrupt_reply bytes_less index_rank MAX_MERGED_KINDS
+			E_TOO_MANY_KINDS index_select index_selection`,
 		"promote": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring
 			K.pinned_ring_state K.pinned_partition K.wake K.scheduled K.quarantine K.held K.clock K.corrupt
 			OK E_CORRUPT now_ms quarantine_known is_quarantined rank str K.job_index K.job_filter_index

@@ -1363,3 +1363,148 @@ local function apply_edit(P, id, j, e)
   if edit_has(e.mask, EDIT_TAGS) then put('tags', e.tags, '') end
 end
 
+
+-- Job index selection: the listing (list_jobs.lua) and the bulk verbs walk the job
+-- indexes (index_move above) through index_select, from an exclusive cursor (entry time,
+-- id). A cursor is a position, not a member, so it stays valid while jobs move: an entry
+-- that left does not move it, a job that enters the state later files after it.
+
+-- Whether a < b byte by byte, as Redis orders the members of equal score (Lua's own <
+-- follows the server's collation locale).
+local function bytes_less(a, b)
+  local n = math.min(#a, #b)
+  for i = 1, n do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then return x < y end
+  end
+  return #a < #b
+end
+
+-- The rank in index key of the first entry after (at, id) (after = true), or at or after
+-- it: two ZCOUNTs and a binary search over the entries of equal time. O(log N).
+--- @include rcall
+--- @include bytes_less
+local function index_rank(key, at, id, after)
+  local lo = rcall('ZCOUNT', key, '-inf', '(' .. at)
+  local hi = rcall('ZCOUNT', key, '-inf', at)
+  while lo < hi do
+    local mid = math.floor((lo + hi) / 2)
+    local m = rcall('ZRANGE', key, mid, mid)[1]
+    local past
+    if after then past = bytes_less(id, m) else past = not bytes_less(m, id) end
+    if past then hi = mid else lo = mid + 1 end
+  end
+  return lo
+end
+
+-- A listing of every kind merges the kinds' indexes, at most this many; a queue with more
+-- is listed one kind at a time.
+local MAX_MERGED_KINDS = 256
+local E_TOO_MANY_KINDS = -13 -- {E_TOO_MANY_KINDS, kinds, most}: name a kind
+
+-- Selects the next entries of a listing. s = {queue, state, kind ('' = every kind of
+-- K.kinds), dim and value (the filter index walked; '' = the kind index), desc (newest
+-- first), limit (the page), budget (the most entries looked at), at and id (the cursor;
+-- at nil = from the start), cutoff (only entries at or before this time, ms; nil = any),
+-- part, tag, fp (filters checked on each job, '' = any)}. Returns the ids that match, in
+-- order, the cursor after the last entry looked at, and whether the listing is done; or
+-- nil and a corrupt_reply when an index key is not a ZSET. Cost O(kinds * (log N +
+-- budget)), plus one HMGET per entry looked at when a checked filter is set.
+--- @include rcall
+--- @include K.job
+--- @include K.kinds
+--- @include K.job_index
+--- @include K.job_filter_index
+--- @include key_ok
+--- @include corrupt_reply
+--- @include bytes_less
+--- @include index_rank
+--- @include MAX_MERGED_KINDS
+--- @include E_TOO_MANY_KINDS
+local function index_select(P, s)
+  local kinds = { s.kind }
+  if s.kind == '' then
+    local kk = K.kinds(P, s.queue)
+    if not key_ok(kk, 'set') then return nil, corrupt_reply(kk, 'is not a set') end
+    local n = rcall('SCARD', kk)
+    if n > MAX_MERGED_KINDS then return nil, { E_TOO_MANY_KINDS, n, MAX_MERGED_KINDS } end
+    kinds = rcall('SRANDMEMBER', kk, MAX_MERGED_KINDS)
+    table.sort(kinds)
+  end
+  local checked = s.part ~= '' or s.tag ~= '' or s.fp ~= ''
+  local want = s.limit
+  if checked then want = s.budget end
+  local cands = {}
+  for _, kind in ipairs(kinds) do
+    local key
+    if s.dim == '' then key = K.job_index(P, s.queue, s.state, kind)
+    else key = K.job_filter_index(P, s.queue, s.state, kind, s.dim, s.value) end
+    if not key_ok(key, 'zset') then return nil, corrupt_reply(key, 'is not a zset') end
+    local r
+    if not s.desc then
+      local first = 0
+      if s.at then first = index_rank(key, s.at, s.id, true) end
+      r = rcall('ZRANGE', key, first, first + want, 'WITHSCORES')
+    else
+      local stop = nil
+      if s.at then stop = index_rank(key, s.at, s.id, false) end
+      if s.cutoff then
+        local c = rcall('ZCOUNT', key, '-inf', s.cutoff)
+        if not stop or c < stop then stop = c end
+      end
+      stop = stop or rcall('ZCARD', key)
+      r = {}
+      if stop > 0 then
+        local got = rcall('ZRANGE', key, math.max(0, stop - want - 1), stop - 1, 'WITHSCORES')
+        for i = #got - 1, 1, -2 do
+          r[#r + 1] = got[i]
+          r[#r + 1] = got[i + 1]
+        end
+      end
+    end
+    for i = 1, #r, 2 do
+      local at = tonumber(r[i + 1])
+      if not s.cutoff or at <= s.cutoff then cands[#cands + 1] = { at, r[i] } end
+    end
+  end
+  table.sort(cands, function(a, b)
+    if a[1] ~= b[1] then
+      if s.desc then return a[1] > b[1] end
+      return a[1] < b[1]
+    end
+    if s.desc then return bytes_less(b[2], a[2]) end
+    return bytes_less(a[2], b[2])
+  end)
+  local ids, last, seen = {}, nil, 0
+  for _, c in ipairs(cands) do
+    if #ids >= s.limit or seen >= want then break end
+    seen = seen + 1
+    last = c
+    local ok = true
+    if checked then
+      local v = rcall('HMGET', K.job(P, c[2]), 'part', 'tags', 'fp')
+      if s.part ~= '' and v[1] ~= s.part then ok = false end
+      if s.fp ~= '' and v[3] ~= s.fp then ok = false end
+      if ok and s.tag ~= '' and not string.find('\n' .. (v[2] or '') .. '\n', '\n' .. s.tag .. '\n', 1, true) then
+        ok = false
+      end
+    end
+    if ok then ids[#ids + 1] = c[2] end
+  end
+  -- Each index gave one entry more than can be looked at, so when every entry was looked
+  -- at, every index is done.
+  local done = seen == #cands
+  if last then return ids, last[1], last[2], done end
+  return ids, s.at, s.id, done
+end
+
+-- The selection an index-walking script gets in ARGV (list_jobs.lua's header): queue,
+-- state, kind, dim, value, order ('desc' = newest first), limit, budget, cursor time
+-- ('' = from the start), cursor id, older than (ms, '' = any age), and the partition,
+-- tag and fingerprint checked on each job.
+local function index_selection(queue, state, kind, dim, value, order, limit, budget, at, id, older, part, tag, fp)
+  return { queue = queue, state = state, kind = kind, dim = dim, value = value, desc = order == 'desc',
+    limit = tonumber(limit), budget = tonumber(budget), at = tonumber(at), id = id, cutoff = tonumber(older),
+    part = part, tag = tag, fp = fp }
+end
+

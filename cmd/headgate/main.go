@@ -7,7 +7,8 @@
 // Commands:
 //
 //	stats                              queues: counts by state, depth, limit, paused
-//	jobs [-queue Q] [-state S] [-kind K] [-limit N] [-after CURSOR]
+//	jobs -state S [-queue Q] [-kind K] [-partition P] [-tag T] [-fingerprint F]
+//	     [-older-than D] [-oldest|-newest] [-limit N] [-cursor C] [-json]
 //	                                   list jobs, a page at a time
 //	job ID                             one job: fields, payload, progress, output, result, errors
 //	cancel ID...                       cancel unfinished jobs
@@ -93,7 +94,7 @@ type command struct {
 
 var commands = []*command{
 	{name: "stats", summary: "queues: counts by state, unfinished depth, limit, paused", run: cmdStats},
-	{name: "jobs", args: "[-queue Q] [-state S] [-kind K] [-limit N] [-after CURSOR]",
+	{name: "jobs", args: "-state S [-queue Q] [-kind K] [-partition P] [-tag T] [-fingerprint F] [-older-than D] [-oldest|-newest] [-cursor C] [-json]",
 		summary: "list jobs, a page at a time", flags: jobsFlags, run: cmdJobs},
 	{name: "job", args: "ID", summary: "one job: fields, payload, progress, output, result, errors", run: cmdJob},
 	{name: "cancel", args: "ID...", summary: "cancel unfinished jobs", run: cmdCancel},

@@ -343,6 +343,12 @@ func TestLuaArgvMatchesGo(t *testing.T) {
 	must("delete", err)
 	_, err = s.ListJobs(ctx, JobFilter{Queue: "default", State: StateAvailable, Partition: "t", Tag: "x"}, Page{})
 	must("list jobs", err)
+	_, err = s.BulkCancel(ctx, JobFilter{Queue: "default", State: StateAvailable, Partition: "t", Tag: "x"}, nil)
+	must("bulk cancel", err)
+	_, err = s.BulkRetry(ctx, JobFilter{Queue: "default", State: StateCancelled}, &BulkOptions{DryRun: true})
+	must("bulk retry", err)
+	_, err = s.BulkDelete(ctx, JobFilter{Queue: "default", State: StateCancelled}, nil)
+	must("bulk delete", err)
 
 	scripts := map[string]script{}
 	for _, sc := range []script{scriptEnqueue, scriptAdmit, scriptAck, scriptRenew, scriptCheckpoint,
@@ -353,7 +359,7 @@ func TestLuaArgvMatchesGo(t *testing.T) {
 		scriptWfDeprecateNamespace, scriptWfPutPackage, scriptWfDeletePackage, scriptWfPutPackageRoute,
 		scriptWfPutWorkerDeployment, scriptWfSetDesiredState, scriptWfDeleteWorkerDeployment,
 		scriptWfWriteRawWorkerDeployment, scriptWfPutWorkloop, scriptWfRemoveWorkloop, scriptWfPutInvariantRecord,
-		scriptRetry, scriptEdit, scriptDelete, scriptListJobs} {
+		scriptRetry, scriptEdit, scriptDelete, scriptListJobs, scriptBulkCancel, scriptBulkRetry, scriptBulkDelete} {
 		scripts[sc.name] = sc
 	}
 	for name, l := range layouts {

@@ -268,6 +268,9 @@ var (
 	scriptEdit              = loadScript("edit")
 	scriptDelete            = loadScript("delete")
 	scriptListJobs          = loadScript("list_jobs")
+	scriptBulkCancel        = loadScript("bulk_cancel")
+	scriptBulkRetry         = loadScript("bulk_retry")
+	scriptBulkDelete        = loadScript("bulk_delete")
 )
 
 // The workflow store's transitions, one script each.

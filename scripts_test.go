@@ -212,6 +212,43 @@ func TestLuaScriptIncludes(t *testing.T) {
 			ring_contains ring_push_back ring_remove wake index_available JOB_NUMBERS JOB_DEFAULTS
 			load_bucket save_bucket park_corrupt safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES
 			bad_job_field JOB_STATES load_job_checked counts_ok corrupt_reply`,
+		"bulk_cancel": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring
+			K.pinned_ring_state K.pinned_partition K.scheduled K.leases K.retained K.unique K.held K.clock
+			K.policy K.cancelled K.parked K.fp_running OK E_CORRUPT now_ms POLICY_FIELDS POLICY_DEFAULTS
+			policy load_policy rank str K.job_index K.job_filter_index K.kinds K.partition_counts
+			DIM_PARTITION DIM_TAG DIM_FINGERPRINT INDEX_FIELDS index_filed index_ops index_order
+			pcount_delta pcount_order kinds_added index_fill index_put pcount_add index_file index_move
+			flush_index count_delta move_count flush_counts partition_of ring_has ring_remove
+			unindex_available unindex_available_job JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS release_unique
+			release_fingerprint drop_lease retention_of finalize safe_hmget key_type_known key_ok MAX_SAFE
+			JOB_RANGES bad_job_field JOB_STATES load_job_checked counts_ok corrupt_reply needed
+			structure_bad need need_counts structure_error load_policy_checked bytes_less index_rank
+			MAX_MERGED_KINDS E_TOO_MANY_KINDS index_select index_selection index_state need_leave_state
+			leave_state bulk_load bulk_reply`,
+		"bulk_delete": `rcall K K.job K.errors K.result K.output K.progress K.counts K.ring K.ring_state
+			K.partition K.pinned_ring K.pinned_ring_state K.pinned_partition K.scheduled K.leases K.retained
+			K.unique K.held K.parked K.fp_running OK E_CORRUPT UNFINISHED rank str K.job_index
+			K.job_filter_index K.kinds K.partition_counts DIM_PARTITION DIM_TAG DIM_FINGERPRINT INDEX_FIELDS
+			index_filed index_ops index_order pcount_delta pcount_order kinds_added index_fill index_put
+			pcount_add index_file index_move flush_index count_delta move_count flush_counts partition_of
+			ring_has ring_remove unindex_available unindex_available_job JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS
+			release_unique release_fingerprint drop_lease delete_job safe_hmget key_type_known key_ok
+			MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked counts_ok corrupt_reply needed
+			structure_bad need need_counts structure_error bytes_less index_rank MAX_MERGED_KINDS
+			E_TOO_MANY_KINDS index_select index_selection index_state need_leave_state leave_state bulk_load
+			bulk_reply`,
+		"bulk_retry": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring
+			K.pinned_ring_state K.pinned_partition K.wake K.scheduled K.leases K.retained K.unique
+			K.quarantine K.held K.limits K.clock K.parked OK E_BACKPRESSURE E_CORRUPT now_ms
+			quarantine_known is_quarantined rank num str K.job_index K.job_filter_index K.kinds
+			K.partition_counts DIM_PARTITION DIM_TAG DIM_FINGERPRINT INDEX_FIELDS index_filed index_ops
+			index_order pcount_delta pcount_order kinds_added index_fill index_put pcount_add index_file
+			index_move flush_index count_delta move_count flush_counts unfinished partition_of ring_last
+			ring_has ring_contains ring_push_back wake index_available JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS
+			make_available safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES
+			load_job_checked counts_ok corrupt_reply needed structure_bad need need_counts structure_error
+			need_available bytes_less index_rank MAX_MERGED_KINDS E_TOO_MANY_KINDS index_select
+			index_selection index_state need_leave_state bulk_load bulk_reply`,
 		"cancel": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring
 			K.pinned_ring_state K.pinned_partition K.scheduled K.leases K.retained K.unique K.held K.clock
 			K.policy K.corrupt K.cancelled K.parked K.fp_running OK E_NOT_FOUND E_NOT_CANCELLABLE E_CORRUPT

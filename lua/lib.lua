@@ -1508,3 +1508,89 @@ local function index_selection(queue, state, kind, dim, value, order, limit, bud
     part = part, tag = tag, fp = fp }
 end
 
+-- Bulk verbs (bulk_cancel.lua, bulk_retry.lua, bulk_delete.lua): each call takes a batch
+-- of jobs selected through the job indexes (index_select), checks every structure its
+-- writes touch for the whole batch (need, need_counts, structure_error), then moves them.
+
+-- The state a job is filed under in the job indexes: "held" for a held available job.
+local function index_state(j)
+  if j.held == '1' then return 'held' end
+  return j.state
+end
+
+-- Needs (lib need) the structures that taking job j out of its state writes: its lease,
+-- its partition and ring or its held or parked set, the scheduled index, the strict
+-- unique key it holds, the retained index, its queue's counts.
+--- @include K.leases
+--- @include K.held
+--- @include K.parked
+--- @include K.scheduled
+--- @include K.unique
+--- @include K.retained
+--- @include partition_of
+--- @include need
+--- @include need_counts
+local function need_leave_state(P, j)
+  if j.state == 'running' then
+    need(K.leases(P), 'zset')
+  elseif j.state == 'available' then
+    if j.held == '1' then
+      need(K.held(P, j.fp), 'set')
+    elseif j.parked ~= '' then
+      need(K.parked(P, j.rc), 'zset')
+    else
+      local pz, ring, rs = partition_of(P, j.queue, j.sticky, j.part)
+      need(pz, 'zset')
+      need(ring, 'zset')
+      need(rs, 'hash')
+    end
+  elseif j.state == 'scheduled' or j.state == 'retryable' then
+    need(K.scheduled(P), 'zset')
+  end
+  if j.ukey ~= '' and j.uwin == 0 then need(K.unique(P), 'hash') end
+  need(K.retained(P), 'zset')
+  need_counts(P, j.queue)
+end
+
+-- Takes job j out of the structures of its state (need_leave_state checked them): a
+-- running job's lease, an available job's partition or held or parked set, a scheduled
+-- or retryable job's due time. Its count and index entries move with the state the
+-- caller gives it next (finalize, delete_job, make_available).
+--- @include rcall
+--- @include K.scheduled
+--- @include drop_lease
+--- @include unindex_available_job
+local function leave_state(P, id, j)
+  if j.state == 'running' then
+    drop_lease(P, id)
+  elseif j.state == 'available' then
+    unindex_available_job(P, id, j)
+  elseif j.state == 'scheduled' or j.state == 'retryable' then
+    rcall('ZREM', K.scheduled(P), id)
+  end
+end
+
+-- Loads the jobs of a bulk batch: those still filed in the selected state, with their
+-- fields; a job gone, moved or unreadable since it was filed is skipped (the count).
+--- @include load_job_checked
+--- @include JOB_FIELDS
+--- @include index_state
+local function bulk_load(P, ids, state)
+  local jobs, skipped = {}, 0
+  for _, id in ipairs(ids) do
+    local j, why = load_job_checked(P, id, JOB_FIELDS)
+    if j and not why and index_state(j) == state then
+      jobs[#jobs + 1] = { id, j }
+    else
+      skipped = skipped + 1
+    end
+  end
+  return jobs, skipped
+end
+
+-- The reply of a bulk call: the cursor after the batch, whether the selection is done,
+-- the jobs moved (or, in a dry run, that would be) and those skipped.
+--- @include OK
+local function bulk_reply(at, id, done, acted, skipped)
+  return { OK, at and string.format('%d', at) or '', id or '', done and 1 or 0, acted, skipped }
+end

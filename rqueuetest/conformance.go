@@ -43,7 +43,8 @@ func ExerciseBackend(t *testing.T, newStore NewStoreFunc) {
 		reclaimCases, promoteCases, evictCases, dutyCases, outputProgressCases, cancelCases,
 		clockCases, clockCorruptCases, statsCases, corruptSmallCases, ackHistoryCases, ackSnoozeCases,
 		setPolicyCases, evictRetentionCases, reclaimJitterCases, ackCorruptCases,
-		reclaimCorruptCases, evictCorruptCases, enqueueCorruptCases, retryCases, editCases, deleteCases, operatorCorruptCases} {
+		reclaimCorruptCases, evictCorruptCases, enqueueCorruptCases, retryCases, editCases, deleteCases, operatorCorruptCases,
+		listJobsCases, bulkCancelCases, bulkRetryCases, bulkDeleteCases} {
 		all = append(all, cases...)
 	}
 	all = append(all, policyCases...)

@@ -258,6 +258,12 @@ func cmdJob(ctx context.Context, c *cli, args []string) error {
 }
 
 func cmdCancel(ctx context.Context, c *cli, args []string) error {
+	if c.bulk.byFilter() {
+		return cmdBulk(ctx, c, args, bulkVerb{"cancel", "cancelled", c.insp.BulkCancel})
+	}
+	if c.verbs.json {
+		return usagef("-json goes with -state (cancel by filter)")
+	}
 	if len(args) == 0 {
 		return usagef("name at least one job id")
 	}

@@ -23,6 +23,10 @@
 //	edit ID [-payload JSON] [-priority N] [-max-attempts N] [-at TIME] [-partition P] [-tags a,b]
 //	                                   change a job that is not running or finished
 //	delete ID...                       delete jobs that are not running
+//	cancel|retry|delete -state S [-queue Q] [-kind K] [-partition P] [-tag T] [-fingerprint F]
+//	     [-older-than D] [-dry-run] [-cursor C] [-json]
+//	                                   the same by filter, in batches of 1,000 with a progress
+//	                                   line on stderr; a tenant's purge is delete -partition P
 //	demo                               a self-contained demo (see "headgate demo -h")
 //
 // -redis defaults to $REDIS_URL, else redis://127.0.0.1:6379; it takes a redis:// or
@@ -97,7 +101,7 @@ var commands = []*command{
 	{name: "jobs", args: "-state S [-queue Q] [-kind K] [-partition P] [-tag T] [-fingerprint F] [-older-than D] [-oldest|-newest] [-cursor C] [-json]",
 		summary: "list jobs, a page at a time", flags: jobsFlags, run: cmdJobs},
 	{name: "job", args: "ID", summary: "one job: fields, payload, progress, output, result, errors", run: cmdJob},
-	{name: "cancel", args: "ID...", summary: "cancel unfinished jobs", run: cmdCancel},
+	{name: "cancel", args: "ID... | -state S [filter] [-dry-run] [-json]", summary: "cancel unfinished jobs, by id or by filter", flags: cancelFlags, run: cmdCancel},
 	{name: "release", args: "ID...", summary: "let staged (pending) jobs run", run: cmdRelease},
 	{name: "pause", args: "QUEUE", summary: "stop admission from a queue (enqueues continue)", run: cmdPause},
 	{name: "resume", args: "QUEUE", summary: "restart admission from a paused queue", run: cmdResume},
@@ -107,12 +111,12 @@ var commands = []*command{
 	{name: "quarantine", args: "[release FINGERPRINT] [-retry]",
 		summary: "list quarantined fingerprints, or release one (-retry: and retry its job)",
 		flags:   quarantineFlags, run: cmdQuarantineRelease},
-	{name: "retry", args: "ID... [-at TIME] [-keep-attempts]", summary: "run finished jobs again",
+	{name: "retry", args: "ID... [-at TIME] [-keep-attempts] | -state S [filter] [-dry-run] [-json]", summary: "run finished jobs again, by id or by filter",
 		flags: retryFlags, run: cmdRetry},
 	{name: "edit", args: "ID -FIELD VALUE...",
 		summary: "change -payload, -priority, -max-attempts, -at, -partition, -tags of a waiting job",
 		flags:   editFlags, run: cmdEdit},
-	{name: "delete", args: "ID...", summary: "delete jobs that are not running", flags: deleteFlags, run: cmdDelete},
+	{name: "delete", args: "ID... | -state S [filter] [-dry-run] [-json]", summary: "delete jobs that are not running, by id or by filter (a tenant: -partition P)", flags: deleteFlags, run: cmdDelete},
 	{name: "policy", args: "[show [-json] | set FIELD VALUE...]",
 		summary: "the namespace's fleet-wide policy: backoff, crash limit, retention, snooze limit", flags: policyFlags, run: cmdPolicy},
 	{name: "demo", args: "[flags]", summary: "run a self-contained demo on an embedded Redis"},
@@ -128,6 +132,7 @@ type cli struct {
 	addr           string   // the Redis address, once connected
 	jobs           jobsOpts // flags of the jobs command
 	verbs          verbOpts // flags of the operator verbs (verbs.go)
+	bulk           bulkOpts // flags of the verbs by filter (bulk.go)
 
 	insp *inspector.Inspector
 }

@@ -92,19 +92,24 @@ if #jobs > 0 then
 end
 if dry then return bulk_reply(at, id, done, #jobs, skipped) end
 
+local unretained = {}
 for _, m in ipairs(jobs) do
   local jid, j = m[1], m[2]
   local k = K.job(P, jid)
-  rcall('ZREM', K.retained(P), jid)
-  rcall('HDEL', k, 'fin')
-  if not keep then
-    rcall('HDEL', k, 'attempt', 'crash', 'snz')
+  unretained[#unretained + 1] = jid
+  if keep then
+    rcall('HDEL', k, 'fin')
+  else
+    rcall('HDEL', k, 'fin', 'attempt', 'crash', 'snz')
     j.attempt, j.crash = 0, 0
   end
   if j.ukey ~= '' and j.uwin == 0 then rcall('HSET', K.unique(P), j.ukey, jid) end
   j.sched = now
   make_available(P, jid, j, now)
 end
-if #jobs > 0 then wake(P, s.queue) end
+if #jobs > 0 then
+  rcall('ZREM', K.retained(P), unpack(unretained))
+  wake(P, s.queue)
+end
 flush_counts(P)
 return bulk_reply(at, id, done, #jobs, skipped)

@@ -1434,7 +1434,7 @@ local function index_select(P, s)
   local checked = s.part ~= '' or s.tag ~= '' or s.fp ~= ''
   local want = s.limit
   if checked then want = s.budget end
-  local cands = {}
+  local lists = {}
   for _, kind in ipairs(kinds) do
     local key
     if s.dim == '' then key = K.job_index(P, s.queue, s.state, kind)
@@ -1462,19 +1462,38 @@ local function index_select(P, s)
         end
       end
     end
+    local list = {}
     for i = 1, #r, 2 do
       local at = tonumber(r[i + 1])
-      if not s.cutoff or at <= s.cutoff then cands[#cands + 1] = { at, r[i] } end
+      if not s.cutoff or at <= s.cutoff then list[#list + 1] = { at, r[i] } end
+    end
+    lists[#lists + 1] = list
+  end
+  -- Each index's entries are in order: one index is the order, several are merged.
+  local cands = lists[1] or {}
+  if #lists > 1 then
+    local function before(a, b)
+      if a[1] ~= b[1] then
+        if s.desc then return a[1] > b[1] end
+        return a[1] < b[1]
+      end
+      if s.desc then return bytes_less(b[2], a[2]) end
+      return bytes_less(a[2], b[2])
+    end
+    cands = {}
+    local heads = {}
+    for i = 1, #lists do heads[i] = 1 end
+    while #cands < want + 1 do
+      local best = nil
+      for i, list in ipairs(lists) do
+        local c = list[heads[i]]
+        if c and (not best or before(c, lists[best][heads[best]])) then best = i end
+      end
+      if not best then break end
+      cands[#cands + 1] = lists[best][heads[best]]
+      heads[best] = heads[best] + 1
     end
   end
-  table.sort(cands, function(a, b)
-    if a[1] ~= b[1] then
-      if s.desc then return a[1] > b[1] end
-      return a[1] < b[1]
-    end
-    if s.desc then return bytes_less(b[2], a[2]) end
-    return bytes_less(a[2], b[2])
-  end)
   local ids, last, seen = {}, nil, 0
   for _, c in ipairs(cands) do
     if #ids >= s.limit or seen >= want then break end
@@ -1571,14 +1590,16 @@ local function leave_state(P, id, j)
 end
 
 -- Loads the jobs of a bulk batch: those still filed in the selected state, with their
--- fields; a job gone, moved or unreadable since it was filed is skipped (the count).
+-- fields (the transitions' and what index_move files them under, so it reads no more);
+-- a job gone, moved or unreadable since it was filed is skipped (the count).
 --- @include load_job_checked
 --- @include JOB_FIELDS
 --- @include index_state
 local function bulk_load(P, ids, state)
+  local fields = { 'kind', 'tags', unpack(JOB_FIELDS) }
   local jobs, skipped = {}, 0
   for _, id in ipairs(ids) do
-    local j, why = load_job_checked(P, id, JOB_FIELDS)
+    local j, why = load_job_checked(P, id, fields)
     if j and not why and index_state(j) == state then
       jobs[#jobs + 1] = { id, j }
     else

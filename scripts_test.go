@@ -258,7 +258,8 @@ func TestLuaScriptIncludes(t *testing.T) {
 			pcount_add index_file index_move flush_index count_delta move_count flush_counts partition_of
 			ring_has ring_remove unindex_available unindex_available_job JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS
 			release_unique release_fingerprint drop_lease retention_of finalize park_corrupt safe_hmget
-			key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked counts_ok`,
+			key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked counts_ok
+			leave_state`,
 		"checkpoint": `rcall K K.job OK E_LEASE_REJECTED E_CORRUPT str JOB_NUMBERS JOB_DEFAULTS HOLDER_FIELDS
 			safe_hmget MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked corrupt_reply
 			holder_checked`,
@@ -271,8 +272,9 @@ func TestLuaScriptIncludes(t *testing.T) {
 			kinds_added index_fill index_put pcount_add index_file index_move flush_index count_delta
 			move_count flush_counts partition_of ring_has ring_remove unindex_available
 			unindex_available_job JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS release_unique release_fingerprint
-			delete_job park_corrupt safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field
-			JOB_STATES load_job_checked counts_ok corrupt_reply first_bad_key park_unreadable_job`,
+			drop_lease delete_job park_corrupt safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES
+			bad_job_field JOB_STATES load_job_checked counts_ok corrupt_reply first_bad_key
+			park_unreadable_job leave_state`,
 		"edit": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
 			K.pinned_partition K.wake K.scheduled K.leases K.quarantine K.held K.clock K.corrupt K.parked OK
 			E_NOT_FOUND E_CORRUPT E_JOB_RUNNING E_NOT_EDITABLE now_ms quarantine_known is_quarantined rank

@@ -36,7 +36,6 @@ Cost     O(log N)
 --- @include now_ms
 --- @include UNFINISHED
 --- @include flush_counts
---- @include unindex_available_job
 --- @include K.parked
 --- @include partition_of
 --- @include load_job_checked
@@ -44,8 +43,8 @@ Cost     O(log N)
 --- @include key_ok
 --- @include counts_ok
 --- @include park_corrupt
---- @include drop_lease
 --- @include finalize
+--- @include leave_state
 local P = KEYS[1]
 local id = ARGV[1]
 
@@ -95,13 +94,7 @@ local bad = bad_key(writes)
 if bad then return { E_CORRUPT, bad, 'is not of the type the store keeps there' } end
 
 local running = j.state == 'running'
-if running then
-  drop_lease(P, id)
-elseif j.state == 'available' then
-  unindex_available_job(P, id, j)
-elseif j.state == 'scheduled' or j.state == 'retryable' then
-  rcall('ZREM', K.scheduled(P), id)
-end
+leave_state(P, id, j)
 finalize(P, id, j, 'cancelled', now)
 flush_counts(P)
 if running then

@@ -15,7 +15,6 @@ Replies  {0, state it had} | {0, 'parked', why} the job's data is corrupt: parke
          {-7} not found | {-11} running | {-9, key, why} Corrupt
 Cost     O(log N)
 ]]
---- @include rcall
 --- @include K.scheduled
 --- @include K.retained
 --- @include K.unique
@@ -29,13 +28,13 @@ Cost     O(log N)
 --- @include UNFINISHED
 --- @include flush_counts
 --- @include partition_of
---- @include unindex_available_job
 --- @include load_job_checked
 --- @include JOB_FIELDS
 --- @include counts_ok
 --- @include first_bad_key
 --- @include release_unique
 --- @include delete_job
+--- @include leave_state
 --- @include park_unreadable_job
 local P = KEYS[1]
 local id = ARGV[1]
@@ -68,11 +67,7 @@ local bad, bad_why = first_bad_key(checks)
 if bad then return corrupt_reply(bad, bad_why) end
 
 -- The writes.
-if j.state == 'available' then
-  unindex_available_job(P, id, j)
-elseif j.state == 'scheduled' or j.state == 'retryable' then
-  rcall('ZREM', K.scheduled(P), id)
-end
+leave_state(P, id, j)
 release_unique(P, id, j)
 delete_job(P, id, j)
 flush_counts(P)

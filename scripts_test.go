@@ -195,34 +195,35 @@ func TestLuaScriptIncludes(t *testing.T) {
 			ERROR_HISTORY_ENTRIES ERROR_HISTORY_BYTES quarantine_known is_quarantined rank num str
 			K.job_index K.job_filter_index K.kinds K.partition_counts DIM_PARTITION DIM_TAG DIM_FINGERPRINT
 			INDEX_FIELDS index_filed index_ops index_order pcount_delta pcount_order kinds_added index_fill
-			index_put pcount_add index_file index_clock_ms index_clock index_move flush_index count_delta
-			move_count flush_counts mark_aux push_error partition_of ring_last ring_has ring_contains
-			ring_push_back wake index_available JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS release_unique backoff
-			release_fingerprint drop_lease retention_of finalize delete_job schedule make_available
-			load_bucket save_bucket rate_changed true_up park_corrupt safe_hmget key_type_known key_ok
-			MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked counts_ok corrupt_reply needed
-			structure_bad need need_counts structure_error load_policy_checked history_ok need_available`,
+			index_put pcount_add index_at_ms index_at_text index_file index_clock_ms index_clock index_move
+			flush_index count_delta move_count flush_counts mark_aux push_error partition_of ring_last
+			ring_has ring_contains ring_push_back wake index_available JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS
+			release_unique backoff release_fingerprint drop_lease retention_of finalize delete_job schedule
+			make_available load_bucket save_bucket rate_changed true_up park_corrupt safe_hmget
+			key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked counts_ok
+			corrupt_reply needed structure_bad need need_counts structure_error load_policy_checked
+			history_ok need_available`,
 		"admit": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring
 			K.pinned_ring_state K.pinned_partition K.wake K.leases K.quarantine K.held K.paused K.rate
 			K.clock K.policy K.corrupt K.parked K.starved K.fp_running OK E_CORRUPT now_ms quarantine_known
 			is_quarantined RANK_WIDTH rank num str K.job_index K.job_filter_index K.kinds K.partition_counts
 			DIM_PARTITION DIM_TAG DIM_FINGERPRINT INDEX_FIELDS index_filed index_ops index_order
-			pcount_delta pcount_order kinds_added index_fill index_put pcount_add index_file index_view
-			index_move flush_index count_delta move_count flush_counts partition_of ring_last ring_has
-			ring_contains ring_push_back ring_remove wake index_available JOB_NUMBERS JOB_DEFAULTS
-			load_bucket save_bucket park_corrupt safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES
-			bad_job_field JOB_STATES load_job_checked counts_ok corrupt_reply`,
+			pcount_delta pcount_order kinds_added index_fill index_put pcount_add index_at_ms index_at_text
+			index_file index_view index_move flush_index count_delta move_count flush_counts partition_of
+			ring_last ring_has ring_contains ring_push_back ring_remove wake index_available JOB_NUMBERS
+			JOB_DEFAULTS load_bucket save_bucket park_corrupt safe_hmget key_type_known key_ok MAX_SAFE
+			JOB_RANGES bad_job_field JOB_STATES load_job_checked counts_ok corrupt_reply`,
 		"bulk_cancel": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring
 			K.pinned_ring_state K.pinned_partition K.scheduled K.leases K.retained K.unique K.held K.clock
 			K.policy K.cancelled K.parked K.fp_running OK E_CORRUPT now_ms POLICY_FIELDS POLICY_DEFAULTS
 			policy load_policy rank str K.job_index K.job_filter_index K.kinds K.partition_counts
 			DIM_PARTITION DIM_TAG DIM_FINGERPRINT INDEX_FIELDS index_filed index_ops index_order
-			pcount_delta pcount_order kinds_added index_fill index_put pcount_add index_file index_move
-			flush_index count_delta move_count flush_counts partition_of ring_has ring_remove
-			unindex_available unindex_available_job JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS release_unique
-			release_fingerprint drop_lease retention_of finalize safe_hmget key_type_known key_ok MAX_SAFE
-			JOB_RANGES bad_job_field JOB_STATES load_job_checked counts_ok corrupt_reply needed
-			structure_bad need need_counts structure_error load_policy_checked bytes_less index_rank
+			pcount_delta pcount_order kinds_added index_fill index_put pcount_add index_at_ms index_at_text
+			index_file index_move flush_index count_delta move_count flush_counts partition_of ring_has
+			ring_remove unindex_available unindex_available_job JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS
+			release_unique release_fingerprint drop_lease retention_of finalize safe_hmget key_type_known
+			key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked counts_ok corrupt_reply
+			needed structure_bad need need_counts structure_error load_policy_checked bytes_less index_rank
 			MAX_MERGED_KINDS E_TOO_MANY_KINDS index_select index_selection index_state need_leave_state
 			leave_state bulk_load bulk_reply`,
 		"bulk_delete": `rcall K K.job K.errors K.result K.output K.progress K.counts K.ring K.ring_state
@@ -230,36 +231,36 @@ func TestLuaScriptIncludes(t *testing.T) {
 			K.unique K.held K.parked K.fp_running OK E_CORRUPT UNFINISHED rank str K.job_index
 			K.job_filter_index K.kinds K.partition_counts DIM_PARTITION DIM_TAG DIM_FINGERPRINT INDEX_FIELDS
 			index_filed index_ops index_order pcount_delta pcount_order kinds_added index_fill index_put
-			pcount_add index_file index_move flush_index count_delta move_count flush_counts partition_of
-			ring_has ring_remove unindex_available unindex_available_job JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS
-			release_unique release_fingerprint drop_lease delete_job safe_hmget key_type_known key_ok
-			MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked counts_ok corrupt_reply needed
-			structure_bad need need_counts structure_error bytes_less index_rank MAX_MERGED_KINDS
-			E_TOO_MANY_KINDS index_select index_selection index_state need_leave_state leave_state bulk_load
-			bulk_reply`,
+			pcount_add index_at_ms index_at_text index_file index_move flush_index count_delta move_count
+			flush_counts partition_of ring_has ring_remove unindex_available unindex_available_job
+			JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS release_unique release_fingerprint drop_lease delete_job
+			safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked
+			counts_ok corrupt_reply needed structure_bad need need_counts structure_error bytes_less
+			index_rank MAX_MERGED_KINDS E_TOO_MANY_KINDS index_select index_selection index_state
+			need_leave_state leave_state bulk_load bulk_reply`,
 		"bulk_retry": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring
 			K.pinned_ring_state K.pinned_partition K.wake K.scheduled K.leases K.retained K.unique
 			K.quarantine K.held K.limits K.clock K.parked OK E_BACKPRESSURE E_CORRUPT now_ms
 			quarantine_known is_quarantined rank num str K.job_index K.job_filter_index K.kinds
 			K.partition_counts DIM_PARTITION DIM_TAG DIM_FINGERPRINT INDEX_FIELDS index_filed index_ops
-			index_order pcount_delta pcount_order kinds_added index_fill index_put pcount_add index_file
-			index_move flush_index count_delta move_count flush_counts unfinished partition_of ring_last
-			ring_has ring_contains ring_push_back wake index_available JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS
-			make_available safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES
-			load_job_checked counts_ok corrupt_reply needed structure_bad need need_counts structure_error
-			need_available bytes_less index_rank MAX_MERGED_KINDS E_TOO_MANY_KINDS index_select
-			index_selection index_state need_leave_state bulk_load bulk_reply`,
+			index_order pcount_delta pcount_order kinds_added index_fill index_put pcount_add index_at_ms
+			index_at_text index_file index_move flush_index count_delta move_count flush_counts unfinished
+			partition_of ring_last ring_has ring_contains ring_push_back wake index_available JOB_FIELDS
+			JOB_NUMBERS JOB_DEFAULTS make_available safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES
+			bad_job_field JOB_STATES load_job_checked counts_ok corrupt_reply needed structure_bad need
+			need_counts structure_error need_available bytes_less index_rank MAX_MERGED_KINDS
+			E_TOO_MANY_KINDS index_select index_selection index_state need_leave_state bulk_load bulk_reply`,
 		"cancel": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring
 			K.pinned_ring_state K.pinned_partition K.scheduled K.leases K.retained K.unique K.held K.clock
 			K.policy K.corrupt K.cancelled K.parked K.fp_running OK E_NOT_FOUND E_NOT_CANCELLABLE E_CORRUPT
 			now_ms UNFINISHED POLICY_FIELDS POLICY_DEFAULTS policy load_policy rank str K.job_index
 			K.job_filter_index K.kinds K.partition_counts DIM_PARTITION DIM_TAG DIM_FINGERPRINT INDEX_FIELDS
 			index_filed index_ops index_order pcount_delta pcount_order kinds_added index_fill index_put
-			pcount_add index_file index_move flush_index count_delta move_count flush_counts partition_of
-			ring_has ring_remove unindex_available unindex_available_job JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS
-			release_unique release_fingerprint drop_lease retention_of finalize park_corrupt safe_hmget
-			key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked counts_ok
-			leave_state`,
+			pcount_add index_at_ms index_at_text index_file index_move flush_index count_delta move_count
+			flush_counts partition_of ring_has ring_remove unindex_available unindex_available_job
+			JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS release_unique release_fingerprint drop_lease retention_of
+			finalize park_corrupt safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field
+			JOB_STATES load_job_checked counts_ok leave_state`,
 		"checkpoint": `rcall K K.job OK E_LEASE_REJECTED E_CORRUPT str JOB_NUMBERS JOB_DEFAULTS HOLDER_FIELDS
 			safe_hmget MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked corrupt_reply
 			holder_checked`,
@@ -269,44 +270,46 @@ func TestLuaScriptIncludes(t *testing.T) {
 			K.unique K.held K.corrupt K.parked K.fp_running OK E_NOT_FOUND E_CORRUPT E_JOB_RUNNING
 			UNFINISHED rank str K.job_index K.job_filter_index K.kinds K.partition_counts DIM_PARTITION
 			DIM_TAG DIM_FINGERPRINT INDEX_FIELDS index_filed index_ops index_order pcount_delta pcount_order
-			kinds_added index_fill index_put pcount_add index_file index_move flush_index count_delta
-			move_count flush_counts partition_of ring_has ring_remove unindex_available
-			unindex_available_job JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS release_unique release_fingerprint
-			drop_lease delete_job park_corrupt safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES
-			bad_job_field JOB_STATES load_job_checked counts_ok corrupt_reply first_bad_key
+			kinds_added index_fill index_put pcount_add index_at_ms index_at_text index_file index_move
+			flush_index count_delta move_count flush_counts partition_of ring_has ring_remove
+			unindex_available unindex_available_job JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS release_unique
+			release_fingerprint drop_lease delete_job park_corrupt safe_hmget key_type_known key_ok MAX_SAFE
+			JOB_RANGES bad_job_field JOB_STATES load_job_checked counts_ok corrupt_reply first_bad_key
 			park_unreadable_job leave_state`,
 		"edit": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
 			K.pinned_partition K.wake K.scheduled K.leases K.quarantine K.held K.clock K.corrupt K.parked OK
 			E_NOT_FOUND E_CORRUPT E_JOB_RUNNING E_NOT_EDITABLE now_ms quarantine_known is_quarantined rank
 			str K.job_index K.job_filter_index K.kinds K.partition_counts DIM_PARTITION DIM_TAG
 			DIM_FINGERPRINT INDEX_FIELDS index_filed index_ops index_order pcount_delta pcount_order
-			kinds_added index_fill index_put pcount_add index_file index_clock_ms index_clock index_note
-			index_move flush_index count_delta move_count flush_counts partition_of ring_last ring_has
-			ring_contains ring_push_back ring_remove wake index_available unindex_available
-			unindex_available_job JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS schedule make_available park_corrupt
-			safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked
-			counts_ok corrupt_reply first_bad_key park_unreadable_job EDIT_PAYLOAD EDIT_PRIORITY
-			EDIT_MAX_ATTEMPTS EDIT_SCHEDULED_AT EDIT_PARTITION EDIT_TAGS edit_has apply_edit`,
+			kinds_added index_fill index_put pcount_add index_at_ms index_at_text index_file index_clock_ms
+			index_clock index_note index_move flush_index count_delta move_count flush_counts partition_of
+			ring_last ring_has ring_contains ring_push_back ring_remove wake index_available
+			unindex_available unindex_available_job JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS schedule
+			make_available park_corrupt safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field
+			JOB_STATES load_job_checked counts_ok corrupt_reply first_bad_key park_unreadable_job
+			EDIT_PAYLOAD EDIT_PRIORITY EDIT_MAX_ATTEMPTS EDIT_SCHEDULED_AT EDIT_PARTITION EDIT_TAGS edit_has
+			apply_edit`,
 		"enqueue": `rcall K K.job K.queues K.counts K.ring K.ring_state K.partition K.pinned_ring
 			K.pinned_ring_state K.pinned_partition K.wake K.scheduled K.unique K.throttle K.throttle_expiry
 			K.quarantine K.held K.limits K.clock K.parked OK E_ID_CONFLICT E_DUPLICATE E_QUARANTINED
 			E_BACKPRESSURE E_CORRUPT now_ms quarantine_known is_quarantined rank num str K.job_index
 			K.job_filter_index K.kinds K.partition_counts DIM_PARTITION DIM_TAG DIM_FINGERPRINT INDEX_FIELDS
 			index_filed index_ops index_order pcount_delta pcount_order kinds_added index_fill index_put
-			pcount_add index_file index_clock_ms index_clock index_note index_move flush_index count_delta
-			move_count flush_counts unfinished partition_of ring_last ring_has ring_contains ring_push_back
-			ring_remove wake index_available unindex_available unindex_available_job JOB_FIELDS JOB_NUMBERS
-			JOB_DEFAULTS load_fields load_job schedule make_available safe_hmget key_type_known key_ok
-			MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked counts_ok corrupt_reply needed
-			structure_bad need need_counts structure_error need_available`,
+			pcount_add index_at_ms index_at_text index_file index_clock_ms index_clock index_note index_move
+			flush_index count_delta move_count flush_counts unfinished partition_of ring_last ring_has
+			ring_contains ring_push_back ring_remove wake index_available unindex_available
+			unindex_available_job JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS load_fields load_job schedule
+			make_available safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES
+			load_job_checked counts_ok corrupt_reply needed structure_bad need need_counts structure_error
+			need_available`,
 		"evict": `rcall K K.job K.errors K.result K.output K.progress K.counts K.retained K.throttle
 			K.throttle_expiry K.clock K.corrupt K.fp_running OK E_CORRUPT now_ms UNFINISHED str K.job_index
 			K.job_filter_index K.kinds K.partition_counts DIM_PARTITION DIM_TAG DIM_FINGERPRINT INDEX_FIELDS
 			index_filed index_ops index_order pcount_delta pcount_order kinds_added index_fill index_put
-			pcount_add index_file index_move flush_index count_delta move_count flush_counts JOB_NUMBERS
-			JOB_DEFAULTS release_fingerprint delete_job park_corrupt safe_hmget key_type_known key_ok
-			MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked counts_ok corrupt_reply needed
-			structure_bad need need_counts structure_error`,
+			pcount_add index_at_ms index_at_text index_file index_move flush_index count_delta move_count
+			flush_counts JOB_NUMBERS JOB_DEFAULTS release_fingerprint delete_job park_corrupt safe_hmget
+			key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked counts_ok
+			corrupt_reply needed structure_bad need need_counts structure_error`,
 		"list_jobs": `rcall K K.job K.leases K.clock OK E_CORRUPT now_ms K.job_index K.job_filter_index
 			K.kinds key_type_known key_ok corrupt_reply bytes_less index_rank MAX_MERGED_KINDS
 			E_TOO_MANY_KINDS index_select index_selection`,
@@ -315,41 +318,42 @@ func TestLuaScriptIncludes(t *testing.T) {
 			OK E_CORRUPT now_ms quarantine_known is_quarantined rank str K.job_index K.job_filter_index
 			K.kinds K.partition_counts DIM_PARTITION DIM_TAG DIM_FINGERPRINT INDEX_FIELDS index_filed
 			index_ops index_order pcount_delta pcount_order kinds_added index_fill index_put pcount_add
-			index_file index_move flush_index count_delta move_count flush_counts partition_of ring_last
-			ring_has ring_contains ring_push_back wake index_available JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS
-			make_available park_corrupt safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field
-			JOB_STATES load_job_checked counts_ok corrupt_reply first_bad_key index_bad_key route_bad_key`,
+			index_at_ms index_at_text index_file index_move flush_index count_delta move_count flush_counts
+			partition_of ring_last ring_has ring_contains ring_push_back wake index_available JOB_FIELDS
+			JOB_NUMBERS JOB_DEFAULTS make_available park_corrupt safe_hmget key_type_known key_ok MAX_SAFE
+			JOB_RANGES bad_job_field JOB_STATES load_job_checked counts_ok corrupt_reply first_bad_key
+			index_bad_key route_bad_key`,
 		"reclaim": `rcall K K.job K.errors K.counts K.scheduled K.leases K.retained K.unique K.quarantine
 			K.clock K.policy K.corrupt K.fp_running OK E_CORRUPT now_ms POLICY_FIELDS POLICY_DEFAULTS policy
 			load_policy ERROR_HISTORY_ENTRIES ERROR_HISTORY_BYTES quarantine_known quarantine str
 			K.job_index K.job_filter_index K.kinds K.partition_counts DIM_PARTITION DIM_TAG DIM_FINGERPRINT
 			INDEX_FIELDS index_filed index_ops index_order pcount_delta pcount_order kinds_added index_fill
-			index_put pcount_add index_file index_clock_ms index_clock index_move flush_index count_delta
-			move_count flush_counts push_error JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS release_unique backoff
-			release_fingerprint spread crash_backoff drop_lease retention_of finalize schedule park_corrupt
-			safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked
-			counts_ok corrupt_reply needed structure_bad need need_counts structure_error
-			load_policy_checked history_ok`,
+			index_put pcount_add index_at_ms index_at_text index_file index_clock_ms index_clock index_move
+			flush_index count_delta move_count flush_counts push_error JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS
+			release_unique backoff release_fingerprint spread crash_backoff drop_lease retention_of finalize
+			schedule park_corrupt safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field
+			JOB_STATES load_job_checked counts_ok corrupt_reply needed structure_bad need need_counts
+			structure_error load_policy_checked history_ok`,
 		"release_duty": `rcall K K.duty OK safe_hmget`,
 		"release_pending": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring
 			K.pinned_ring_state K.pinned_partition K.wake K.scheduled K.quarantine K.held K.clock K.corrupt
 			OK E_CORRUPT now_ms quarantine_known is_quarantined rank str K.job_index K.job_filter_index
 			K.kinds K.partition_counts DIM_PARTITION DIM_TAG DIM_FINGERPRINT INDEX_FIELDS index_filed
 			index_ops index_order pcount_delta pcount_order kinds_added index_fill index_put pcount_add
-			index_file index_clock_ms index_clock index_move flush_index count_delta move_count flush_counts
-			partition_of ring_last ring_has ring_contains ring_push_back wake index_available JOB_FIELDS
-			JOB_NUMBERS JOB_DEFAULTS schedule make_available park_corrupt safe_hmget key_type_known key_ok
-			MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked counts_ok corrupt_reply
-			first_bad_key index_bad_key route_bad_key`,
+			index_at_ms index_at_text index_file index_clock_ms index_clock index_move flush_index
+			count_delta move_count flush_counts partition_of ring_last ring_has ring_contains ring_push_back
+			wake index_available JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS schedule make_available park_corrupt
+			safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked
+			counts_ok corrupt_reply first_bad_key index_bad_key route_bad_key`,
 		"release_quarantine": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring
 			K.pinned_ring_state K.pinned_partition K.wake K.quarantine K.held K.clock K.corrupt OK E_CORRUPT
 			now_ms rank str K.job_index K.job_filter_index K.kinds K.partition_counts DIM_PARTITION DIM_TAG
 			DIM_FINGERPRINT INDEX_FIELDS index_filed index_ops index_order pcount_delta pcount_order
-			kinds_added index_fill index_put pcount_add index_file index_clock_ms index_clock index_move
-			flush_index count_delta move_count flush_counts partition_of ring_last ring_has ring_contains
-			ring_push_back wake index_available JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS park_corrupt safe_hmget
-			key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked counts_ok
-			corrupt_reply first_bad_key index_bad_key`,
+			kinds_added index_fill index_put pcount_add index_at_ms index_at_text index_file index_clock_ms
+			index_clock index_move flush_index count_delta move_count flush_counts partition_of ring_last
+			ring_has ring_contains ring_push_back wake index_available JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS
+			park_corrupt safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES
+			load_job_checked counts_ok corrupt_reply first_bad_key index_bad_key`,
 		"renew": `rcall K K.job K.leases K.clock K.corrupt OK E_CORRUPT now_ms str JOB_NUMBERS
 			JOB_DEFAULTS HOLDER_FIELDS park_corrupt safe_hmget key_type_known key_ok
 			MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked corrupt_reply
@@ -360,12 +364,13 @@ func TestLuaScriptIncludes(t *testing.T) {
 			E_CORRUPT E_NOT_RETRYABLE now_ms quarantine_known is_quarantined rank num str K.job_index
 			K.job_filter_index K.kinds K.partition_counts DIM_PARTITION DIM_TAG DIM_FINGERPRINT INDEX_FIELDS
 			index_filed index_ops index_order pcount_delta pcount_order kinds_added index_fill index_put
-			pcount_add index_file index_clock_ms index_clock index_note index_move flush_index count_delta
-			move_count flush_counts unfinished partition_of ring_last ring_has ring_contains ring_push_back
-			wake index_available JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS schedule make_available park_corrupt
-			safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked
-			counts_ok corrupt_reply first_bad_key park_unreadable_job EDIT_PAYLOAD EDIT_PRIORITY
-			EDIT_MAX_ATTEMPTS EDIT_SCHEDULED_AT EDIT_PARTITION EDIT_TAGS edit_has apply_edit`,
+			pcount_add index_at_ms index_at_text index_file index_clock_ms index_clock index_note index_move
+			flush_index count_delta move_count flush_counts unfinished partition_of ring_last ring_has
+			ring_contains ring_push_back wake index_available JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS schedule
+			make_available park_corrupt safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field
+			JOB_STATES load_job_checked counts_ok corrupt_reply first_bad_key park_unreadable_job
+			EDIT_PAYLOAD EDIT_PRIORITY EDIT_MAX_ATTEMPTS EDIT_SCHEDULED_AT EDIT_PARTITION EDIT_TAGS edit_has
+			apply_edit`,
 		"set_policy":     `rcall K K.policy OK`,
 		"set_rate_limit": `rcall K K.rate K.clock K.starved OK now_ms rate_changed key_type_known key_ok`,
 		"write_output": `rcall K K.job K.output K.clock OK E_LEASE_REJECTED E_CORRUPT now_ms str mark_aux

@@ -248,6 +248,10 @@ local function pcount_add(key, state, n)
   d[state] = (d[state] or 0) + n
 end
 
+-- The last entry time index_file formatted, and its text: the jobs of a call mostly share
+-- one time.
+local index_at_ms, index_at_text = nil, nil
+
 -- Files (score = the entry time, ms) or unfiles (score = false) job id as f describes it
 -- in state: its kind index, its filter indexes, its partition's count.
 --- @include K.job_index
@@ -258,7 +262,13 @@ end
 --- @include DIM_FINGERPRINT
 --- @include index_put
 --- @include pcount_add
+--- @include index_at_ms
+--- @include index_at_text
 local function index_file(P, id, f, state, score)
+  if score then
+    if score ~= index_at_ms then index_at_ms, index_at_text = score, string.format('%d', score) end
+    score = index_at_text
+  end
   index_put(K.job_index(P, f.queue, state, f.kind), id, score)
   if f.part ~= '' then
     index_put(K.job_filter_index(P, f.queue, state, f.kind, DIM_PARTITION, f.part), id, score)
@@ -321,14 +331,15 @@ local function index_move(P, id, j, from, to, at)
   if from == to then
     if not f or (f.part == j.part and f.tags == j.tags and f.fp == j.fp) then return end
   end
-  f = f or { queue = j.queue, kind = j.kind, part = j.part, tags = j.tags, fp = j.fp }
+  f = f or j -- not noted: filed as it is now
   if from then
     if at == nil or from == to then
-      at = f.at
+      at = nil
+      if f ~= j then at = f.at end
       if at == nil then
         local key = K.job_index(P, f.queue, from, f.kind)
         local o = index_ops[key]
-        at = (o and o.at[id]) or tonumber(redis.pcall('ZSCORE', key, id)) or 0
+        at = tonumber(o and o.at[id]) or tonumber(redis.pcall('ZSCORE', key, id)) or 0
       end
     end
     index_file(P, id, f, from, false)
@@ -339,12 +350,14 @@ local function index_move(P, id, j, from, to, at)
       redis.pcall('SADD', K.kinds(P, j.queue), j.kind)
     end
   end
-  if to then
-    index_file(P, id, j, to, at)
+  -- Only a job noted (index_note) needs its filing remembered: a later move of any other
+  -- finds its entry time in index_ops.
+  if to and index_filed[id] then
     index_filed[id] = { state = to, at = at, queue = j.queue, kind = j.kind, part = j.part, tags = j.tags, fp = j.fp }
   else
     index_filed[id] = nil
   end
+  if to then index_file(P, id, j, to, at) end
 end
 
 -- Writes the index moves of the call (flush_counts calls it). Batches are chunked to
@@ -361,7 +374,7 @@ local function flush_index()
     for _, id in ipairs(o.order) do
       local s = o.at[id]
       if s then
-        adds[#adds + 1] = string.format('%d', s)
+        adds[#adds + 1] = s
         adds[#adds + 1] = id
       else
         rems[#rems + 1] = id

@@ -40,7 +40,10 @@ func TestDurableEnqueue(t *testing.T) {
 		t.Fatal(err)
 	}
 	replica := redistest.Start(t)
-	host, port, _ := net.SplitHostPort(primary.Addr())
+	host, port, err := net.SplitHostPort(primary.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := replica.Client(t).ReplicaOf(ctx, host, port).Err(); err != nil {
 		t.Fatal(err)
 	}

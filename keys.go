@@ -3,9 +3,11 @@ package headgate
 // keys names every Redis key of one namespace. All of them start with the prefix
 // "hg:{<namespace>}:", so a namespace lives in one cluster slot and every script over it
 // runs there. The store builds no key elsewhere, and tests and tools that look for a
-// namespace's keys use KeyPattern (rqueuetest's corruption harness, corrupt.go, still
-// spells the names of the keys it damages); lua/lib.lua mirrors these functions for the
-// keys scripts derive from the prefix, and TestLuaKeysMatchGo holds the two in step.
+// namespace's keys use KeyPattern (rqueuetest's conformance cases, which read or damage
+// stored data directly, take the prefix from it in nsKey and spell only the key names
+// after it; conformance_wf_registry.go spells the prefix of a registry kept apart).
+// lua/lib.lua mirrors these functions for the keys scripts derive from the prefix, and
+// TestLuaKeysMatchGo holds the two in step.
 //
 // Queue and worker names never contain ':' (see validateName), and the one segment that
 // may (partition, id, fingerprint, class, duty name) always comes last, so no two keys

@@ -223,9 +223,9 @@ func TestLuaScriptIncludes(t *testing.T) {
 			ring_remove unindex_available unindex_available_job JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS
 			release_unique release_fingerprint drop_lease retention_of finalize safe_hmget key_type_known
 			key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked counts_ok corrupt_reply
-			needed structure_bad need need_counts structure_error load_policy_checked bytes_less index_rank
-			MAX_MERGED_KINDS E_TOO_MANY_KINDS index_select index_selection index_state need_leave_state
-			leave_state bulk_load bulk_reply`,
+			needed structure_bad need need_counts structure_error load_policy_checked unindex_job bytes_less
+			index_rank MAX_MERGED_KINDS E_TOO_MANY_KINDS index_select index_selection index_state
+			need_leave_state leave_state bulk_load bulk_reply`,
 		"bulk_delete": `rcall K K.job K.errors K.result K.output K.progress K.counts K.ring K.ring_state
 			K.partition K.pinned_ring K.pinned_ring_state K.pinned_partition K.scheduled K.leases K.retained
 			K.unique K.held K.parked K.fp_running OK E_CORRUPT UNFINISHED rank str K.job_index
@@ -235,8 +235,8 @@ func TestLuaScriptIncludes(t *testing.T) {
 			flush_counts partition_of ring_has ring_remove unindex_available unindex_available_job
 			JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS release_unique release_fingerprint drop_lease delete_job
 			safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked
-			counts_ok corrupt_reply needed structure_bad need need_counts structure_error bytes_less
-			index_rank MAX_MERGED_KINDS E_TOO_MANY_KINDS index_select index_selection index_state
+			counts_ok corrupt_reply needed structure_bad need need_counts structure_error unindex_job
+			bytes_less index_rank MAX_MERGED_KINDS E_TOO_MANY_KINDS index_select index_selection index_state
 			need_leave_state leave_state bulk_load bulk_reply`,
 		"bulk_retry": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring
 			K.pinned_ring_state K.pinned_partition K.wake K.scheduled K.leases K.retained K.unique
@@ -260,10 +260,11 @@ func TestLuaScriptIncludes(t *testing.T) {
 			flush_counts partition_of ring_has ring_remove unindex_available unindex_available_job
 			JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS release_unique release_fingerprint drop_lease retention_of
 			finalize park_corrupt safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field
-			JOB_STATES load_job_checked counts_ok leave_state`,
+			JOB_STATES load_job_checked counts_ok corrupt_reply first_bad_key park_unreadable_job
+			unindex_job_keys unindex_job`,
 		"checkpoint": `rcall K K.job OK E_LEASE_REJECTED E_CORRUPT str JOB_NUMBERS JOB_DEFAULTS HOLDER_FIELDS
 			safe_hmget MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked corrupt_reply
-			holder_checked`,
+			holder_checked held_job`,
 		"claim_duty": `rcall K K.duty K.clock OK now_ms safe_hmget MAX_SAFE`,
 		"delete": `rcall K K.job K.errors K.result K.output K.progress K.counts K.ring K.ring_state
 			K.partition K.pinned_ring K.pinned_ring_state K.pinned_partition K.scheduled K.leases K.retained
@@ -273,9 +274,9 @@ func TestLuaScriptIncludes(t *testing.T) {
 			kinds_added index_fill index_put pcount_add index_at_ms index_at_text index_file index_move
 			flush_index count_delta move_count flush_counts partition_of ring_has ring_remove
 			unindex_available unindex_available_job JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS release_unique
-			release_fingerprint drop_lease delete_job park_corrupt safe_hmget key_type_known key_ok MAX_SAFE
-			JOB_RANGES bad_job_field JOB_STATES load_job_checked counts_ok corrupt_reply first_bad_key
-			park_unreadable_job leave_state`,
+			release_fingerprint delete_job park_corrupt safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES
+			bad_job_field JOB_STATES load_job_checked counts_ok corrupt_reply first_bad_key
+			park_unreadable_job unindex_job_keys unindex_job`,
 		"edit": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
 			K.pinned_partition K.wake K.scheduled K.leases K.quarantine K.held K.clock K.corrupt K.parked OK
 			E_NOT_FOUND E_CORRUPT E_JOB_RUNNING E_NOT_EDITABLE now_ms quarantine_known is_quarantined rank
@@ -322,7 +323,7 @@ func TestLuaScriptIncludes(t *testing.T) {
 			partition_of ring_last ring_has ring_contains ring_push_back wake index_available JOB_FIELDS
 			JOB_NUMBERS JOB_DEFAULTS make_available park_corrupt safe_hmget key_type_known key_ok MAX_SAFE
 			JOB_RANGES bad_job_field JOB_STATES load_job_checked counts_ok corrupt_reply first_bad_key
-			index_bad_key route_bad_key`,
+			index_bad_key route_bad_key parking_refused`,
 		"reclaim": `rcall K K.job K.errors K.counts K.scheduled K.leases K.retained K.unique K.quarantine
 			K.clock K.policy K.corrupt K.fp_running OK E_CORRUPT now_ms POLICY_FIELDS POLICY_DEFAULTS policy
 			load_policy ERROR_HISTORY_ENTRIES ERROR_HISTORY_BYTES quarantine_known quarantine str
@@ -344,7 +345,7 @@ func TestLuaScriptIncludes(t *testing.T) {
 			count_delta move_count flush_counts partition_of ring_last ring_has ring_contains ring_push_back
 			wake index_available JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS schedule make_available park_corrupt
 			safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked
-			counts_ok corrupt_reply first_bad_key index_bad_key route_bad_key`,
+			counts_ok corrupt_reply first_bad_key index_bad_key route_bad_key parking_refused`,
 		"release_quarantine": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring
 			K.pinned_ring_state K.pinned_partition K.wake K.quarantine K.held K.clock K.corrupt OK E_CORRUPT
 			now_ms rank str K.job_index K.job_filter_index K.kinds K.partition_counts DIM_PARTITION DIM_TAG
@@ -353,11 +354,11 @@ func TestLuaScriptIncludes(t *testing.T) {
 			index_clock index_move flush_index count_delta move_count flush_counts partition_of ring_last
 			ring_has ring_contains ring_push_back wake index_available JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS
 			park_corrupt safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES
-			load_job_checked counts_ok corrupt_reply first_bad_key index_bad_key`,
+			load_job_checked counts_ok corrupt_reply first_bad_key index_bad_key parking_refused`,
 		"renew": `rcall K K.job K.leases K.clock K.corrupt OK E_CORRUPT now_ms str JOB_NUMBERS
 			JOB_DEFAULTS HOLDER_FIELDS park_corrupt safe_hmget key_type_known key_ok
 			MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked corrupt_reply
-			first_bad_key holder_checked`,
+			first_bad_key holder_checked parking_refused`,
 		"retry": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring
 			K.pinned_ring_state K.pinned_partition K.wake K.scheduled K.leases K.retained K.unique
 			K.quarantine K.held K.limits K.clock K.corrupt OK E_DUPLICATE E_BACKPRESSURE E_NOT_FOUND
@@ -376,11 +377,11 @@ func TestLuaScriptIncludes(t *testing.T) {
 		"write_output": `rcall K K.job K.output K.clock OK E_LEASE_REJECTED E_CORRUPT now_ms str mark_aux
 			JOB_NUMBERS JOB_DEFAULTS HOLDER_FIELDS safe_hmget key_type_known key_ok MAX_SAFE
 			JOB_RANGES bad_job_field JOB_STATES load_job_checked corrupt_reply first_bad_key
-			holder_checked`,
+			holder_checked held_job write_held_hash`,
 		"write_progress": `rcall K K.job K.progress K.clock OK E_LEASE_REJECTED E_CORRUPT now_ms str mark_aux
 			JOB_NUMBERS JOB_DEFAULTS HOLDER_FIELDS safe_hmget key_type_known key_ok MAX_SAFE
 			JOB_RANGES bad_job_field JOB_STATES load_job_checked corrupt_reply first_bad_key
-			holder_checked`,
+			holder_checked held_job write_held_hash`,
 		"wf_append": `rcall K K.clock OK now_ms str SEP K.wf K.wf_history K.wf_runs K.wf_ids K.wf_status
 			K.wf_query E_SEQUENCE_CONFLICT pad_ms listing_selections listing_move WF_STATUS_OF
 			WF_CLOSED wf_load wf_append_events`,
@@ -389,7 +390,7 @@ func TestLuaScriptIncludes(t *testing.T) {
 		"wf_deprecate_namespace":      `rcall K OK K.ns_record`,
 		"wf_expired_timers":           `rcall K K.clock OK now_ms K.wf_timers K.timers`,
 		"wf_put_invariant_record":     `rcall K K.clock OK now_ms SEP K.invariant_records`,
-		"wf_put_namespace":            `rcall K K.clock OK now_ms SEP K.ns_record K.ns_index pad_ms`,
+		"wf_put_namespace":            `rcall K K.clock OK now_ms SEP K.ns_record K.ns_index pad_ms put_namespace_record`,
 		"wf_put_package": `rcall K K.clock OK now_ms SEP K.packages K.package_index K.package_routes
 			K.package_route_index pad_ms`,
 		"wf_put_package_route": `rcall K OK K.package_routes K.package_route_index`,
@@ -398,7 +399,7 @@ func TestLuaScriptIncludes(t *testing.T) {
 		"wf_put_workloop": `rcall K OK K.workloops K.workloop_index K.workloops_due`,
 		"wf_record_visibility": `rcall K K.clock OK now_ms SEP K.vis K.vis_index pad_ms listing_selections
 			listing_move wf_record_visibility`,
-		"wf_register_namespace": `rcall K K.clock OK now_ms SEP K.ns_record K.ns_index pad_ms`,
+		"wf_register_namespace": `rcall K K.clock OK now_ms SEP K.ns_record K.ns_index pad_ms put_namespace_record`,
 		"wf_remove_visibility":  `rcall K OK SEP K.vis K.vis_index pad_ms listing_selections listing_move`,
 		"wf_remove_workloop":    `rcall K OK K.workloops K.workloop_index K.workloops_due`,
 		"wf_retire_timer":       `rcall K OK SEP K.wf_timers K.timers wf_retire_timer`,

@@ -21,80 +21,46 @@ Publish  on K.cancelled, when the job was running: "<fence> <job id>\n<lease id>
 Cost     O(log N)
 ]]
 --- @include rcall
---- @include K.scheduled
 --- @include K.leases
 --- @include K.retained
---- @include K.unique
---- @include K.held
 --- @include K.counts
---- @include K.corrupt
 --- @include K.cancelled
 --- @include OK
 --- @include E_NOT_FOUND
 --- @include E_NOT_CANCELLABLE
---- @include E_CORRUPT
+--- @include corrupt_reply
 --- @include now_ms
 --- @include UNFINISHED
 --- @include flush_counts
---- @include K.parked
---- @include partition_of
 --- @include load_job_checked
 --- @include JOB_FIELDS
---- @include key_ok
 --- @include counts_ok
---- @include park_corrupt
+--- @include first_bad_key
+--- @include park_unreadable_job
+--- @include unindex_job_keys
+--- @include unindex_job
+--- @include drop_lease
 --- @include finalize
---- @include leave_state
 local P = KEYS[1]
 local id = ARGV[1]
 
--- The first of keys ({key, type} pairs) a write could fail on, or nil.
-local function bad_key(keys)
-  for _, kt in ipairs(keys) do
-    if not key_ok(kt[1], kt[2]) then return kt[1] end
-  end
-  return nil
-end
-
 local j, why = load_job_checked(P, id, JOB_FIELDS)
-if why then
-  local bad = bad_key({ { K.corrupt(P), 'hash' }, { K.leases(P), 'zset' }, { K.scheduled(P), 'zset' } })
-  if bad then return { E_CORRUPT, bad, 'is not of the type the store keeps there' } end
-  park_corrupt(P, id, why)
-  rcall('ZREM', K.leases(P), id)
-  rcall('ZREM', K.scheduled(P), id)
-  return { OK, 'parked', why }
-end
+if why then return park_unreadable_job(P, id, why) end
 if not j then return { E_NOT_FOUND } end
 if not UNFINISHED[j.state] then return { E_NOT_CANCELLABLE, j.state } end
 
 -- Every key the writes below touch, checked before the first of them.
 local now = now_ms(P)
-if not counts_ok(P, j.queue) then return { E_CORRUPT, K.counts(P, j.queue), 'is not a hash of integer counts' } end
+if not counts_ok(P, j.queue) then return corrupt_reply(K.counts(P, j.queue), 'is not a hash of integer counts') end
 local writes = {}
-if j.state == 'running' then
-  writes[#writes + 1] = { K.leases(P), 'zset' }
-elseif j.state == 'available' then
-  if j.held == '1' then
-    writes[#writes + 1] = { K.held(P, j.fp), 'set' }
-  elseif j.parked ~= '' then
-    writes[#writes + 1] = { K.parked(P, j.rc), 'zset' }
-  else
-    local pz, ring, rs = partition_of(P, j.queue, j.sticky, j.part)
-    writes[#writes + 1] = { pz, 'zset' }
-    writes[#writes + 1] = { ring, 'zset' }
-    writes[#writes + 1] = { rs, 'hash' }
-  end
-elseif j.state == 'scheduled' or j.state == 'retryable' then
-  writes[#writes + 1] = { K.scheduled(P), 'zset' }
-end
-if j.ukey ~= '' and j.uwin == 0 then writes[#writes + 1] = { K.unique(P), 'hash' } end
+if j.state == 'running' then writes[#writes + 1] = { K.leases(P), 'zset' } end
+unindex_job_keys(P, j, writes)
 if j.ret > 0 then writes[#writes + 1] = { K.retained(P), 'zset' } end
-local bad = bad_key(writes)
-if bad then return { E_CORRUPT, bad, 'is not of the type the store keeps there' } end
+local bad, bad_why = first_bad_key(writes)
+if bad then return corrupt_reply(bad, bad_why) end
 
 local running = j.state == 'running'
-leave_state(P, id, j)
+if running then drop_lease(P, id) else unindex_job(P, id, j) end
 finalize(P, id, j, 'cancelled', now)
 flush_counts(P)
 if running then

@@ -17,13 +17,10 @@ Cost     O(1)
 --- @include rcall
 --- @include K.job
 --- @include OK
---- @include E_LEASE_REJECTED
---- @include holder_checked
---- @include corrupt_reply
+--- @include held_job
 local P = KEYS[1]
 local id = ARGV[1]
-local j, why = holder_checked(P, id, ARGV[2], ARGV[3])
-if why then return corrupt_reply(K.job(P, id), why) end
-if not j then return { E_LEASE_REJECTED } end
+local _, refused = held_job(P, id, ARGV[2], ARGV[3])
+if refused then return refused end
 rcall('HSET', K.job(P, id), 'step', ARGV[4], 'done', ARGV[5])
 return { OK }

@@ -15,11 +15,7 @@ Replies  {0, state it had} | {0, 'parked', why} the job's data is corrupt: parke
          {-7} not found | {-11} running | {-9, key, why} Corrupt
 Cost     O(log N)
 ]]
---- @include K.scheduled
 --- @include K.retained
---- @include K.unique
---- @include K.held
---- @include K.parked
 --- @include K.counts
 --- @include OK
 --- @include E_NOT_FOUND
@@ -27,14 +23,14 @@ Cost     O(log N)
 --- @include corrupt_reply
 --- @include UNFINISHED
 --- @include flush_counts
---- @include partition_of
 --- @include load_job_checked
 --- @include JOB_FIELDS
 --- @include counts_ok
 --- @include first_bad_key
+--- @include unindex_job_keys
+--- @include unindex_job
 --- @include release_unique
 --- @include delete_job
---- @include leave_state
 --- @include park_unreadable_job
 local P = KEYS[1]
 local id = ARGV[1]
@@ -46,28 +42,13 @@ if j.state == 'running' then return { E_JOB_RUNNING } end
 
 -- Every key the writes below touch, checked before the first of them.
 if not counts_ok(P, j.queue) then return corrupt_reply(K.counts(P, j.queue), 'is not a hash of integer counts') end
-local checks = {}
-if j.state == 'available' then
-  if j.held == '1' then
-    checks[#checks + 1] = { K.held(P, j.fp), 'set' }
-  elseif j.parked ~= '' then
-    checks[#checks + 1] = { K.parked(P, j.rc), 'zset' }
-  else
-    local pz, ring, rs = partition_of(P, j.queue, j.sticky, j.part)
-    checks[#checks + 1] = { pz, 'zset' }
-    checks[#checks + 1] = { ring, 'zset' }
-    checks[#checks + 1] = { rs, 'hash' }
-  end
-elseif j.state == 'scheduled' or j.state == 'retryable' then
-  checks[#checks + 1] = { K.scheduled(P), 'zset' }
-end
-if j.ukey ~= '' and j.uwin == 0 then checks[#checks + 1] = { K.unique(P), 'hash' } end
+local checks = unindex_job_keys(P, j, {})
 if not UNFINISHED[j.state] then checks[#checks + 1] = { K.retained(P), 'zset' } end
 local bad, bad_why = first_bad_key(checks)
 if bad then return corrupt_reply(bad, bad_why) end
 
 -- The writes.
-leave_state(P, id, j)
+unindex_job(P, id, j)
 release_unique(P, id, j)
 delete_job(P, id, j)
 flush_counts(P)

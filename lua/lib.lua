@@ -1377,6 +1377,129 @@ local function apply_edit(P, id, j, e)
 end
 
 
+-- Shared script bodies: the steps two or more scripts take alike, written once.
+
+-- The job id is running under this lease and fence, for a holder's write; else nil and
+-- the reply that refuses the write (LeaseRejected, or Corrupt when the job's data is).
+--- @include K.job
+--- @include E_LEASE_REJECTED
+--- @include holder_checked
+--- @include corrupt_reply
+local function held_job(P, id, lease, fence)
+  local j, why = holder_checked(P, id, lease, fence)
+  if why then return nil, corrupt_reply(K.job(P, id), why) end
+  if not j then return nil, { E_LEASE_REJECTED } end
+  return j
+end
+
+-- A holder's write of one of its job's side hashes (output, progress): the hash at key
+-- becomes fields (a flat list of names and values) stamped with the fence and the store
+-- time. The reply: {OK, store time}, or the refusal of held_job or of a key of another
+-- type, with nothing written.
+--- @include rcall
+--- @include OK
+--- @include now_ms
+--- @include mark_aux
+--- @include first_bad_key
+--- @include corrupt_reply
+--- @include held_job
+local function write_held_hash(P, id, lease, fence, key, fields)
+  local j, refused = held_job(P, id, lease, fence)
+  if refused then return refused end
+  local bad, why = first_bad_key({ { key, 'hash' } })
+  if bad then return corrupt_reply(bad, why) end
+  local now = now_ms(P)
+  mark_aux(P, id)
+  local args = { key }
+  for _, v in ipairs(fields) do args[#args + 1] = v end
+  args[#args + 1] = 'fence'
+  args[#args + 1] = j.fence
+  args[#args + 1] = 'at'
+  args[#args + 1] = now
+  rcall('HSET', unpack(args))
+  return { OK, now }
+end
+
+-- For a script that parks the corrupt jobs it meets among those it moves (parked: a
+-- list of {id, why}): the corrupt_reply when there are some and K.corrupt, where they are
+-- recorded, is unusable; nil when parking them cannot fail. Called in the read phase.
+--- @include K.corrupt
+--- @include first_bad_key
+--- @include corrupt_reply
+local function parking_refused(P, parked)
+  if #parked == 0 then return nil end
+  local bad, why = first_bad_key({ { K.corrupt(P), 'hash' } })
+  if bad then return corrupt_reply(bad, why) end
+  return nil
+end
+
+-- Writes a namespace record when the name is absent (rec: origin, state, placement,
+-- config, created and seen in ms, -1 meaning the store clock now and created); on a name
+-- already registered only its last-seen time is bumped. The reply: {OK, 'created' or
+-- 'already_existed'}.
+--- @include rcall
+--- @include OK
+--- @include now_ms
+--- @include SEP
+--- @include K.ns_record
+--- @include K.ns_index
+--- @include pad_ms
+local function put_namespace_record(P, name, rec)
+  local rk = K.ns_record(P, name)
+  local now = now_ms(P)
+  if rcall('EXISTS', rk) == 1 then
+    rcall('HSET', rk, 'seen', now)
+    return { OK, 'already_existed' }
+  end
+  local created = rec.created
+  if created < 0 then created = now end
+  local seen = rec.seen
+  if seen < 0 then seen = created end
+  rcall('HSET', rk, 'name', name, 'origin', rec.origin, 'state', rec.state, 'placement', rec.placement,
+    'config', rec.config, 'created', created, 'seen', seen)
+  rcall('ZADD', K.ns_index(P), '0', pad_ms(created) .. SEP .. name)
+  return { OK, 'created' }
+end
+
+-- Appends to keys (a list of {key, type}, for first_bad_key) what unindex_job writes for
+-- job j, and K.unique when j holds a strict unique key. Returns keys.
+--- @include K.held
+--- @include K.parked
+--- @include K.scheduled
+--- @include K.unique
+--- @include partition_of
+local function unindex_job_keys(P, j, keys)
+  if j.state == 'available' then
+    if j.held == '1' then
+      keys[#keys + 1] = { K.held(P, j.fp), 'set' }
+    elseif j.parked ~= '' then
+      keys[#keys + 1] = { K.parked(P, j.rc), 'zset' }
+    else
+      local pz, ring, rs = partition_of(P, j.queue, j.sticky, j.part)
+      keys[#keys + 1] = { pz, 'zset' }
+      keys[#keys + 1] = { ring, 'zset' }
+      keys[#keys + 1] = { rs, 'hash' }
+    end
+  elseif j.state == 'scheduled' or j.state == 'retryable' then
+    keys[#keys + 1] = { K.scheduled(P), 'zset' }
+  end
+  if j.ukey ~= '' and j.uwin == 0 then keys[#keys + 1] = { K.unique(P), 'hash' } end
+  return keys
+end
+
+-- Takes an available, scheduled or retryable job out of the index its state keeps it
+-- in (another state is in none of them). The caller moves the counts.
+--- @include rcall
+--- @include K.scheduled
+--- @include unindex_available_job
+local function unindex_job(P, id, j)
+  if j.state == 'available' then
+    unindex_available_job(P, id, j)
+  elseif j.state == 'scheduled' or j.state == 'retryable' then
+    rcall('ZREM', K.scheduled(P), id)
+  end
+end
+
 -- Job index selection: the listing (list_jobs.lua) and the bulk verbs walk the job
 -- indexes (index_move above) through index_select, from an exclusive cursor (entry time,
 -- id). A cursor is a position, not a member, so it stays valid while jobs move: an entry
@@ -1588,18 +1711,10 @@ end
 -- running job's lease, an available job's partition or held or parked set, a scheduled
 -- or retryable job's due time. Its count and index entries move with the state the
 -- caller gives it next (finalize, delete_job, make_available).
---- @include rcall
---- @include K.scheduled
 --- @include drop_lease
---- @include unindex_available_job
+--- @include unindex_job
 local function leave_state(P, id, j)
-  if j.state == 'running' then
-    drop_lease(P, id)
-  elseif j.state == 'available' then
-    unindex_available_job(P, id, j)
-  elseif j.state == 'scheduled' or j.state == 'retryable' then
-    rcall('ZREM', K.scheduled(P), id)
-  end
+  if j.state == 'running' then drop_lease(P, id) else unindex_job(P, id, j) end
 end
 
 -- Loads the jobs of a bulk batch: those still filed in the selected state, with their

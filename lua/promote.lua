@@ -26,7 +26,7 @@ Cost     O(limit * log N)
 --- @include load_job_checked
 --- @include JOB_FIELDS
 --- @include route_bad_key
---- @include K.corrupt
+--- @include parking_refused
 --- @include park_corrupt
 local P = KEYS[1]
 local limit = tonumber(ARGV[1])
@@ -46,10 +46,8 @@ for _, id in ipairs(due) do
     moves[#moves + 1] = { id, j }
   end
 end
-if #parked > 0 then
-  bad, why = first_bad_key({ { K.corrupt(P), 'hash' } })
-  if bad then return corrupt_reply(bad, why) end
-end
+local refused = parking_refused(P, parked)
+if refused then return refused end
 
 -- Writes: none of them can fail now.
 for _, id in ipairs(due) do rcall('ZREM', sk, id) end

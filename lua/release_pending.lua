@@ -27,7 +27,7 @@ Cost     O(n * log N)
 --- @include counts_ok
 --- @include K.counts
 --- @include route_bad_key
---- @include K.corrupt
+--- @include parking_refused
 --- @include park_corrupt
 local P = KEYS[1]
 local now = now_ms(P)
@@ -56,10 +56,8 @@ for _, id in ipairs(ARGV) do
     reply[#reply + 1] = id
   end
 end
-if #parked > 0 then
-  bad, why = first_bad_key({ { K.corrupt(P), 'hash' } })
-  if bad then return corrupt_reply(bad, why) end
-end
+local refused = parking_refused(P, parked)
+if refused then return refused end
 
 for _, p in ipairs(parked) do park_corrupt(P, p[1], p[2]) end
 for _, m in ipairs(later) do schedule(P, m[1], m[2], 'scheduled', m[2].sched) end

@@ -26,7 +26,7 @@ Cost     O(limit * log N)
 --- @include load_job_checked
 --- @include JOB_FIELDS
 --- @include index_bad_key
---- @include K.corrupt
+--- @include parking_refused
 --- @include park_corrupt
 --- @include counts_ok
 --- @include K.counts
@@ -52,10 +52,8 @@ for _, id in ipairs(ids) do
     moves[#moves + 1] = { id, j }
   end
 end
-if #parked > 0 then
-  bad, why = first_bad_key({ { K.corrupt(P), 'hash' } })
-  if bad then return corrupt_reply(bad, why) end
-end
+local refused = parking_refused(P, parked)
+if refused then return refused end
 
 rcall('HDEL', qk, fp)
 for _, id in ipairs(ids) do rcall('SREM', hk, id) end

@@ -19,7 +19,7 @@ Cost     O(n * log N)
 --- @include first_bad_key
 --- @include corrupt_reply
 --- @include holder_checked
---- @include K.corrupt
+--- @include parking_refused
 --- @include park_corrupt
 local P = KEYS[1]
 local lease_ms, n = tonumber(ARGV[1]), tonumber(ARGV[2])
@@ -40,10 +40,8 @@ for i = 1, n do
     reply[#reply + 1] = id
   end
 end
-if #parked > 0 then
-  bad, why = first_bad_key({ { K.corrupt(P), 'hash' } })
-  if bad then return corrupt_reply(bad, why) end
-end
+local refused = parking_refused(P, parked)
+if refused then return refused end
 
 for _, id in ipairs(held) do rcall('ZADD', lk, now + lease_ms, id) end
 for _, p in ipairs(parked) do

@@ -14,26 +14,8 @@ ARGV[7]  last seen (ms; -1 = created)
 Replies  {0, 'created'} | {0, 'already_existed'}
 Cost     O(log N)
 ]]
---- @include rcall
---- @include OK
---- @include now_ms
---- @include SEP
---- @include K.ns_record
---- @include K.ns_index
---- @include pad_ms
-local P = KEYS[1]
-local name = ARGV[1]
-local rk = K.ns_record(P, name)
-local now = now_ms(P)
-if rcall('EXISTS', rk) == 1 then
-  rcall('HSET', rk, 'seen', now)
-  return { OK, 'already_existed' }
-end
-local created = tonumber(ARGV[6])
-if created < 0 then created = now end
-local seen = tonumber(ARGV[7])
-if seen < 0 then seen = created end
-rcall('HSET', rk, 'name', name, 'origin', ARGV[2], 'state', ARGV[3], 'placement', ARGV[4], 'config', ARGV[5],
-  'created', created, 'seen', seen)
-rcall('ZADD', K.ns_index(P), '0', pad_ms(created) .. SEP .. name)
-return { OK, 'created' }
+--- @include put_namespace_record
+return put_namespace_record(KEYS[1], ARGV[1], {
+  origin = ARGV[2], state = ARGV[3], placement = ARGV[4], config = ARGV[5],
+  created = tonumber(ARGV[6]), seen = tonumber(ARGV[7]),
+})

@@ -11,22 +11,7 @@ ARGV[4]  config (JSON) of a new record
 Replies  {0, 'created'} | {0, 'already_existed'}
 Cost     O(log N)
 ]]
---- @include rcall
---- @include OK
---- @include now_ms
---- @include SEP
---- @include K.ns_record
---- @include K.ns_index
---- @include pad_ms
-local P = KEYS[1]
-local name = ARGV[1]
-local rk = K.ns_record(P, name)
-local now = now_ms(P)
-if rcall('EXISTS', rk) == 1 then
-  rcall('HSET', rk, 'seen', now)
-  return { OK, 'already_existed' }
-end
-rcall('HSET', rk, 'name', name, 'origin', ARGV[2], 'state', 'active', 'placement', ARGV[3], 'config', ARGV[4],
-  'created', now, 'seen', now)
-rcall('ZADD', K.ns_index(P), '0', pad_ms(now) .. SEP .. name)
-return { OK, 'created' }
+--- @include put_namespace_record
+return put_namespace_record(KEYS[1], ARGV[1], {
+  origin = ARGV[2], state = 'active', placement = ARGV[3], config = ARGV[4], created = -1, seen = -1,
+})

@@ -13,25 +13,9 @@ ARGV[6]  message
 Replies  {0, store time ms} | {-5} LeaseRejected | {-9, key, why} Corrupt
 Cost     O(1)
 ]]
---- @include rcall
 --- @include K.progress
---- @include OK
---- @include E_LEASE_REJECTED
---- @include now_ms
---- @include mark_aux
---- @include holder_checked
---- @include corrupt_reply
---- @include K.job
---- @include first_bad_key
+--- @include write_held_hash
 local P = KEYS[1]
 local id = ARGV[1]
-local j, why = holder_checked(P, id, ARGV[2], ARGV[3])
-if why then return corrupt_reply(K.job(P, id), why) end
-if not j then return { E_LEASE_REJECTED } end
-local bad
-bad, why = first_bad_key({ { K.progress(P, id), 'hash' } })
-if bad then return corrupt_reply(bad, why) end
-local now = now_ms(P)
-mark_aux(P, id)
-rcall('HSET', K.progress(P, id), 'current', ARGV[4], 'total', ARGV[5], 'message', ARGV[6], 'fence', j.fence, 'at', now)
-return { OK, now }
+return write_held_hash(P, id, ARGV[2], ARGV[3], K.progress(P, id),
+  { 'current', ARGV[4], 'total', ARGV[5], 'message', ARGV[6] })

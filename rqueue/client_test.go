@@ -76,6 +76,16 @@ func setup(t *testing.T, rdb redis.UniversalClient, cfg *rqueue.Config) *testBun
 	return &testBundle{ctx: ctx, client: client, store: store}
 }
 
+// mustEnqueue enqueues args with opts, failing the test on an error.
+func (b *testBundle) mustEnqueue(t *testing.T, args rqueue.Args, opts *rqueue.EnqueueOpts) *rqueue.Result {
+	t.Helper()
+	res, err := b.client.Enqueue(b.ctx, args, opts)
+	if err != nil {
+		t.Fatalf("Enqueue: %v", err)
+	}
+	return res
+}
+
 func (b *testBundle) job(t *testing.T, id string) *headgate.Job {
 	t.Helper()
 	j, err := b.store.GetJob(b.ctx, id)
@@ -106,10 +116,7 @@ func TestEnqueue(t *testing.T) {
 			t.Parallel()
 			b := setup(t, rdb, nil)
 			args := emailArgs{To: "ada@example.com", Subject: "hi", Headers: map[string]string{"b": "2", "a": "1"}}
-			res, err := b.client.Enqueue(b.ctx, args, nil)
-			if err != nil {
-				t.Fatalf("Enqueue: %v", err)
-			}
+			res := b.mustEnqueue(t, args, nil)
 			want := &rqueue.Result{ID: res.ID, Kind: "email", Queue: rqueue.QueueDefault,
 				State: headgate.StateAvailable, ScheduledAt: epoch}
 			if !resultEqual(res, want) {
@@ -158,16 +165,13 @@ func TestEnqueue(t *testing.T) {
 		t.Run("ArgsOptions", func(t *testing.T) {
 			t.Parallel()
 			b := setup(t, rdb, nil)
-			res, err := b.client.Enqueue(b.ctx, reportArgs{Account: "a"}, nil)
-			if err != nil {
-				t.Fatalf("Enqueue: %v", err)
-			}
+			res := b.mustEnqueue(t, reportArgs{Account: "a"}, nil)
 			j := b.job(t, res.ID)
 			if j.Queue != "reports" || j.Priority != 5 || j.MaxAttempts != 3 || !slices.Equal(j.Tags, []string{"report"}) {
 				t.Errorf("stored job = %+v, want the args' options", j.Envelope)
 			}
 			// The call's options win field by field.
-			res, err = b.client.Enqueue(b.ctx, reportArgs{Account: "b"}, &rqueue.EnqueueOpts{Priority: 1, Tags: []string{}})
+			res, err := b.client.Enqueue(b.ctx, reportArgs{Account: "b"}, &rqueue.EnqueueOpts{Priority: 1, Tags: []string{}})
 			if err != nil {
 				t.Fatalf("Enqueue: %v", err)
 			}
@@ -180,10 +184,7 @@ func TestEnqueue(t *testing.T) {
 		t.Run("ArgsDerivedID", func(t *testing.T) {
 			t.Parallel()
 			b := setup(t, rdb, nil)
-			first, err := b.client.Enqueue(b.ctx, orderArgs{OrderID: "7", Tenant: "acme"}, nil)
-			if err != nil {
-				t.Fatalf("Enqueue: %v", err)
-			}
+			first := b.mustEnqueue(t, orderArgs{OrderID: "7", Tenant: "acme"}, nil)
 			again, err := b.client.Enqueue(b.ctx, orderArgs{OrderID: "7", Tenant: "acme"}, nil)
 			if err != nil {
 				t.Fatalf("Enqueue again: %v", err)
@@ -199,25 +200,19 @@ func TestEnqueue(t *testing.T) {
 		t.Run("ScheduledIn", func(t *testing.T) {
 			t.Parallel()
 			b := setup(t, rdb, nil)
-			res, err := b.client.Enqueue(b.ctx, emailArgs{}, &rqueue.EnqueueOpts{ScheduledIn: 90 * time.Second})
-			if err != nil {
-				t.Fatalf("Enqueue: %v", err)
-			}
+			res := b.mustEnqueue(t, emailArgs{}, &rqueue.EnqueueOpts{ScheduledIn: 90 * time.Second})
 			// Relative to the frozen store clock, not the host's.
 			if want := epoch.Add(90 * time.Second); res.State != headgate.StateScheduled || !res.ScheduledAt.Equal(want) {
 				t.Errorf("Enqueue = %s at %s, want scheduled at %s", res.State, res.ScheduledAt, want)
 			}
-			_, err = b.client.Enqueue(b.ctx, emailArgs{}, &rqueue.EnqueueOpts{ScheduledIn: time.Second, ScheduledAt: epoch})
+			_, err := b.client.Enqueue(b.ctx, emailArgs{}, &rqueue.EnqueueOpts{ScheduledIn: time.Second, ScheduledAt: epoch})
 			requireInvalid(t, err, "EnqueueOpts.ScheduledIn")
 		})
 
 		t.Run("PendingRelease", func(t *testing.T) {
 			t.Parallel()
 			b := setup(t, rdb, nil)
-			res, err := b.client.Enqueue(b.ctx, emailArgs{}, &rqueue.EnqueueOpts{Pending: true})
-			if err != nil {
-				t.Fatalf("Enqueue: %v", err)
-			}
+			res := b.mustEnqueue(t, emailArgs{}, &rqueue.EnqueueOpts{Pending: true})
 			if res.State != headgate.StatePending {
 				t.Fatalf("State = %s, want pending", res.State)
 			}
@@ -236,14 +231,11 @@ func TestEnqueue(t *testing.T) {
 		t.Run("Retention", func(t *testing.T) {
 			t.Parallel()
 			b := setup(t, rdb, &rqueue.Config{Retention: time.Hour})
-			res, err := b.client.Enqueue(b.ctx, emailArgs{}, &rqueue.EnqueueOpts{Retention: rqueue.RetentionNone})
-			if err != nil {
-				t.Fatalf("Enqueue: %v", err)
-			}
+			res := b.mustEnqueue(t, emailArgs{}, &rqueue.EnqueueOpts{Retention: rqueue.RetentionNone})
 			if j := b.job(t, res.ID); j.Retention != 0 {
 				t.Errorf("Retention = %s, want 0 (RetentionNone overrides the config)", j.Retention)
 			}
-			_, err = b.client.Enqueue(b.ctx, emailArgs{}, &rqueue.EnqueueOpts{Retention: -time.Hour})
+			_, err := b.client.Enqueue(b.ctx, emailArgs{}, &rqueue.EnqueueOpts{Retention: -time.Hour})
 			requireInvalid(t, err, "EnqueueOpts.Retention")
 		})
 
@@ -251,10 +243,7 @@ func TestEnqueue(t *testing.T) {
 			t.Parallel()
 			b := setup(t, rdb, nil)
 			opts := &rqueue.EnqueueOpts{ID: "order-42"}
-			first, err := b.client.Enqueue(b.ctx, emailArgs{To: "a"}, opts)
-			if err != nil {
-				t.Fatalf("Enqueue: %v", err)
-			}
+			first := b.mustEnqueue(t, emailArgs{To: "a"}, opts)
 			again, err := b.client.Enqueue(b.ctx, emailArgs{To: "a"}, opts)
 			if err != nil {
 				t.Fatalf("Enqueue again: %v", err)
@@ -286,10 +275,7 @@ func TestEnqueueUnique(t *testing.T) {
 			t.Parallel()
 			b := setup(t, rdb, nil)
 			opts := &rqueue.EnqueueOpts{Unique: rqueue.UniqueOpts{Key: "daily"}}
-			first, err := b.client.Enqueue(b.ctx, emailArgs{To: "a"}, opts)
-			if err != nil {
-				t.Fatalf("Enqueue: %v", err)
-			}
+			first := b.mustEnqueue(t, emailArgs{To: "a"}, opts)
 			dup, err := b.client.Enqueue(b.ctx, emailArgs{To: "b"}, opts)
 			if err != nil {
 				t.Fatalf("duplicate Enqueue: %v, want a Result", err)
@@ -312,10 +298,7 @@ func TestEnqueueUnique(t *testing.T) {
 			opts := &rqueue.EnqueueOpts{Unique: rqueue.UniqueOpts{ByArgs: true}}
 			h1 := map[string]string{"x": "1", "y": "2", "z": "3", "w": "4"}
 			h2 := map[string]string{"w": "4", "z": "3", "y": "2", "x": "1"}
-			first, err := b.client.Enqueue(b.ctx, emailArgs{To: "a", Headers: h1}, opts)
-			if err != nil {
-				t.Fatalf("Enqueue: %v", err)
-			}
+			first := b.mustEnqueue(t, emailArgs{To: "a", Headers: h1}, opts)
 			dup, err := b.client.Enqueue(b.ctx, emailArgs{To: "a", Headers: h2}, opts)
 			if err != nil || !dup.Duplicate || dup.ID != first.ID {
 				t.Errorf("Enqueue of equal args = %+v, %v; want a duplicate of %s", dup, err, first.ID)
@@ -330,20 +313,14 @@ func TestEnqueueUnique(t *testing.T) {
 			t.Parallel()
 			b := setup(t, rdb, nil)
 			opts := &rqueue.EnqueueOpts{Unique: rqueue.UniqueOpts{Key: "k", Debounce: 30 * time.Second}}
-			first, err := b.client.Enqueue(b.ctx, emailArgs{Subject: "v1"}, opts)
-			if err != nil {
-				t.Fatalf("Enqueue: %v", err)
-			}
+			first := b.mustEnqueue(t, emailArgs{Subject: "v1"}, opts)
 			if first.State != headgate.StateScheduled || !first.ScheduledAt.Equal(epoch.Add(30*time.Second)) {
 				t.Fatalf("first = %+v, want scheduled at epoch+30s", first)
 			}
 			if err := b.store.AdvanceClock(b.ctx, 10*time.Second); err != nil {
 				t.Fatal(err)
 			}
-			dup, err := b.client.Enqueue(b.ctx, emailArgs{Subject: "v2"}, opts)
-			if err != nil {
-				t.Fatalf("Enqueue: %v", err)
-			}
+			dup := b.mustEnqueue(t, emailArgs{Subject: "v2"}, opts)
 			if !dup.Duplicate || !dup.Replaced || dup.ID != first.ID || !dup.ScheduledAt.Equal(epoch.Add(40*time.Second)) {
 				t.Errorf("debounced duplicate = %+v, want %s replaced and pushed to epoch+40s", dup, first.ID)
 			}
@@ -357,10 +334,7 @@ func TestEnqueueUnique(t *testing.T) {
 			t.Parallel()
 			b := setup(t, rdb, nil)
 			opts := &rqueue.EnqueueOpts{Unique: rqueue.UniqueOpts{Key: "hourly", Window: time.Hour}}
-			first, err := b.client.Enqueue(b.ctx, emailArgs{}, opts)
-			if err != nil {
-				t.Fatalf("Enqueue: %v", err)
-			}
+			first := b.mustEnqueue(t, emailArgs{}, opts)
 			claims, err := b.store.Admit(b.ctx, headgate.AdmitRequest{Worker: "w", LeaseID: "l", Queues: []string{rqueue.QueueDefault},
 				Capacity: 1, Lease: time.Minute})
 			if err != nil || len(claims) != 1 {
@@ -369,10 +343,7 @@ func TestEnqueueUnique(t *testing.T) {
 			if _, err := b.store.Ack(b.ctx, claims[0].LeaseRef(), headgate.OutcomeSuccess, nil); err != nil {
 				t.Fatalf("Ack: %v", err)
 			}
-			dup, err := b.client.Enqueue(b.ctx, emailArgs{}, opts)
-			if err != nil {
-				t.Fatalf("Enqueue: %v", err)
-			}
+			dup := b.mustEnqueue(t, emailArgs{}, opts)
 			want := &rqueue.Result{ID: first.ID, Kind: "email", Queue: rqueue.QueueDefault, State: headgate.StateDeleted, Duplicate: true}
 			if !resultEqual(dup, want) {
 				t.Errorf("duplicate of a deleted holder = %+v, want %+v", dup, want)

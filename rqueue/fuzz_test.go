@@ -113,9 +113,12 @@ func FuzzArgsDigestMapOrder(f *testing.F) {
 			t.Fatal(err)
 		}
 		for range 3 {
-			again, _ := encodeArgs(struct {
+			again, err := encodeArgs(struct {
 				M map[string]any `msgpack:"m"`
 			}{m})
+			if err != nil {
+				t.Fatal(err)
+			}
 			if d, err := argsDigest(again); err != nil || d != first {
 				t.Errorf("equal maps from Go digest as %q and %q (%v)", first, d, err)
 			}

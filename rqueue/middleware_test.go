@@ -54,10 +54,7 @@ func TestEnqueueMiddleware(t *testing.T) {
 	b := setup(t, miniClient(t), &rqueue.Config{EnqueueMiddleware: []rqueue.EnqueueMiddleware{
 		tagging(&mu, &trail, "outer", "from-outer"), tagging(&mu, &trail, "inner", "from-inner"),
 	}})
-	res, err := b.client.Enqueue(b.ctx, emailArgs{To: "a"}, &rqueue.EnqueueOpts{Tags: []string{"mine"}})
-	if err != nil {
-		t.Fatalf("Enqueue: %v", err)
-	}
+	res := b.mustEnqueue(t, emailArgs{To: "a"}, &rqueue.EnqueueOpts{Tags: []string{"mine"}})
 	if want := []string{"outer>", "inner>", "<inner", "<outer"}; !slices.Equal(trail, want) {
 		t.Errorf("order = %q, want %q", trail, want)
 	}

@@ -43,11 +43,10 @@ func ExerciseBackend(t *testing.T, newStore NewStoreFunc) {
 		reclaimCases, promoteCases, evictCases, dutyCases, outputProgressCases, cancelCases,
 		clockCases, clockCorruptCases, statsCases, corruptSmallCases, ackHistoryCases, ackSnoozeCases,
 		setPolicyCases, evictRetentionCases, reclaimJitterCases, ackCorruptCases,
-		reclaimCorruptCases, evictCorruptCases, enqueueCorruptCases, retryCases, editCases, deleteCases, operatorCorruptCases,
+		reclaimCorruptCases, evictCorruptCases, enqueueCorruptCases, retryCases, editCases, deleteCases, operatorCorruptCases, uniqueCases,
 		listJobsCases, bulkCancelCases, bulkRetryCases, bulkDeleteCases} {
 		all = append(all, cases...)
 	}
-	all = append(all, policyCases...)
 	runCases(t, newStore, all)
 	t.Run("StickyRouting", func(t *testing.T) {
 		t.Parallel()
@@ -298,7 +297,7 @@ func checkCounts(t testing.TB, s *headgate.Store) {
 	pipe := s.Client().Pipeline()
 	parked := make([]*redis.StringCmd, len(availableIDs))
 	for i, id := range availableIDs {
-		parked[i] = pipe.HGet(ctx, "hg:{"+s.Namespace()+"}:job:"+id, "parked")
+		parked[i] = pipe.HGet(ctx, nsKey(s, "job:"+id), "parked")
 	}
 	if len(parked) > 0 {
 		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {

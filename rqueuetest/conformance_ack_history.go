@@ -104,7 +104,7 @@ var ackHistoryCases = []conformanceCase{
 				t.Fatal(err)
 			}
 		}
-		raw, err := s.Client().LRange(ctx, "hg:{"+s.Namespace()+"}:errors:a", 0, -1).Result()
+		raw, err := s.Client().LRange(ctx, nsKey(s, "errors:a"), 0, -1).Result()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,7 @@
 package rqueuetest
 
 import (
+	"context"
 	"slices"
 	"testing"
 	"time"
@@ -66,15 +67,11 @@ var admitCases = []conformanceCase{
 		if err := s.PauseQueue(ctx, "paused"); err != nil {
 			t.Fatal(err)
 		}
-		if got := ids(mustAdmit(t, ctx, s, admitReq("w", 5, "paused", "open"))); !slices.Equal(got, []string{"b"}) {
-			t.Errorf("admitted %v with queue paused, want [b]", got)
-		}
+		wantAdmitted(t, ctx, s, admitReq("w", 5, "paused", "open"), []string{"b"}, " with queue paused")
 		if err := s.ResumeQueue(ctx, "paused"); err != nil {
 			t.Fatal(err)
 		}
-		if got := ids(mustAdmit(t, ctx, s, admitReq("w", 5, "paused", "open"))); !slices.Equal(got, []string{"a"}) {
-			t.Errorf("admitted %v after resume, want [a]", got)
-		}
+		wantAdmitted(t, ctx, s, admitReq("w", 5, "paused", "open"), []string{"a"}, " after resume")
 	}},
 	{"Admit/NotBeforeDueNorPending", func(t *testing.T, s *headgate.Store) {
 		ctx := freeze(t, s)
@@ -82,9 +79,7 @@ var admitCases = []conformanceCase{
 		later.ScheduledAt = epoch.Add(time.Second)
 		staged.Pending = true
 		mustEnqueue(t, ctx, s, later, staged)
-		if got := mustAdmit(t, ctx, s, admitReq("w", 5)); len(got) != 0 {
-			t.Errorf("admitted %v before due / while pending", ids(got))
-		}
+		wantAdmitted(t, ctx, s, admitReq("w", 5), nil, " before due / while pending")
 		advance(t, ctx, s, time.Second)
 		if n, _, err := s.PromoteDue(ctx, 10); err != nil || n != 1 {
 			t.Errorf("promote: %d, %v; want 1", n, err)
@@ -96,8 +91,106 @@ var admitCases = []conformanceCase{
 		if err != nil || !slices.Equal(left, []string{"later"}) {
 			t.Errorf("release pending: left %v, %v; want [later]", left, err)
 		}
-		if got := ids(mustAdmit(t, ctx, s, admitReq("w", 5))); !slices.Equal(got, []string{"staged"}) {
-			t.Errorf("admitted %v after release, want [staged]", got)
-		}
+		wantAdmitted(t, ctx, s, admitReq("w", 5), []string{"staged"}, " after release")
 	}},
+	{"Admit/PauseResumeWithPinnedWork", pauseResumePinned},
+}
+
+// wantAdmitted admits with req and checks the ids admitted, in order (none when want is
+// empty); when says, in a failure, what the call came after.
+func wantAdmitted(t testing.TB, ctx context.Context, s *headgate.Store, req headgate.AdmitRequest, want []string, when string) {
+	t.Helper()
+	got := ids(mustAdmit(t, ctx, s, req))
+	switch {
+	case len(want) == 0 && len(got) != 0:
+		t.Errorf("admitted %v%s", got, when)
+	case !slices.Equal(got, want):
+		t.Errorf("admitted %v%s, want %v", got, when, want)
+	}
+}
+
+func admitQ(worker string, capacity, quantum int, queues ...string) headgate.AdmitRequest {
+	r := admitReq(worker, capacity, queues...)
+	r.Quantum = quantum
+	return r
+}
+
+func ackAllSuccess(t *testing.T, ctx context.Context, s *headgate.Store, claims []headgate.Claim) {
+	t.Helper()
+	if len(claims) == 0 {
+		return
+	}
+	acks := make([]headgate.AckRequest, len(claims))
+	for i, c := range claims {
+		acks[i] = headgate.AckRequest{Lease: c.LeaseRef(), Outcome: headgate.OutcomeSuccess}
+	}
+	res, err := s.AckMany(ctx, acks)
+	if err != nil {
+		t.Fatalf("ack many: %v", err)
+	}
+	for i, r := range res {
+		if r.Err != nil {
+			t.Fatalf("ack %s: %v", claims[i].Envelope.ID, r.Err)
+		}
+	}
+}
+
+func enqueueChunks(t *testing.T, ctx context.Context, s *headgate.Store, jobs []headgate.Envelope, size int) {
+	t.Helper()
+	for chunk := range slices.Chunk(jobs, size) {
+		mustEnqueue(t, ctx, s, chunk...)
+	}
+}
+
+// pauseResumePinned: a paused queue holds back work pinned to the caller as well as
+// shared work, other queues are still served, and resuming gives each worker its own.
+func pauseResumePinned(t *testing.T, s *headgate.Store) {
+	ctx := freeze(t, s)
+	if err := s.PauseQueue(ctx, "q"); err != nil {
+		t.Fatal(err)
+	}
+	pinned, free, other := job("pinned"), job("free"), job("pinned-other")
+	pinned.Queue, pinned.StickyWorker = "q", "w1"
+	free.Queue = "q"
+	other.Queue, other.StickyWorker = "other", "w1"
+	mustEnqueue(t, ctx, s, pinned, free, other) // enqueues succeed while paused
+	if got := ids(mustAdmit(t, ctx, s, admitReq("w1", 10, "q", "other"))); !slices.Equal(got, []string{"pinned-other"}) {
+		t.Errorf("w1 admitted %v with q paused, want [pinned-other]", got)
+	}
+	if got := mustAdmit(t, ctx, s, admitReq("w2", 10, "q")); len(got) != 0 {
+		t.Errorf("w2 admitted %v from a paused queue", ids(got))
+	}
+	stats, err := s.QueueStats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range stats {
+		if st.Queue == "q" && (!st.Paused || st.Counts[headgate.StateAvailable] != 2) {
+			t.Errorf("stats of paused q: %+v", st)
+		}
+	}
+	if err := s.ResumeQueue(ctx, "q"); err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(mustAdmit(t, ctx, s, admitReq("w2", 10, "q"))); !slices.Equal(got, []string{"free"}) {
+		t.Errorf("w2 admitted %v after resume, want [free] (not w1's pinned job)", got)
+	}
+	claims := mustAdmit(t, ctx, s, admitReq("w1", 10, "q"))
+	if got := ids(claims); !slices.Equal(got, []string{"pinned"}) {
+		t.Fatalf("w1 admitted %v after resume, want [pinned]", got)
+	}
+	// Pinned work requeued while the queue is paused again waits for the resume.
+	if err := s.PauseQueue(ctx, "q"); err != nil {
+		t.Fatal(err)
+	}
+	mustAck(t, ctx, s, claims[0], headgate.OutcomeRateLimited, nil)
+	if got := mustAdmit(t, ctx, s, admitReq("w1", 10, "q")); len(got) != 0 {
+		t.Errorf("w1 admitted %v from a paused queue", ids(got))
+	}
+	if err := s.ResumeQueue(ctx, "q"); err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(mustAdmit(t, ctx, s, admitReq("w1", 10, "q"))); !slices.Equal(got, []string{"pinned"}) {
+		t.Errorf("w1 admitted %v after the second resume, want [pinned]", got)
+	}
 }

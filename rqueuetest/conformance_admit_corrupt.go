@@ -40,13 +40,9 @@ func admitCorruptPlain(t *testing.T, s *headgate.Store) {
 // fingerprint fa running.
 func corruptAdmitBase(t testing.TB, ctx context.Context, s *headgate.Store) {
 	t.Helper()
-	if err := s.SetRateLimit(ctx, "rc", headgate.RateLimit{Limit: 10, Window: time.Second, Burst: 10}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.SetRateLimit(ctx, "empty", headgate.RateLimit{Limit: 1, Window: 24 * time.Hour, Burst: 1}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Client().HSet(ctx, "hg:{"+s.Namespace()+"}:policy", "fp_inflight", 5).Err(); err != nil {
+	mustSetRateLimit(t, ctx, s, "rc", headgate.RateLimit{Limit: 10, Window: time.Second, Burst: 10})
+	mustSetRateLimit(t, ctx, s, "empty", headgate.RateLimit{Limit: 1, Window: 24 * time.Hour, Burst: 1})
+	if err := s.Client().HSet(ctx, nsKey(s, "policy"), "fp_inflight", 5).Err(); err != nil {
 		t.Fatal(err)
 	}
 	spendClass(t, ctx, s, "empty", 1)

@@ -149,7 +149,7 @@ func probationLookedPast(t *testing.T, s *headgate.Store) {
 func fingerprintCap(t *testing.T, s *headgate.Store) {
 	ctx := freeze(t, s)
 	// The policy setter belongs to the operator API; the field is the contract.
-	policy := "hg:{" + s.Namespace() + "}:policy"
+	policy := nsKey(s, "policy")
 	if err := s.Client().HSet(ctx, policy, "fp_inflight", 1).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +192,7 @@ func fingerprintCap(t *testing.T, s *headgate.Store) {
 		t.Fatal(err)
 	}
 	ackAllSuccess(t, ctx, s, append(fifth, admit("f3")...))
-	if n, err := s.Client().HLen(ctx, "hg:{"+s.Namespace()+"}:fprunning").Result(); err != nil || n != 0 {
+	if n, err := s.Client().HLen(ctx, nsKey(s, "fprunning")).Result(); err != nil || n != 0 {
 		t.Errorf("running counts left: %d (%v), want none", n, err)
 	}
 }
@@ -243,16 +243,12 @@ func heldCounted(t *testing.T, s *headgate.Store) {
 		t.Errorf("stats of paused: held %d available %d, want 1 and 0", p.Held, p.Counts[headgate.StateAvailable])
 	}
 	checkCounts(t, s)
-	if err := s.Cancel(ctx, "sib-2"); err != nil {
-		t.Fatal(err)
-	}
+	mustCancel(t, ctx, s, "sib-2")
 	if _, err := s.ReleaseQuarantine(ctx, "bad"); err != nil {
 		t.Fatal(err)
 	}
 	if q := queueStat(t, s, "q"); q.Held != 0 || q.Counts[headgate.StateAvailable] != 1 {
 		t.Errorf("after release: held %d available %d, want 0 and 1", q.Held, q.Counts[headgate.StateAvailable])
 	}
-	if got := ids(mustAdmit(t, ctx, s, admitReq("w", 10, "q", "paused"))); !slices.Equal(got, []string{"sib-1", "sib-3"}) {
-		t.Errorf("admitted %v after release, want [sib-1 sib-3]", got)
-	}
+	wantAdmitted(t, ctx, s, admitReq("w", 10, "q", "paused"), []string{"sib-1", "sib-3"}, " after release")
 }

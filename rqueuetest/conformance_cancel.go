@@ -10,6 +10,14 @@ import (
 	"github.com/headgate/headgate"
 )
 
+// mustCancel cancels job id, failing the test on an error.
+func mustCancel(t testing.TB, ctx context.Context, s *headgate.Store, id string) {
+	t.Helper()
+	if err := s.Cancel(ctx, id); err != nil {
+		t.Fatalf("cancel %s: %v", id, err)
+	}
+}
+
 // cancelCases cover the Cancel transition of the job contract.
 var cancelCases = []conformanceCase{
 	{"Cancel/UnfinishedOnlyHolderRejected", func(t *testing.T, s *headgate.Store) {

@@ -13,7 +13,7 @@ var clockCorruptCases = []conformanceCase{
 	{"Clock/CorruptFrozenValueWritesNothing", func(t *testing.T, s *headgate.Store) {
 		ctx := freeze(t, s)
 		mustEnqueue(t, ctx, s, job("a"))
-		if err := s.Client().Set(ctx, "hg:{"+s.Namespace()+"}:clock", "soon", 0).Err(); err != nil {
+		if err := s.Client().Set(ctx, nsKey(s, "clock"), "soon", 0).Err(); err != nil {
 			t.Fatal(err)
 		}
 		unchanged(t, ctx, s, "enqueue on a corrupt clock", func() error {

@@ -95,7 +95,7 @@ var corruptSmallCases = []conformanceCase{
 					if "job:"+id == corrupted {
 						continue
 					}
-					held, err := s.Client().HGet(ctx, "hg:{"+s.Namespace()+"}:job:"+id, "held").Result()
+					held, err := s.Client().HGet(ctx, nsKey(s, "job:"+id), "held").Result()
 					if err != redis.Nil {
 						t.Errorf("after release %s is still held (%q, %v)", id, held, err)
 					}
@@ -175,15 +175,13 @@ var corruptSmallCases = []conformanceCase{
 		rl := headgate.RateLimit{Limit: 5, Window: time.Minute, Burst: 7}
 		assertCorruptionSafe(t, s, corruptCheck{
 			setup: func(t testing.TB, ctx context.Context, s *headgate.Store) {
-				if err := s.SetRateLimit(ctx, "api", headgate.RateLimit{Limit: 1, Window: time.Hour, Burst: 1}); err != nil {
-					t.Fatal(err)
-				}
+				mustSetRateLimit(t, ctx, s, "api", headgate.RateLimit{Limit: 1, Window: time.Hour, Burst: 1})
 			},
 			keys: keysNamed("rate:"),
 			call: func(ctx context.Context, s *headgate.Store) error { return s.SetRateLimit(ctx, "api", rl) },
 			// The call rewrites the whole bucket, so it repairs any corruption of it.
 			progressed: func(t testing.TB, ctx context.Context, s *headgate.Store, _ string) {
-				got, err := s.Client().HGetAll(ctx, "hg:{"+s.Namespace()+"}:rate:api").Result()
+				got, err := s.Client().HGetAll(ctx, nsKey(s, "rate:api")).Result()
 				want := map[string]string{"tokens": "7", "burst": "7", "limit": "5", "window": "60000",
 					"refilled": strconv.FormatInt(epoch.UnixMilli(), 10)}
 				if err != nil || !maps.Equal(got, want) {

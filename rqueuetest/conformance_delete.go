@@ -19,13 +19,7 @@ var deleteCases = []conformanceCase{
 		unique.UniqueKey = "u"
 		unique.PartitionKey = "t1"
 		failing := job("j-retryable")
-		poison, sib := job("j-quarantined"), job("j-held")
-		poison.Fingerprint, sib.Fingerprint = "poison", "poison"
-		sib.ScheduledAt = epoch.Add(time.Hour)
-		mustEnqueue(t, ctx, s, poison, sib)
-		quarantineJob(t, ctx, s, "j-quarantined")
-		advance(t, ctx, s, time.Hour)
-		mustPromote(t, ctx, s) // the sibling, held
+		quarantinedWithHeldSibling(t, ctx, s, "j-quarantined", "j-held")
 		mustEnqueue(t, ctx, s, failing)
 		finishAs(t, ctx, s, "j-retryable", headgate.OutcomeRetry)
 		mustEnqueue(t, ctx, s, job("j-completed"))
@@ -72,9 +66,7 @@ var deleteCases = []conformanceCase{
 	}},
 	{"Delete/RateParked", func(t *testing.T, s *headgate.Store) {
 		ctx := freeze(t, s)
-		if err := s.SetRateLimit(ctx, "c", headgate.RateLimit{Limit: 1, Window: time.Hour, Burst: 1}); err != nil {
-			t.Fatal(err)
-		}
+		mustSetRateLimit(t, ctx, s, "c", headgate.RateLimit{Limit: 1, Window: time.Hour, Burst: 1})
 		a, b := job("a"), job("j-parked")
 		a.RateClass, b.RateClass = "c", "c"
 		mustEnqueue(t, ctx, s, a, b)

@@ -59,9 +59,7 @@ var editCases = []conformanceCase{
 		if err != nil || r.State != headgate.StateScheduled || !r.ScheduledAt.Equal(at) {
 			t.Fatalf("edit available: %+v, %v", r, err)
 		}
-		if got := mustAdmit(t, ctx, s, admitReq("w", 3)); len(got) != 0 {
-			t.Errorf("admitted %v before their time", ids(got))
-		}
+		wantAdmitted(t, ctx, s, admitReq("w", 3), nil, " before their time")
 		advance(t, ctx, s, time.Hour)
 		if n := mustPromote(t, ctx, s); n != 0 {
 			t.Errorf("promoted %d jobs at the old time", n)
@@ -105,9 +103,7 @@ var editCases = []conformanceCase{
 		mustEnqueue(t, ctx, s, job("running"))
 		admitOne(t, ctx, s)
 		mustEnqueue(t, ctx, s, job("cancelled"))
-		if err := s.Cancel(ctx, "cancelled"); err != nil {
-			t.Fatal(err)
-		}
+		mustCancel(t, ctx, s, "cancelled")
 		edit := headgate.JobEdit{Priority: new(int32(1))}
 		err := unchanged(t, ctx, s, "edit running", func() error { _, err := s.Edit(ctx, "running", edit); return err })
 		if e := wantErr[*headgate.JobRunningError](t, err); e != nil && e.JobID != "running" {

@@ -14,9 +14,7 @@ var evictCases = []conformanceCase{
 		for _, c := range mustAdmit(t, ctx, s, admitReq("w", 1)) {
 			mustAck(t, ctx, s, c, headgate.OutcomeSkip, nil)
 		}
-		if err := s.Cancel(ctx, "b-cancel"); err != nil {
-			t.Fatal(err)
-		}
+		mustCancel(t, ctx, s, "b-cancel")
 		// Archived and cancelled jobs are kept by the namespace policy, whatever the job's
 		// retention (which is its success's).
 		advance(t, ctx, s, headgate.RetentionFailedDefault)

@@ -31,9 +31,7 @@ var evictRetentionCases = []conformanceCase{
 		if err := s.SetPolicy(ctx, p); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Cancel(ctx, "cancelled"); err != nil {
-			t.Fatal(err)
-		}
+		mustCancel(t, ctx, s, "cancelled")
 		outcomes := map[string]headgate.Outcome{"completed": headgate.OutcomeSuccess,
 			"archived": headgate.OutcomeSkip, "undecodable": headgate.OutcomeUndecodable}
 		for _, c := range mustAdmit(t, ctx, s, admitReq("w", 10)) {
@@ -101,12 +99,10 @@ var evictRetentionCases = []conformanceCase{
 	{"Evict/CancelledWithUnusablePolicy", func(t *testing.T, s *headgate.Store) {
 		ctx := freeze(t, s)
 		mustEnqueue(t, ctx, s, job("a"))
-		if err := s.Client().Set(ctx, "hg:{"+s.Namespace()+"}:policy", "corrupt", 0).Err(); err != nil {
+		if err := s.Client().Set(ctx, nsKey(s, "policy"), "corrupt", 0).Err(); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Cancel(ctx, "a"); err != nil {
-			t.Fatal(err)
-		}
+		mustCancel(t, ctx, s, "a")
 		wantState(t, ctx, s, "a", headgate.StateCancelled)
 		advance(t, ctx, s, headgate.RetentionFailedDefault)
 		if n, err := s.EvictRetained(ctx, 10); err != nil || n != 1 {

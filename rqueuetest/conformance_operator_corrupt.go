@@ -27,9 +27,7 @@ var operatorCorruptCases = []conformanceCase{
 				if err := s.SetEnqueueLimit(ctx, headgate.QueueDefault, 10); err != nil {
 					t.Fatal(err)
 				}
-				if err := s.Cancel(ctx, "x"); err != nil {
-					t.Fatal(err)
-				}
+				mustCancel(t, ctx, s, "x")
 			},
 			func(ctx context.Context, s *headgate.Store) error {
 				_, err := s.Retry(ctx, "x", &headgate.RetryOptions{Edit: &headgate.JobEdit{PartitionKey: new("t2")}})
@@ -85,9 +83,7 @@ var operatorCorruptCases = []conformanceCase{
 		assertCorruptionSafe(t, s, operatorCorruptCheck(keys,
 			func(t testing.TB, ctx context.Context, s *headgate.Store) {
 				mustEnqueue(t, ctx, s, job("x"), job("y"))
-				if err := s.Cancel(ctx, "x"); err != nil {
-					t.Fatal(err)
-				}
+				mustCancel(t, ctx, s, "x")
 			},
 			func(ctx context.Context, s *headgate.Store) error { _, err := s.Delete(ctx, "x"); return err },
 			headgate.StateDeleted))

@@ -62,9 +62,7 @@ var reclaimCases = []conformanceCase{
 		}
 		advance(t, ctx, s, 2*time.Hour)
 		mustPromote(t, ctx, s)
-		if got := mustAdmit(t, ctx, s, admitReq("w", 5)); len(got) != 0 {
-			t.Errorf("admitted %v with its fingerprint quarantined", ids(got))
-		}
+		wantAdmitted(t, ctx, s, admitReq("w", 5), nil, " with its fingerprint quarantined")
 		// Quarantined jobs are exempt from eviction.
 		advance(t, ctx, s, 48*time.Hour)
 		mustEvict(t, ctx, s)

@@ -14,9 +14,7 @@ var renewCases = []conformanceCase{
 		ctx := freeze(t, s)
 		mustEnqueue(t, ctx, s, job("a"), job("b"))
 		claims := mustAdmit(t, ctx, s, admitReq("w", 2))
-		if err := s.Cancel(ctx, "b"); err != nil {
-			t.Fatal(err)
-		}
+		mustCancel(t, ctx, s, "b")
 		advance(t, ctx, s, 30*time.Second)
 		lost, err := s.Renew(ctx, []headgate.LeaseRef{claims[0].LeaseRef(), claims[1].LeaseRef()}, time.Minute)
 		if err != nil || !slices.Equal(lost, []string{"b"}) {

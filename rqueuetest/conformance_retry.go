@@ -10,7 +10,21 @@ import (
 	"github.com/headgate/headgate"
 )
 
-// quarantineJob crashes job id (enqueued, with fingerprint fp, and first in line) into
+// quarantinedWithHeldSibling enqueues job id and, due an hour later, job sibling, both
+// with the fingerprint "poison"; id's crashes quarantine it, and an hour on the sibling
+// is promoted into the held set.
+func quarantinedWithHeldSibling(t testing.TB, ctx context.Context, s *headgate.Store, id, sibling string) {
+	t.Helper()
+	poison, sib := job(id), job(sibling)
+	poison.Fingerprint, sib.Fingerprint = "poison", "poison"
+	sib.ScheduledAt = epoch.Add(time.Hour)
+	mustEnqueue(t, ctx, s, poison, sib)
+	quarantineJob(t, ctx, s, id)
+	advance(t, ctx, s, time.Hour)
+	mustPromote(t, ctx, s)
+}
+
+// quarantineJob crashes job id (enqueued with a fingerprint, and first in line) into
 // the store's crash limit (the default, 3): it ends quarantined.
 func quarantineJob(t testing.TB, ctx context.Context, s *headgate.Store, id string) {
 	t.Helper()
@@ -60,9 +74,7 @@ var retryCases = []conformanceCase{
 		finishAs(t, ctx, s, "a-completed", headgate.OutcomeSuccess)
 		finishAs(t, ctx, s, "b-archived", headgate.OutcomeRetry)
 		finishAs(t, ctx, s, "c-undecodable", headgate.OutcomeUndecodable)
-		if err := s.Cancel(ctx, "d-cancelled"); err != nil {
-			t.Fatal(err)
-		}
+		mustCancel(t, ctx, s, "d-cancelled")
 		wantState(t, ctx, s, "b-archived", headgate.StateArchived)
 		if a := getJob(t, ctx, s, "b-archived"); a.Attempt != 1 {
 			t.Fatalf("archived job has attempt %d, want 1", a.Attempt)
@@ -117,9 +129,7 @@ var retryCases = []conformanceCase{
 		a, b := job("a"), job("b")
 		a.PartitionKey, b.PartitionKey = "t1", "t1"
 		mustEnqueue(t, ctx, s, a, b)
-		if err := s.Cancel(ctx, "a"); err != nil {
-			t.Fatal(err)
-		}
+		mustCancel(t, ctx, s, "a")
 		mustRetry(t, ctx, s, "a", &headgate.RetryOptions{Edit: &headgate.JobEdit{
 			Payload: new([]byte(`{"n":2}`)), Priority: new(int32(9)), PartitionKey: new("t2")}})
 		got := mustAdmit(t, ctx, s, admitReq("w", 2))
@@ -133,33 +143,19 @@ var retryCases = []conformanceCase{
 	}},
 	{"Retry/QuarantinedStaysHeldUnlessLifted", func(t *testing.T, s *headgate.Store) {
 		ctx := freeze(t, s)
-		a, sib := job("a"), job("sibling")
-		a.Fingerprint, sib.Fingerprint = "poison", "poison"
-		sib.ScheduledAt = epoch.Add(time.Hour)
-		mustEnqueue(t, ctx, s, a, sib)
-		quarantineJob(t, ctx, s, "a")
-		advance(t, ctx, s, time.Hour)
-		mustPromote(t, ctx, s) // the sibling, held
+		quarantinedWithHeldSibling(t, ctx, s, "a", "sibling")
 		mustRetry(t, ctx, s, "a", nil)
 		if j := getJob(t, ctx, s, "a"); j.State != headgate.StateAvailable || !j.Held || j.CrashAttempt != 0 {
 			t.Errorf("retried quarantined job: %s held %v crash %d, want available, held, crash 0", j.State, j.Held, j.CrashAttempt)
 		}
-		if got := mustAdmit(t, ctx, s, admitReq("w", 5)); len(got) != 0 {
-			t.Errorf("admitted %v while the fingerprint is quarantined", ids(got))
-		}
+		wantAdmitted(t, ctx, s, admitReq("w", 5), nil, " while the fingerprint is quarantined")
 		if q, err := s.Quarantined(ctx); err != nil || len(q) != 1 {
 			t.Errorf("quarantined %+v, %v: want the fingerprint still quarantined", q, err)
 		}
 	}},
 	{"Retry/ReleaseQuarantineAndRetry", func(t *testing.T, s *headgate.Store) {
 		ctx := freeze(t, s)
-		a, sib := job("a"), job("sibling")
-		a.Fingerprint, sib.Fingerprint = "poison", "poison"
-		sib.ScheduledAt = epoch.Add(time.Hour)
-		mustEnqueue(t, ctx, s, a, sib)
-		quarantineJob(t, ctx, s, "a")
-		advance(t, ctx, s, time.Hour)
-		mustPromote(t, ctx, s) // the sibling, held
+		quarantinedWithHeldSibling(t, ctx, s, "a", "sibling")
 		if j := getJob(t, ctx, s, "sibling"); !j.Held {
 			t.Fatalf("sibling is not held: %+v", j)
 		}
@@ -207,9 +203,7 @@ var retryCases = []conformanceCase{
 		x := job("x")
 		x.UniqueKey = "u"
 		mustEnqueue(t, ctx, s, x)
-		if err := s.Cancel(ctx, "x"); err != nil {
-			t.Fatal(err)
-		}
+		mustCancel(t, ctx, s, "x")
 		y := job("y")
 		y.UniqueKey = "u"
 		mustEnqueue(t, ctx, s, y)
@@ -234,9 +228,7 @@ var retryCases = []conformanceCase{
 		a, b := job("a"), job("b")
 		a.Queue, b.Queue = "bp", "bp"
 		mustEnqueue(t, ctx, s, a, b)
-		if err := s.Cancel(ctx, "a"); err != nil {
-			t.Fatal(err)
-		}
+		mustCancel(t, ctx, s, "a")
 		if err := s.SetEnqueueLimit(ctx, "bp", 1); err != nil {
 			t.Fatal(err)
 		}

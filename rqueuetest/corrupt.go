@@ -166,10 +166,17 @@ type jobView struct {
 	state, queue, held, parked string
 }
 
+// nsKey is the key called name in the namespace of s, for the cases that read or damage
+// stored data directly: the prefix comes from headgate.KeyPattern, so rqueuetest spells
+// key names only, never the prefix.
+func nsKey(s *headgate.Store, name string) string {
+	return strings.TrimSuffix(headgate.KeyPattern(s.Namespace()), "*") + name
+}
+
 // viewJobs reads every job hash of the namespace without failing on corrupt ones.
 func viewJobs(t testing.TB, ctx context.Context, s *headgate.Store) map[string]jobView {
 	t.Helper()
-	prefix := "hg:{" + s.Namespace() + "}:"
+	prefix := nsKey(s, "")
 	out := map[string]jobView{}
 	for _, k := range namespaceKeys(t, ctx, s) {
 		id, ok := strings.CutPrefix(k, prefix+"job:")
@@ -194,7 +201,7 @@ type indexes struct {
 
 func readIndexes(t testing.TB, ctx context.Context, s *headgate.Store) indexes {
 	t.Helper()
-	prefix := "hg:{" + s.Namespace() + "}:"
+	prefix := nsKey(s, "")
 	rdb := s.Client()
 	ix := indexes{map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}}
 	members := func(k string, zset bool) []string {
@@ -304,7 +311,7 @@ func checkCountsOf(t testing.TB, ctx context.Context, s *headgate.Store, what st
 		if skipQueues[q] {
 			continue
 		}
-		got, err := s.Client().HGetAll(ctx, "hg:{"+s.Namespace()+"}:q:"+q+":counts").Result()
+		got, err := s.Client().HGetAll(ctx, nsKey(s, "q:"+q+":counts")).Result()
 		if err != nil {
 			t.Errorf("%s: counts of %s: %v", what, q, err)
 			continue
@@ -324,7 +331,7 @@ func checkCountsOf(t testing.TB, ctx context.Context, s *headgate.Store, what st
 func assertCorruptionSafe(t testing.TB, s *headgate.Store, c corruptCheck) {
 	t.Helper()
 	rdb := s.Client()
-	prefix := "hg:{" + s.Namespace() + "}:"
+	prefix := nsKey(s, "")
 	build := func() context.Context {
 		ctx := ctxFor(t)
 		wipeNamespace(t, ctx, s)

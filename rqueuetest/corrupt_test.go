@@ -47,7 +47,7 @@ func TestCorruptionHarness(t *testing.T) {
 		a.ScheduledAt, b.ScheduledAt = epoch.Add(time.Hour), epoch.Add(time.Hour)
 		mustEnqueue(t, ctx, s, a, b)
 	}
-	prefix := func(s *headgate.Store) string { return "hg:{" + s.Namespace() + "}:" }
+	prefix := func(s *headgate.Store) string { return nsKey(s, "") }
 	readsFirst := func(ctx context.Context, s *headgate.Store) error {
 		for _, id := range []string{"a", "b"} {
 			if err := s.Client().HGetAll(ctx, prefix(s)+"job:"+id).Err(); err != nil {

@@ -44,6 +44,24 @@ func doHandler(ctx context.Context, job *worker.Job[stepArgs]) error {
 	return fmt.Errorf("unknown step %q", job.Args.Do)
 }
 
+// frozenAtKitEpoch freezes k's store clock at kitEpoch and returns the test's context.
+func frozenAtKitEpoch(t testing.TB, k *Kit) context.Context {
+	t.Helper()
+	k.Freeze(kitEpoch)
+	return testCtx(t)
+}
+
+// wantDrain drains k with opts and checks the summary of the attempts (DrainResult's
+// String); label names the call in a failure.
+func wantDrain(t testing.TB, ctx context.Context, k *Kit, opts *DrainOpts, want, label string) DrainResult {
+	t.Helper()
+	res := k.Drain(ctx, opts)
+	if got := res.String(); got != want {
+		t.Errorf("%s = %q, want %q", label, got, want)
+	}
+	return res
+}
+
 // kitStateOf returns the job's state, StateDeleted when it is gone.
 func kitStateOf(t testing.TB, k *Kit, id string) headgate.State {
 	t.Helper()
@@ -60,8 +78,7 @@ func kitStateOf(t testing.TB, k *Kit, id string) headgate.State {
 func TestDrainOutcomes(t *testing.T) {
 	t.Parallel()
 	onKits(t, func(t *testing.T, k *Kit) {
-		ctx := testCtx(t)
-		k.Freeze(kitEpoch)
+		ctx := frozenAtKitEpoch(t, k)
 		Handle(k, doHandler)
 		want := map[string]headgate.State{
 			"ok": headgate.StateDeleted, "fail": headgate.StateRetryable, "skip": headgate.StateArchived,
@@ -79,10 +96,7 @@ func TestDrainOutcomes(t *testing.T) {
 			t.Fatal(err)
 		}
 
-		res := k.Drain(ctx, nil)
-		if got, want := res.String(), "9 attempts: success=1 retry=3 skip=1 undecodable=1 revoke=1 snooze=1 rate_limited=1"; got != want {
-			t.Errorf("Drain = %q, want %q", got, want)
-		}
+		wantDrain(t, ctx, k, nil, "9 attempts: success=1 retry=3 skip=1 undecodable=1 revoke=1 snooze=1 rate_limited=1", "Drain")
 		for do, st := range want {
 			if got := kitStateOf(t, k, ids[do]); got != st {
 				t.Errorf("job %q is %s after Drain, want %s", do, got, st)
@@ -103,17 +117,14 @@ func TestDrainOutcomes(t *testing.T) {
 		}
 
 		// Nothing is left to run: another Drain runs only the rate limited job again.
-		if got, want := k.Drain(ctx, nil).String(), "1 attempt: rate_limited=1"; got != want {
-			t.Errorf("second Drain = %q, want %q", got, want)
-		}
+		wantDrain(t, ctx, k, nil, "1 attempt: rate_limited=1", "second Drain")
 	})
 }
 
 func TestDrainAdvanceToDue(t *testing.T) {
 	t.Parallel()
 	onKits(t, func(t *testing.T, k *Kit) {
-		ctx := testCtx(t)
-		k.Freeze(kitEpoch)
+		ctx := frozenAtKitEpoch(t, k)
 		var (
 			mu  sync.Mutex
 			log []string
@@ -136,13 +147,8 @@ func TestDrainAdvanceToDue(t *testing.T) {
 		hopeless := mustEnqueueArgs(t, k, stepArgs{Do: "hopeless"}, &rqueue.EnqueueOpts{MaxAttempts: 2})
 
 		// Without AdvanceToDue, only what is due now runs.
-		if got, want := k.Drain(ctx, nil).String(), "2 attempts: retry=2"; got != want {
-			t.Errorf("Drain = %q, want %q", got, want)
-		}
-		res := k.Drain(ctx, &DrainOpts{AdvanceToDue: true})
-		if got, want := res.String(), "4 attempts: success=2 retry=2; clock advanced 1h0m0s"; got != want {
-			t.Errorf("Drain with AdvanceToDue = %q, want %q", got, want)
-		}
+		wantDrain(t, ctx, k, nil, "2 attempts: retry=2", "Drain")
+		wantDrain(t, ctx, k, &DrainOpts{AdvanceToDue: true}, "4 attempts: success=2 retry=2; clock advanced 1h0m0s", "Drain with AdvanceToDue")
 		wantLog := []string{
 			"flaky attempt 0 at +0s", "hopeless attempt 0 at +0s",
 			"flaky attempt 1 at +10s", "flaky attempt 2 at +20s", "hopeless attempt 1 at +1m0s",
@@ -163,8 +169,7 @@ func TestDrainAdvanceToDue(t *testing.T) {
 func TestDrainRateLimitedDoesNotBlockOthers(t *testing.T) {
 	t.Parallel()
 	k := New(t)
-	ctx := testCtx(t)
-	k.Freeze(kitEpoch)
+	ctx := frozenAtKitEpoch(t, k)
 	Handle(k, doHandler)
 	// The rate limited jobs come first in line, and stay first after each hand-back.
 	var limited []string
@@ -174,9 +179,7 @@ func TestDrainRateLimitedDoesNotBlockOthers(t *testing.T) {
 	for range 5 {
 		mustEnqueueArgs(t, k, stepArgs{Do: "ok"}, nil)
 	}
-	if got, want := k.Drain(ctx, nil).String(), "8 attempts: success=5 rate_limited=3"; got != want {
-		t.Errorf("Drain = %q, want %q", got, want)
-	}
+	wantDrain(t, ctx, k, nil, "8 attempts: success=5 rate_limited=3", "Drain")
 	for _, id := range limited {
 		j, err := k.Store.GetJob(ctx, id)
 		if err != nil {
@@ -192,8 +195,7 @@ func TestDrainRateLimitedDoesNotBlockOthers(t *testing.T) {
 func TestDrainLeavesWhatCannotBeAdmitted(t *testing.T) {
 	t.Parallel()
 	onKits(t, func(t *testing.T, k *Kit) {
-		ctx := testCtx(t)
-		k.Freeze(kitEpoch)
+		ctx := frozenAtKitEpoch(t, k)
 		Handle(k, doHandler)
 		mustEnqueueArgs(t, k, stepArgs{Do: "ok"}, &rqueue.EnqueueOpts{Queue: "paused"})
 		mustEnqueueArgs(t, k, stepArgs{Do: "ok"}, &rqueue.EnqueueOpts{Sticky: "another-worker"})
@@ -202,24 +204,19 @@ func TestDrainLeavesWhatCannotBeAdmitted(t *testing.T) {
 		if err := k.Store.PauseQueue(ctx, "paused"); err != nil {
 			t.Fatal(err)
 		}
-		if got, want := k.Drain(ctx, nil).String(), "1 attempt: success=1"; got != want {
-			t.Errorf("Drain = %q, want %q", got, want)
-		}
+		wantDrain(t, ctx, k, nil, "1 attempt: success=1", "Drain")
 		RequireEnqueued(t, k.Store, Enqueued{Kind: "step", State: headgate.StateAvailable, Count: 2})
 		RequireEnqueued(t, k.Store, Enqueued{Kind: "step", State: headgate.StatePending, Count: 1})
 
 		// The worker a job is pinned to runs it.
-		if got, want := k.Drain(ctx, &DrainOpts{Worker: &worker.Config{ID: "another-worker"}}).String(), "1 attempt: success=1"; got != want {
-			t.Errorf("Drain as the pinned worker = %q, want %q", got, want)
-		}
+		wantDrain(t, ctx, k, &DrainOpts{Worker: &worker.Config{ID: "another-worker"}}, "1 attempt: success=1", "Drain as the pinned worker")
 	})
 }
 
 func TestDrainWaitsForRateTokens(t *testing.T) {
 	t.Parallel()
 	k := New(t)
-	ctx := testCtx(t)
-	k.Freeze(kitEpoch)
+	ctx := frozenAtKitEpoch(t, k)
 	Handle(k, doHandler)
 	if err := k.Store.SetRateLimit(ctx, "smtp", headgate.RateLimit{Limit: 2, Window: time.Minute, Burst: 2}); err != nil {
 		t.Fatal(err)
@@ -228,20 +225,15 @@ func TestDrainWaitsForRateTokens(t *testing.T) {
 		mustEnqueueArgs(t, k, stepArgs{Do: "ok"}, &rqueue.EnqueueOpts{RateClass: "smtp"})
 	}
 	// Two tokens now; the clock is frozen, so the others wait.
-	if got, want := k.Drain(ctx, nil).String(), "2 attempts: success=2"; got != want {
-		t.Errorf("Drain = %q, want %q", got, want)
-	}
+	wantDrain(t, ctx, k, nil, "2 attempts: success=2", "Drain")
 	k.Advance(time.Minute)
-	if got, want := k.Drain(ctx, nil).String(), "2 attempts: success=2"; got != want {
-		t.Errorf("Drain a window later = %q, want %q", got, want)
-	}
+	wantDrain(t, ctx, k, nil, "2 attempts: success=2", "Drain a window later")
 }
 
 func TestDrainServesNewQueues(t *testing.T) {
 	t.Parallel()
 	k := New(t)
-	ctx := testCtx(t)
-	k.Freeze(kitEpoch)
+	ctx := frozenAtKitEpoch(t, k)
 	// The signup handler enqueues the welcome mail into a queue that has no job yet.
 	Handle(k, func(ctx context.Context, job *worker.Job[stepArgs]) error {
 		_, err := k.Client.Enqueue(ctx, mailArgs{To: job.Args.Do}, &rqueue.EnqueueOpts{Queue: "mail"})
@@ -253,26 +245,21 @@ func TestDrainServesNewQueues(t *testing.T) {
 		return nil
 	})
 	mustEnqueueArgs(t, k, stepArgs{Do: "ada@example.com"}, nil)
-	if got, want := k.Drain(ctx, nil).String(), "2 attempts: success=2"; got != want {
-		t.Errorf("Drain = %q, want %q", got, want)
-	}
+	wantDrain(t, ctx, k, nil, "2 attempts: success=2", "Drain")
 	if !slices.Equal(sent, []string{"ada@example.com"}) {
 		t.Errorf("sent = %q", sent)
 	}
 
 	// Drain serves only the queues it is given.
 	mustEnqueueArgs(t, k, stepArgs{Do: "bob@example.com"}, nil)
-	if got, want := k.Drain(ctx, &DrainOpts{Queues: []string{"default"}}).String(), "1 attempt: success=1"; got != want {
-		t.Errorf("Drain of the default queue = %q, want %q", got, want)
-	}
+	wantDrain(t, ctx, k, &DrainOpts{Queues: []string{"default"}}, "1 attempt: success=1", "Drain of the default queue")
 	RequireEnqueuedArgs(t, k.Store, mailArgs{To: "bob@example.com"}, &Match{Queue: "mail", State: headgate.StateAvailable})
 }
 
 func TestDrainRunsHandlersInARealWorker(t *testing.T) {
 	t.Parallel()
 	onKits(t, func(t *testing.T, k *Kit) {
-		ctx := testCtx(t)
-		k.Freeze(kitEpoch)
+		ctx := frozenAtKitEpoch(t, k)
 		calls := 0
 		Handle(k, func(ctx context.Context, job *worker.Job[stepArgs]) error {
 			worker.Log(ctx, "attempt "+fmt.Sprint(job.Attempt))
@@ -288,9 +275,7 @@ func TestDrainRunsHandlersInARealWorker(t *testing.T) {
 			return worker.SetResult(ctx, 1, []byte("receipt-1"))
 		})
 		id := mustEnqueueArgs(t, k, stepArgs{Do: "charge"}, &rqueue.EnqueueOpts{Retention: time.Hour}).ID
-		if got, want := k.Drain(ctx, &DrainOpts{AdvanceToDue: true}).String(), "2 attempts: success=1 retry=1; clock advanced 1s"; got != want {
-			t.Errorf("Drain = %q, want %q", got, want)
-		}
+		wantDrain(t, ctx, k, &DrainOpts{AdvanceToDue: true}, "2 attempts: success=1 retry=1; clock advanced 1s", "Drain")
 		if calls != 1 {
 			t.Errorf("the step ran %d times, want once across attempts", calls)
 		}
@@ -312,8 +297,7 @@ func TestDrainRunsHandlersInARealWorker(t *testing.T) {
 func TestDrainJobTimeout(t *testing.T) {
 	t.Parallel()
 	k := New(t)
-	ctx := testCtx(t)
-	k.Freeze(kitEpoch)
+	ctx := frozenAtKitEpoch(t, k)
 	Handle(k, func(ctx context.Context, job *worker.Job[stepArgs]) error {
 		if job.Args.Do == "limited" {
 			return worker.RateLimited()
@@ -323,10 +307,7 @@ func TestDrainJobTimeout(t *testing.T) {
 	})
 	limited := mustEnqueueArgs(t, k, stepArgs{Do: "limited"}, &rqueue.EnqueueOpts{Priority: 1}).ID
 	slow := mustEnqueueArgs(t, k, stepArgs{Do: "slow"}, nil).ID
-	res := k.Drain(ctx, &DrainOpts{Worker: &worker.Config{JobTimeout: 50 * time.Millisecond}})
-	if got, want := res.String(), "2 attempts: retry=1 rate_limited=1"; got != want {
-		t.Errorf("Drain = %q, want %q", got, want)
-	}
+	wantDrain(t, ctx, k, &DrainOpts{Worker: &worker.Config{JobTimeout: 50 * time.Millisecond}}, "2 attempts: retry=1 rate_limited=1", "Drain")
 	if got := kitStateOf(t, k, slow); got != headgate.StateRetryable {
 		t.Errorf("the timed out job is %s, want retryable", got)
 	}
@@ -383,8 +364,7 @@ func TestDrainFailures(t *testing.T) {
 func TestDrainHandlerCallsFailNow(t *testing.T) {
 	t.Parallel()
 	k := New(t)
-	ctx := testCtx(t)
-	k.Freeze(kitEpoch)
+	ctx := frozenAtKitEpoch(t, k)
 	Handle(k, func(ctx context.Context, job *worker.Job[stepArgs]) error {
 		if job.Args.Do == "fatal" {
 			runtime.Goexit() // what t.FailNow does
@@ -444,8 +424,7 @@ func workerGoroutines() int {
 // it. The test is not parallel: it counts the goroutines of the process.
 func TestDrainStopsItsWorkers(t *testing.T) {
 	k := New(t)
-	ctx := testCtx(t)
-	k.Freeze(kitEpoch)
+	ctx := frozenAtKitEpoch(t, k)
 	Handle(k, doHandler)
 	for _, do := range []string{"ok", "fail", "limited", "snooze"} {
 		mustEnqueueArgs(t, k, stepArgs{Do: do}, nil)
@@ -459,8 +438,7 @@ func TestDrainStopsItsWorkers(t *testing.T) {
 func TestDrainRateLimitedRounds(t *testing.T) {
 	t.Parallel()
 	onKits(t, func(t *testing.T, k *Kit) {
-		ctx := testCtx(t)
-		k.Freeze(kitEpoch)
+		ctx := frozenAtKitEpoch(t, k)
 		var ran []string
 		Handle(k, func(ctx context.Context, job *worker.Job[stepArgs]) error {
 			ran = append(ran, job.Args.Do)
@@ -472,10 +450,7 @@ func TestDrainRateLimitedRounds(t *testing.T) {
 
 		// One job a round: the hand-back comes first in line again and takes a place of
 		// its own, so each round also runs the next job.
-		res := k.Drain(ctx, &DrainOpts{Batch: 1})
-		if got, want := res.String(), "5 attempts: success=2 rate_limited=3"; got != want {
-			t.Errorf("Drain with Batch 1 = %q, want %q", got, want)
-		}
+		wantDrain(t, ctx, k, &DrainOpts{Batch: 1}, "5 attempts: success=2 rate_limited=3", "Drain with Batch 1")
 		if want := []string{"limited", "limited", "ok", "limited", "ok"}; !slices.Equal(ran, want) {
 			t.Errorf("ran %q, want %q", ran, want)
 		}
@@ -485,9 +460,7 @@ func TestDrainRateLimitedRounds(t *testing.T) {
 		ran = nil
 		mustEnqueueArgs(t, k, stepArgs{Do: "ok"}, nil)
 		mustEnqueueArgs(t, k, stepArgs{Do: "ok"}, &rqueue.EnqueueOpts{Sticky: "another-worker"})
-		if got, want := k.Drain(ctx, nil).String(), "3 attempts: success=1 rate_limited=2"; got != want {
-			t.Errorf("Drain = %q, want %q", got, want)
-		}
+		wantDrain(t, ctx, k, nil, "3 attempts: success=1 rate_limited=2", "Drain")
 		if want := []string{"limited", "ok", "limited"}; !slices.Equal(ran, want) {
 			t.Errorf("ran %q, want %q", ran, want)
 		}
@@ -497,15 +470,12 @@ func TestDrainRateLimitedRounds(t *testing.T) {
 func TestDrainLeaseLost(t *testing.T) {
 	t.Parallel()
 	k := New(t)
-	ctx := testCtx(t)
-	k.Freeze(kitEpoch)
+	ctx := frozenAtKitEpoch(t, k)
 	Handle(k, func(ctx context.Context, job *worker.Job[stepArgs]) error {
 		return k.Store.Cancel(ctx, job.ID) // an operator cancels the job while it runs
 	})
 	id := mustEnqueueArgs(t, k, stepArgs{}, nil).ID
-	if got, want := k.Drain(ctx, nil).String(), "1 attempt: lease_lost=1"; got != want {
-		t.Errorf("Drain = %q, want %q", got, want)
-	}
+	wantDrain(t, ctx, k, nil, "1 attempt: lease_lost=1", "Drain")
 	if got := kitStateOf(t, k, id); got != headgate.StateCancelled {
 		t.Errorf("job is %s, want cancelled", got)
 	}
@@ -514,8 +484,7 @@ func TestDrainLeaseLost(t *testing.T) {
 func TestDrainWorker(t *testing.T) {
 	t.Parallel()
 	onKits(t, func(t *testing.T, k *Kit) {
-		ctx := testCtx(t)
-		k.Freeze(kitEpoch)
+		ctx := frozenAtKitEpoch(t, k)
 		// The worker under test, as the program builds it: its own queues and handlers.
 		w, err := worker.New(k.Store.Client(), &worker.Config{Namespace: k.Namespace(), Queues: []string{"mail"},
 			Logger: testLogger(t)})

@@ -167,12 +167,7 @@ func BenchmarkIdleLatency(b *testing.B) {
 		<-acked
 	}
 	b.StopTimer()
-	slices.Sort(lat)
-	at := func(p float64) float64 {
-		return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))].Microseconds())
-	}
-	b.ReportMetric(at(0.50), "p50-µs")
-	b.ReportMetric(at(0.99), "p99-µs")
+	reportLatency(b, lat)
 }
 
 // BenchmarkCancelLatency measures how long an operator's cancel takes to reach a running
@@ -225,6 +220,11 @@ func benchCancelLatency(b *testing.B, rdb *redis.Client) {
 		lat = append(lat, (<-cancelled).Sub(t0))
 	}
 	b.StopTimer()
+	reportLatency(b, lat)
+}
+
+// reportLatency reports the median and the 99th percentile of lat, in microseconds.
+func reportLatency(b *testing.B, lat []time.Duration) {
 	slices.Sort(lat)
 	at := func(p float64) float64 {
 		return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))].Microseconds())

@@ -24,14 +24,8 @@ func TestCancelReachesRunningHandler(t *testing.T) {
 			c.Lease = time.Hour
 			c.Logger = logs.logger()
 		})
-		started := make(chan struct{})
-		cause := make(chan error, 1)
-		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
-			close(started)
-			<-ctx.Done()
-			cause <- context.Cause(ctx)
-			return nil // dropped: the job is no longer this worker's
-		})
+		// What the handler returns is dropped: the job is no longer this worker's.
+		started, cause := b.handleUntilCancelled(func(context.Context) error { return nil })
 		b.start()
 		b.enqueue("j1", testArgs{}, func(e *headgate.Envelope) { e.PartitionKey = "p" })
 		recv(t, started, "the handler to start")
@@ -155,14 +149,7 @@ func TestCancelMissedPushFoundAtRenewal(t *testing.T) {
 	t.Parallel()
 	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
 		b := setup(t, rdb, nil) // Lease 300ms: renewals every 100ms
-		started := make(chan struct{})
-		cause := make(chan error, 1)
-		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
-			close(started)
-			<-ctx.Done()
-			cause <- context.Cause(ctx)
-			return nil
-		})
+		started, cause := b.handleUntilCancelled(func(context.Context) error { return nil })
 		b.start()
 		worker.DropCancelChannel(b.worker)
 		b.enqueue("j1", testArgs{}, nil)

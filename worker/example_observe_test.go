@@ -7,10 +7,8 @@ import (
 	"log"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/headgate/headgate"
 	"github.com/headgate/headgate/worker"
-	"github.com/redis/go-redis/v9"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
@@ -18,13 +16,8 @@ import (
 // at registration. The example drains the queue once with Work.
 func ExampleMiddleware() {
 	ctx := context.Background()
-	m, err := miniredis.Run()
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer m.Close()
-	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
-	defer rdb.Close()
+	rdb, stop := exampleRedis()
+	defer stop()
 
 	// timing stands in for a metrics or tracing middleware: it sees every attempt and
 	// how it ended.
@@ -90,13 +83,8 @@ func (giveUpOnPermanent) HandlePanic(ctx context.Context, c *headgate.Claim, val
 // job at once rather than spending its 25 attempts.
 func ExampleErrorHandler() {
 	ctx := context.Background()
-	m, err := miniredis.Run()
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer m.Close()
-	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
-	defer rdb.Close()
+	rdb, stop := exampleRedis()
+	defer stop()
 
 	w, err := worker.New(rdb, &worker.Config{Namespace: "example", ErrorHandler: giveUpOnPermanent{}})
 	if err != nil {

@@ -20,17 +20,26 @@ type EmailArgs struct {
 
 func (EmailArgs) Kind() string { return "email" }
 
-// A worker with one typed handler. The example runs on miniredis; production code
-// passes a client of a real Redis, and enqueues with the rqueue client.
-func Example() {
-	ctx := context.Background()
+// exampleRedis is a client of an in-memory Redis (miniredis) for the examples, and the
+// function that closes both. Production code passes a client of a real Redis.
+func exampleRedis() (*redis.Client, func()) {
 	m, err := miniredis.Run()
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer m.Close()
 	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
-	defer rdb.Close()
+	return rdb, func() {
+		rdb.Close()
+		m.Close()
+	}
+}
+
+// A worker with one typed handler. The example runs on miniredis; production code
+// passes a client of a real Redis, and enqueues with the rqueue client.
+func Example() {
+	ctx := context.Background()
+	rdb, stop := exampleRedis()
+	defer stop()
 
 	w, err := worker.New(rdb, &worker.Config{Namespace: "example", Concurrency: 2})
 	if err != nil {

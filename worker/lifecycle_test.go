@@ -20,14 +20,7 @@ func TestLeaseLostCancelsHandler(t *testing.T) {
 	t.Parallel()
 	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
 		b := setup(t, rdb, nil)
-		started := make(chan struct{})
-		cause := make(chan error, 1)
-		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
-			close(started)
-			<-ctx.Done()
-			cause <- context.Cause(ctx)
-			return ctx.Err()
-		})
+		started, cause := b.handleUntilCancelled(returnCtxErr)
 		b.start()
 		b.enqueue("j1", testArgs{}, nil)
 		recv(t, started, "the handler to start")
@@ -106,14 +99,7 @@ func TestShutdownHandsJobsBack(t *testing.T) {
 	t.Parallel()
 	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
 		b := setup(t, rdb, func(c *worker.Config) { c.ShutdownTimeout = 20 * time.Millisecond })
-		started := make(chan struct{})
-		cause := make(chan error, 1)
-		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
-			close(started)
-			<-ctx.Done()
-			cause <- context.Cause(ctx)
-			return ctx.Err()
-		})
+		started, cause := b.handleUntilCancelled(returnCtxErr)
 		b.start()
 		b.enqueue("j1", testArgs{}, nil)
 		recv(t, started, "the handler to start")
@@ -134,13 +120,7 @@ func TestShutdownWaitsForRunningJobs(t *testing.T) {
 	t.Parallel()
 	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
 		b := setup(t, rdb, nil)
-		started := make(chan struct{})
-		release := make(chan struct{})
-		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
-			close(started)
-			<-release
-			return nil
-		})
+		started, release := b.handleUntilReleased()
 		b.start()
 		b.enqueue("j1", testArgs{}, func(e *headgate.Envelope) { e.Retention = time.Hour })
 		recv(t, started, "the handler to start")
@@ -218,13 +198,7 @@ func TestAckRetriedWhileRedisFails(t *testing.T) {
 			c.Lease = 30 * time.Second
 			c.Logger = slog.New(logs)
 		})
-		started := make(chan struct{})
-		release := make(chan struct{})
-		worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
-			close(started)
-			<-release
-			return nil
-		})
+		started, release := b.handleUntilReleased()
 		b.start()
 		b.enqueue("j1", testArgs{}, func(e *headgate.Envelope) { e.Retention = time.Hour })
 		recv(t, started, "the handler to start")

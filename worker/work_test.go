@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/headgate/headgate"
 	"github.com/headgate/headgate/internal/redistest"
 	"github.com/headgate/headgate/worker"
@@ -392,13 +391,8 @@ func TestWorkRefuses(t *testing.T) {
 // or a test that must not wait for a started worker.
 func ExampleWorker_Work() {
 	ctx := context.Background()
-	m, err := miniredis.Run()
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer m.Close()
-	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
-	defer rdb.Close()
+	rdb, stop := exampleRedis()
+	defer stop()
 
 	w, err := worker.New(rdb, &worker.Config{Namespace: "example"})
 	if err != nil {

@@ -123,6 +123,34 @@ func (b *testBundle) start() {
 	})
 }
 
+// handleUntilCancelled registers a handler that closes started, blocks until its context
+// is cancelled, sends the cause and returns what ret returns for that context.
+func (b *testBundle) handleUntilCancelled(ret func(ctx context.Context) error) (started chan struct{}, cause chan error) {
+	started, cause = make(chan struct{}), make(chan error, 1)
+	worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
+		close(started)
+		<-ctx.Done()
+		cause <- context.Cause(ctx)
+		return ret(ctx)
+	})
+	return started, cause
+}
+
+// handleUntilReleased registers a handler that closes started, then blocks until release
+// is closed, whatever its context says, and succeeds.
+func (b *testBundle) handleUntilReleased() (started, release chan struct{}) {
+	started, release = make(chan struct{}), make(chan struct{})
+	worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
+		close(started)
+		<-release
+		return nil
+	})
+	return started, release
+}
+
+// returnCtxErr is a handler's ending that reports its context's error.
+func returnCtxErr(ctx context.Context) error { return ctx.Err() }
+
 // enqueue writes a job with msgpack args, as the rqueue client does.
 func (b *testBundle) enqueue(id string, args worker.Args, mod func(*headgate.Envelope)) {
 	b.t.Helper()

@@ -410,7 +410,10 @@ func TestConnectionError(t *testing.T) {
 
 func TestFormatBytes(t *testing.T) {
 	t.Parallel()
-	mp, _ := msgpack.Marshal([]any{1, "a", map[string]any{"k": true}})
+	mp, err := msgpack.Marshal([]any{1, "a", map[string]any{"k": true}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name    string
 		b       []byte

@@ -12,7 +12,7 @@ var aclScriptCommands = []string{
 	"del", "exists", "get", "hdel", "hexists", "hget", "hgetall", "hincrby", "hlen", "hmget",
 	"hset", "lindex", "llen", "lpop", "lset", "ltrim", "publish", "rpush", "sadd", "scard",
 	"sismember", "spop", "srandmember",
-	"srem", "time", "type", "zadd", "zcard", "zrange", "zrangebyscore", "zrem",
+	"srem", "time", "type", "zadd", "zcard", "zcount", "zrange", "zrangebyscore", "zrem",
 	"zremrangebyrank", "zscore",
 	"zrank", "zremrangebyscore", // why, heartbeat
 }
@@ -27,7 +27,6 @@ var aclClientCommands = []string{
 	"get", "set", "time", // reads and operator writes (GetJob, QueueStats, PauseQueue, clocks)
 	"hget", "hmget", "hlen", "hscan", "zcard", "zrange", "zrangebyscore", "lindex", // workflow and corrupt-job reads, metrics gauges
 	"multi", "exec", "zadd", // RemoveRateLimit
-	"scan",   // ListJobs (see the README: SCAN is not limited to the key pattern)
 	"zcount", // QueueStats: the live workers of each queue
 	"ping",   // connection health checks
 	"info",   // CheckServer (INFO memory)

@@ -234,7 +234,7 @@ func testACL(t *testing.T, admin redis.UniversalClient, connect func(user, passw
 	if _, err := insp.Stats(ctx); err != nil {
 		t.Errorf("Stats as %s: %v", userA, err)
 	}
-	if _, err := insp.ListJobs(ctx, inspector.ListOptions{}); err != nil {
+	if _, err := insp.ListJobs(ctx, inspector.JobFilter{Queue: "default", State: headgate.StateAvailable}, inspector.Page{}); err != nil {
 		t.Errorf("ListJobs as %s: %v", userA, err)
 	}
 	if err := insp.Pause(ctx, "default"); err != nil {

@@ -398,6 +398,14 @@ func TestLuaArgvMatchesGo(t *testing.T) {
 	must("heartbeat", err)
 	_, err = s.Why(ctx, "b", nil)
 	must("why", err)
+	_, err = s.ListJobs(ctx, JobFilter{Queue: "default", State: StateAvailable, Partition: "t", Tag: "x"}, Page{})
+	must("list jobs", err)
+	_, err = s.BulkCancel(ctx, JobFilter{Queue: "default", State: StateAvailable, Partition: "t", Tag: "x"}, nil)
+	must("bulk cancel", err)
+	_, err = s.BulkRetry(ctx, JobFilter{Queue: "default", State: StateCancelled}, &BulkOptions{DryRun: true})
+	must("bulk retry", err)
+	_, err = s.BulkDelete(ctx, JobFilter{Queue: "default", State: StateCancelled}, nil)
+	must("bulk delete", err)
 
 	scripts := map[string]script{}
 	for _, sc := range []script{scriptEnqueue, scriptAdmit, scriptAck, scriptRenew, scriptCheckpoint,
@@ -410,7 +418,8 @@ func TestLuaArgvMatchesGo(t *testing.T) {
 		scriptWfWriteRawWorkerDeployment, scriptWfPutWorkloop, scriptWfRemoveWorkloop, scriptWfPutInvariantRecord,
 		scriptRetry, scriptEdit, scriptDelete, scriptWfStart, scriptWfSignal, scriptWfFireTimers, scriptWfCommitTask,
 		scriptWfPause, scriptWfResume, scriptWfTerminate, scriptWfRetry, scriptPutSchedule, scriptPauseSchedule, scriptRemoveSchedule,
-		scriptFireSchedule, scriptRunSchedule, scriptHeartbeat, scriptWhy} {
+		scriptFireSchedule, scriptRunSchedule, scriptHeartbeat, scriptWhy,
+		scriptListJobs, scriptBulkCancel, scriptBulkRetry, scriptBulkDelete} {
 		scripts[sc.name] = sc
 	}
 	for name, l := range layouts {

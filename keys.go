@@ -305,3 +305,29 @@ func (k keys) WorkersSeen() string { return k.prefix + "workers:seen" }
 // QueueWorkers is a ZSET of the workers that serve a queue, scored by the store time
 // (ms) until which their last heartbeat keeps them live.
 func (k keys) QueueWorkers(queue string) string { return k.prefix + "q:" + queue + ":workers" }
+
+// Job indexes: kept by every script that moves a job (index_move in lua/lib.lua), read by
+// ListJobs and the bulk verbs. A kind, partition, tag or fingerprint may hold ':', so it
+// comes after the state, and a filter's dimension and value after memberSep.
+
+// JobIndex is a ZSET of the queue's jobs of one kind in one state ("held" for available
+// jobs held back by a quarantined fingerprint), scored by the store time (ms) at which
+// each entered the state; equal times sort by id.
+func (k keys) JobIndex(queue string, state State, kind string) string {
+	return k.prefix + "q:" + queue + ":ix:" + string(state) + ":" + kind
+}
+
+// JobFilterIndex is a ZSET like JobIndex, of its jobs that have one partition (dim
+// "p"), tag ("t") or fingerprint ("f").
+func (k keys) JobFilterIndex(queue string, state State, kind, dim, value string) string {
+	return k.JobIndex(queue, state, kind) + memberSep + dim + memberSep + value
+}
+
+// Kinds is a SET of every kind the queue has had a job of.
+func (k keys) Kinds(queue string) string { return k.prefix + "q:" + queue + ":kinds" }
+
+// PartitionCounts is a HASH: state -> number of the queue's jobs of the partition in it
+// ("held" like Counts; kept for named partitions only).
+func (k keys) PartitionCounts(queue, partition string) string {
+	return k.prefix + "q:" + queue + ":pc:" + partition
+}

@@ -2,88 +2,222 @@ package headgate
 
 import (
 	"context"
-	"errors"
+	"encoding/base64"
+	"slices"
 	"strconv"
-
-	"github.com/redis/go-redis/v9"
+	"strings"
+	"time"
 )
 
-// ListOptions filters and pages ListJobs.
-type ListOptions struct {
-	Queue string // "" = any
-	State State  // "" = any
-	Kind  string // "" = any
-	// Cursor continues a listing: the cursor ListJobs returned for the previous page
-	// ("" = from the start).
-	Cursor string
-	// Limit is about how many keys a page reads (SCAN's COUNT). Defaults to 100, at
-	// most 1,000.
-	Limit int
+// StateHeld names, in a JobFilter and in counts, the available jobs held back because
+// their fingerprint is quarantined. It is not a state a job has: a held job's State is
+// StateAvailable and its Held is true.
+const StateHeld State = "held"
+
+// JobFilter selects the jobs of one queue in one state. Empty fields match any value.
+type JobFilter struct {
+	Queue string // required
+	State State  // required: a job state, or StateHeld
+	Kind  string
+	// Partition, Tag and Fingerprint each have an index: one of them costs a page what
+	// no filter costs. With two or more, the index of the first set (Fingerprint, then
+	// Partition, then Tag) is walked and the others are checked on each job, so a page
+	// looks at a bounded number of jobs and may come back short, even empty, with a
+	// next cursor.
+	Partition   string
+	Tag         string
+	Fingerprint string
+	// OlderThan keeps the jobs that entered the state at least this long ago on the
+	// store's clock; 0 = any age.
+	OlderThan time.Duration
 }
 
-// ListJobs returns a page of the jobs that match opts and the cursor of the next page
-// ("" when the listing is done). Pages follow a SCAN of the server that holds the
-// namespace, in no particular order; each call reads a bounded part of that server's
-// key space, so a page with sparse matches may be short, even empty, and still have a
-// next cursor. A job enqueued or deleted during a listing may or may not appear; a job
-// present throughout appears at least once. Keeping no index of all jobs spares every
-// enqueue and delete a write; listing is the operator's path, not the workers'.
-func (s *Store) ListJobs(ctx context.Context, opts ListOptions) ([]*Job, string, error) {
-	limit := opts.Limit
-	switch {
-	case limit == 0:
-		limit = 100
-	case limit < 0 || limit > 1000:
-		return nil, "", invalid("Limit", "is %d, outside 1..1000", limit)
-	}
-	var cursor uint64
-	if opts.Cursor != "" {
-		c, err := strconv.ParseUint(opts.Cursor, 10, 64)
-		if err != nil {
-			return nil, "", invalid("Cursor", "%q is not a cursor ListJobs returned", opts.Cursor)
-		}
-		cursor = c
-	}
-	node, err := s.node(ctx)
+// Page asks for one page of a listing.
+type Page struct {
+	// Limit is the most jobs the page holds. Defaults to ListLimitDefault, at most
+	// ListLimitMax.
+	Limit int
+	// Oldest lists the jobs that entered the state first at the top; the default is
+	// newest first.
+	Oldest bool
+	// Cursor continues a listing: the Next of the previous page, with the same filter
+	// and order ("" = from the start).
+	Cursor string
+}
+
+// Defaults and bounds of Page.Limit.
+const (
+	ListLimitDefault = 50
+	ListLimitMax     = 1000
+)
+
+// JobPage is one page of a listing.
+type JobPage struct {
+	// Jobs are in the order asked for: by the store time at which each entered the
+	// state, then by id.
+	Jobs []*Job
+	// Next is the cursor of the following page; "" when the listing is done.
+	Next string
+}
+
+// ListJobs returns one page of the jobs that match f, from the job indexes the
+// transitions keep: a page costs O(log N + Limit) for each of the queue's kinds (one,
+// when f.Kind is set), whatever the queue's size. A cursor is a position in the order
+// (entry time, id), not a job, so a listing neither skips nor repeats a job that stays
+// in the state while others move; a job that leaves and comes back to the state
+// re-enters at its new time.
+//
+// Bad input (no queue, an unknown state, a limit outside 1..ListLimitMax, a cursor
+// ListJobs did not return for this order) is an *InvalidError; an index of the wrong
+// type is a *CorruptError.
+func (s *Store) ListJobs(ctx context.Context, f JobFilter, p Page) (*JobPage, error) {
+	sel, err := s.selection(f, p.Limit, p.Oldest, p.Cursor, p.Limit)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
-	pattern, idAt := s.keys.JobPattern()
-	keys, next, err := node.Scan(ctx, cursor, pattern, int64(limit)).Result()
+	reply, err := s.run(ctx, scriptListJobs, "", sel...)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
-	ids := make([]string, len(keys))
-	for i, k := range keys {
-		ids[i] = k[idAt:]
-	}
-	pipe := s.rdb.Pipeline()
-	cmds := make([]*redis.MapStringStringCmd, len(ids))
-	exps := make([]*redis.FloatCmd, len(ids))
-	for i, id := range ids {
-		cmds[i] = pipe.HGetAll(ctx, s.keys.Job(id))
-		exps[i] = pipe.ZScore(ctx, s.keys.Leases(), id)
-	}
-	if len(ids) > 0 {
-		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-			return nil, "", err
-		}
-	}
-	var out []*Job
-	for i, id := range ids {
-		h := cmds[i].Val()
+	page := &JobPage{Next: nextCursor(p.Oldest, reply)}
+	for i := 3; i+2 < len(reply); i += 3 {
+		id := asString(reply, i)
+		h := hashFromReply(reply[i+1])
 		if len(h) == 0 {
 			continue
 		}
-		j := withLease(jobFromHash(id, h), exps[i])
-		if (opts.Queue == "" || j.Queue == opts.Queue) && (opts.State == "" || j.State == opts.State) &&
-			(opts.Kind == "" || j.Kind == opts.Kind) {
-			out = append(out, j)
+		j := jobFromHash(id, h)
+		if exp := asString(reply, i+2); exp != "" && j.State == StateRunning {
+			if v, err := strconv.ParseFloat(exp, 64); err == nil {
+				j.LeaseExpiresAt = time.UnixMilli(int64(v))
+			}
+		}
+		page.Jobs = append(page.Jobs, j)
+	}
+	return page, nil
+}
+
+// Filter dimensions of the job filter indexes (DIM_* in lua/lib.lua).
+const (
+	dimPartition   = "p"
+	dimTag         = "t"
+	dimFingerprint = "f"
+)
+
+// selection validates a filter, an order and a cursor and returns them as the ARGV of an
+// index-walking script (index_selection in lua/lib.lua). limit is the most matches a
+// call returns, budget the most index entries it looks at.
+func (s *Store) selection(f JobFilter, limit int, oldest bool, cursor string, budget int) ([]any, error) {
+	if err := validateRequired("Queue", f.Queue, false); err != nil {
+		return nil, err
+	}
+	if !slices.Contains(States, f.State) && f.State != StateHeld {
+		return nil, invalid("State", "%q is not one of %s", f.State, stateList())
+	}
+	for _, v := range []struct{ field, v string }{{"Kind", f.Kind}, {"Partition", f.Partition},
+		{"Tag", f.Tag}, {"Fingerprint", f.Fingerprint}} {
+		if err := validateName(v.field, v.v, true); err != nil {
+			return nil, err
 		}
 	}
-	nextCursor := ""
-	if next != 0 {
-		nextCursor = strconv.FormatUint(next, 10)
+	if f.OlderThan < 0 {
+		return nil, invalid("OlderThan", "is negative")
 	}
-	return out, nextCursor, nil
+	switch {
+	case limit == 0:
+		limit = ListLimitDefault
+	case limit < 0 || limit > ListLimitMax:
+		return nil, invalid("Limit", "is %d, outside 1..%d", limit, ListLimitMax)
+	}
+	if budget < limit {
+		budget = limit
+	}
+	checks := 0
+	for _, v := range []string{f.Partition, f.Tag, f.Fingerprint} {
+		if v != "" {
+			checks++
+		}
+	}
+	if checks > 1 {
+		budget = ListLimitMax
+	}
+	dim, value := "", ""
+	switch {
+	case f.Fingerprint != "":
+		dim, value = dimFingerprint, f.Fingerprint
+	case f.Partition != "":
+		dim, value = dimPartition, f.Partition
+	case f.Tag != "":
+		dim, value = dimTag, f.Tag
+	}
+	// The walked dimension needs no check; the others do.
+	part, tag, fp := f.Partition, f.Tag, f.Fingerprint
+	switch dim {
+	case dimFingerprint:
+		fp = ""
+	case dimPartition:
+		part = ""
+	case dimTag:
+		tag = ""
+	}
+	at, id := "", ""
+	if cursor != "" {
+		var err error
+		if at, id, err = parseCursor(cursor, oldest); err != nil {
+			return nil, err
+		}
+	}
+	order := "desc"
+	if oldest {
+		order = "asc"
+	}
+	olderThan := ""
+	if f.OlderThan > 0 {
+		olderThan = strconv.FormatInt(ms(f.OlderThan), 10)
+	}
+	return []any{f.Queue, string(f.State), f.Kind, dim, value, order, limit, budget, at, id, olderThan,
+		part, tag, fp}, nil
+}
+
+func stateList() string {
+	names := make([]string, 0, len(States)+1)
+	for _, st := range States {
+		names = append(names, string(st))
+	}
+	return strings.Join(append(names, string(StateHeld)), ", ")
+}
+
+// A cursor is "a" (oldest first) or "d" (newest first), the entry time in ms, memberSep
+// and the id, base64url-encoded: opaque to callers, and refused with the other order.
+func encodeCursor(oldest bool, at, id string) string {
+	o := "d"
+	if oldest {
+		o = "a"
+	}
+	return base64.RawURLEncoding.EncodeToString([]byte(o + at + memberSep + id))
+}
+
+func parseCursor(c string, oldest bool) (at, id string, err error) {
+	bad := invalid("Cursor", "%q is not a cursor of this listing's order", c)
+	raw, derr := base64.RawURLEncoding.DecodeString(c)
+	if derr != nil || len(raw) < 2 {
+		return "", "", bad
+	}
+	o, rest := raw[0], string(raw[1:])
+	if (o == 'a') != oldest || (o != 'a' && o != 'd') {
+		return "", "", bad
+	}
+	at, id, ok := strings.Cut(rest, memberSep)
+	if _, perr := strconv.ParseUint(at, 10, 63); !ok || perr != nil || id == "" {
+		return "", "", bad
+	}
+	return at, id, nil
+}
+
+// nextCursor reads {next time, next id, done} at the start of an index-walking reply.
+func nextCursor(oldest bool, reply []any) string {
+	if asInt(reply, 2) == 1 || asString(reply, 1) == "" {
+		return ""
+	}
+	return encodeCursor(oldest, asString(reply, 0), asString(reply, 1))
 }

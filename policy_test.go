@@ -3,6 +3,7 @@ package headgate
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,11 +16,9 @@ import (
 func TestLuaPolicyMatchesGo(t *testing.T) {
 	m := miniredis.RunT(t)
 	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
-	lib, err := luaFiles.ReadFile("lua/lib.lua")
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := string(lib) + `
+	src := libDefinitions(t, func(name string) bool {
+		return strings.HasPrefix(name, "POLICY_") || strings.HasPrefix(name, "ERROR_HISTORY_")
+	}) + `
 local out = {}
 for _, f in ipairs(POLICY_FIELDS) do out[#out + 1] = f end
 out[#out + 1] = 'fp_inflight'

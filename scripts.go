@@ -29,6 +29,7 @@ const (
 	replyNotRetryable   = -10
 	replyJobRunning     = -11
 	replyNotEditable    = -12
+	replyTooManyKinds   = -13
 )
 
 // Reply codes of the workflow store's scripts (lua/lib.lua, -20 and below).
@@ -278,6 +279,10 @@ var (
 	scriptDelete            = loadScript("delete")
 	scriptHeartbeat         = loadScript("heartbeat")
 	scriptWhy               = loadScript("why")
+	scriptListJobs          = loadScript("list_jobs")
+	scriptBulkCancel        = loadScript("bulk_cancel")
+	scriptBulkRetry         = loadScript("bulk_retry")
+	scriptBulkDelete        = loadScript("bulk_delete")
 )
 
 // The workflow store's transitions, one script each.
@@ -439,6 +444,9 @@ func replyError(script, jobID string, code int64, rest []any) error {
 		return &JobRunningError{JobID: jobID}
 	case replyNotEditable:
 		return &NotEditableError{JobID: jobID, State: State(asString(rest, 0))}
+	case replyTooManyKinds:
+		return invalid("Kind", "is needed: the queue has had %d kinds, more than the %d a listing of all kinds merges",
+			asInt(rest, 0), asInt(rest, 1))
 
 	case replySequenceConflict:
 		return &SequenceConflictError{WorkflowID: jobID, Expected: asInt(rest, 0), Found: asInt(rest, 1)}

@@ -92,16 +92,44 @@ func TestLuaScriptsAreBounded(t *testing.T) {
 	}
 }
 
+// libDefinitions returns the lib.lua definitions whose names want picks, with everything
+// they include, as a script would get them: the whole lib.lua has more locals than one
+// Lua chunk may hold.
+func libDefinitions(t *testing.T, want func(name string) bool) string {
+	t.Helper()
+	src, err := luaFiles.ReadFile("lua/lib.lua")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := parseLib(string(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for n := range l.defined {
+		if want(n) {
+			names = append(names, n)
+		}
+	}
+	in, err := l.closure("the test", names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for i, d := range l.defs {
+		if in[i] {
+			b.WriteString(d.text)
+		}
+	}
+	return b.String()
+}
+
 // TestLuaKeysMatchGo holds lua/lib.lua's key builders to keys.go.
 func TestLuaKeysMatchGo(t *testing.T) {
 	m := miniredis.RunT(t)
 	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
 	k := newKeys("ns:1")
-	lib, err := luaFiles.ReadFile("lua/lib.lua")
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := string(lib) + `
+	src := libDefinitions(t, func(name string) bool { return strings.HasPrefix(name, "K.") }) + `
 local P = KEYS[1]
 local got = { K.job(P, 'id:1'), K.errors(P, 'id:1'), K.result(P, 'id:1'), K.output(P, 'id:1'),
   K.progress(P, 'id:1'), K.queues(P), K.counts(P, 'q'), K.ring(P, 'q'),
@@ -120,6 +148,8 @@ for _, key in ipairs({ K.wf(P, 'w:1'), K.wf_history(P, 'w:1'), K.wf_runs(P, 'w:1
   K.ns_record(P, 'n:1'), K.ns_index(P), K.wf_inbox(P, 'w:1'), K.wf_closed(P, 'w:1'), K.counters(P) }) do got[#got + 1] = key end
 for _, key in ipairs({ K.schedule(P, 's:1'), K.schedules(P), K.schedules_due(P) }) do got[#got + 1] = key end
 for _, key in ipairs({ K.workers(P), K.workers_seen(P), K.queue_workers(P, 'q') }) do got[#got + 1] = key end
+for _, key in ipairs({ K.job_index(P, 'q', 'held', 'k:1'), K.job_filter_index(P, 'q', 'archived', 'k:1', 'p', 't:1'),
+  K.kinds(P, 'q'), K.partition_counts(P, 'q', 't:1') }) do got[#got + 1] = key end
 return got`
 	got, err := rdb.Eval(context.Background(), src, []string{k.Prefix()}).StringSlice()
 	if err != nil {
@@ -140,7 +170,9 @@ return got`
 		k.WorkloopIndex(), k.WorkloopsDue(), k.InvariantRecords("l:1", "i:1"),
 		k.NamespaceRecord("n:1"), k.NamespaceIndex(), k.WorkflowInbox("w:1"), k.WorkflowClosed("w:1"), k.Counters(),
 		k.Schedule("s:1"), k.Schedules(), k.SchedulesDue(),
-		k.Workers(), k.WorkersSeen(), k.QueueWorkers("q")}
+		k.Workers(), k.WorkersSeen(), k.QueueWorkers("q"),
+		k.JobIndex("q", "held", "k:1"), k.JobFilterIndex("q", StateArchived, "k:1", "p", "t:1"), k.Kinds("q"),
+		k.PartitionCounts("q", "t:1")}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("lua keys differ from keys.go:\n lua: %q\n  go: %q", got, want)
 	}
@@ -190,6 +222,46 @@ func scriptsIncludes(t *testing.T) map[string]scriptWithIncludes {
 // script parses and runs; update the table on purpose.
 func TestLuaScriptIncludes(t *testing.T) {
 	want := map[string]string{
+		"bulk_delete": `rcall K K.job K.errors K.result K.output K.progress K.counts K.ring K.ring_state K.partition
+			K.pinned_ring K.pinned_ring_state K.pinned_partition K.scheduled K.leases K.retained
+			K.unique K.held K.parked K.fp_running OK E_CORRUPT UNFINISHED rank str K.job_index
+			K.job_filter_index K.kinds K.partition_counts DIM_PARTITION DIM_TAG DIM_FINGERPRINT
+			INDEX_FIELDS index_filed index_ops index_order pcount_delta pcount_order kinds_added
+			index_fill index_put pcount_add index_at_ms index_at_text index_file index_move flush_index
+			count_delta move_count flush_counts partition_of ring_has ring_remove unindex_available
+			unindex_available_job JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS release_unique release_fingerprint
+			drop_lease delete_job safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field
+			JOB_STATES load_job_checked counts_ok corrupt_reply needed structure_bad need need_counts
+			structure_error unindex_job bytes_less index_rank MAX_MERGED_KINDS E_TOO_MANY_KINDS
+			index_select index_selection index_state need_leave_state leave_state bulk_load bulk_reply`,
+		"bulk_cancel": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
+			K.pinned_partition K.scheduled K.leases K.retained K.unique K.held K.clock K.policy
+			K.cancelled K.parked K.fp_running OK E_CORRUPT now_ms POLICY_FIELDS POLICY_DEFAULTS policy
+			load_policy rank str K.job_index K.job_filter_index K.kinds K.partition_counts DIM_PARTITION
+			DIM_TAG DIM_FINGERPRINT INDEX_FIELDS index_filed index_ops index_order pcount_delta
+			pcount_order kinds_added index_fill index_put pcount_add index_at_ms index_at_text
+			index_file index_move flush_index count_delta move_count flush_counts partition_of ring_has
+			ring_remove unindex_available unindex_available_job JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS
+			release_unique release_fingerprint drop_lease retention_of finalize safe_hmget
+			key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked
+			counts_ok corrupt_reply needed structure_bad need need_counts structure_error
+			load_policy_checked unindex_job bytes_less index_rank MAX_MERGED_KINDS E_TOO_MANY_KINDS
+			index_select index_selection index_state need_leave_state leave_state bulk_load bulk_reply`,
+		"bulk_retry": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
+			K.pinned_partition K.wake K.scheduled K.leases K.retained K.unique K.quarantine K.held
+			K.limits K.clock K.parked OK E_BACKPRESSURE E_CORRUPT now_ms quarantine_known is_quarantined
+			rank num str K.job_index K.job_filter_index K.kinds K.partition_counts DIM_PARTITION DIM_TAG
+			DIM_FINGERPRINT INDEX_FIELDS index_filed index_ops index_order pcount_delta pcount_order
+			kinds_added index_fill index_put pcount_add index_at_ms index_at_text index_file index_move
+			flush_index count_delta move_count flush_counts unfinished partition_of ring_last ring_has
+			ring_contains ring_push_back wake index_available JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS
+			make_available safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES
+			load_job_checked counts_ok corrupt_reply needed structure_bad need need_counts
+			structure_error need_available bytes_less index_rank MAX_MERGED_KINDS E_TOO_MANY_KINDS
+			index_select index_selection index_state need_leave_state bulk_load bulk_reply`,
+		"list_jobs": `rcall K K.job K.leases K.clock OK E_CORRUPT now_ms K.job_index K.job_filter_index K.kinds
+			key_type_known key_ok corrupt_reply bytes_less index_rank MAX_MERGED_KINDS E_TOO_MANY_KINDS
+			index_select index_selection`,
 		"why": `rcall K K.job K.errors K.counts K.ring K.ring_state K.partition K.pinned_ring
 			K.pinned_ring_state K.pinned_partition K.leases K.quarantine K.paused K.limits K.rate
 			K.clock K.policy K.corrupt K.fp_running OK E_NOT_FOUND E_CORRUPT now_ms rank num str
@@ -203,98 +275,135 @@ func TestLuaScriptIncludes(t *testing.T) {
 			K.unique K.quarantine K.held K.rate K.clock K.policy K.corrupt K.starved K.fp_running OK
 			E_LEASE_REJECTED E_CORRUPT now_ms UNFINISHED POLICY_FIELDS POLICY_DEFAULTS policy
 			load_policy ERROR_HISTORY_ENTRIES ERROR_HISTORY_BYTES quarantine_known is_quarantined rank
-			num str count_delta move_count flush_counts mark_aux push_error partition_of ring_last
-			ring_has ring_contains ring_push_back wake index_available JOB_FIELDS JOB_NUMBERS
-			JOB_DEFAULTS release_unique backoff release_fingerprint drop_lease retention_of finalize
-			delete_job schedule make_available load_bucket save_bucket rate_changed true_up park_corrupt
-			safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES
-			load_job_checked counts_ok corrupt_reply needed structure_bad need need_counts
-			structure_error load_policy_checked history_ok need_available K.counters count_event`,
+			num str K.job_index K.job_filter_index K.kinds K.partition_counts DIM_PARTITION DIM_TAG
+			DIM_FINGERPRINT INDEX_FIELDS index_filed index_ops index_order pcount_delta pcount_order
+			kinds_added index_fill index_put pcount_add index_at_ms index_at_text index_file
+			index_clock_ms index_clock index_move flush_index count_delta move_count flush_counts
+			mark_aux push_error partition_of ring_last ring_has ring_contains ring_push_back wake
+			index_available JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS release_unique backoff
+			release_fingerprint drop_lease retention_of finalize delete_job schedule make_available
+			load_bucket save_bucket rate_changed true_up park_corrupt safe_hmget key_type_known key_ok
+			MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked counts_ok corrupt_reply needed
+			structure_bad need need_counts structure_error load_policy_checked history_ok need_available
+			K.counters count_event`,
 		"admit": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
 			K.pinned_partition K.wake K.leases K.quarantine K.held K.paused K.rate K.clock K.policy
 			K.corrupt K.parked K.starved K.fp_running OK E_CORRUPT now_ms quarantine_known
-			is_quarantined RANK_WIDTH rank num str count_delta move_count flush_counts partition_of
-			ring_last ring_has ring_contains ring_push_back ring_remove wake index_available JOB_NUMBERS
-			JOB_DEFAULTS load_bucket save_bucket park_corrupt safe_hmget key_type_known key_ok MAX_SAFE
-			JOB_RANGES bad_job_field JOB_STATES load_job_checked counts_ok corrupt_reply K.counters
-			count_event`,
+			is_quarantined RANK_WIDTH rank num str K.job_index K.job_filter_index K.kinds
+			K.partition_counts DIM_PARTITION DIM_TAG DIM_FINGERPRINT INDEX_FIELDS index_filed index_ops
+			index_order pcount_delta pcount_order kinds_added index_fill index_put pcount_add
+			index_at_ms index_at_text index_file index_view index_move flush_index count_delta
+			move_count flush_counts partition_of ring_last ring_has ring_contains ring_push_back
+			ring_remove wake index_available JOB_NUMBERS JOB_DEFAULTS load_bucket save_bucket
+			park_corrupt safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES
+			load_job_checked counts_ok corrupt_reply K.counters count_event`,
 		"cancel": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
 			K.pinned_partition K.scheduled K.leases K.retained K.unique K.held K.clock K.policy
 			K.corrupt K.cancelled K.parked K.fp_running OK E_NOT_FOUND E_NOT_CANCELLABLE E_CORRUPT
-			now_ms UNFINISHED POLICY_FIELDS POLICY_DEFAULTS policy load_policy rank str count_delta
-			move_count flush_counts partition_of ring_has ring_remove unindex_available
-			unindex_available_job JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS release_unique
-			release_fingerprint drop_lease retention_of finalize park_corrupt safe_hmget
-			key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked
-			counts_ok corrupt_reply first_bad_key park_unreadable_job unindex_job_keys unindex_job`,
+			now_ms UNFINISHED POLICY_FIELDS POLICY_DEFAULTS policy load_policy rank str K.job_index
+			K.job_filter_index K.kinds K.partition_counts DIM_PARTITION DIM_TAG DIM_FINGERPRINT
+			INDEX_FIELDS index_filed index_ops index_order pcount_delta pcount_order kinds_added
+			index_fill index_put pcount_add index_at_ms index_at_text index_file index_move flush_index
+			count_delta move_count flush_counts partition_of ring_has ring_remove unindex_available
+			unindex_available_job JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS release_unique release_fingerprint
+			drop_lease retention_of finalize park_corrupt safe_hmget key_type_known key_ok MAX_SAFE
+			JOB_RANGES bad_job_field JOB_STATES load_job_checked counts_ok corrupt_reply first_bad_key
+			park_unreadable_job unindex_job_keys unindex_job`,
 		"checkpoint": `rcall K K.job OK E_LEASE_REJECTED E_CORRUPT str JOB_NUMBERS JOB_DEFAULTS HOLDER_FIELDS
 			safe_hmget MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked corrupt_reply
 			holder_checked K.counters count_event held_job`,
 		"claim_duty": `rcall K K.duty K.clock OK now_ms safe_hmget MAX_SAFE`,
-		"delete": `rcall K K.job K.errors K.result K.output K.progress K.counts K.ring K.ring_state
-			K.partition K.pinned_ring K.pinned_ring_state K.pinned_partition K.scheduled K.leases
-			K.retained K.unique K.held K.corrupt K.parked K.fp_running OK E_NOT_FOUND E_CORRUPT
-			E_JOB_RUNNING UNFINISHED rank str count_delta move_count flush_counts partition_of
-			ring_has ring_remove unindex_available unindex_available_job JOB_FIELDS JOB_NUMBERS
-			JOB_DEFAULTS release_unique release_fingerprint delete_job park_corrupt safe_hmget
-			key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked
-			counts_ok corrupt_reply first_bad_key park_unreadable_job unindex_job_keys unindex_job`,
+		"delete": `rcall K K.job K.errors K.result K.output K.progress K.counts K.ring K.ring_state K.partition
+			K.pinned_ring K.pinned_ring_state K.pinned_partition K.scheduled K.leases K.retained
+			K.unique K.held K.corrupt K.parked K.fp_running OK E_NOT_FOUND E_CORRUPT E_JOB_RUNNING
+			UNFINISHED rank str K.job_index K.job_filter_index K.kinds K.partition_counts DIM_PARTITION
+			DIM_TAG DIM_FINGERPRINT INDEX_FIELDS index_filed index_ops index_order pcount_delta
+			pcount_order kinds_added index_fill index_put pcount_add index_at_ms index_at_text
+			index_file index_move flush_index count_delta move_count flush_counts partition_of ring_has
+			ring_remove unindex_available unindex_available_job JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS
+			release_unique release_fingerprint delete_job park_corrupt safe_hmget key_type_known key_ok
+			MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked counts_ok corrupt_reply
+			first_bad_key park_unreadable_job unindex_job_keys unindex_job`,
 		"edit": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
 			K.pinned_partition K.wake K.scheduled K.leases K.quarantine K.held K.clock K.corrupt
 			K.parked OK E_NOT_FOUND E_CORRUPT E_JOB_RUNNING E_NOT_EDITABLE now_ms quarantine_known
-			is_quarantined rank str count_delta move_count flush_counts partition_of ring_last
-			ring_has ring_contains ring_push_back ring_remove wake index_available unindex_available
-			unindex_available_job JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS schedule make_available
-			park_corrupt safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field
-			JOB_STATES load_job_checked counts_ok corrupt_reply first_bad_key park_unreadable_job
-			EDIT_PAYLOAD EDIT_PRIORITY EDIT_MAX_ATTEMPTS EDIT_SCHEDULED_AT EDIT_PARTITION EDIT_TAGS
-			edit_has apply_edit`,
+			is_quarantined rank str K.job_index K.job_filter_index K.kinds K.partition_counts
+			DIM_PARTITION DIM_TAG DIM_FINGERPRINT INDEX_FIELDS index_filed index_ops index_order
+			pcount_delta pcount_order kinds_added index_fill index_put pcount_add index_at_ms
+			index_at_text index_file index_clock_ms index_clock index_note index_move flush_index
+			count_delta move_count flush_counts partition_of ring_last ring_has ring_contains
+			ring_push_back ring_remove wake index_available unindex_available unindex_available_job
+			JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS schedule make_available park_corrupt safe_hmget
+			key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked
+			counts_ok corrupt_reply first_bad_key park_unreadable_job EDIT_PAYLOAD EDIT_PRIORITY
+			EDIT_MAX_ATTEMPTS EDIT_SCHEDULED_AT EDIT_PARTITION EDIT_TAGS edit_has apply_edit`,
 		"enqueue": `rcall K K.job K.queues K.counts K.ring K.ring_state K.partition K.pinned_ring
 			K.pinned_ring_state K.pinned_partition K.wake K.scheduled K.unique K.throttle
 			K.throttle_expiry K.quarantine K.held K.limits K.clock K.parked OK E_ID_CONFLICT E_DUPLICATE
 			E_QUARANTINED E_BACKPRESSURE E_CORRUPT now_ms quarantine_known is_quarantined rank num str
-			count_delta move_count flush_counts unfinished partition_of ring_last ring_has ring_contains
-			ring_push_back ring_remove wake index_available unindex_available unindex_available_job
-			JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS load_fields load_job schedule make_available safe_hmget
+			K.job_index K.job_filter_index K.kinds K.partition_counts DIM_PARTITION DIM_TAG
+			DIM_FINGERPRINT INDEX_FIELDS index_filed index_ops index_order pcount_delta pcount_order
+			kinds_added index_fill index_put pcount_add index_at_ms index_at_text index_file
+			index_clock_ms index_clock index_note index_move flush_index count_delta move_count
+			flush_counts unfinished partition_of ring_last ring_has ring_contains ring_push_back
+			ring_remove wake index_available unindex_available unindex_available_job JOB_FIELDS
+			JOB_NUMBERS JOB_DEFAULTS load_fields load_job schedule make_available safe_hmget
 			key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked
 			counts_ok corrupt_reply needed structure_bad need need_counts structure_error need_available
 			K.counters count_event new_job_fields take_unique unique_holder`,
 		"evict": `rcall K K.job K.errors K.result K.output K.progress K.counts K.retained K.throttle
 			K.throttle_expiry K.clock K.corrupt K.fp_running OK E_CORRUPT now_ms UNFINISHED str
-			count_delta move_count flush_counts JOB_NUMBERS JOB_DEFAULTS release_fingerprint
-			delete_job park_corrupt safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES
-			bad_job_field JOB_STATES load_job_checked counts_ok corrupt_reply needed structure_bad
-			need need_counts structure_error`,
-		"promote": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring
-			K.pinned_ring_state K.pinned_partition K.wake K.scheduled K.quarantine
-			K.held K.clock K.corrupt OK E_CORRUPT now_ms quarantine_known is_quarantined
-			rank str count_delta move_count flush_counts partition_of ring_last ring_has
-			ring_contains ring_push_back wake index_available JOB_FIELDS JOB_NUMBERS
-			JOB_DEFAULTS make_available park_corrupt safe_hmget key_type_known key_ok
-			MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked counts_ok
-			corrupt_reply first_bad_key index_bad_key route_bad_key parking_refused`,
+			K.job_index K.job_filter_index K.kinds K.partition_counts DIM_PARTITION DIM_TAG
+			DIM_FINGERPRINT INDEX_FIELDS index_filed index_ops index_order pcount_delta pcount_order
+			kinds_added index_fill index_put pcount_add index_at_ms index_at_text index_file index_move
+			flush_index count_delta move_count flush_counts JOB_NUMBERS JOB_DEFAULTS release_fingerprint
+			delete_job park_corrupt safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field
+			JOB_STATES load_job_checked counts_ok corrupt_reply needed structure_bad need need_counts
+			structure_error`,
+		"promote": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
+			K.pinned_partition K.wake K.scheduled K.quarantine K.held K.clock K.corrupt OK E_CORRUPT
+			now_ms quarantine_known is_quarantined rank str K.job_index K.job_filter_index K.kinds
+			K.partition_counts DIM_PARTITION DIM_TAG DIM_FINGERPRINT INDEX_FIELDS index_filed index_ops
+			index_order pcount_delta pcount_order kinds_added index_fill index_put pcount_add
+			index_at_ms index_at_text index_file index_move flush_index count_delta move_count
+			flush_counts partition_of ring_last ring_has ring_contains ring_push_back wake
+			index_available JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS make_available park_corrupt safe_hmget
+			key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked
+			counts_ok corrupt_reply first_bad_key index_bad_key route_bad_key parking_refused`,
 		"reclaim": `rcall K K.job K.errors K.counts K.scheduled K.leases K.retained K.unique K.quarantine
 			K.clock K.policy K.corrupt K.fp_running OK E_CORRUPT now_ms POLICY_FIELDS POLICY_DEFAULTS
 			policy load_policy ERROR_HISTORY_ENTRIES ERROR_HISTORY_BYTES quarantine_known quarantine str
-			count_delta move_count flush_counts push_error JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS
-			release_unique backoff release_fingerprint spread crash_backoff drop_lease retention_of
-			finalize schedule park_corrupt safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES
-			bad_job_field JOB_STATES load_job_checked counts_ok corrupt_reply needed structure_bad need
-			need_counts structure_error load_policy_checked history_ok K.counters count_event`,
+			K.job_index K.job_filter_index K.kinds K.partition_counts DIM_PARTITION DIM_TAG
+			DIM_FINGERPRINT INDEX_FIELDS index_filed index_ops index_order pcount_delta pcount_order
+			kinds_added index_fill index_put pcount_add index_at_ms index_at_text index_file
+			index_clock_ms index_clock index_move flush_index count_delta move_count flush_counts
+			push_error JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS release_unique backoff release_fingerprint
+			spread crash_backoff drop_lease retention_of finalize schedule park_corrupt safe_hmget
+			key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked
+			counts_ok corrupt_reply needed structure_bad need need_counts structure_error
+			load_policy_checked history_ok K.counters count_event`,
 		"release_duty": `rcall K K.duty OK safe_hmget`,
 		"release_pending": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
 			K.pinned_partition K.wake K.scheduled K.quarantine K.held K.clock K.corrupt OK E_CORRUPT
-			now_ms quarantine_known is_quarantined rank str count_delta move_count flush_counts
-			partition_of ring_last ring_has ring_contains ring_push_back wake index_available
-			JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS schedule make_available park_corrupt safe_hmget
-			key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked
-			counts_ok corrupt_reply first_bad_key index_bad_key route_bad_key parking_refused`,
-		"release_quarantine": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
-			K.pinned_partition K.wake K.quarantine K.held K.corrupt OK E_CORRUPT rank str
+			now_ms quarantine_known is_quarantined rank str K.job_index K.job_filter_index K.kinds
+			K.partition_counts DIM_PARTITION DIM_TAG DIM_FINGERPRINT INDEX_FIELDS index_filed index_ops
+			index_order pcount_delta pcount_order kinds_added index_fill index_put pcount_add
+			index_at_ms index_at_text index_file index_clock_ms index_clock index_move flush_index
 			count_delta move_count flush_counts partition_of ring_last ring_has ring_contains
-			ring_push_back wake index_available JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS park_corrupt
-			safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES
-			load_job_checked counts_ok corrupt_reply first_bad_key index_bad_key parking_refused`,
+			ring_push_back wake index_available JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS schedule
+			make_available park_corrupt safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES
+			bad_job_field JOB_STATES load_job_checked counts_ok corrupt_reply first_bad_key
+			index_bad_key route_bad_key parking_refused`,
+		"release_quarantine": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
+			K.pinned_partition K.wake K.quarantine K.held K.clock K.corrupt OK E_CORRUPT now_ms rank str
+			K.job_index K.job_filter_index K.kinds K.partition_counts DIM_PARTITION DIM_TAG
+			DIM_FINGERPRINT INDEX_FIELDS index_filed index_ops index_order pcount_delta pcount_order
+			kinds_added index_fill index_put pcount_add index_at_ms index_at_text index_file
+			index_clock_ms index_clock index_move flush_index count_delta move_count flush_counts
+			partition_of ring_last ring_has ring_contains ring_push_back wake index_available JOB_FIELDS
+			JOB_NUMBERS JOB_DEFAULTS park_corrupt safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES
+			bad_job_field JOB_STATES load_job_checked counts_ok corrupt_reply first_bad_key
+			index_bad_key parking_refused`,
 		"renew": `rcall K K.job K.leases K.clock K.corrupt OK E_CORRUPT now_ms str JOB_NUMBERS JOB_DEFAULTS
 			HOLDER_FIELDS park_corrupt safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES
 			bad_job_field JOB_STATES load_job_checked corrupt_reply first_bad_key holder_checked
@@ -302,13 +411,16 @@ func TestLuaScriptIncludes(t *testing.T) {
 		"retry": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
 			K.pinned_partition K.wake K.scheduled K.leases K.retained K.unique K.quarantine K.held
 			K.limits K.clock K.corrupt OK E_DUPLICATE E_BACKPRESSURE E_NOT_FOUND E_CORRUPT
-			E_NOT_RETRYABLE now_ms quarantine_known is_quarantined rank num str count_delta
-			move_count flush_counts unfinished partition_of ring_last ring_has ring_contains
-			ring_push_back wake index_available JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS schedule
-			make_available park_corrupt safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES
-			bad_job_field JOB_STATES load_job_checked counts_ok corrupt_reply first_bad_key
-			park_unreadable_job EDIT_PAYLOAD EDIT_PRIORITY EDIT_MAX_ATTEMPTS EDIT_SCHEDULED_AT
-			EDIT_PARTITION EDIT_TAGS edit_has apply_edit`,
+			E_NOT_RETRYABLE now_ms quarantine_known is_quarantined rank num str K.job_index
+			K.job_filter_index K.kinds K.partition_counts DIM_PARTITION DIM_TAG DIM_FINGERPRINT
+			INDEX_FIELDS index_filed index_ops index_order pcount_delta pcount_order kinds_added
+			index_fill index_put pcount_add index_at_ms index_at_text index_file index_clock_ms
+			index_clock index_note index_move flush_index count_delta move_count flush_counts unfinished
+			partition_of ring_last ring_has ring_contains ring_push_back wake index_available JOB_FIELDS
+			JOB_NUMBERS JOB_DEFAULTS schedule make_available park_corrupt safe_hmget key_type_known
+			key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked counts_ok corrupt_reply
+			first_bad_key park_unreadable_job EDIT_PAYLOAD EDIT_PRIORITY EDIT_MAX_ATTEMPTS
+			EDIT_SCHEDULED_AT EDIT_PARTITION EDIT_TAGS edit_has apply_edit`,
 		"set_policy":     `rcall K K.policy OK`,
 		"set_rate_limit": `rcall K K.rate K.clock K.starved OK now_ms rate_changed key_type_known key_ok`,
 		"write_output": `rcall K K.job K.output K.clock OK E_LEASE_REJECTED E_CORRUPT now_ms str mark_aux JOB_NUMBERS
@@ -323,89 +435,123 @@ func TestLuaScriptIncludes(t *testing.T) {
 			K.wf_query E_SEQUENCE_CONFLICT pad_ms listing_selections listing_move WF_STATUS_OF
 			WF_CLOSED wf_load wf_append_events`,
 		"wf_commit_task": `rcall K K.job K.errors K.result K.output K.progress K.queues K.counts K.ring K.ring_state
-			K.partition K.pinned_ring K.pinned_ring_state K.pinned_partition K.wake K.leases K.retained K.unique
-			K.quarantine K.held K.clock K.fp_running OK E_LEASE_REJECTED E_CORRUPT now_ms UNFINISHED
-			quarantine_known is_quarantined rank str count_delta move_count flush_counts partition_of ring_last
-			ring_has ring_contains ring_push_back wake index_available JOB_NUMBERS JOB_DEFAULTS release_unique
-			release_fingerprint delete_job make_available safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES
-			bad_job_field JOB_STATES load_job_checked counts_ok corrupt_reply needed structure_bad need
-			need_counts structure_error need_available SEP K.wf K.wf_history K.wf_runs K.wf_timers K.wf_ids
-			K.wf_status K.wf_query K.timers K.vis K.vis_index E_SEQUENCE_CONFLICT pad_ms listing_selections
-			listing_move WF_STATUS_OF WF_CLOSED wf_load wf_append_events wf_arm_timer wf_record_visibility
-			K.wf_inbox K.wf_closed wf_route wf_enqueue_task wf_need_task wf_need_row wf_event wf_deliver wf_open`,
-		"wf_fire_timers": `rcall K K.job K.queues K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
-			K.pinned_partition K.wake K.quarantine K.held K.clock OK E_CORRUPT now_ms UNFINISHED
-			quarantine_known is_quarantined rank str count_delta move_count flush_counts partition_of ring_last
-			ring_has ring_contains ring_push_back wake index_available make_available safe_hmget key_type_known
-			key_ok MAX_SAFE counts_ok corrupt_reply needed structure_bad need need_counts structure_error
-			need_available SEP K.wf K.wf_history K.wf_runs K.wf_timers K.wf_ids K.wf_status K.wf_query K.timers
-			pad_ms listing_selections listing_move WF_STATUS_OF WF_CLOSED wf_load wf_append_events K.wf_inbox
+			K.partition K.pinned_ring K.pinned_ring_state K.pinned_partition K.wake K.leases K.retained
+			K.unique K.quarantine K.held K.clock K.fp_running OK E_LEASE_REJECTED E_CORRUPT now_ms
+			UNFINISHED quarantine_known is_quarantined rank str K.job_index K.job_filter_index K.kinds
+			K.partition_counts DIM_PARTITION DIM_TAG DIM_FINGERPRINT INDEX_FIELDS index_filed index_ops
+			index_order pcount_delta pcount_order kinds_added index_fill index_put pcount_add
+			index_at_ms index_at_text index_file index_move flush_index count_delta move_count
+			flush_counts partition_of ring_last ring_has ring_contains ring_push_back wake
+			index_available JOB_NUMBERS JOB_DEFAULTS release_unique release_fingerprint delete_job
+			make_available safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES
+			load_job_checked counts_ok corrupt_reply needed structure_bad need need_counts
+			structure_error need_available SEP K.wf K.wf_history K.wf_runs K.wf_timers K.wf_ids
+			K.wf_status K.wf_query K.timers K.vis K.vis_index E_SEQUENCE_CONFLICT pad_ms
+			listing_selections listing_move WF_STATUS_OF WF_CLOSED wf_load wf_append_events wf_arm_timer
+			wf_record_visibility K.wf_inbox K.wf_closed wf_route wf_enqueue_task wf_need_task
+			wf_need_row wf_event wf_deliver wf_open`,
+		"wf_fire_timers": `rcall K K.job K.queues K.counts K.ring K.ring_state K.partition K.pinned_ring
+			K.pinned_ring_state K.pinned_partition K.wake K.quarantine K.held K.clock OK E_CORRUPT
+			now_ms UNFINISHED quarantine_known is_quarantined rank str K.job_index K.job_filter_index
+			K.kinds K.partition_counts DIM_PARTITION DIM_TAG DIM_FINGERPRINT INDEX_FIELDS index_filed
+			index_ops index_order pcount_delta pcount_order kinds_added index_fill index_put pcount_add
+			index_at_ms index_at_text index_file index_move flush_index count_delta move_count
+			flush_counts partition_of ring_last ring_has ring_contains ring_push_back wake
+			index_available make_available safe_hmget key_type_known key_ok MAX_SAFE counts_ok
+			corrupt_reply needed structure_bad need need_counts structure_error need_available SEP K.wf
+			K.wf_history K.wf_runs K.wf_timers K.wf_ids K.wf_status K.wf_query K.timers pad_ms
+			listing_selections listing_move WF_STATUS_OF WF_CLOSED wf_load wf_append_events K.wf_inbox
 			wf_route wf_enqueue_task wf_need_task wf_need_row wf_event wf_deliver`,
-		"wf_pause": `rcall K K.job K.queues K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
-			K.pinned_partition K.wake K.scheduled K.quarantine K.held K.clock K.parked OK E_CORRUPT now_ms
-			UNFINISHED rank str count_delta move_count flush_counts partition_of ring_has ring_remove
-			unindex_available unindex_available_job JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS load_fields load_job
-			safe_hmget key_type_known key_ok MAX_SAFE counts_ok corrupt_reply needed structure_bad need
-			need_counts structure_error need_available SEP K.wf K.wf_history K.wf_runs K.wf_timers K.wf_ids
-			K.wf_status K.wf_query pad_ms listing_selections listing_move WF_STATUS_OF WF_CLOSED wf_load
-			wf_append_events unindex_job K.wf_inbox E_WORKFLOW_NOT_FOUND E_WORKFLOW_CLOSED wf_route wf_need_task
+		"wf_pause": `rcall K K.job K.queues K.counts K.ring K.ring_state K.partition K.pinned_ring
+			K.pinned_ring_state K.pinned_partition K.wake K.scheduled K.quarantine K.held K.clock
+			K.parked OK E_CORRUPT now_ms UNFINISHED rank str K.job_index K.job_filter_index K.kinds
+			K.partition_counts DIM_PARTITION DIM_TAG DIM_FINGERPRINT INDEX_FIELDS index_filed index_ops
+			index_order pcount_delta pcount_order kinds_added index_fill index_put pcount_add
+			index_at_ms index_at_text index_file index_move flush_index count_delta move_count
+			flush_counts partition_of ring_has ring_remove unindex_available unindex_available_job
+			JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS load_fields load_job safe_hmget key_type_known key_ok
+			MAX_SAFE counts_ok corrupt_reply needed structure_bad need need_counts structure_error
+			need_available SEP K.wf K.wf_history K.wf_runs K.wf_timers K.wf_ids K.wf_status K.wf_query
+			pad_ms listing_selections listing_move WF_STATUS_OF WF_CLOSED wf_load wf_append_events
+			unindex_job K.wf_inbox E_WORKFLOW_NOT_FOUND E_WORKFLOW_CLOSED wf_route wf_need_task
 			wf_need_row wf_event wf_load_open wf_stage_task`,
-		"wf_resume": `rcall K K.job K.queues K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
-			K.pinned_partition K.wake K.quarantine K.held K.clock OK E_CORRUPT now_ms UNFINISHED
-			quarantine_known is_quarantined rank str count_delta move_count flush_counts partition_of ring_last
-			ring_has ring_contains ring_push_back wake index_available JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS
-			load_fields load_job make_available safe_hmget key_type_known key_ok MAX_SAFE counts_ok
+		"wf_resume": `rcall K K.job K.queues K.counts K.ring K.ring_state K.partition K.pinned_ring
+			K.pinned_ring_state K.pinned_partition K.wake K.quarantine K.held K.clock OK E_CORRUPT
+			now_ms UNFINISHED quarantine_known is_quarantined rank str K.job_index K.job_filter_index
+			K.kinds K.partition_counts DIM_PARTITION DIM_TAG DIM_FINGERPRINT INDEX_FIELDS index_filed
+			index_ops index_order pcount_delta pcount_order kinds_added index_fill index_put pcount_add
+			index_at_ms index_at_text index_file index_move flush_index count_delta move_count
+			flush_counts partition_of ring_last ring_has ring_contains ring_push_back wake
+			index_available JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS load_fields load_job make_available
+			safe_hmget key_type_known key_ok MAX_SAFE counts_ok corrupt_reply needed structure_bad need
+			need_counts structure_error need_available SEP K.wf K.wf_history K.wf_runs K.wf_timers
+			K.wf_ids K.wf_status K.wf_query pad_ms listing_selections listing_move WF_STATUS_OF
+			WF_CLOSED wf_load wf_append_events K.wf_inbox E_WORKFLOW_NOT_FOUND E_WORKFLOW_CLOSED
+			wf_route wf_enqueue_task wf_need_task wf_need_row wf_event wf_load_open`,
+		"wf_retry": `rcall K K.job K.queues K.counts K.ring K.ring_state K.partition K.pinned_ring
+			K.pinned_ring_state K.pinned_partition K.wake K.quarantine K.held K.clock OK E_CORRUPT
+			now_ms UNFINISHED quarantine_known is_quarantined rank str K.job_index K.job_filter_index
+			K.kinds K.partition_counts DIM_PARTITION DIM_TAG DIM_FINGERPRINT INDEX_FIELDS index_filed
+			index_ops index_order pcount_delta pcount_order kinds_added index_fill index_put pcount_add
+			index_at_ms index_at_text index_file index_move flush_index count_delta move_count
+			flush_counts partition_of ring_last ring_has ring_contains ring_push_back wake
+			index_available make_available safe_hmget key_type_known key_ok MAX_SAFE counts_ok
+			corrupt_reply needed structure_bad need need_counts structure_error need_available SEP K.wf
+			K.wf_history K.wf_runs K.wf_timers K.wf_status K.wf_query K.vis K.vis_index
+			E_SEQUENCE_CONFLICT pad_ms listing_selections listing_move wf_load wf_record_visibility
+			K.wf_inbox E_WORKFLOW_NOT_FOUND E_WORKFLOW_CLOSED wf_route wf_enqueue_task wf_need_task
+			wf_need_row`,
+		"wf_signal": `rcall K K.job K.queues K.counts K.ring K.ring_state K.partition K.pinned_ring
+			K.pinned_ring_state K.pinned_partition K.wake K.quarantine K.held K.clock OK E_CORRUPT
+			now_ms UNFINISHED quarantine_known is_quarantined rank str K.job_index K.job_filter_index
+			K.kinds K.partition_counts DIM_PARTITION DIM_TAG DIM_FINGERPRINT INDEX_FIELDS index_filed
+			index_ops index_order pcount_delta pcount_order kinds_added index_fill index_put pcount_add
+			index_at_ms index_at_text index_file index_move flush_index count_delta move_count
+			flush_counts partition_of ring_last ring_has ring_contains ring_push_back wake
+			index_available make_available safe_hmget key_type_known key_ok MAX_SAFE counts_ok
 			corrupt_reply needed structure_bad need need_counts structure_error need_available SEP K.wf
 			K.wf_history K.wf_runs K.wf_timers K.wf_ids K.wf_status K.wf_query pad_ms listing_selections
 			listing_move WF_STATUS_OF WF_CLOSED wf_load wf_append_events K.wf_inbox E_WORKFLOW_NOT_FOUND
-			E_WORKFLOW_CLOSED wf_route wf_enqueue_task wf_need_task wf_need_row wf_event wf_load_open`,
-		"wf_retry": `rcall K K.job K.queues K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
-			K.pinned_partition K.wake K.quarantine K.held K.clock OK E_CORRUPT now_ms UNFINISHED
-			quarantine_known is_quarantined rank str count_delta move_count flush_counts partition_of ring_last
-			ring_has ring_contains ring_push_back wake index_available make_available safe_hmget key_type_known
-			key_ok MAX_SAFE counts_ok corrupt_reply needed structure_bad need need_counts structure_error
-			need_available SEP K.wf K.wf_history K.wf_runs K.wf_timers K.wf_status K.wf_query K.vis K.vis_index
-			E_SEQUENCE_CONFLICT pad_ms listing_selections listing_move wf_load wf_record_visibility K.wf_inbox
-			E_WORKFLOW_NOT_FOUND E_WORKFLOW_CLOSED wf_route wf_enqueue_task wf_need_task wf_need_row`,
-		"wf_signal": `rcall K K.job K.queues K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
-			K.pinned_partition K.wake K.quarantine K.held K.clock OK E_CORRUPT now_ms UNFINISHED
-			quarantine_known is_quarantined rank str count_delta move_count flush_counts partition_of ring_last
-			ring_has ring_contains ring_push_back wake index_available make_available safe_hmget key_type_known
-			key_ok MAX_SAFE counts_ok corrupt_reply needed structure_bad need need_counts structure_error
-			need_available SEP K.wf K.wf_history K.wf_runs K.wf_timers K.wf_ids K.wf_status K.wf_query pad_ms
-			listing_selections listing_move WF_STATUS_OF WF_CLOSED wf_load wf_append_events K.wf_inbox
-			E_WORKFLOW_NOT_FOUND E_WORKFLOW_CLOSED wf_route wf_enqueue_task wf_need_task wf_need_row wf_event
-			wf_load_open wf_deliver`,
-		"wf_start": `rcall K K.job K.queues K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
-			K.pinned_partition K.wake K.quarantine K.held K.clock OK E_CORRUPT now_ms quarantine_known
-			is_quarantined rank str count_delta move_count flush_counts partition_of ring_last ring_has
-			ring_contains ring_push_back wake index_available make_available safe_hmget key_type_known key_ok
-			MAX_SAFE counts_ok corrupt_reply needed structure_bad need need_counts structure_error
-			need_available SEP K.wf K.wf_history K.wf_runs K.wf_timers K.wf_ids K.wf_status K.wf_query K.vis
-			K.vis_index pad_ms listing_selections listing_move WF_STATUS_OF WF_CLOSED wf_load wf_append_events
+			E_WORKFLOW_CLOSED wf_route wf_enqueue_task wf_need_task wf_need_row wf_event wf_load_open
+			wf_deliver`,
+		"wf_start": `rcall K K.job K.queues K.counts K.ring K.ring_state K.partition K.pinned_ring
+			K.pinned_ring_state K.pinned_partition K.wake K.quarantine K.held K.clock OK E_CORRUPT
+			now_ms quarantine_known is_quarantined rank str K.job_index K.job_filter_index K.kinds
+			K.partition_counts DIM_PARTITION DIM_TAG DIM_FINGERPRINT INDEX_FIELDS index_filed index_ops
+			index_order pcount_delta pcount_order kinds_added index_fill index_put pcount_add
+			index_at_ms index_at_text index_file index_move flush_index count_delta move_count
+			flush_counts partition_of ring_last ring_has ring_contains ring_push_back wake
+			index_available make_available safe_hmget key_type_known key_ok MAX_SAFE counts_ok
+			corrupt_reply needed structure_bad need need_counts structure_error need_available SEP K.wf
+			K.wf_history K.wf_runs K.wf_timers K.wf_ids K.wf_status K.wf_query K.vis K.vis_index pad_ms
+			listing_selections listing_move WF_STATUS_OF WF_CLOSED wf_load wf_append_events
 			wf_record_visibility K.wf_inbox wf_enqueue_task wf_need_task wf_need_row wf_open`,
 		"wf_terminate": `rcall K K.job K.errors K.result K.output K.progress K.queues K.counts K.ring K.ring_state
 			K.partition K.pinned_ring K.pinned_ring_state K.pinned_partition K.wake K.scheduled K.leases
 			K.retained K.quarantine K.held K.clock K.cancelled K.parked K.fp_running OK E_CORRUPT now_ms
-			UNFINISHED quarantine_known is_quarantined rank str count_delta move_count flush_counts partition_of
-			ring_last ring_has ring_contains ring_push_back ring_remove wake index_available unindex_available
-			unindex_available_job JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS load_fields load_job release_fingerprint
-			drop_lease delete_job make_available safe_hmget key_type_known key_ok MAX_SAFE counts_ok
-			corrupt_reply needed structure_bad need need_counts structure_error need_available SEP K.wf
-			K.wf_history K.wf_runs K.wf_timers K.wf_ids K.wf_status K.wf_query K.timers K.vis K.vis_index pad_ms
-			listing_selections listing_move WF_STATUS_OF WF_CLOSED wf_load wf_append_events wf_record_visibility
-			unindex_job K.wf_inbox K.wf_closed E_WORKFLOW_NOT_FOUND E_WORKFLOW_CLOSED wf_route wf_enqueue_task
-			wf_need_task wf_need_row wf_event wf_load_open wf_deliver wf_drop_task`,
+			UNFINISHED quarantine_known is_quarantined rank str K.job_index K.job_filter_index K.kinds
+			K.partition_counts DIM_PARTITION DIM_TAG DIM_FINGERPRINT INDEX_FIELDS index_filed index_ops
+			index_order pcount_delta pcount_order kinds_added index_fill index_put pcount_add
+			index_at_ms index_at_text index_file index_move flush_index count_delta move_count
+			flush_counts partition_of ring_last ring_has ring_contains ring_push_back ring_remove wake
+			index_available unindex_available unindex_available_job JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS
+			load_fields load_job release_fingerprint drop_lease delete_job make_available safe_hmget
+			key_type_known key_ok MAX_SAFE counts_ok corrupt_reply needed structure_bad need need_counts
+			structure_error need_available SEP K.wf K.wf_history K.wf_runs K.wf_timers K.wf_ids
+			K.wf_status K.wf_query K.timers K.vis K.vis_index pad_ms listing_selections listing_move
+			WF_STATUS_OF WF_CLOSED wf_load wf_append_events wf_record_visibility unindex_job K.wf_inbox
+			K.wf_closed E_WORKFLOW_NOT_FOUND E_WORKFLOW_CLOSED wf_route wf_enqueue_task wf_need_task
+			wf_need_row wf_event wf_load_open wf_deliver wf_drop_task`,
 		"wf_delete_package": `rcall K OK SEP K.packages K.package_index`,
 		"run_schedule": `rcall K K.job K.queues K.counts K.ring K.ring_state K.partition K.pinned_ring
 			K.pinned_ring_state K.pinned_partition K.wake K.unique K.throttle K.throttle_expiry
 			K.quarantine K.limits K.clock OK E_ID_CONFLICT E_DUPLICATE E_QUARANTINED E_BACKPRESSURE
-			E_CORRUPT now_ms quarantine_known is_quarantined rank num str count_delta move_count
-			flush_counts unfinished partition_of ring_last ring_has ring_contains ring_push_back wake
-			index_available safe_hmget key_type_known key_ok MAX_SAFE counts_ok corrupt_reply needed
-			structure_bad need need_counts structure_error K.schedule E_SCHEDULE_NOT_FOUND
-			E_SCHEDULE_MOVED new_job_fields take_unique unique_holder schedule_template
-			schedule_job_verdict write_schedule_job`,
+			E_CORRUPT now_ms quarantine_known is_quarantined rank num str index_filed index_ops
+			index_order pcount_delta pcount_order flush_index count_delta move_count flush_counts
+			unfinished partition_of ring_last ring_has ring_contains ring_push_back wake index_available
+			safe_hmget key_type_known key_ok MAX_SAFE counts_ok corrupt_reply needed structure_bad need
+			need_counts structure_error K.schedule E_SCHEDULE_NOT_FOUND E_SCHEDULE_MOVED new_job_fields
+			take_unique unique_holder schedule_template schedule_job_verdict write_schedule_job`,
 		"remove_schedule": `rcall K OK E_CORRUPT key_type_known key_ok corrupt_reply needed structure_bad need
 			structure_error K.schedule K.schedules K.schedules_due E_SCHEDULE_NOT_FOUND`,
 		"put_schedule": `rcall K K.clock OK E_CORRUPT now_ms key_type_known key_ok corrupt_reply needed
@@ -414,12 +560,13 @@ func TestLuaScriptIncludes(t *testing.T) {
 		"fire_schedule": `rcall K K.job K.queues K.counts K.ring K.ring_state K.partition K.pinned_ring
 			K.pinned_ring_state K.pinned_partition K.wake K.unique K.throttle K.throttle_expiry
 			K.quarantine K.limits K.duty K.clock OK E_ID_CONFLICT E_DUPLICATE E_QUARANTINED
-			E_BACKPRESSURE E_CORRUPT now_ms quarantine_known is_quarantined rank num str count_delta
-			move_count flush_counts unfinished partition_of ring_last ring_has ring_contains
-			ring_push_back wake index_available safe_hmget key_type_known key_ok MAX_SAFE counts_ok
-			corrupt_reply needed structure_bad need need_counts structure_error K.schedule
-			K.schedules_due E_SCHEDULE_NOT_FOUND E_SCHEDULE_MOVED E_DUTY_LOST new_job_fields
-			take_unique unique_holder schedule_template schedule_job_verdict write_schedule_job`,
+			E_BACKPRESSURE E_CORRUPT now_ms quarantine_known is_quarantined rank num str index_filed
+			index_ops index_order pcount_delta pcount_order flush_index count_delta move_count
+			flush_counts unfinished partition_of ring_last ring_has ring_contains ring_push_back wake
+			index_available safe_hmget key_type_known key_ok MAX_SAFE counts_ok corrupt_reply needed
+			structure_bad need need_counts structure_error K.schedule K.schedules_due
+			E_SCHEDULE_NOT_FOUND E_SCHEDULE_MOVED E_DUTY_LOST new_job_fields take_unique unique_holder
+			schedule_template schedule_job_verdict write_schedule_job`,
 		"pause_schedule": `rcall K K.clock OK E_CORRUPT now_ms key_type_known key_ok corrupt_reply needed
 			structure_bad need structure_error K.schedule K.schedules_due E_SCHEDULE_NOT_FOUND`,
 		"wf_delete_worker_deployment": `rcall K OK K.deployments K.deployment_index`,

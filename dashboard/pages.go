@@ -1,7 +1,6 @@
 package dashboard
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -179,19 +178,15 @@ func (h *Handler) page(ctx context.Context, sel selection, cursor string) ([]*he
 		}
 		return []*headgate.Job{d.Job}, "", nil
 	}
-	p, err := h.src.lister.ListJobs(ctx, inspector.ListOptions{Queue: sel.Queue, State: sel.State, Kind: sel.Filter.Kind,
-		Cursor: cursor, Limit: pageSize})
+	// The job indexes answer the filter and keep the order (when each job entered the
+	// state), newest first unless Oldest.
+	p, err := h.src.lister.ListJobs(ctx, inspector.JobFilter{Queue: sel.Queue, State: sel.State, Kind: sel.Filter.Kind,
+		Partition: sel.Filter.Partition, Tag: sel.Filter.Tag, Fingerprint: sel.Filter.Fingerprint},
+		inspector.Page{Limit: pageSize, Oldest: sel.Filter.Oldest, Cursor: cursor})
 	if err != nil {
 		return nil, "", err
 	}
-	jobs := slices.DeleteFunc(p.Jobs, func(j *headgate.Job) bool { return !sel.Filter.matches(j) })
-	slices.SortFunc(jobs, func(a, b *headgate.Job) int {
-		if sel.Filter.Oldest {
-			return cmp.Compare(a.ID, b.ID)
-		}
-		return cmp.Compare(b.ID, a.ID)
-	})
-	return jobs, p.Next, nil
+	return p.Jobs, p.Next, nil
 }
 
 type jobsData struct {

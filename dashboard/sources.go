@@ -19,7 +19,7 @@ type statsReader interface {
 
 // jobLister serves the listing of a queue and state.
 type jobLister interface {
-	ListJobs(ctx context.Context, opts inspector.ListOptions) (*inspector.JobPage, error)
+	ListJobs(ctx context.Context, f inspector.JobFilter, p inspector.Page) (*inspector.JobPage, error)
 }
 
 // jobReader serves the job page.

@@ -5,8 +5,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -19,8 +17,13 @@ import (
 type (
 	// QueueStats is one queue's counts by state, unfinished depth, limit and pause flag.
 	QueueStats = headgate.QueueStats
-	// ListOptions filters and pages ListJobs.
-	ListOptions = headgate.ListOptions
+	// JobFilter selects the jobs of one queue in one state for ListJobs and the bulk
+	// verbs: kind, partition, tag, fingerprint, age.
+	JobFilter = headgate.JobFilter
+	// Page asks ListJobs for one page: size, order, cursor.
+	Page = headgate.Page
+	// JobPage is one page of a listing and the cursor of the next.
+	JobPage = headgate.JobPage
 	// RateLimit is a rate class's token bucket: Limit tokens per Window, at most Burst.
 	RateLimit = headgate.RateLimit
 	// QuarantinedFingerprint is a fingerprint blocked after a job crashed into the limit.
@@ -73,56 +76,18 @@ func (i *Inspector) Stats(ctx context.Context) ([]QueueStats, error) {
 	return i.store.QueueStats(ctx)
 }
 
-// JobPage is one page of a listing.
-type JobPage struct {
-	// Jobs are the page's matches, by id (time-ordered ids list oldest first). Pages
-	// follow the order in which a SCAN of the namespace's job hashes meets them, not id
-	// order: a job that exists for the whole listing is listed, one written or deleted
-	// meanwhile may or may not be.
-	Jobs []*headgate.Job
-	// Next is the cursor of the next page (ListOptions.Cursor); "" when the listing is
-	// done.
-	Next string
-}
-
-// maxScanSteps bounds the store reads of one ListJobs call: each step reads about
-// ListOptions.Limit jobs.
-const maxScanSteps = 10
-
-// ListJobs returns the next page of the jobs matching opts. A page gathers the matches
-// of store scan steps, each reading about opts.Limit jobs (default 100, at most 1,000),
-// until it has opts.Limit matches, the listing ends, or maxScanSteps steps were read:
-// so a page may hold somewhat more or fewer than Limit jobs, even none when matches are
-// sparse, and still have a Next page. A job present throughout a listing appears in it;
-// one enqueued or deleted meanwhile may or may not.
+// ListJobs returns one page of the jobs of f.Queue in f.State that match f, newest
+// first unless p.Oldest, from the job indexes: a page costs O(log N + p.Limit) per kind
+// of the queue (one kind when f.Kind is set), however many jobs the queue holds. Pass
+// the page's Next as p.Cursor, with the same filter and order, for the next page; a
+// listing neither skips nor repeats a job that stays in the state while others move.
+// Two or more of Partition, Tag and Fingerprint walk the first one's index and check the
+// others, so such a page may be short, even empty, and still have a Next.
 //
-// It returns *headgate.InvalidError for an unknown state, a limit outside 1..1000 or a
-// cursor ListJobs did not return.
-func (i *Inspector) ListJobs(ctx context.Context, opts ListOptions) (*JobPage, error) {
-	if opts.State != "" && !knownState(opts.State) {
-		return nil, &headgate.InvalidError{Field: "State", Reason: fmt.Sprintf("%q is not one of %s", opts.State, stateNames())}
-	}
-	want := cmp.Or(opts.Limit, 100)
-	page := &JobPage{}
-	seen := map[string]bool{} // a scan may return a job twice
-	for range maxScanSteps {
-		jobs, next, err := i.store.ListJobs(ctx, opts)
-		if err != nil {
-			return nil, err
-		}
-		for _, j := range jobs {
-			if !seen[j.ID] {
-				seen[j.ID] = true
-				page.Jobs = append(page.Jobs, j)
-			}
-		}
-		page.Next, opts.Cursor = next, next
-		if next == "" || len(page.Jobs) >= want {
-			break
-		}
-	}
-	slices.SortFunc(page.Jobs, func(a, b *headgate.Job) int { return strings.Compare(a.ID, b.ID) })
-	return page, nil
+// It returns *headgate.InvalidError for a missing queue, an unknown state, a limit
+// outside 1..headgate.ListLimitMax or a cursor ListJobs did not return.
+func (i *Inspector) ListJobs(ctx context.Context, f JobFilter, p Page) (*JobPage, error) {
+	return i.store.ListJobs(ctx, f, p)
 }
 
 // JobDetail is a job with everything the store keeps about it.
@@ -223,14 +188,4 @@ func (i *Inspector) ReleaseQuarantine(ctx context.Context, fingerprint string) (
 func (i *Inspector) ReleasePending(ctx context.Context, ids ...string) ([]string, error) {
 	notPending, err := i.store.ReleasePending(ctx, ids...)
 	return notPending, i.audit(err, "pending jobs released", "jobs", len(ids)-len(notPending))
-}
-
-func knownState(s headgate.State) bool { return slices.Contains(headgate.States, s) }
-
-func stateNames() string {
-	names := make([]string, len(headgate.States))
-	for i, s := range headgate.States {
-		names[i] = string(s)
-	}
-	return strings.Join(names, ", ")
 }

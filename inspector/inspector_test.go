@@ -181,28 +181,29 @@ func TestListJobs(t *testing.T) {
 	b := setup(t)
 	var jobs []headgate.Envelope
 	for i := range 25 {
-		q, kind := "even", "k-even"
+		kind := "k-even"
 		if i%2 == 1 {
-			q, kind = "odd", "k-odd"
+			kind = "k-odd"
 		}
-		jobs = append(jobs, headgate.Envelope{ID: fmt.Sprintf("job-%02d", i), Queue: q, Kind: kind})
+		jobs = append(jobs, headgate.Envelope{ID: fmt.Sprintf("job-%02d", i), Queue: "q", Kind: kind})
 	}
 	b.enqueue(t, jobs...)
 	if err := b.insp.Cancel(b.ctx, "job-03"); err != nil {
 		t.Fatal(err)
 	}
 
-	// Page through everything, a few jobs at a time (how few is up to the server's scan).
+	// Page through the available jobs, four at a time, oldest first: enqueued together,
+	// they entered the state at the same time, so they come by id.
 	var ids []string
-	opts := inspector.ListOptions{Limit: 4}
-	pages := 0
-	for ; pages < 25; pages++ {
-		page, err := b.insp.ListJobs(b.ctx, opts)
+	f := inspector.JobFilter{Queue: "q", State: headgate.StateAvailable}
+	p := inspector.Page{Limit: 4, Oldest: true}
+	for pages := 0; ; pages++ {
+		if pages > 7 {
+			t.Fatal("more pages than 24 jobs fill")
+		}
+		page, err := b.insp.ListJobs(b.ctx, f, p)
 		if err != nil {
 			t.Fatalf("ListJobs: %v", err)
-		}
-		if !slices.IsSortedFunc(page.Jobs, func(a, b *headgate.Job) int { return strings.Compare(a.ID, b.ID) }) {
-			t.Errorf("page is not sorted by id: %v", page.Jobs)
 		}
 		for _, j := range page.Jobs {
 			ids = append(ids, j.ID)
@@ -210,25 +211,30 @@ func TestListJobs(t *testing.T) {
 		if page.Next == "" {
 			break
 		}
-		opts.Cursor = page.Next
+		p.Cursor = page.Next
 	}
-	slices.Sort(ids)
-	if len(ids) != 25 || len(slices.Compact(slices.Clone(ids))) != 25 {
-		t.Errorf("paged ids = %v, want each of the 25 jobs once", ids)
+	var want []string
+	for i := range 25 {
+		if i != 3 {
+			want = append(want, fmt.Sprintf("job-%02d", i))
+		}
+	}
+	if !slices.Equal(ids, want) {
+		t.Errorf("paged ids = %v, want %v", ids, want)
 	}
 
 	for _, tc := range []struct {
 		name string
-		opts inspector.ListOptions
+		f    inspector.JobFilter
 		want []string
 	}{
-		{"Queue", inspector.ListOptions{Queue: "odd", Kind: "k-odd"}, []string{"job-01", "job-03", "job-05", "job-07",
-			"job-09", "job-11", "job-13", "job-15", "job-17", "job-19", "job-21", "job-23"}},
-		{"Kind", inspector.ListOptions{Kind: "k-even", Queue: "odd"}, nil},
-		{"State", inspector.ListOptions{State: headgate.StateCancelled}, []string{"job-03"}},
+		{"Kind", inspector.JobFilter{Queue: "q", State: headgate.StateAvailable, Kind: "k-odd"}, []string{"job-23", "job-21",
+			"job-19", "job-17", "job-15", "job-13", "job-11", "job-09", "job-07", "job-05", "job-01"}},
+		{"OtherQueue", inspector.JobFilter{Queue: "other", State: headgate.StateAvailable}, nil},
+		{"State", inspector.JobFilter{Queue: "q", State: headgate.StateCancelled}, []string{"job-03"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			page, err := b.insp.ListJobs(b.ctx, tc.opts)
+			page, err := b.insp.ListJobs(b.ctx, tc.f, inspector.Page{})
 			if err != nil {
 				t.Fatalf("ListJobs: %v", err)
 			}
@@ -237,21 +243,24 @@ func TestListJobs(t *testing.T) {
 				got = append(got, j.ID)
 			}
 			if !slices.Equal(got, tc.want) || page.Next != "" {
-				t.Errorf("ListJobs(%+v) = %v next %q, want %v and no next page", tc.opts, got, page.Next, tc.want)
+				t.Errorf("ListJobs(%+v) = %v next %q, want %v and no next page", tc.f, got, page.Next, tc.want)
 			}
 		})
 	}
 
 	var inv *headgate.InvalidError
-	if _, err := b.insp.ListJobs(b.ctx, inspector.ListOptions{State: "bogus"}); !errors.As(err, &inv) || inv.Field != "State" {
+	if _, err := b.insp.ListJobs(b.ctx, inspector.JobFilter{Queue: "q", State: "bogus"}, inspector.Page{}); !errors.As(err, &inv) || inv.Field != "State" {
 		t.Errorf("ListJobs with an unknown state: err = %v, want *InvalidError for State", err)
 	} else if !strings.Contains(err.Error(), "quarantined") {
 		t.Errorf("error %q does not list the states", err)
 	}
-	if _, err := b.insp.ListJobs(b.ctx, inspector.ListOptions{Limit: 5000}); !errors.As(err, &inv) || inv.Field != "Limit" {
+	if _, err := b.insp.ListJobs(b.ctx, inspector.JobFilter{State: headgate.StateAvailable}, inspector.Page{}); !errors.As(err, &inv) || inv.Field != "Queue" {
+		t.Errorf("ListJobs without a queue: err = %v, want *InvalidError for Queue", err)
+	}
+	if _, err := b.insp.ListJobs(b.ctx, f, inspector.Page{Limit: 5000}); !errors.As(err, &inv) || inv.Field != "Limit" {
 		t.Errorf("ListJobs with limit 5000: err = %v, want *InvalidError for Limit", err)
 	}
-	if _, err := b.insp.ListJobs(b.ctx, inspector.ListOptions{Cursor: "nope"}); !errors.As(err, &inv) || inv.Field != "Cursor" {
+	if _, err := b.insp.ListJobs(b.ctx, f, inspector.Page{Cursor: "nope"}); !errors.As(err, &inv) || inv.Field != "Cursor" {
 		t.Errorf("ListJobs with a bad cursor: err = %v, want *InvalidError for Cursor", err)
 	}
 }

@@ -47,3 +47,54 @@ func (i *Inspector) Delete(ctx context.Context, id string) (headgate.State, erro
 func (i *Inspector) ReleaseQuarantineAndRetry(ctx context.Context, fingerprint string) (RetryResult, error) {
 	return i.store.ReleaseQuarantineAndRetry(ctx, fingerprint)
 }
+
+// Aliases of the bulk verbs' types.
+type (
+	// BulkOptions tune BulkCancel, BulkRetry and BulkDelete: dry run, batch size, resume
+	// cursor, progress callback.
+	BulkOptions = headgate.BulkOptions
+	// BulkProgress is where a bulk verb stands after a batch.
+	BulkProgress = headgate.BulkProgress
+	// BulkResult is what a bulk verb did, and the cursor that resumes it after an error.
+	BulkResult = headgate.BulkResult
+)
+
+// BulkCancel cancels the unfinished jobs f selects, in batches of at most
+// headgate.BulkBatchMax jobs, each one script call, all or nothing; see
+// headgate.Store.BulkCancel. A run that moved jobs is logged with its totals.
+func (i *Inspector) BulkCancel(ctx context.Context, f JobFilter, o *BulkOptions) (BulkResult, error) {
+	res, err := i.store.BulkCancel(ctx, f, o)
+	i.auditBulk("jobs cancelled by filter", f, o, res)
+	return res, err
+}
+
+// BulkRetry retries the finished jobs f selects; see headgate.Store.BulkRetry.
+func (i *Inspector) BulkRetry(ctx context.Context, f JobFilter, o *BulkOptions) (BulkResult, error) {
+	res, err := i.store.BulkRetry(ctx, f, o)
+	i.auditBulk("jobs retried by filter", f, o, res)
+	return res, err
+}
+
+// BulkDelete deletes the jobs f selects (any state but running); see
+// headgate.Store.BulkDelete. A tenant's purge is a BulkDelete by Partition.
+func (i *Inspector) BulkDelete(ctx context.Context, f JobFilter, o *BulkOptions) (BulkResult, error) {
+	res, err := i.store.BulkDelete(ctx, f, o)
+	i.auditBulk("jobs deleted by filter", f, o, res)
+	return res, err
+}
+
+// PartitionCounts returns how many of the queue's jobs of a named partition are in each
+// state (headgate.StateHeld for held ones): one read.
+func (i *Inspector) PartitionCounts(ctx context.Context, queue, partition string) (map[headgate.State]int64, error) {
+	return i.store.PartitionCounts(ctx, queue, partition)
+}
+
+// auditBulk logs what a bulk run wrote, even when an error stopped it after some batches:
+// those batches took effect. A dry run writes nothing and is not logged.
+func (i *Inspector) auditBulk(msg string, f JobFilter, o *BulkOptions, res BulkResult) {
+	if res.Moved == 0 || (o != nil && o.DryRun) {
+		return
+	}
+	i.log.Info(msg, "queue", f.Queue, "state", f.State, "kind", f.Kind, "partition", f.Partition, "tag", f.Tag,
+		"fingerprint", f.Fingerprint, "older_than", f.OlderThan, "jobs", res.Moved, "skipped", res.Skipped)
+}

@@ -110,6 +110,8 @@ Cost     O((budget + capacity) * log N): every examined or returned job is a bou
 --- @include counts_ok
 --- @include corrupt_reply
 --- @include count_event
+--- @include index_move
+--- @include index_view
 local P = KEYS[1]
 local worker, lease_id = ARGV[1], ARGV[2]
 local capacity, lease_ms = tonumber(ARGV[3]), tonumber(ARGV[4])
@@ -423,6 +425,7 @@ local function turn(r, q, part)
           rcall('SADD', K.held(P, fp), id)
           rcall('HSET', jk, 'held', '1')
           move_count(P, q, 'available', 'held')
+          index_move(P, id, index_view(h, q), 'available', 'held', now)
         else
           skipped_now = skipped_now + 1
         end
@@ -464,6 +467,7 @@ local function turn(r, q, part)
         leases[#leases + 1] = expires_text
         leases[#leases + 1] = id
         move_count(P, q, 'available', 'running')
+        index_move(P, id, index_view(h, q), 'available', 'running', now)
         reply[#reply + 1] = { id, h, tonumber(fence), expires }
         admitted = admitted + 1
         got = got + 1

@@ -50,6 +50,7 @@ Cost     O(log N)
 --- @include schedule
 --- @include make_available
 --- @include park_unreadable_job
+--- @include index_move
 local P = KEYS[1]
 local id = ARGV[1]
 local e = { mask = tonumber(ARGV[2]), payload = ARGV[3], prio = ARGV[4], maxa = ARGV[5], sched = tonumber(ARGV[6]),
@@ -105,6 +106,7 @@ else
     end
     j.sched = e.sched
   end
+  index_move(P, id, j, j.state, j.state)
 end
 flush_counts(P)
 local st = rcall('HMGET', K.job(P, id), 'state', 'sched')

@@ -76,6 +76,8 @@ Cost     O(n * log N): a constant number of commands per job.
 --- @include take_unique
 --- @include unique_holder
 --- @include count_event
+--- @include index_move
+--- @include index_note
 local P = KEYS[1]
 local n = tonumber(ARGV[1])
 local F = tonumber(ARGV[2])
@@ -162,6 +164,7 @@ local function replace(hid, e)
   if e.fp ~= '' then need(K.held(P, e.fp), 'set') end
   if structure_error() then return structure_error() end
   local hk = K.job(P, hid)
+  index_note(P, hid, h)
   local replaced = false
   local state, sched, prio, fp = h.state, h.sched, h.prio, h.fp
   if e.udeb > 0 then
@@ -281,6 +284,7 @@ for _, e in ipairs(jobs) do
       incoming[e.queue] = nil
     end
     move_count(P, e.queue, nil, e.state)
+    index_move(P, e.id, e, nil, e.state, now)
     if e.state == 'scheduled' then
       rcall('ZADD', K.scheduled(P), e.sched, e.id)
     elseif e.state == 'available' then

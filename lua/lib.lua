@@ -172,6 +172,225 @@ end
 local function num(v) return tonumber(v) or 0 end
 local function str(v) if v then return v end return '' end
 
+-- Job indexes (keys.go, "Job indexes"). Every job is filed in the index of its queue,
+-- state and kind: a ZSET of ids scored by the store time (ms) at which the job entered
+-- the state, so equal times sort by id and (time, id) orders the index totally. A job
+-- with a partition, tags or a fingerprint is also filed under each of them, in a ZSET of
+-- the same shape that extends the index key (K.job_filter_index). Available jobs held
+-- back by a quarantined fingerprint are filed under "held", as they are counted. The
+-- jobs of a partition are counted per state (K.partition_counts). Kinds are few, so a
+-- listing of all kinds merges the indexes of the queue's kinds (K.kinds, grown by
+-- enqueue) and a queued job pays for one index entry, plus one per partition, tag and
+-- fingerprint it has.
+--
+-- index_move records a job's move and flush_index (reached from flush_counts) writes the
+-- moves of the call at its end, one ZADD and one ZREM per touched index. An index key
+-- of another type is skipped (the writes go through pcall: callers have written
+-- already); the listing reports it as corrupt.
+function K.job_index(P, q, state, kind) return P .. 'q:' .. q .. ':ix:' .. state .. ':' .. kind end
+function K.job_filter_index(P, q, state, kind, dim, value)
+  return P .. 'q:' .. q .. ':ix:' .. state .. ':' .. kind .. '\31' .. dim .. '\31' .. value
+end
+function K.kinds(P, q) return P .. 'q:' .. q .. ':kinds' end
+function K.partition_counts(P, q, part) return P .. 'q:' .. q .. ':pc:' .. part end
+
+-- The filter dimensions of K.job_filter_index: partition, tag, fingerprint.
+local DIM_PARTITION, DIM_TAG, DIM_FINGERPRINT = 'p', 't', 'f'
+
+-- What index_move files a job under: its queue, kind, partition, tags ("\n"-joined) and
+-- fingerprint. Fields the caller's job table lacks are read from the job hash.
+local INDEX_FIELDS = { 'queue', 'kind', 'part', 'tags', 'fp' }
+-- Per call: id -> where the job is filed {state, at, queue, kind, part, tags, fp} once
+-- this call moved or noted it; index key -> {order = ids, at = id -> score or false};
+-- partition counts key -> state -> delta.
+local index_filed = {}
+local index_ops, index_order = {}, {}
+local pcount_delta, pcount_order = {}, {}
+local kinds_added = {}
+
+--- @include K.job
+--- @include INDEX_FIELDS
+local function index_fill(P, id, j)
+  local missing = false
+  for _, f in ipairs(INDEX_FIELDS) do
+    if j[f] == nil then missing = true end
+  end
+  if not missing then return end
+  local v = redis.pcall('HMGET', K.job(P, id), unpack(INDEX_FIELDS))
+  if type(v) ~= 'table' or v.err then v = {} end
+  for i, f in ipairs(INDEX_FIELDS) do
+    if j[f] == nil then j[f] = v[i] or '' end
+  end
+end
+
+--- @include index_ops
+--- @include index_order
+local function index_put(key, id, score)
+  local o = index_ops[key]
+  if not o then
+    o = { order = {}, at = {} }
+    index_ops[key] = o
+    index_order[#index_order + 1] = key
+  end
+  if o.at[id] == nil then o.order[#o.order + 1] = id end
+  o.at[id] = score
+end
+
+--- @include pcount_delta
+--- @include pcount_order
+local function pcount_add(key, state, n)
+  local d = pcount_delta[key]
+  if not d then
+    d = {}
+    pcount_delta[key] = d
+    pcount_order[#pcount_order + 1] = key
+  end
+  d[state] = (d[state] or 0) + n
+end
+
+-- The last entry time index_file formatted, and its text: the jobs of a call mostly share
+-- one time.
+local index_at_ms, index_at_text = nil, nil
+
+-- Files (score = the entry time, ms) or unfiles (score = false) job id as f describes it
+-- in state: its kind index, its filter indexes, its partition's count.
+--- @include K.job_index
+--- @include K.job_filter_index
+--- @include K.partition_counts
+--- @include DIM_PARTITION
+--- @include DIM_TAG
+--- @include DIM_FINGERPRINT
+--- @include index_put
+--- @include pcount_add
+--- @include index_at_ms
+--- @include index_at_text
+local function index_file(P, id, f, state, score)
+  if score then
+    if score ~= index_at_ms then index_at_ms, index_at_text = score, string.format('%d', score) end
+    score = index_at_text
+  end
+  index_put(K.job_index(P, f.queue, state, f.kind), id, score)
+  if f.part ~= '' then
+    index_put(K.job_filter_index(P, f.queue, state, f.kind, DIM_PARTITION, f.part), id, score)
+    pcount_add(K.partition_counts(P, f.queue, f.part), state, score and 1 or -1)
+  end
+  if f.fp ~= '' then index_put(K.job_filter_index(P, f.queue, state, f.kind, DIM_FINGERPRINT, f.fp), id, score) end
+  if f.tags ~= '' then
+    for tag in string.gmatch(f.tags, '[^\n]+') do
+      index_put(K.job_filter_index(P, f.queue, state, f.kind, DIM_TAG, tag), id, score)
+    end
+  end
+end
+
+-- The store time of the call, for index_move callers that are given none; read once.
+local index_clock_ms = nil
+--- @include now_ms
+--- @include index_clock_ms
+local function index_clock(P)
+  if not index_clock_ms then index_clock_ms = now_ms(P) end
+  return index_clock_ms
+end
+
+-- The fields index_move needs, from a job's HGETALL list h, for a job of queue q.
+local function index_view(h, q)
+  local v = { queue = q, kind = '', part = '', tags = '', fp = '' }
+  for i = 1, #h, 2 do
+    local f = h[i]
+    if f == 'kind' or f == 'part' or f == 'tags' or f == 'fp' then v[f] = h[i + 1] end
+  end
+  return v
+end
+
+-- Notes where job j is filed before a caller changes its partition, tags or fingerprint
+-- in place (apply_edit, a duplicate's replace), so the next index_move unfiles those.
+--- @include index_filed
+--- @include index_fill
+local function index_note(P, id, j)
+  if index_filed[id] then return end
+  index_fill(P, id, j)
+  index_filed[id] = { queue = j.queue, kind = j.kind, part = j.part, tags = j.tags, fp = j.fp }
+  j.tags = nil -- read again by index_move, after the caller's change
+end
+
+-- Moves job j (a table with its queue, and its kind, part, tags and fp when the caller
+-- has them) from state `from` to state `to` in the indexes, as move_count moves its
+-- count ("held" for a held job; nil = not filed: a new job, a deleted one). The job
+-- enters `to` at store time `at` (ms), or keeps the time it entered `from` when `at` is
+-- nil. A move within one state files the job again under a changed partition, tags or
+-- fingerprint, keeping its entry time. Enqueue adds a new job's kind to K.kinds.
+--- @include K.job_index
+--- @include K.kinds
+--- @include index_filed
+--- @include index_ops
+--- @include kinds_added
+--- @include index_fill
+--- @include index_file
+local function index_move(P, id, j, from, to, at)
+  index_fill(P, id, j)
+  local f = index_filed[id]
+  if from == to then
+    if not f or (f.part == j.part and f.tags == j.tags and f.fp == j.fp) then return end
+  end
+  f = f or j -- not noted: filed as it is now
+  if from then
+    if at == nil or from == to then
+      at = nil
+      if f ~= j then at = f.at end
+      if at == nil then
+        local key = K.job_index(P, f.queue, from, f.kind)
+        local o = index_ops[key]
+        at = tonumber(o and o.at[id]) or tonumber(redis.pcall('ZSCORE', key, id)) or 0
+      end
+    end
+    index_file(P, id, f, from, false)
+  else
+    local qk = j.queue .. '\n' .. j.kind
+    if not kinds_added[qk] then
+      kinds_added[qk] = true
+      redis.pcall('SADD', K.kinds(P, j.queue), j.kind)
+    end
+  end
+  -- Only a job noted (index_note) needs its filing remembered: a later move of any other
+  -- finds its entry time in index_ops.
+  if to and index_filed[id] then
+    index_filed[id] = { state = to, at = at, queue = j.queue, kind = j.kind, part = j.part, tags = j.tags, fp = j.fp }
+  else
+    index_filed[id] = nil
+  end
+  if to then index_file(P, id, j, to, at) end
+end
+
+-- Writes the index moves of the call (flush_counts calls it). Batches are chunked to
+-- stay within what unpack takes.
+--- @include index_filed
+--- @include index_ops
+--- @include index_order
+--- @include pcount_delta
+--- @include pcount_order
+local function flush_index()
+  for _, key in ipairs(index_order) do
+    local o = index_ops[key]
+    local adds, rems = {}, {}
+    for _, id in ipairs(o.order) do
+      local s = o.at[id]
+      if s then
+        adds[#adds + 1] = s
+        adds[#adds + 1] = id
+      else
+        rems[#rems + 1] = id
+      end
+    end
+    for first = 1, #rems, 1000 do redis.pcall('ZREM', key, unpack(rems, first, math.min(first + 999, #rems))) end
+    for first = 1, #adds, 1000 do redis.pcall('ZADD', key, unpack(adds, first, math.min(first + 999, #adds))) end
+  end
+  for _, key in ipairs(pcount_order) do
+    for state, n in pairs(pcount_delta[key]) do
+      if n ~= 0 then redis.pcall('HINCRBY', key, state, n) end
+    end
+  end
+  index_filed, index_ops, index_order, pcount_delta, pcount_order = {}, {}, {}, {}, {}
+end
+
 -- State counts per queue move in memory during a call and are written once, by
 -- flush_counts, which every script that changes a state calls before it returns.
 local count_delta = {}
@@ -189,6 +408,7 @@ end
 --- @include rcall
 --- @include K.counts
 --- @include count_delta
+--- @include flush_index
 local function flush_counts(P)
   for q, d in pairs(count_delta) do
     for state, n in pairs(d) do
@@ -196,6 +416,7 @@ local function flush_counts(P)
     end
   end
   count_delta = {}
+  flush_index()
 end
 
 -- Held jobs are available jobs counted apart ("held", not "available"); "unrunnable" is a
@@ -350,11 +571,13 @@ end
 --- @include unindex_available
 --- @include K.parked
 --- @include move_count
+--- @include index_move
 local function unindex_available_job(P, id, j)
   if j.held == '1' then
     rcall('SREM', K.held(P, j.fp), id)
     rcall('HDEL', K.job(P, id), 'held')
     move_count(P, j.queue, 'held', 'available')
+    index_move(P, id, j, 'held', 'available')
   elseif j.parked ~= nil and j.parked ~= '' then
     rcall('ZREM', K.parked(P, j.rc), id)
     rcall('HDEL', K.job(P, id), 'parked')
@@ -488,8 +711,10 @@ end
 --- @include move_count
 --- @include release_unique
 --- @include retention_of
+--- @include index_move
 local function finalize(P, id, j, state, now)
   local ret = retention_of(P, j, state)
+  index_move(P, id, j, j.state, state, now)
   rcall('HSET', K.job(P, id), 'state', state, 'fin', now)
   move_count(P, j.queue, j.state, state)
   release_unique(P, id, j)
@@ -509,7 +734,9 @@ end
 --- @include UNFINISHED
 --- @include move_count
 --- @include release_fingerprint
+--- @include index_move
 local function delete_job(P, id, j)
+  index_move(P, id, j, j.state, nil)
   if j.state == 'running' then release_fingerprint(P, K.job(P, id)) end
   if j.aux == '1' then
     rcall('DEL', K.job(P, id), K.errors(P, id), K.result(P, id), K.output(P, id), K.progress(P, id))
@@ -525,7 +752,10 @@ end
 --- @include K.job
 --- @include K.scheduled
 --- @include move_count
+--- @include index_move
+--- @include index_clock
 local function schedule(P, id, j, state, at)
+  index_move(P, id, j, j.state, state, index_clock(P))
   rcall('HSET', K.job(P, id), 'state', state, 'sched', at)
   rcall('ZADD', K.scheduled(P), at, id)
   move_count(P, j.queue, j.state, state)
@@ -538,6 +768,7 @@ end
 --- @include is_quarantined
 --- @include move_count
 --- @include index_available
+--- @include index_move
 local function make_available(P, id, j, now)
   local sched = j.sched
   if sched > now then sched = now end
@@ -545,10 +776,12 @@ local function make_available(P, id, j, now)
   if is_quarantined(P, j.fp) then
     -- Held: available, but counted "held" until the fingerprint is released.
     move_count(P, j.queue, j.state, 'held')
+    index_move(P, id, j, j.state, 'held', now)
     rcall('SADD', K.held(P, j.fp), id)
     rcall('HSET', K.job(P, id), 'held', '1')
   else
     move_count(P, j.queue, j.state, 'available')
+    index_move(P, id, j, j.state, 'available', now)
     index_available(P, id, j.queue, j.part, j.sticky, j.prio, sched)
   end
 end
@@ -1120,7 +1353,9 @@ local function edit_has(mask, b) return math.floor(mask / b) % 2 == 1 end
 --- @include EDIT_PARTITION
 --- @include EDIT_TAGS
 --- @include JOB_DEFAULTS
+--- @include index_note
 local function apply_edit(P, id, j, e)
+  index_note(P, id, j)
   local k = K.job(P, id)
   local function put(f, v, default)
     if v == default then rcall('HDEL', k, f) else rcall('HSET', k, f, v) end
@@ -1646,4 +1881,248 @@ local function worker_record(P, w)
   local ok, r = pcall(cjson.decode, raw)
   if not ok or type(r) ~= 'table' then return nil end
   return r
+end
+
+-- Job index selection: the listing (list_jobs.lua) and the bulk verbs walk the job
+-- indexes (index_move above) through index_select, from an exclusive cursor (entry time,
+-- id). A cursor is a position, not a member, so it stays valid while jobs move: an entry
+-- that left does not move it, a job that enters the state later files after it.
+
+-- Whether a < b byte by byte, as Redis orders the members of equal score (Lua's own <
+-- follows the server's collation locale).
+local function bytes_less(a, b)
+  local n = math.min(#a, #b)
+  for i = 1, n do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then return x < y end
+  end
+  return #a < #b
+end
+
+-- The rank in index key of the first entry after (at, id) (after = true), or at or after
+-- it: two ZCOUNTs and a binary search over the entries of equal time. O(log N).
+--- @include rcall
+--- @include bytes_less
+local function index_rank(key, at, id, after)
+  local lo = rcall('ZCOUNT', key, '-inf', '(' .. at)
+  local hi = rcall('ZCOUNT', key, '-inf', at)
+  while lo < hi do
+    local mid = math.floor((lo + hi) / 2)
+    local m = rcall('ZRANGE', key, mid, mid)[1]
+    local past
+    if after then past = bytes_less(id, m) else past = not bytes_less(m, id) end
+    if past then hi = mid else lo = mid + 1 end
+  end
+  return lo
+end
+
+-- A listing of every kind merges the kinds' indexes, at most this many; a queue with more
+-- is listed one kind at a time.
+local MAX_MERGED_KINDS = 256
+local E_TOO_MANY_KINDS = -13 -- {E_TOO_MANY_KINDS, kinds, most}: name a kind
+
+-- Selects the next entries of a listing. s = {queue, state, kind ('' = every kind of
+-- K.kinds), dim and value (the filter index walked; '' = the kind index), desc (newest
+-- first), limit (the page), budget (the most entries looked at), at and id (the cursor;
+-- at nil = from the start), cutoff (only entries at or before this time, ms; nil = any),
+-- part, tag, fp (filters checked on each job, '' = any)}. Returns the ids that match, in
+-- order, the cursor after the last entry looked at, and whether the listing is done; or
+-- nil and a corrupt_reply when an index key is not a ZSET. Cost O(kinds * (log N +
+-- budget)), plus one HMGET per entry looked at when a checked filter is set.
+--- @include rcall
+--- @include K.job
+--- @include K.kinds
+--- @include K.job_index
+--- @include K.job_filter_index
+--- @include key_ok
+--- @include corrupt_reply
+--- @include bytes_less
+--- @include index_rank
+--- @include MAX_MERGED_KINDS
+--- @include E_TOO_MANY_KINDS
+local function index_select(P, s)
+  local kinds = { s.kind }
+  if s.kind == '' then
+    local kk = K.kinds(P, s.queue)
+    if not key_ok(kk, 'set') then return nil, corrupt_reply(kk, 'is not a set') end
+    local n = rcall('SCARD', kk)
+    if n > MAX_MERGED_KINDS then return nil, { E_TOO_MANY_KINDS, n, MAX_MERGED_KINDS } end
+    kinds = rcall('SRANDMEMBER', kk, MAX_MERGED_KINDS)
+    table.sort(kinds)
+  end
+  local checked = s.part ~= '' or s.tag ~= '' or s.fp ~= ''
+  local want = s.limit
+  if checked then want = s.budget end
+  local lists = {}
+  for _, kind in ipairs(kinds) do
+    local key
+    if s.dim == '' then key = K.job_index(P, s.queue, s.state, kind)
+    else key = K.job_filter_index(P, s.queue, s.state, kind, s.dim, s.value) end
+    if not key_ok(key, 'zset') then return nil, corrupt_reply(key, 'is not a zset') end
+    local r
+    if not s.desc then
+      local first = 0
+      if s.at then first = index_rank(key, s.at, s.id, true) end
+      r = rcall('ZRANGE', key, first, first + want, 'WITHSCORES')
+    else
+      local stop = nil
+      if s.at then stop = index_rank(key, s.at, s.id, false) end
+      if s.cutoff then
+        local c = rcall('ZCOUNT', key, '-inf', s.cutoff)
+        if not stop or c < stop then stop = c end
+      end
+      stop = stop or rcall('ZCARD', key)
+      r = {}
+      if stop > 0 then
+        local got = rcall('ZRANGE', key, math.max(0, stop - want - 1), stop - 1, 'WITHSCORES')
+        for i = #got - 1, 1, -2 do
+          r[#r + 1] = got[i]
+          r[#r + 1] = got[i + 1]
+        end
+      end
+    end
+    local list = {}
+    for i = 1, #r, 2 do
+      local at = tonumber(r[i + 1])
+      if not s.cutoff or at <= s.cutoff then list[#list + 1] = { at, r[i] } end
+    end
+    lists[#lists + 1] = list
+  end
+  -- Each index's entries are in order: one index is the order, several are merged.
+  local cands = lists[1] or {}
+  if #lists > 1 then
+    local function before(a, b)
+      if a[1] ~= b[1] then
+        if s.desc then return a[1] > b[1] end
+        return a[1] < b[1]
+      end
+      if s.desc then return bytes_less(b[2], a[2]) end
+      return bytes_less(a[2], b[2])
+    end
+    cands = {}
+    local heads = {}
+    for i = 1, #lists do heads[i] = 1 end
+    while #cands < want + 1 do
+      local best = nil
+      for i, list in ipairs(lists) do
+        local c = list[heads[i]]
+        if c and (not best or before(c, lists[best][heads[best]])) then best = i end
+      end
+      if not best then break end
+      cands[#cands + 1] = lists[best][heads[best]]
+      heads[best] = heads[best] + 1
+    end
+  end
+  local ids, last, seen = {}, nil, 0
+  for _, c in ipairs(cands) do
+    if #ids >= s.limit or seen >= want then break end
+    seen = seen + 1
+    last = c
+    local ok = true
+    if checked then
+      local v = rcall('HMGET', K.job(P, c[2]), 'part', 'tags', 'fp')
+      if s.part ~= '' and v[1] ~= s.part then ok = false end
+      if s.fp ~= '' and v[3] ~= s.fp then ok = false end
+      if ok and s.tag ~= '' and not string.find('\n' .. (v[2] or '') .. '\n', '\n' .. s.tag .. '\n', 1, true) then
+        ok = false
+      end
+    end
+    if ok then ids[#ids + 1] = c[2] end
+  end
+  -- Each index gave one entry more than can be looked at, so when every entry was looked
+  -- at, every index is done.
+  local done = seen == #cands
+  if last then return ids, last[1], last[2], done end
+  return ids, s.at, s.id, done
+end
+
+-- The selection an index-walking script gets in ARGV (list_jobs.lua's header): queue,
+-- state, kind, dim, value, order ('desc' = newest first), limit, budget, cursor time
+-- ('' = from the start), cursor id, older than (ms, '' = any age), and the partition,
+-- tag and fingerprint checked on each job.
+local function index_selection(queue, state, kind, dim, value, order, limit, budget, at, id, older, part, tag, fp)
+  return { queue = queue, state = state, kind = kind, dim = dim, value = value, desc = order == 'desc',
+    limit = tonumber(limit), budget = tonumber(budget), at = tonumber(at), id = id, cutoff = tonumber(older),
+    part = part, tag = tag, fp = fp }
+end
+
+-- Bulk verbs (bulk_cancel.lua, bulk_retry.lua, bulk_delete.lua): each call takes a batch
+-- of jobs selected through the job indexes (index_select), checks every structure its
+-- writes touch for the whole batch (need, need_counts, structure_error), then moves them.
+
+-- The state a job is filed under in the job indexes: "held" for a held available job.
+local function index_state(j)
+  if j.held == '1' then return 'held' end
+  return j.state
+end
+
+-- Needs (lib need) the structures that taking job j out of its state writes: its lease,
+-- its partition and ring or its held or parked set, the scheduled index, the strict
+-- unique key it holds, the retained index, its queue's counts.
+--- @include K.leases
+--- @include K.held
+--- @include K.parked
+--- @include K.scheduled
+--- @include K.unique
+--- @include K.retained
+--- @include partition_of
+--- @include need
+--- @include need_counts
+local function need_leave_state(P, j)
+  if j.state == 'running' then
+    need(K.leases(P), 'zset')
+  elseif j.state == 'available' then
+    if j.held == '1' then
+      need(K.held(P, j.fp), 'set')
+    elseif j.parked ~= '' then
+      need(K.parked(P, j.rc), 'zset')
+    else
+      local pz, ring, rs = partition_of(P, j.queue, j.sticky, j.part)
+      need(pz, 'zset')
+      need(ring, 'zset')
+      need(rs, 'hash')
+    end
+  elseif j.state == 'scheduled' or j.state == 'retryable' then
+    need(K.scheduled(P), 'zset')
+  end
+  if j.ukey ~= '' and j.uwin == 0 then need(K.unique(P), 'hash') end
+  need(K.retained(P), 'zset')
+  need_counts(P, j.queue)
+end
+
+-- Takes job j out of the structures of its state (need_leave_state checked them): a
+-- running job's lease, an available job's partition or held or parked set, a scheduled
+-- or retryable job's due time. Its count and index entries move with the state the
+-- caller gives it next (finalize, delete_job, make_available).
+--- @include drop_lease
+--- @include unindex_job
+local function leave_state(P, id, j)
+  if j.state == 'running' then drop_lease(P, id) else unindex_job(P, id, j) end
+end
+
+-- Loads the jobs of a bulk batch: those still filed in the selected state, with their
+-- fields (the transitions' and what index_move files them under, so it reads no more);
+-- a job gone, moved or unreadable since it was filed is skipped (the count).
+--- @include load_job_checked
+--- @include JOB_FIELDS
+--- @include index_state
+local function bulk_load(P, ids, state)
+  local fields = { 'kind', 'tags', unpack(JOB_FIELDS) }
+  local jobs, skipped = {}, 0
+  for _, id in ipairs(ids) do
+    local j, why = load_job_checked(P, id, fields)
+    if j and not why and index_state(j) == state then
+      jobs[#jobs + 1] = { id, j }
+    else
+      skipped = skipped + 1
+    end
+  end
+  return jobs, skipped
+end
+
+-- The reply of a bulk call: the cursor after the batch, whether the selection is done,
+-- the jobs moved (or, in a dry run, that would be) and those skipped.
+--- @include OK
+local function bulk_reply(at, id, done, acted, skipped)
+  return { OK, at and string.format('%d', at) or '', id or '', done and 1 or 0, acted, skipped }
 end

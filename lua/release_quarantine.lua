@@ -32,6 +32,8 @@ Cost     O(limit * log N)
 --- @include K.counts
 --- @include move_count
 --- @include flush_counts
+--- @include index_move
+--- @include index_clock
 local P = KEYS[1]
 local fp, limit = ARGV[1], tonumber(ARGV[2])
 local qk, hk = K.quarantine(P), K.held(P, fp)
@@ -61,6 +63,7 @@ for _, m in ipairs(moves) do
   local id, j = m[1], m[2]
   rcall('HDEL', K.job(P, id), 'held')
   move_count(P, j.queue, 'held', 'available')
+  index_move(P, id, j, 'held', 'available', index_clock(P))
   index_available(P, id, j.queue, j.part, j.sticky, j.prio, j.sched)
   woken[j.queue] = true
 end

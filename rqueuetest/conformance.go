@@ -45,7 +45,8 @@ func ExerciseBackend(t *testing.T, newStore NewStoreFunc) {
 		setPolicyCases, evictRetentionCases, reclaimJitterCases, ackCorruptCases,
 		reclaimCorruptCases, evictCorruptCases, enqueueCorruptCases, retryCases, editCases, deleteCases, operatorCorruptCases, uniqueCases,
 		putScheduleCases, pauseScheduleCases, removeScheduleCases, fireScheduleCases, runScheduleCases,
-		whyCases, heartbeatCases} {
+		whyCases, heartbeatCases,
+		listJobsCases, bulkCancelCases, bulkRetryCases, bulkDeleteCases} {
 		all = append(all, cases...)
 	}
 	runCases(t, newStore, all)
@@ -273,44 +274,31 @@ func unchanged(t testing.TB, ctx context.Context, s *headgate.Store, what string
 }
 
 // checkCounts compares the per-queue state counts the scripts maintain with the states of
-// the jobs actually stored: every transition must move its counts exactly. A held job
-// counts as held, not available; an unrunnable one (parked by its rate class as heavier
-// than the burst, "parked" "u" in its hash) as available and unrunnable.
+// the jobs actually stored (found by a scan of the job hashes, not through the indexes):
+// every transition must move its counts exactly. A held job counts as held, not
+// available; an unrunnable one (parked by its rate class as heavier than the burst,
+// "parked" "u" in its hash) as available and unrunnable. Then the job indexes and the
+// partition counts must hold exactly the stored jobs (checkIndexes).
 func checkCounts(t testing.TB, s *headgate.Store) {
 	t.Helper()
 	ctx := ctxFor(t)
 	actual := map[string]map[headgate.State]int64{}
 	held, unrunnable := map[string]int64{}, map[string]int64{}
 	var availableIDs, availableQueues []string
-	cursor := ""
-	seen := map[string]bool{}
-	for {
-		page, next, err := s.ListJobs(ctx, headgate.ListOptions{Cursor: cursor, Limit: 1000})
-		if err != nil {
-			t.Fatalf("list jobs: %v", err)
+	stored := storedJobs(t, ctx, s)
+	for _, j := range stored {
+		if actual[j.Queue] == nil {
+			actual[j.Queue] = map[headgate.State]int64{}
 		}
-		for _, j := range page {
-			if seen[j.ID] {
-				continue
-			}
-			seen[j.ID] = true
-			if actual[j.Queue] == nil {
-				actual[j.Queue] = map[headgate.State]int64{}
-			}
-			if j.Held {
-				held[j.Queue]++
-				continue
-			}
-			actual[j.Queue][j.State]++
-			if j.State == headgate.StateAvailable && j.RateClass != "" {
-				availableIDs = append(availableIDs, j.ID)
-				availableQueues = append(availableQueues, j.Queue)
-			}
+		if j.Held {
+			held[j.Queue]++
+			continue
 		}
-		if next == "" {
-			break
+		actual[j.Queue][j.State]++
+		if j.State == headgate.StateAvailable && j.RateClass != "" {
+			availableIDs = append(availableIDs, j.ID)
+			availableQueues = append(availableQueues, j.Queue)
 		}
-		cursor = next
 	}
 	pipe := s.Client().Pipeline()
 	parked := make([]*redis.StringCmd, len(availableIDs))
@@ -349,4 +337,5 @@ func checkCounts(t testing.TB, s *headgate.Store) {
 	for q, c := range actual {
 		t.Errorf("queue %s has jobs %v but no stats", q, c)
 	}
+	checkIndexes(t, ctx, s, stored)
 }

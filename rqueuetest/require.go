@@ -2,12 +2,10 @@ package rqueuetest
 
 import (
 	"bytes"
-	"context"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -285,33 +283,6 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
-}
-
-// listJobs returns every job of the store's namespace, ordered by id. It pages through
-// ListJobs to the end; a job listed twice (the SCAN under it may repeat keys) is kept
-// once.
-func listJobs(ctx context.Context, store *headgate.Store) ([]*headgate.Job, error) {
-	seen := map[string]bool{}
-	var all []*headgate.Job
-	cursor := ""
-	for {
-		page, next, err := store.ListJobs(ctx, headgate.ListOptions{Cursor: cursor, Limit: 1000})
-		if err != nil {
-			return nil, err
-		}
-		for _, j := range page {
-			if !seen[j.ID] {
-				seen[j.ID] = true
-				all = append(all, j)
-			}
-		}
-		if next == "" {
-			break
-		}
-		cursor = next
-	}
-	slices.SortFunc(all, func(a, b *headgate.Job) int { return strings.Compare(a.ID, b.ID) })
-	return all, nil
 }
 
 // maxPayloadText bounds a payload as a failure message shows it.

@@ -100,17 +100,59 @@ func cmdStats(ctx context.Context, c *cli, args []string) error {
 }
 
 type jobsOpts struct {
-	queue, state, kind, after string
-	limit                     int
+	filter         filterOpts
+	cursor         string
+	limit          int
+	oldest, newest bool
+	json           bool
+}
+
+// filterOpts are the flags of a job filter, shared by jobs and the bulk verbs.
+type filterOpts struct {
+	queue, state, kind, partition, tag, fingerprint string
+	olderThan                                       time.Duration
+}
+
+func (f *filterOpts) register(fs *flag.FlagSet, queueDefault string) {
+	fs.StringVar(&f.queue, "queue", queueDefault, "jobs of this `queue`")
+	fs.StringVar(&f.state, "state", "", "jobs in this `state` ("+stateList()+", held)")
+	fs.StringVar(&f.kind, "kind", "", "only jobs of this `kind`")
+	fs.StringVar(&f.partition, "partition", "", "only jobs of this `partition`")
+	fs.StringVar(&f.tag, "tag", "", "only jobs with this `tag`")
+	fs.StringVar(&f.fingerprint, "fingerprint", "", "only jobs with this `fingerprint`")
+	fs.DurationVar(&f.olderThan, "older-than", 0, "only jobs that entered the state at least `D` ago (store time)")
+}
+
+func (f *filterOpts) jobFilter() (inspector.JobFilter, error) {
+	if f.state == "" {
+		return inspector.JobFilter{}, usagef("-state is required: one of %s, held", stateList())
+	}
+	return inspector.JobFilter{Queue: f.queue, State: headgate.State(f.state), Kind: f.kind, Partition: f.partition,
+		Tag: f.tag, Fingerprint: f.fingerprint, OlderThan: f.olderThan}, nil
+}
+
+// flags repeats the filter for a follow-up command line.
+func (f *filterOpts) flags() string {
+	var b strings.Builder
+	for _, v := range []struct{ name, v string }{{"queue", f.queue}, {"state", f.state}, {"kind", f.kind},
+		{"partition", f.partition}, {"tag", f.tag}, {"fingerprint", f.fingerprint}} {
+		if v.v != "" {
+			fmt.Fprintf(&b, " -%s %s", v.name, strconv.Quote(v.v))
+		}
+	}
+	if f.olderThan > 0 {
+		fmt.Fprintf(&b, " -older-than %s", f.olderThan)
+	}
+	return b.String()
 }
 
 func jobsFlags(fs *flag.FlagSet, c *cli) {
-	fs.StringVar(&c.jobs.queue, "queue", "", "only jobs of this `queue`")
-	fs.StringVar(&c.jobs.state, "state", "", "only jobs in this `state` ("+stateList()+")")
-	fs.StringVar(&c.jobs.kind, "kind", "", "only jobs of this `kind`")
-	fs.IntVar(&c.jobs.limit, "limit", 20, "page size: about `N` jobs (1..1000)")
-	fs.StringVar(&c.jobs.after, "after", "", "continue from this `cursor`, printed at the end of the previous page")
-	jsonFlag(fs, c)
+	c.jobs.filter.register(fs, "default")
+	fs.IntVar(&c.jobs.limit, "limit", 20, "page size: at most `N` jobs (1..1000)")
+	fs.BoolVar(&c.jobs.oldest, "oldest", false, "the jobs that entered the state first at the top")
+	fs.BoolVar(&c.jobs.newest, "newest", false, "the jobs that entered the state last at the top (the default)")
+	fs.StringVar(&c.jobs.cursor, "cursor", "", "continue from this `cursor`, printed at the end of the previous page")
+	fs.BoolVar(&c.jobs.json, "json", false, "print one JSON document on stdout")
 }
 
 func stateList() string {
@@ -129,12 +171,18 @@ func cmdJobs(ctx context.Context, c *cli, args []string) error {
 	if o.limit < 1 || o.limit > 1000 {
 		return usagef("-limit %d is outside 1..1000", o.limit)
 	}
-	page, err := c.insp.ListJobs(ctx, inspector.ListOptions{Queue: o.queue, State: headgate.State(o.state),
-		Kind: o.kind, Cursor: o.after, Limit: o.limit})
+	if o.oldest && o.newest {
+		return usagef("-oldest and -newest exclude each other")
+	}
+	f, err := o.filter.jobFilter()
 	if err != nil {
 		return err
 	}
-	if c.verbs.json {
+	page, err := c.insp.ListJobs(ctx, f, inspector.Page{Limit: o.limit, Oldest: o.oldest, Cursor: o.cursor})
+	if err != nil {
+		return err
+	}
+	if o.json {
 		return c.printJSON(jobsDoc(page))
 	}
 	if len(page.Jobs) > 0 {
@@ -155,23 +203,21 @@ func cmdJobs(ctx context.Context, c *cli, args []string) error {
 		fmt.Fprintln(c.stdout, "no matching jobs")
 	}
 	if page.Next != "" {
-		fmt.Fprintf(c.stdout, "\nmore: headgate jobs%s -after %s\n", o.filterFlags(), page.Next)
+		fmt.Fprintf(c.stdout, "\nmore: headgate jobs%s -cursor %s\n", o.pageFlags(), page.Next)
 	}
 	return nil
 }
 
-// filterFlags repeats the listing's filters for the next page's command line.
-func (o jobsOpts) filterFlags() string {
-	var b strings.Builder
-	for _, f := range []struct{ name, v string }{{"queue", o.queue}, {"state", o.state}, {"kind", o.kind}} {
-		if f.v != "" {
-			fmt.Fprintf(&b, " -%s %s", f.name, f.v)
-		}
+// pageFlags repeats the listing's filter and order for the next page's command line.
+func (o jobsOpts) pageFlags() string {
+	s := o.filter.flags()
+	if o.oldest {
+		s += " -oldest"
 	}
 	if o.limit != 20 {
-		fmt.Fprintf(&b, " -limit %d", o.limit)
+		s += fmt.Sprintf(" -limit %d", o.limit)
 	}
-	return b.String()
+	return s
 }
 
 func cmdJob(ctx context.Context, c *cli, args []string) error {
@@ -194,6 +240,12 @@ func cmdJob(ctx context.Context, c *cli, args []string) error {
 }
 
 func cmdCancel(ctx context.Context, c *cli, args []string) error {
+	if c.bulk.byFilter() {
+		return cmdBulk(ctx, c, args, bulkVerb{"cancel", "cancelled", c.insp.BulkCancel})
+	}
+	if c.verbs.json {
+		return usagef("-json goes with -state (cancel by filter)")
+	}
 	if len(args) == 0 {
 		return usagef("name at least one job id")
 	}

@@ -7,7 +7,8 @@
 // Commands:
 //
 //	stats                              queues: counts by state, depth, limit, paused
-//	jobs [-queue Q] [-state S] [-kind K] [-limit N] [-after CURSOR]
+//	jobs -state S [-queue Q] [-kind K] [-partition P] [-tag T] [-fingerprint F]
+//	     [-older-than D] [-oldest|-newest] [-limit N] [-cursor C] [-json]
 //	                                   list jobs, a page at a time
 //	job ID                             one job: fields, payload, progress, output, result, errors
 //	corrupt                            jobs parked because their data could not be used
@@ -35,6 +36,10 @@
 //	                                   serve the web dashboard (read-only unless -allow-actions)
 //	wf list [-status S] [-type T] | show ID | signal ID NAME JSON | cancel|pause|resume|terminate|retry ID
 //	                                   durable workflows: list, a run's timeline, signal, operator verbs
+//	cancel|retry|delete -state S [-queue Q] [-kind K] [-partition P] [-tag T] [-fingerprint F]
+//	     [-older-than D] [-dry-run] [-cursor C] [-json]
+//	                                   the same by filter, in batches of 1,000 with a progress
+//	                                   line on stderr; a tenant's purge is delete -partition P
 //	demo                               a self-contained demo (see "headgate demo -h")
 //
 // -redis defaults to $REDIS_URL, else redis://127.0.0.1:6379; it takes a redis:// or
@@ -110,11 +115,11 @@ type command struct {
 var commands = []*command{
 	{name: "stats", args: "[-json]", summary: "queues: counts by state, unfinished depth, limit, paused",
 		flags: jsonFlag, run: cmdStats},
-	{name: "jobs", args: "[-queue Q] [-state S] [-kind K] [-limit N] [-after CURSOR] [-json]",
+	{name: "jobs", args: "-state S [-queue Q] [-kind K] [-partition P] [-tag T] [-fingerprint F] [-older-than D] [-oldest|-newest] [-cursor C] [-json]",
 		summary: "list jobs, a page at a time", flags: jobsFlags, run: cmdJobs},
 	{name: "job", args: "ID [-json]", summary: "one job: fields, payload, progress, output, result, errors",
 		flags: jsonFlag, run: cmdJob},
-	{name: "cancel", args: "ID...", summary: "cancel unfinished jobs", run: cmdCancel},
+	{name: "cancel", args: "ID... | -state S [filter] [-dry-run] [-json]", summary: "cancel unfinished jobs, by id or by filter", flags: cancelFlags, run: cmdCancel},
 	{name: "release", args: "ID...", summary: "let staged (pending) jobs run", run: cmdRelease},
 	{name: "pause", args: "QUEUE [-create]", summary: "stop admission from a queue (enqueues continue)",
 		flags: pauseFlags, run: cmdPause},
@@ -126,12 +131,12 @@ var commands = []*command{
 	{name: "quarantine", args: "[release FINGERPRINT] [-retry]",
 		summary: "list quarantined fingerprints, or release one (-retry: and retry its job)",
 		flags:   quarantineFlags, run: cmdQuarantineRelease},
-	{name: "retry", args: "ID... [-at TIME] [-keep-attempts]", summary: "run finished jobs again",
+	{name: "retry", args: "ID... [-at TIME] [-keep-attempts] | -state S [filter] [-dry-run] [-json]", summary: "run finished jobs again, by id or by filter",
 		flags: retryFlags, run: cmdRetry},
 	{name: "edit", args: "ID -FIELD VALUE...",
 		summary: "change -payload, -priority, -max-attempts, -at, -partition, -tags of a waiting job",
 		flags:   editFlags, run: cmdEdit},
-	{name: "delete", args: "ID...", summary: "delete jobs that are not running", flags: deleteFlags, run: cmdDelete},
+	{name: "delete", args: "ID... | -state S [filter] [-dry-run] [-json]", summary: "delete jobs that are not running, by id or by filter (a tenant: -partition P)", flags: deleteFlags, run: cmdDelete},
 	{name: "corrupt", args: "[-json]", summary: "list the jobs parked because their data could not be used", flags: jsonFlag, run: cmdCorrupt},
 	{name: "why", args: "ID [-json] [-quantum N]", summary: "why a job is not running now: every reason, with its numbers", flags: whyFlags, run: cmdWhy},
 	{name: "workers", args: "[-json]", summary: "the workers' heartbeats: queues, kinds, in flight, last seen, live or not", flags: workersFlags, run: cmdWorkers},
@@ -157,6 +162,7 @@ type cli struct {
 	create         bool     // pause and resume -create (pause.go)
 	why            whyOpts  // flags of why and workers (why.go)
 	wf             wfOpts   // flags of the wf command (wf.go)
+	bulk           bulkOpts // flags of the verbs by filter (bulk.go)
 
 	insp *inspector.Inspector
 }

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -130,36 +132,76 @@ func TestJobs(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	b.enqueue(t,
-		headgate.Envelope{ID: "j1", Queue: "mail", Kind: "email", PartitionKey: "tenant-1", Priority: 3},
+		headgate.Envelope{ID: "j1", Queue: "mail", Kind: "email", PartitionKey: "tenant-1", Priority: 3, Tags: []string{"vip"}},
 		headgate.Envelope{ID: "j2", Queue: "mail", Kind: "email", ScheduledAt: epoch.Add(time.Hour)},
+		headgate.Envelope{ID: "j4", Queue: "mail", Kind: "digest", Fingerprint: "fp-1"},
 		headgate.Envelope{ID: "j3", Queue: "reports", Kind: "report"},
 	)
-	requireOutput(t, b.mustRun(t, "jobs"), `
-ID  KIND    QUEUE    STATE      ATTEMPT  PRIORITY  PARTITION  SCHEDULED
-j1  email   mail     available  0/25     3         tenant-1   2030-01-02 03:04:05 UTC
-j2  email   mail     scheduled  0/25     0         -          2030-01-02 04:04:05 UTC
-j3  report  reports  available  0/25     0         -          2030-01-02 03:04:05 UTC
+	requireOutput(t, b.mustRun(t, "jobs", "-queue", "mail", "-state", "available", "-oldest"), `
+ID  KIND    QUEUE  STATE      ATTEMPT  PRIORITY  PARTITION  SCHEDULED
+j1  email   mail   available  0/25     3         tenant-1   2030-01-02 03:04:05 UTC
+j4  digest  mail   available  0/25     0         -          2030-01-02 03:04:05 UTC
 `)
-	requireOutput(t, b.mustRun(t, "jobs", "-queue", "mail", "-kind", "email", "-limit", "5"), `
+	requireOutput(t, b.mustRun(t, "jobs", "-queue", "mail", "-state", "available", "-kind", "email", "-limit", "5"), `
 ID  KIND   QUEUE  STATE      ATTEMPT  PRIORITY  PARTITION  SCHEDULED
 j1  email  mail   available  0/25     3         tenant-1   2030-01-02 03:04:05 UTC
-j2  email  mail   scheduled  0/25     0         -          2030-01-02 04:04:05 UTC
 `)
-	out := b.mustRun(t, "jobs", "-after", "0")
-	requireContains(t, out, "j1  email", "j3  report")
-	out = b.mustRun(t, "jobs", "-state", "scheduled")
+	for _, filter := range [][]string{{"-partition", "tenant-1"}, {"-tag", "vip"}} {
+		out := b.mustRun(t, append([]string{"jobs", "-queue", "mail", "-state", "available"}, filter...)...)
+		if !strings.Contains(out, "j1") || strings.Contains(out, "j4") {
+			t.Errorf("jobs %v:\n%s", filter, out)
+		}
+	}
+	out := b.mustRun(t, "jobs", "-queue", "mail", "-state", "available", "-fingerprint", "fp-1")
+	if !strings.Contains(out, "j4") || strings.Contains(out, "j1") {
+		t.Errorf("jobs -fingerprint fp-1:\n%s", out)
+	}
+	out = b.mustRun(t, "jobs", "-queue", "mail", "-state", "scheduled")
 	if !strings.Contains(out, "j2") || strings.Contains(out, "j1") {
 		t.Errorf("jobs -state scheduled:\n%s", out)
 	}
-	requireContains(t, b.mustRun(t, "jobs", "-kind", "nothing"), "no matching jobs")
+	requireContains(t, b.mustRun(t, "jobs", "-queue", "mail", "-state", "available", "-kind", "nothing"), "no matching jobs")
+
+	// Pages: the command for the next page is printed, and it continues the listing.
+	out = b.mustRun(t, "jobs", "-queue", "mail", "-state", "available", "-limit", "1")
+	requireContains(t, out, "j4  digest", "more: headgate jobs -queue \"mail\" -state \"available\" -limit 1 -cursor ")
+	cursor := strings.TrimSpace(out[strings.LastIndex(out, "-cursor ")+len("-cursor "):])
+	out = b.mustRun(t, "jobs", "-queue", "mail", "-state", "available", "-limit", "1", "-cursor", cursor)
+	if !strings.Contains(out, "j1  email") || strings.Contains(out, "j4") || strings.Contains(out, "more:") {
+		t.Errorf("second page:\n%s", out)
+	}
+
+	// -json: one document, parsed back.
+	var doc struct {
+		Jobs []struct {
+			ID, Kind, State, Partition string
+			Tags                       []string
+		}
+		Next string
+	}
+	if err := json.Unmarshal([]byte(b.mustRun(t, "jobs", "-queue", "mail", "-state", "available", "-oldest", "-json")), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Jobs) != 2 || doc.Jobs[0].ID != "j1" || doc.Jobs[0].Partition != "tenant-1" ||
+		!slices.Equal(doc.Jobs[0].Tags, []string{"vip"}) || doc.Jobs[1].ID != "j4" || doc.Next != "" {
+		t.Errorf("jobs -json = %+v", doc)
+	}
 
 	code, _, errOut := b.run(t, "jobs", "-state", "bogus")
 	if code != exitError || !strings.Contains(errOut, "not one of pending") {
 		t.Errorf("jobs -state bogus: exit %d, stderr %q", code, errOut)
 	}
-	code, _, errOut = b.run(t, "jobs", "-after", "x")
+	code, _, errOut = b.run(t, "jobs")
+	if code != exitUsage || !strings.Contains(errOut, "-state is required") {
+		t.Errorf("jobs without -state: exit %d, stderr %q", code, errOut)
+	}
+	code, _, errOut = b.run(t, "jobs", "-state", "available", "-cursor", "x")
 	if code != exitError || !strings.Contains(errOut, "invalid Cursor") {
-		t.Errorf("jobs -after x: exit %d, stderr %q", code, errOut)
+		t.Errorf("jobs -cursor x: exit %d, stderr %q", code, errOut)
+	}
+	code, _, errOut = b.run(t, "jobs", "-state", "available", "-oldest", "-newest")
+	if code != exitUsage || !strings.Contains(errOut, "exclude each other") {
+		t.Errorf("jobs -oldest -newest: exit %d, stderr %q", code, errOut)
 	}
 	code, _, errOut = b.run(t, "jobs", "-limit", "0")
 	if code != exitUsage || !strings.Contains(errOut, "-limit 0") {
@@ -174,10 +216,11 @@ func TestJobsNextPage(t *testing.T) {
 		want string
 	}{
 		{jobsOpts{limit: 20}, ""},
-		{jobsOpts{queue: "q", state: "running", kind: "k", limit: 5}, " -queue q -state running -kind k -limit 5"},
+		{jobsOpts{filter: filterOpts{queue: "q", state: "running", kind: "k", tag: "a b", olderThan: time.Hour}, limit: 5, oldest: true},
+			` -queue "q" -state "running" -kind "k" -tag "a b" -older-than 1h0m0s -oldest -limit 5`},
 	} {
-		if got := tc.o.filterFlags(); got != tc.want {
-			t.Errorf("filterFlags(%+v) = %q, want %q", tc.o, got, tc.want)
+		if got := tc.o.pageFlags(); got != tc.want {
+			t.Errorf("pageFlags(%+v) = %q, want %q", tc.o, got, tc.want)
 		}
 	}
 }

@@ -47,6 +47,7 @@ func atFlag(fs *flag.FlagSet, c *cli, what string) {
 
 func retryFlags(fs *flag.FlagSet, c *cli) {
 	jsonFlag(fs, c)
+	bulkFlags(fs, c)
 	atFlag(fs, c, "schedule the jobs for")
 	fs.BoolVar(&c.verbs.keepAttempts, "keep-attempts", false, "keep the attempts the jobs have used (default: from zero)")
 }
@@ -61,7 +62,10 @@ func editFlags(fs *flag.FlagSet, c *cli) {
 	fs.Var(&c.verbs.tags, "tags", "new tags, comma-separated (\"\" for none)")
 }
 
-func deleteFlags(fs *flag.FlagSet, c *cli) { jsonFlag(fs, c) }
+func deleteFlags(fs *flag.FlagSet, c *cli) {
+	jsonFlag(fs, c)
+	bulkFlags(fs, c)
+}
 
 func quarantineFlags(fs *flag.FlagSet, c *cli) {
 	jsonFlag(fs, c)
@@ -131,6 +135,12 @@ func (c *cli) failLine(id string, err error) verbFailure {
 }
 
 func cmdRetry(ctx context.Context, c *cli, args []string) error {
+	if c.bulk.byFilter() {
+		if c.verbs.at.set {
+			return usagef("-at goes with job ids, not with -state")
+		}
+		return cmdBulk(ctx, c, args, bulkVerb{"retry", "retried", c.insp.BulkRetry})
+	}
 	if len(args) == 0 {
 		return usagef("name at least one job id")
 	}
@@ -231,6 +241,9 @@ func cmdEdit(ctx context.Context, c *cli, args []string) error {
 }
 
 func cmdDelete(ctx context.Context, c *cli, args []string) error {
+	if c.bulk.byFilter() {
+		return cmdBulk(ctx, c, args, bulkVerb{"delete", "deleted", c.insp.BulkDelete})
+	}
 	if len(args) == 0 {
 		return usagef("name at least one job id")
 	}

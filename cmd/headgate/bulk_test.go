@@ -1,0 +1,130 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/headgate/headgate"
+)
+
+type bulkJSON struct {
+	Verb    string `json:"verb"`
+	DryRun  bool   `json:"dry_run"`
+	Moved   int64  `json:"moved"`
+	Skipped int64  `json:"skipped"`
+	Batches int    `json:"batches"`
+	Cursor  string `json:"cursor"`
+	Error   string `json:"error"`
+}
+
+// dump is every key of the test namespace with its type and content, sorted: two dumps
+// are equal when nothing was written in between.
+func (b *testBundle) dump(t *testing.T) string {
+	t.Helper()
+	rdb := b.store.Client()
+	keys, err := rdb.Keys(b.ctx, headgate.KeyPattern(testNS)).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(keys)
+	var out strings.Builder
+	for _, k := range keys {
+		typ, err := rdb.Type(b.ctx, k).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v any
+		switch typ {
+		case "hash":
+			v, err = rdb.HGetAll(b.ctx, k).Result()
+		case "zset":
+			v, err = rdb.ZRangeWithScores(b.ctx, k, 0, -1).Result()
+		case "set":
+			var m []string
+			m, err = rdb.SMembers(b.ctx, k).Result()
+			slices.Sort(m)
+			v = m
+		case "list":
+			v, err = rdb.LRange(b.ctx, k, 0, -1).Result()
+		default:
+			v, err = rdb.Get(b.ctx, k).Result()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&out, "%s %s %v\n", k, typ, v)
+	}
+	return out.String()
+}
+
+func TestBulkCommands(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var jobs []headgate.Envelope
+	for i := range 30 {
+		e := headgate.Envelope{ID: fmt.Sprintf("j%02d", i), Kind: "email", PartitionKey: "tenant-1"}
+		if i >= 20 {
+			e.Kind, e.PartitionKey = "report", "tenant-2"
+		}
+		jobs = append(jobs, e)
+	}
+	b.enqueue(t, jobs...)
+
+	// A dry run counts and writes nothing.
+	before := b.dump(t)
+	var out bulkJSON
+	b.runJSON(t, exitOK, &out, "cancel", "-state", "available", "-partition", "tenant-1", "-dry-run")
+	if out != (bulkJSON{Verb: "cancel", DryRun: true, Moved: 20, Batches: 1}) {
+		t.Errorf("cancel -dry-run -json = %+v", out)
+	}
+	if after := b.dump(t); after != before {
+		t.Errorf("a dry run changed the namespace:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+	code, stdout, stderr := b.run(t, "cancel", "-state", "available", "-partition", "tenant-1", "-dry-run")
+	if code != exitOK || stdout != "dry run: 20 job(s) would be cancelled, 0 skipped; nothing written\n" ||
+		stderr != "cancel: batch 1: 20 would be cancelled, 0 skipped\n" {
+		t.Errorf("cancel -dry-run: exit %d\nstdout %q\nstderr %q", code, stdout, stderr)
+	}
+
+	// The run: a progress line on stderr, the totals on stdout.
+	code, stdout, stderr = b.run(t, "cancel", "-state", "available", "-partition", "tenant-1")
+	if code != exitOK || stdout != "20 job(s) cancelled, 0 skipped, in 1 batch(es)\n" ||
+		stderr != "cancel: batch 1: 20 cancelled, 0 skipped\n" {
+		t.Errorf("cancel by partition: exit %d\nstdout %q\nstderr %q", code, stdout, stderr)
+	}
+	b.runJSON(t, exitOK, &out, "retry", "-state", "cancelled", "-kind", "email")
+	if out.Verb != "retry" || out.Moved != 20 || out.DryRun || out.Cursor != "" {
+		t.Errorf("retry -json = %+v", out)
+	}
+	// A tenant's purge.
+	b.runJSON(t, exitOK, &out, "delete", "-state", "available", "-partition", "tenant-2")
+	if out.Verb != "delete" || out.Moved != 10 {
+		t.Errorf("delete -partition -json = %+v", out)
+	}
+	if _, err := b.store.GetJob(b.ctx, "j25"); err == nil {
+		t.Error("j25 of the purged tenant is still stored")
+	}
+	if j, err := b.store.GetJob(b.ctx, "j05"); err != nil || j.State != headgate.StateAvailable {
+		t.Errorf("j05 = %+v, %v; want it available again", j, err)
+	}
+
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"cancel", "j01", "-state", "available"}, exitUsage, "not both"},
+		{[]string{"retry", "-state", "available"}, exitError, "only archived"},
+		{[]string{"retry", "-state", "cancelled", "-at", "1h"}, exitUsage, "-at goes with job ids"},
+		{[]string{"delete", "-state", "running"}, exitError, "can be deleted"},
+		{[]string{"cancel", "-state", "available", "-cursor", "x"}, exitError, "invalid Cursor"},
+		{[]string{"cancel", "j01", "-json"}, exitUsage, "-json goes with -state"},
+	} {
+		code, _, errOut := b.run(t, tc.args...)
+		if code != tc.code || !strings.Contains(errOut, tc.want) {
+			t.Errorf("headgate %v: exit %d, stderr %q; want exit %d and %q", tc.args, code, errOut, tc.code, tc.want)
+		}
+	}
+}

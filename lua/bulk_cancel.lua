@@ -1,0 +1,71 @@
+--[[
+bulk_cancel.lua: an operator cancels a batch of the unfinished jobs that a filter selects
+through the job indexes (index_select in lib.lua), as cancel.lua cancels one: each
+becomes cancelled, a running one loses its lease and its holder hears of it on the
+cancel channel. The batch is all or nothing: every structure its writes touch is checked
+first. A dry run only counts. The Go side calls it batch after batch from the cursor it
+returns.
+
+KEYS[1]  namespace prefix; derived keys (lib.lua): q:<queue>:kinds,
+         q:<queue>:ix:<state>:<kind>[\x1f<dim>\x1f<value>], q:<queue>:pc:<part>,
+         job:<id>, leases, scheduled, retained, unique, held:<fp>, parked:<class>, policy,
+         clock, q:<queue>:{counts,ring,drr,p:<part>}, q:<queue>:w:<worker>:{ring,drr,p:<part>};
+         channel (not a key): cancelled
+ARGV[1]  queue
+ARGV[2]  state (pending, scheduled, available, running, retryable, or 'held')
+ARGV[3]  kind ('' = every kind of q:<queue>:kinds)
+ARGV[4]  dimension of the filter index walked ('p', 't', 'f'; '' = the kind index)
+ARGV[5]  its value
+ARGV[6]  order: 'asc' oldest first
+ARGV[7]  batch size, at most 1000
+ARGV[8]  budget: the most index entries looked at
+ARGV[9]  cursor: entry time, ms ('' = from the start)
+ARGV[10] cursor: id
+ARGV[11] only jobs that entered the state at or before this store time, ms ('' = any)
+ARGV[12] partition checked on each job ('' = any)
+ARGV[13] tag checked on each job ('' = any)
+ARGV[14] fingerprint checked on each job ('' = any)
+ARGV[15] dry run (0/1): count, write nothing
+Replies  {0, next time, next id, done 0/1, cancelled, skipped} | {-9, key, why} Corrupt
+         | {-13, kinds, most} name a kind
+Publish  on K.cancelled, for each running job cancelled: "<fence> <job id>\n<lease id>"
+Cost     O(batch * log N)
+]]
+--- @include rcall
+--- @include K.cancelled
+--- @include now_ms
+--- @include flush_counts
+--- @include load_policy_checked
+--- @include index_select
+--- @include index_selection
+--- @include structure_error
+--- @include need_leave_state
+--- @include leave_state
+--- @include bulk_load
+--- @include bulk_reply
+--- @include finalize
+local P = KEYS[1]
+local s = index_selection(ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10],
+  ARGV[11], ARGV[12], ARGV[13], ARGV[14])
+local dry = ARGV[15] == '1'
+local now = now_ms(P)
+local _, bad = load_policy_checked(P)
+if bad then return bad end
+local ids, at, id, done = index_select(P, s)
+if not ids then return at end
+local jobs, skipped = bulk_load(P, ids, s.state)
+for _, m in ipairs(jobs) do need_leave_state(P, m[2]) end
+bad = structure_error()
+if bad then return bad end
+if dry then return bulk_reply(at, id, done, #jobs, skipped) end
+
+local running = {}
+for _, m in ipairs(jobs) do
+  local jid, j = m[1], m[2]
+  if j.state == 'running' then running[#running + 1] = string.format('%d', j.fence) .. ' ' .. jid .. '\n' .. j.lease end
+  leave_state(P, jid, j)
+  finalize(P, jid, j, 'cancelled', now)
+end
+flush_counts(P)
+for _, msg in ipairs(running) do rcall('PUBLISH', K.cancelled(P), msg) end
+return bulk_reply(at, id, done, #jobs, skipped)

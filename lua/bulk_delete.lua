@@ -1,0 +1,70 @@
+--[[
+bulk_delete.lua: an operator deletes a batch of the jobs that a filter selects through
+the job indexes (index_select in lib.lua), as delete.lua deletes one: each job's hash,
+side keys and index entries go, and the strict unique key it holds is released. Running
+jobs are not selected (Go refuses the running state: cancel them first). The batch is all
+or nothing: every structure its writes touch is checked first. A dry run only counts.
+Per-tenant purge is a bulk delete by partition, state by state.
+
+KEYS[1]  namespace prefix; derived keys (lib.lua): q:<queue>:kinds,
+         q:<queue>:ix:<state>:<kind>[\x1f<dim>\x1f<value>], q:<queue>:pc:<part>,
+         job:<id>, errors:<id>, result:<id>, output:<id>, progress:<id>, scheduled,
+         retained, unique, held:<fp>, parked:<class>, clock,
+         q:<queue>:{counts,ring,drr,p:<part>}, q:<queue>:w:<worker>:{ring,drr,p:<part>}
+ARGV[1]  queue
+ARGV[2]  state (any but running; 'held' for held jobs)
+ARGV[3]  kind ('' = every kind of q:<queue>:kinds)
+ARGV[4]  dimension of the filter index walked ('p', 't', 'f'; '' = the kind index)
+ARGV[5]  its value
+ARGV[6]  order: 'asc' oldest first
+ARGV[7]  batch size, at most 1000
+ARGV[8]  budget: the most index entries looked at
+ARGV[9]  cursor: entry time, ms ('' = from the start)
+ARGV[10] cursor: id
+ARGV[11] only jobs that entered the state at or before this store time, ms ('' = any)
+ARGV[12] partition checked on each job ('' = any)
+ARGV[13] tag checked on each job ('' = any)
+ARGV[14] fingerprint checked on each job ('' = any)
+ARGV[15] dry run (0/1): count, write nothing
+Replies  {0, next time, next id, done 0/1, deleted, skipped} | {-9, key, why} Corrupt
+         | {-13, kinds, most} name a kind
+Cost     O(batch * log N)
+]]
+--- @include flush_counts
+--- @include index_select
+--- @include index_selection
+--- @include structure_error
+--- @include need_leave_state
+--- @include leave_state
+--- @include bulk_load
+--- @include bulk_reply
+--- @include release_unique
+--- @include delete_job
+local P = KEYS[1]
+local s = index_selection(ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10],
+  ARGV[11], ARGV[12], ARGV[13], ARGV[14])
+local dry = ARGV[15] == '1'
+local ids, at, id, done = index_select(P, s)
+if not ids then return at end
+local jobs, skipped = bulk_load(P, ids, s.state)
+local kept = {}
+for _, m in ipairs(jobs) do
+  if m[2].state == 'running' then
+    skipped = skipped + 1
+  else
+    need_leave_state(P, m[2])
+    kept[#kept + 1] = m
+  end
+end
+local bad = structure_error()
+if bad then return bad end
+if dry then return bulk_reply(at, id, done, #kept, skipped) end
+
+for _, m in ipairs(kept) do
+  local jid, j = m[1], m[2]
+  leave_state(P, jid, j)
+  release_unique(P, jid, j)
+  delete_job(P, jid, j)
+end
+flush_counts(P)
+return bulk_reply(at, id, done, #kept, skipped)

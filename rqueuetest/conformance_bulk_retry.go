@@ -1,0 +1,90 @@
+package rqueuetest
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/headgate/headgate"
+)
+
+// bulkRetryCases cover BulkRetry: by kind, unique holders, backpressure.
+var bulkRetryCases = []conformanceCase{
+	{"BulkRetry/ByKindAndTag", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		enqueueMany(t, ctx, s, "j", 1200, func(i int, e *headgate.Envelope) {
+			e.Kind = "k:a"
+			if i%3 == 0 {
+				e.Kind = "k:b"
+			}
+			if i%2 == 0 {
+				e.Tags = []string{"even"}
+			}
+		})
+		if res, err := s.BulkCancel(ctx, headgate.JobFilter{Queue: headgate.QueueDefault, State: headgate.StateAvailable}, nil); err != nil || res.Moved != 1200 {
+			t.Fatalf("cancel all = %+v, %v", res, err)
+		}
+		f := headgate.JobFilter{Queue: headgate.QueueDefault, State: headgate.StateCancelled, Kind: "k:a", Tag: "even"}
+		res, err := s.BulkRetry(ctx, f, nil)
+		if err != nil || res.Moved != 400 || res.Cursor != "" {
+			t.Fatalf("BulkRetry = %+v, %v; want 400", res, err)
+		}
+		f.State = headgate.StateAvailable
+		if n := countIn(t, ctx, s, f); n != 400 {
+			t.Errorf("%d available after the retry, want 400", n)
+		}
+		if n := countIn(t, ctx, s, headgate.JobFilter{Queue: headgate.QueueDefault, State: headgate.StateCancelled}); n != 800 {
+			t.Errorf("%d still cancelled, want 800", n)
+		}
+		c := admitOne(t, ctx, s)
+		if c.Envelope.Kind != "k:a" || c.Envelope.Attempt != 0 {
+			t.Errorf("admitted %+v, want a retried k:a job from attempt 0", c.Envelope)
+		}
+	}},
+	{"BulkRetry/UniqueHolderSkipped", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		a, b := job("a"), job("b")
+		a.UniqueKey = "u"
+		mustEnqueue(t, ctx, s, a, b)
+		if _, err := s.BulkCancel(ctx, headgate.JobFilter{Queue: headgate.QueueDefault, State: headgate.StateAvailable}, nil); err != nil {
+			t.Fatal(err)
+		}
+		holder := job("holder")
+		holder.UniqueKey = "u"
+		mustEnqueue(t, ctx, s, holder)
+		res, err := s.BulkRetry(ctx, headgate.JobFilter{Queue: headgate.QueueDefault, State: headgate.StateCancelled}, nil)
+		if err != nil || res.Moved != 1 || res.Skipped != 1 {
+			t.Fatalf("BulkRetry = %+v, %v; want b retried and a skipped", res, err)
+		}
+		wantState(t, ctx, s, "a", headgate.StateCancelled)
+		wantState(t, ctx, s, "b", headgate.StateAvailable)
+	}},
+	{"BulkRetry/Backpressure", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		enqueueMany(t, ctx, s, "j", 5, nil)
+		if _, err := s.BulkCancel(ctx, headgate.JobFilter{Queue: headgate.QueueDefault, State: headgate.StateAvailable}, nil); err != nil {
+			t.Fatal(err)
+		}
+		mustEnqueue(t, ctx, s, job("busy"))
+		if err := s.SetEnqueueLimit(ctx, headgate.QueueDefault, 3); err != nil {
+			t.Fatal(err)
+		}
+		f := headgate.JobFilter{Queue: headgate.QueueDefault, State: headgate.StateCancelled}
+		err := unchanged(t, ctx, s, "BulkRetry over the limit", func() error {
+			_, err := s.BulkRetry(ctx, f, nil)
+			return err
+		})
+		var bp *headgate.BackpressureError
+		if !errors.As(err, &bp) || bp.Limit != 3 || bp.Current != 1 || bp.Incoming != 5 {
+			t.Errorf("BulkRetry over the limit: %v, want Backpressure 3, 1 + 5", err)
+		}
+		// In batches that fit, the run goes as far as the limit lets it and can be resumed.
+		res, err := s.BulkRetry(ctx, f, &headgate.BulkOptions{BatchSize: 2})
+		if !errors.As(err, &bp) || res.Moved != 2 || res.Cursor == "" {
+			t.Errorf("BulkRetry in batches of 2 = %+v, %v; want 2 retried, then Backpressure and a cursor", res, err)
+		}
+		var inv *headgate.InvalidError
+		if _, err := s.BulkRetry(ctx, headgate.JobFilter{Queue: headgate.QueueDefault, State: headgate.StateAvailable}, nil); !errors.As(err, &inv) || inv.Field != "State" {
+			t.Errorf("BulkRetry of available jobs: %v, want *InvalidError for State", err)
+		}
+	}},
+}

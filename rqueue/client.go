@@ -21,6 +21,9 @@ type Client struct {
 	cfg   Config
 	store *headgate.Store
 	send  EnqueueFunc // the store's enqueue inside Config.EnqueueMiddleware
+
+	// singles sends the jobs of concurrent Enqueue calls in shared script calls.
+	singles *coalescer
 }
 
 // NewClient returns a client of cfg.Namespace on rdb, which may be a single Redis, a
@@ -75,6 +78,13 @@ type EnqueueParams struct {
 // the job was written; retrying with a caller-chosen id is safe. On a Redis Cluster such
 // an error also has the client look up the namespace's master again, so a retry after a
 // failover goes to the promoted replica.
+//
+// Concurrent calls share script calls: a call that finds none of the client's in flight
+// goes out at once, and calls that arrive meanwhile go out together as one batch when it
+// returns, each with its own result and error as if sent alone (the middleware still
+// sees each job alone). A call whose ctx ends while its job waits returns ctx's error and
+// its job is never sent; one whose ctx ends while its batch is being written returns
+// ctx's error too, and the job may have been written.
 func (c *Client) Enqueue(ctx context.Context, args Args, opts *EnqueueOpts) (*Result, error) {
 	env, err := c.envelope("args", "EnqueueOpts", args, opts)
 	if err != nil {

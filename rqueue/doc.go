@@ -26,7 +26,9 @@ into the same type. Kind selects the worker's handler, so keep it stable.
 	})
 
 EnqueueMany writes a batch atomically: every job or none. Each call is one Lua script
-on Redis, so a batch costs one round trip.
+on Redis, so a batch costs one round trip. Concurrent Enqueue calls share script calls:
+while one is in flight, the calls that arrive go out together when it returns, each
+with its own result and error.
 
 # Options
 

@@ -23,7 +23,7 @@ type EnqueueMiddleware func(next EnqueueFunc) EnqueueFunc
 
 // sender builds the client's chain: the middleware around the store's enqueue.
 func (c *Client) sender() EnqueueFunc {
-	send := func(ctx context.Context, envs []headgate.Envelope) ([]headgate.EnqueueResult, error) {
+	store := func(ctx context.Context, envs []headgate.Envelope) ([]headgate.EnqueueResult, error) {
 		res, err := c.store.Enqueue(ctx, envs...)
 		var nd *headgate.NotDurableError
 		if errors.As(err, &nd) {
@@ -32,6 +32,19 @@ func (c *Client) sender() EnqueueFunc {
 				"replicas", nd.Replicas, "wanted", nd.Wanted)
 		}
 		return res, err
+	}
+	// Single jobs, whatever call sent them, share script calls with concurrent ones;
+	// the middleware still sees each job's own batch of one.
+	c.singles = &coalescer{send: store}
+	send := func(ctx context.Context, envs []headgate.Envelope) ([]headgate.EnqueueResult, error) {
+		if len(envs) != 1 {
+			return store(ctx, envs)
+		}
+		res, err := c.singles.enqueue(ctx, envs[0])
+		if err != nil && !notDurable(err) {
+			return nil, err
+		}
+		return []headgate.EnqueueResult{res}, err
 	}
 	for i := len(c.cfg.EnqueueMiddleware) - 1; i >= 0; i-- {
 		send = c.cfg.EnqueueMiddleware[i](send)

@@ -1,0 +1,231 @@
+// Command callgrind counts the instructions redis-server executes per job in each phase
+// of a job's life through headgate: enqueue (single rqueue.Client.Enqueue calls from
+// -producers goroutines, then EnqueueMany batches), admit and ack. It starts a redis-server under
+// `valgrind --tool=callgrind` on a free loopback port, zeroes the counters before each
+// phase, dumps them after it, and prints the phase's instructions (Ir) per job.
+// Instruction counts, unlike times, do not depend on the machine's load.
+//
+//	cd bench && go run ./callgrind -n 2000
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/headgate/headgate"
+	"github.com/headgate/headgate/rqueue"
+)
+
+type payloadArgs struct {
+	Data []byte `msgpack:"d"`
+}
+
+func (payloadArgs) Kind() string { return "cg" }
+
+func main() {
+	n := flag.Int("n", 2000, "jobs per phase")
+	batch := flag.Int("batch", 100, "jobs per EnqueueMany call, admit capacity and acks per AckMany call")
+	server := flag.String("redis-server", "redis-server", "redis-server binary")
+	producers := flag.Int("producers", 1, "goroutines that share the single enqueues")
+	keep := flag.Bool("keep", false, "keep the callgrind output files (their directory is printed)")
+	flag.Parse()
+	if err := run(*n, *batch, *producers, *server, *keep); err != nil {
+		fmt.Fprintln(os.Stderr, "callgrind:", err)
+		os.Exit(1)
+	}
+}
+
+func run(n, batch, producers int, server string, keep bool) error {
+	dir, err := os.MkdirTemp("", "headgate-callgrind-")
+	if err != nil {
+		return err
+	}
+	if !keep {
+		defer os.RemoveAll(dir)
+	}
+	port, err := freePort()
+	if err != nil {
+		return err
+	}
+	// --hz 1: the server's cron runs once a second, not ten times, so an idle server
+	// adds little to a phase's count.
+	cmd := exec.Command("valgrind", "--tool=callgrind", "--callgrind-out-file="+filepath.Join(dir, "cg.out"),
+		server, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--hz", "1")
+	cmd.Stdout, cmd.Stderr = nil, nil
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start valgrind: %w", err)
+	}
+	pid := cmd.Process.Pid
+	defer func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	}()
+
+	ctx := context.Background()
+	rdb := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", port),
+		ReadTimeout: time.Minute, WriteTimeout: time.Minute})
+	defer rdb.Close()
+	deadline := time.Now().Add(2 * time.Minute)
+	for rdb.Ping(ctx).Err() != nil {
+		if time.Now().After(deadline) {
+			return errors.New("redis-server under valgrind did not answer within 2 minutes")
+		}
+		time.Sleep(200 * time.Millisecond) // polling a starting process, not a test
+	}
+	client, err := rqueue.NewClient(rdb, &rqueue.Config{Namespace: "cg"})
+	if err != nil {
+		return err
+	}
+	store := client.Store()
+	args := payloadArgs{Data: make([]byte, 100)}
+	// Warm-up: scripts loaded and keys created outside the counted phases.
+	if _, err := client.Enqueue(ctx, args, nil); err != nil {
+		return err
+	}
+
+	phase := 0
+	measure := func(name string, jobs int, f func() error) error {
+		if err := exec.Command("callgrind_control", "-z", strconv.Itoa(pid)).Run(); err != nil {
+			return fmt.Errorf("callgrind_control -z: %w", err)
+		}
+		if err := f(); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		if err := exec.Command("callgrind_control", "-d", strconv.Itoa(pid)).Run(); err != nil {
+			return fmt.Errorf("callgrind_control -d: %w", err)
+		}
+		phase++
+		ir, err := totalIr(filepath.Join(dir, fmt.Sprintf("cg.out.%d", phase)))
+		if err != nil {
+			return err
+		}
+		fmt.Printf("%-32s %8d jobs %14d Ir %10.0f Ir/job\n", name, jobs, ir, float64(ir)/float64(jobs))
+		return nil
+	}
+
+	if err := measure(fmt.Sprintf("enqueue (single, %d producers)", producers), n, func() error {
+		var next atomic.Int64
+		errs := make([]error, producers)
+		var wg sync.WaitGroup
+		for p := range producers {
+			wg.Go(func() {
+				for next.Add(1) <= int64(n) {
+					if _, err := client.Enqueue(ctx, args, nil); err != nil {
+						errs[p] = err
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		return errors.Join(errs...)
+	}); err != nil {
+		return err
+	}
+	if err := measure(fmt.Sprintf("enqueue (batch of %d)", batch), n, func() error {
+		params := make([]rqueue.EnqueueParams, batch)
+		for i := range params {
+			params[i] = rqueue.EnqueueParams{Args: args}
+		}
+		for done := 0; done < n; done += batch {
+			if _, err := client.EnqueueMany(ctx, params); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	var claims []headgate.Claim
+	if err := measure(fmt.Sprintf("admit (capacity %d)", batch), 2*n, func() error {
+		for len(claims) < 2*n {
+			c, err := store.Admit(ctx, headgate.AdmitRequest{Worker: "w", LeaseID: "l", Queues: []string{rqueue.QueueDefault},
+				Capacity: min(batch, 2*n-len(claims)), Lease: time.Hour})
+			if err != nil {
+				return err
+			}
+			if len(c) == 0 {
+				return fmt.Errorf("admitted %d of %d jobs, then none", len(claims), 2*n)
+			}
+			claims = append(claims, c...)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	return measure(fmt.Sprintf("ack (batch of %d)", batch), len(claims), func() error {
+		for first := 0; first < len(claims); first += batch {
+			var acks []headgate.AckRequest
+			for _, c := range claims[first:min(first+batch, len(claims))] {
+				acks = append(acks, headgate.AckRequest{Lease: c.LeaseRef(), Outcome: headgate.OutcomeSuccess})
+			}
+			res, err := store.AckMany(ctx, acks)
+			if err != nil {
+				return err
+			}
+			for _, r := range res {
+				if r.Err != nil {
+					return r.Err
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// freePort returns a loopback port nothing listens on now.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// totalIr reads the instruction count of a callgrind dump: its "summary:" (or
+// "totals:") line.
+func totalIr(path string) (int64, error) {
+	var f *os.File
+	var err error
+	// The dump is written by the server process after callgrind_control returns.
+	for range 100 {
+		if f, err = os.Open(path); err == nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		for _, prefix := range []string{"summary:", "totals:"} {
+			if v, ok := strings.CutPrefix(line, prefix); ok {
+				return strconv.ParseInt(strings.Fields(v)[0], 10, 64)
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return 0, err
+	}
+	return 0, fmt.Errorf("%s: no summary line", path)
+}

@@ -1,0 +1,228 @@
+package rqueue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/headgate/headgate"
+)
+
+// maxCoalesced bounds the jobs of concurrent Enqueue calls that go out in one script
+// call: a bigger batch holds Redis (and the callers that wait for it) longer.
+const maxCoalesced = 128
+
+// coalescer sends the single jobs of concurrent Enqueue calls together. A call that finds
+// no script call in flight goes out at once, alone, with its own context; calls that
+// arrive while one is in flight wait and go out as one batch when it returns. So a lone
+// caller waits for nothing more than before, and overlapping callers share the per-call
+// cost of the script, which is most of a single job's Redis time.
+//
+// The store writes a batch all or nothing, so each job's outcome is kept its own: a batch
+// holds at most one job with a unique key (a duplicate is then known to be that job's) and
+// no two jobs with the same id, and a batch refused by one job's error is sent again
+// without that job, or job by job when the error does not name one job.
+type coalescer struct {
+	send EnqueueFunc // the store's enqueue, after the middleware
+
+	mu       sync.Mutex
+	inFlight bool
+	waiting  []*waitingJob
+}
+
+// waitingJob is a job of an Enqueue call that waits for a batch.
+type waitingJob struct {
+	ctx  context.Context
+	env  headgate.Envelope
+	sent bool          // taken into a batch; under coalescer.mu
+	done chan struct{} // closed when res and err are set
+	res  headgate.EnqueueResult
+	err  error
+}
+
+// enqueue stores one job, alone or in a batch with jobs of concurrent calls.
+//
+// A caller whose context ends while its job waits gets the context's error at once, and
+// the job is never sent. One whose context ends while its batch is being written gets the
+// context's error at once too; the job may then have been written, as with any call cut
+// off mid-way, and enqueueing it again with the same id tells.
+func (c *coalescer) enqueue(ctx context.Context, env headgate.Envelope) (headgate.EnqueueResult, error) {
+	c.mu.Lock()
+	if !c.inFlight {
+		c.inFlight = true
+		c.mu.Unlock()
+		res, err := c.send(ctx, []headgate.Envelope{env})
+		c.next()
+		if res == nil {
+			return headgate.EnqueueResult{}, err
+		}
+		return res[0], err
+	}
+	w := &waitingJob{ctx: ctx, env: env, done: make(chan struct{})}
+	c.waiting = append(c.waiting, w)
+	c.mu.Unlock()
+
+	select {
+	case <-w.done:
+		return w.res, w.err
+	case <-ctx.Done():
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	select {
+	case <-w.done: // finished as the context ended: the outcome is known
+		return w.res, w.err
+	default:
+	}
+	if !w.sent {
+		for i, o := range c.waiting {
+			if o == w {
+				c.waiting = append(c.waiting[:i], c.waiting[i+1:]...)
+				break
+			}
+		}
+		return headgate.EnqueueResult{}, fmt.Errorf("context ended before the job was sent, nothing was written: %w", context.Cause(ctx))
+	}
+	return headgate.EnqueueResult{}, fmt.Errorf("context ended while the job was being written; it may have been written: %w", context.Cause(ctx))
+}
+
+// next hands the jobs that waited while a call was in flight to a goroutine that sends
+// them, batch after batch, until none wait; with none waiting, the next call goes out at
+// once.
+func (c *coalescer) next() {
+	batch := c.take()
+	if batch == nil {
+		return
+	}
+	go func() {
+		for batch != nil {
+			c.sendBatch(batch)
+			batch = c.take()
+		}
+	}()
+}
+
+// take removes the next batch from the waiting jobs, or ends the in-flight state and
+// returns nil when none wait. Jobs that cannot share the batch (a second unique key, a
+// repeated id) stay for a later one, in their order.
+func (c *coalescer) take() []*waitingJob {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.waiting) == 0 {
+		c.inFlight = false
+		return nil
+	}
+	var batch []*waitingJob
+	ids := make(map[string]bool)
+	unique := false
+	rest := c.waiting[:0]
+	for _, w := range c.waiting {
+		if len(batch) == maxCoalesced || ids[w.env.ID] || (unique && w.env.UniqueKey != "") {
+			rest = append(rest, w)
+			continue
+		}
+		ids[w.env.ID] = true
+		unique = unique || w.env.UniqueKey != ""
+		w.sent = true
+		batch = append(batch, w)
+	}
+	clear(c.waiting[len(rest):])
+	c.waiting = rest
+	return batch
+}
+
+// sendBatch writes batch and gives every job its outcome. The callers' contexts may end
+// on their own, so the batch goes out with the values of its first job's context but
+// none's cancellation; the Redis client's timeouts bound it.
+func (c *coalescer) sendBatch(batch []*waitingJob) {
+	ctx := context.WithoutCancel(batch[0].ctx)
+	for len(batch) > 0 {
+		envs := make([]headgate.Envelope, len(batch))
+		for i, w := range batch {
+			envs[i] = w.env
+		}
+		res, err := c.send(ctx, envs)
+		if err == nil || res != nil { // written (a NotDurableError comes with results)
+			for i, w := range batch {
+				w.finish(res[i], err)
+			}
+			return
+		}
+		i, jobErr, ok := refusedBy(envs, err)
+		switch {
+		case ok:
+			batch[i].finish(headgate.EnqueueResult{}, jobErr)
+			batch = append(batch[:i], batch[i+1:]...)
+		case nothingWritten(err):
+			// Refused for a reason that may hold for some jobs and not others (a queue
+			// that has room for some, a quarantined fingerprint that replays pass):
+			// each job alone gets the answer it would have had.
+			for _, w := range batch {
+				res, err := c.send(ctx, []headgate.Envelope{w.env})
+				var r headgate.EnqueueResult
+				if res != nil {
+					r = res[0]
+				}
+				w.finish(r, err)
+			}
+			return
+		default: // a Redis error: every job's outcome is as unknown as the call's
+			for _, w := range batch {
+				w.finish(headgate.EnqueueResult{}, err)
+			}
+			return
+		}
+	}
+}
+
+func (w *waitingJob) finish(res headgate.EnqueueResult, err error) {
+	w.res, w.err = res, err
+	close(w.done)
+}
+
+// refusedBy finds the one job of a refused batch that err is about, and the error that job
+// alone would have got: an invalid field (named jobs[i]), a taken id, or a held unique key
+// (a batch has at most one unique job).
+func refusedBy(envs []headgate.Envelope, err error) (int, error, bool) {
+	var inv *headgate.InvalidError
+	if errors.As(err, &inv) {
+		var i int
+		if n, _ := fmt.Sscanf(inv.Field, "jobs[%d]", &i); n == 1 && i >= 0 && i < len(envs) {
+			_, rest, _ := strings.Cut(inv.Field, "]")
+			return i, &headgate.InvalidError{Field: "jobs[0]" + rest, Reason: inv.Reason}, true
+		}
+		return 0, nil, false
+	}
+	var conflict *headgate.IDConflictError
+	if errors.As(err, &conflict) {
+		for i, e := range envs {
+			if e.ID == conflict.JobID {
+				return i, err, true
+			}
+		}
+		return 0, nil, false
+	}
+	var dup *headgate.DuplicateError
+	if errors.As(err, &dup) {
+		for i, e := range envs {
+			if e.UniqueKey != "" {
+				return i, err, true
+			}
+		}
+	}
+	return 0, nil, false
+}
+
+// nothingWritten reports whether err is a refusal that wrote nothing, so the batch's jobs
+// can be sent again.
+func nothingWritten(err error) bool {
+	var (
+		inv *headgate.InvalidError
+		q   *headgate.QuarantinedError
+		bp  *headgate.BackpressureError
+		cor *headgate.CorruptError
+	)
+	return errors.As(err, &inv) || errors.As(err, &q) || errors.As(err, &bp) || errors.As(err, &cor)
+}

@@ -467,14 +467,14 @@ func TestLuaScriptIncludes(t *testing.T) {
 			K.parked OK E_CORRUPT now_ms UNFINISHED rank str K.job_index K.job_filter_index K.kinds
 			K.partition_counts DIM_PARTITION DIM_TAG DIM_FINGERPRINT INDEX_FIELDS index_filed index_ops
 			index_order pcount_delta pcount_order kinds_added index_fill index_put pcount_add
-			index_at_ms index_at_text index_file index_move flush_index count_delta move_count
-			flush_counts partition_of ring_has ring_remove unindex_available unindex_available_job
-			JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS load_fields load_job safe_hmget key_type_known key_ok
-			MAX_SAFE counts_ok corrupt_reply needed structure_bad need need_counts structure_error
-			need_available SEP K.wf K.wf_history K.wf_runs K.wf_timers K.wf_ids K.wf_status K.wf_query
-			pad_ms listing_selections listing_move WF_STATUS_OF WF_CLOSED wf_load wf_append_events
-			unindex_job K.wf_inbox E_WORKFLOW_NOT_FOUND E_WORKFLOW_CLOSED wf_route wf_need_task
-			wf_need_row wf_event wf_load_open wf_stage_task`,
+			index_at_ms index_at_text index_file index_clock_ms index_clock index_move flush_index
+			count_delta move_count flush_counts partition_of ring_has ring_remove unindex_available
+			unindex_available_job JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS load_fields load_job safe_hmget
+			key_type_known key_ok MAX_SAFE counts_ok corrupt_reply needed structure_bad need need_counts
+			structure_error need_available SEP K.wf K.wf_history K.wf_runs K.wf_timers K.wf_ids
+			K.wf_status K.wf_query pad_ms listing_selections listing_move WF_STATUS_OF WF_CLOSED wf_load
+			wf_append_events unindex_job K.wf_inbox E_WORKFLOW_NOT_FOUND E_WORKFLOW_CLOSED wf_route
+			wf_need_task wf_need_row wf_event wf_load_open wf_stage_task`,
 		"wf_resume": `rcall K K.job K.queues K.counts K.ring K.ring_state K.partition K.pinned_ring
 			K.pinned_ring_state K.pinned_partition K.wake K.quarantine K.held K.clock OK E_CORRUPT
 			now_ms UNFINISHED quarantine_known is_quarantined rank str K.job_index K.job_filter_index
@@ -546,12 +546,15 @@ func TestLuaScriptIncludes(t *testing.T) {
 		"run_schedule": `rcall K K.job K.queues K.counts K.ring K.ring_state K.partition K.pinned_ring
 			K.pinned_ring_state K.pinned_partition K.wake K.unique K.throttle K.throttle_expiry
 			K.quarantine K.limits K.clock OK E_ID_CONFLICT E_DUPLICATE E_QUARANTINED E_BACKPRESSURE
-			E_CORRUPT now_ms quarantine_known is_quarantined rank num str index_filed index_ops
-			index_order pcount_delta pcount_order flush_index count_delta move_count flush_counts
-			unfinished partition_of ring_last ring_has ring_contains ring_push_back wake index_available
-			safe_hmget key_type_known key_ok MAX_SAFE counts_ok corrupt_reply needed structure_bad need
-			need_counts structure_error K.schedule E_SCHEDULE_NOT_FOUND E_SCHEDULE_MOVED new_job_fields
-			take_unique unique_holder schedule_template schedule_job_verdict write_schedule_job`,
+			E_CORRUPT now_ms quarantine_known is_quarantined rank num str K.job_index K.job_filter_index
+			K.kinds K.partition_counts DIM_PARTITION DIM_TAG DIM_FINGERPRINT INDEX_FIELDS index_filed
+			index_ops index_order pcount_delta pcount_order kinds_added index_fill index_put pcount_add
+			index_at_ms index_at_text index_file index_move flush_index count_delta move_count
+			flush_counts unfinished partition_of ring_last ring_has ring_contains ring_push_back wake
+			index_available safe_hmget key_type_known key_ok MAX_SAFE counts_ok corrupt_reply needed
+			structure_bad need need_counts structure_error K.schedule E_SCHEDULE_NOT_FOUND
+			E_SCHEDULE_MOVED new_job_fields take_unique unique_holder schedule_template
+			schedule_job_verdict write_schedule_job`,
 		"remove_schedule": `rcall K OK E_CORRUPT key_type_known key_ok corrupt_reply needed structure_bad need
 			structure_error K.schedule K.schedules K.schedules_due E_SCHEDULE_NOT_FOUND`,
 		"put_schedule": `rcall K K.clock OK E_CORRUPT now_ms key_type_known key_ok corrupt_reply needed
@@ -560,13 +563,15 @@ func TestLuaScriptIncludes(t *testing.T) {
 		"fire_schedule": `rcall K K.job K.queues K.counts K.ring K.ring_state K.partition K.pinned_ring
 			K.pinned_ring_state K.pinned_partition K.wake K.unique K.throttle K.throttle_expiry
 			K.quarantine K.limits K.duty K.clock OK E_ID_CONFLICT E_DUPLICATE E_QUARANTINED
-			E_BACKPRESSURE E_CORRUPT now_ms quarantine_known is_quarantined rank num str index_filed
-			index_ops index_order pcount_delta pcount_order flush_index count_delta move_count
-			flush_counts unfinished partition_of ring_last ring_has ring_contains ring_push_back wake
-			index_available safe_hmget key_type_known key_ok MAX_SAFE counts_ok corrupt_reply needed
-			structure_bad need need_counts structure_error K.schedule K.schedules_due
-			E_SCHEDULE_NOT_FOUND E_SCHEDULE_MOVED E_DUTY_LOST new_job_fields take_unique unique_holder
-			schedule_template schedule_job_verdict write_schedule_job`,
+			E_BACKPRESSURE E_CORRUPT now_ms quarantine_known is_quarantined rank num str K.job_index
+			K.job_filter_index K.kinds K.partition_counts DIM_PARTITION DIM_TAG DIM_FINGERPRINT
+			INDEX_FIELDS index_filed index_ops index_order pcount_delta pcount_order kinds_added
+			index_fill index_put pcount_add index_at_ms index_at_text index_file index_move flush_index
+			count_delta move_count flush_counts unfinished partition_of ring_last ring_has ring_contains
+			ring_push_back wake index_available safe_hmget key_type_known key_ok MAX_SAFE counts_ok
+			corrupt_reply needed structure_bad need need_counts structure_error K.schedule
+			K.schedules_due E_SCHEDULE_NOT_FOUND E_SCHEDULE_MOVED E_DUTY_LOST new_job_fields take_unique
+			unique_holder schedule_template schedule_job_verdict write_schedule_job`,
 		"pause_schedule": `rcall K K.clock OK E_CORRUPT now_ms key_type_known key_ok corrupt_reply needed
 			structure_bad need structure_error K.schedule K.schedules_due E_SCHEDULE_NOT_FOUND`,
 		"wf_delete_worker_deployment": `rcall K OK K.deployments K.deployment_index`,

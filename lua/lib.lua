@@ -1558,6 +1558,7 @@ end
 --- @include K.queues
 --- @include move_count
 --- @include make_available
+--- @include index_move
 --- @include wake
 local function wf_enqueue_task(P, id, w, r, now)
   local n = rcall('HINCRBY', K.wf(P, id), 'tasks', 1)
@@ -1573,6 +1574,7 @@ local function wf_enqueue_task(P, id, w, r, now)
   if w.status == 'paused' then
     rcall('HSET', K.job(P, tid), 'state', 'pending')
     move_count(P, r.queue, nil, 'pending')
+    index_move(P, tid, { queue = r.queue, kind = 'workflow:' .. w.type, part = r.part, fp = fp, tags = '' }, nil, 'pending', now)
   else
     make_available(P, tid, { queue = r.queue, part = r.part, sticky = '', prio = 0, sched = now, fp = fp }, now)
     wake(P, r.queue)
@@ -1683,12 +1685,15 @@ end
 --- @include load_job
 --- @include unindex_job
 --- @include move_count
+--- @include index_move
+--- @include index_clock
 local function wf_stage_task(P, tid)
   local j = load_job(P, tid)
   if not j or not (j.state == 'available' or j.state == 'scheduled' or j.state == 'retryable') then return end
   unindex_job(P, tid, j)
   rcall('HSET', K.job(P, tid), 'state', 'pending')
   move_count(P, j.queue, j.state, 'pending')
+  index_move(P, tid, j, j.state, 'pending', index_clock(P))
 end
 
 -- Removes a workflow's task job whatever its state, as a terminated run needs no more
@@ -1856,12 +1861,14 @@ end
 --- @include take_unique
 --- @include move_count
 --- @include index_available
+--- @include index_move
 --- @include wake
 local function write_schedule_job(P, e, now)
   take_unique(P, e, now)
   rcall('HSET', K.job(P, e.id), unpack(new_job_fields(e, string.format('%d', e.sched), string.format('%d', now))))
   rcall('SADD', K.queues(P), e.queue)
   move_count(P, e.queue, nil, 'available')
+  index_move(P, e.id, e, nil, 'available', now)
   index_available(P, e.id, e.queue, e.part, e.sticky, e.prio, e.sched)
   wake(P, e.queue)
 end

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
 	"io"
 	"log/slog"
 	"net/http"
@@ -876,5 +877,32 @@ func TestRedactEverywhere(t *testing.T) {
 	defer mu.Unlock()
 	if !slices.Contains(kinds, "k") || !slices.Contains(kinds, "signup") {
 		t.Errorf("Redact saw kinds %v, want the job's kind and the workflow's type", kinds)
+	}
+}
+
+func TestJobPageWhy(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Config{})
+	b.enqueue(t, headgate.Envelope{ID: "waits", Queue: "q"}, headgate.Envelope{ID: "runs", Queue: "r"})
+	if err := b.store.PauseQueue(b.ctx, "q"); err != nil {
+		t.Fatalf("Pause: %v", err)
+	}
+	e, err := b.store.Why(b.ctx, "waits", nil)
+	if err != nil {
+		t.Fatalf("Why: %v", err)
+	}
+	want := []string{`id="why"`}
+	for _, r := range e.Reasons {
+		want = append(want, html.EscapeString(r.Sentence(e.Now)))
+	}
+	body := b.mustGet(t, "/jobs/waits", want...)
+	if !strings.Contains(body, "paused") {
+		t.Errorf("the job page of a job in a paused queue does not say the queue is paused:\n%s", body)
+	}
+	if claims, err := b.store.Admit(b.ctx, headgate.AdmitRequest{Worker: "w", LeaseID: "l", Queues: []string{"r"}, Capacity: 1, Lease: time.Minute}); err != nil || len(claims) != 1 {
+		t.Fatalf("Admit = %v, %v", claims, err)
+	}
+	if body := b.mustGet(t, "/jobs/runs", `<strong id="job-state">running</strong>`); strings.Contains(body, `id="why"`) {
+		t.Errorf("the page of a running job explains why it is not running:\n%s", body)
 	}
 }

@@ -257,6 +257,9 @@ type jobData struct {
 	Result   string
 	Output   string
 	Progress *progressView
+	// Why is why the job is not running, one sentence per reason, most decisive first;
+	// empty while it runs.
+	Why []string
 }
 
 type progressView struct {
@@ -278,6 +281,15 @@ func (h *Handler) job(w http.ResponseWriter, r *http.Request) error {
 			pv.Percent = int(min(100, max(0, d.Progress.Current*100/d.Progress.Total)))
 		}
 		jd.Progress = pv
+	}
+	if d.Job.State != headgate.StateRunning {
+		e, err := h.src.why.Why(r.Context(), id, nil)
+		if err != nil {
+			return err
+		}
+		for _, reason := range e.Reasons {
+			jd.Why = append(jd.Why, reason.Sentence(e.Now))
+		}
 	}
 	h.render(w, r, "job", "Job "+id, jd)
 	return nil

@@ -27,6 +27,11 @@ type jobReader interface {
 	Job(ctx context.Context, id string) (*inspector.JobDetail, error)
 }
 
+// whyReader explains, on the job page, why a job that is not running is not.
+type whyReader interface {
+	Why(ctx context.Context, id string, opts *inspector.WhyOptions) (*inspector.Explanation, error)
+}
+
 // jobActor applies the actions on jobs, one job at a time.
 type jobActor interface {
 	Retry(ctx context.Context, id string, opts *inspector.RetryOptions) (inspector.RetryResult, error)
@@ -70,6 +75,7 @@ type sources struct {
 	stats      statsReader
 	lister     jobLister
 	job        jobReader
+	why        whyReader
 	jobs       jobActor
 	queues     queueActor
 	quarantine quarantineSource
@@ -79,6 +85,6 @@ type sources struct {
 }
 
 func inspectorSources(insp *inspector.Inspector, store *headgate.Store) sources {
-	return sources{stats: insp, lister: insp, job: insp, jobs: insp, queues: insp, quarantine: insp, rates: store, policy: insp,
+	return sources{stats: insp, lister: insp, job: insp, why: insp, jobs: insp, queues: insp, quarantine: insp, rates: store, policy: insp,
 		workflows: store}
 }

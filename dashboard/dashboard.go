@@ -188,6 +188,7 @@ func (h *Handler) routes() {
 	m.HandleFunc("GET /overview.json", h.view(h.overviewJSON))
 	m.HandleFunc("GET /queues/{queue}/{state}", h.view(h.jobs))
 	m.HandleFunc("GET /jobs/{id...}", h.view(h.job))
+	m.HandleFunc("GET /workers", h.view(h.workers))
 	m.HandleFunc("GET /quarantine", h.view(h.quarantine))
 	m.HandleFunc("GET /rates", h.view(h.rates))
 	m.HandleFunc("GET /policy", h.view(h.policy))

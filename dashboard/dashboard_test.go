@@ -267,7 +267,7 @@ func TestPagesHaveNoInlineCode(t *testing.T) {
 	b.enqueue(t, headgate.Envelope{ID: "j1", Queue: "q", Payload: mustMsgpack(t, map[string]any{"a": 1})})
 	unsafe := regexp.MustCompile(`(?i)\sstyle=|\son[a-z]+=|<style|https?://|javascript:`)
 	script := regexp.MustCompile(`(?is)<script([^>]*)>(.*?)</script>`)
-	for _, path := range []string{"/", "/queues/q/available", "/jobs/j1", "/quarantine", "/rates", "/policy", "/workflows", "/jobs/missing"} {
+	for _, path := range []string{"/", "/queues/q/available", "/jobs/j1", "/quarantine", "/rates", "/policy", "/workflows", "/workers", "/jobs/missing"} {
 		res := b.get(t, path)
 		if m := unsafe.FindString(res.body); m != "" {
 			t.Errorf("GET %s: %q would need an unsafe CSP", path, m)
@@ -904,5 +904,53 @@ func TestJobPageWhy(t *testing.T) {
 	}
 	if body := b.mustGet(t, "/jobs/runs", `<strong id="job-state">running</strong>`); strings.Contains(body, `id="why"`) {
 		t.Errorf("the page of a running job explains why it is not running:\n%s", body)
+	}
+}
+
+func TestWorkersAndUnservedQueues(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Config{})
+	b.enqueue(t, headgate.Envelope{ID: "m", Queue: "mail"}, headgate.Envelope{ID: "r", Queue: "reports"})
+	for _, hb := range []headgate.Heartbeat{
+		{ID: "w-live", Host: "host-a", PID: 7, Queues: []string{"mail"}, Kinds: []string{"send"}, Concurrency: 4, InFlight: 1, Started: epoch, Liveness: time.Minute},
+		{ID: "w-stopped", Host: "host-b", PID: 8, Queues: []string{"reports"}, Kinds: []string{"render"}, Concurrency: 1, Started: epoch},
+	} {
+		if _, err := b.store.Heartbeat(b.ctx, hb); err != nil {
+			t.Fatalf("Heartbeat(%s): %v", hb.ID, err)
+		}
+	}
+	body := b.mustGet(t, "/workers", "1 live worker(s)", "host-a", "host-b", `<td class="num">1 / 4</td>`, "stopped", `<span class="tag">send</span>`)
+	if strings.Index(body, "w-live") > strings.Index(body, "w-stopped") {
+		t.Errorf("the workers page lists a stopped worker before the live one:\n%s", body)
+	}
+
+	res := b.get(t, "/")
+	row := func(queue string) string {
+		m := regexp.MustCompile(`(?s)<tr data-queue="` + queue + `">.*?</tr>`).FindString(res.body)
+		if m == "" {
+			t.Fatalf("overview has no row for %s:\n%s", queue, res.body)
+		}
+		return m
+	}
+	if !strings.Contains(res.body, `<span id="live-workers">1</span> live worker(s)`) {
+		t.Errorf("overview does not count one live worker:\n%s", res.body)
+	}
+	if r := row("mail"); !strings.Contains(r, "<span data-live>1</span>") || !strings.Contains(r, `class="unserved" hidden`) {
+		t.Errorf("mail row = %s, want 1 live worker, served", r)
+	}
+	if r := row("reports"); !strings.Contains(r, "<span data-live>0</span>") || strings.Contains(r, `class="unserved" hidden`) {
+		t.Errorf("reports row = %s, want 0 live workers, flagged unserved", r)
+	}
+	var s struct {
+		Workers     map[string]int64 `json:"workers"`
+		Unserved    map[string]bool  `json:"unserved"`
+		LiveWorkers int              `json:"live_workers"`
+	}
+	js := b.get(t, "/overview.json")
+	if err := json.Unmarshal([]byte(js.body), &s); err != nil {
+		t.Fatalf("overview.json: %v in %q", err, js.body)
+	}
+	if s.LiveWorkers != 1 || s.Workers["mail"] != 1 || s.Workers["reports"] != 0 || s.Unserved["mail"] || !s.Unserved["reports"] {
+		t.Errorf("overview.json workers = %+v", s)
 	}
 }

@@ -31,6 +31,8 @@ type overviewData struct {
 	Queues      []queueRow
 	Totals      []stateCell
 	Quarantined int
+	// LiveWorkers counts the namespace's live workers.
+	LiveWorkers int
 }
 
 func (h *Handler) overviewOf(r *http.Request) (*overviewData, error) {
@@ -47,7 +49,11 @@ func (h *Handler) overviewOf(r *http.Request) (*overviewData, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &overviewData{Now: now, Quarantined: len(q)}
+	workers, err := h.src.workers.Workers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d := &overviewData{Now: now, Quarantined: len(q), LiveWorkers: liveCount(workers)}
 	totals := map[headgate.State]int64{}
 	for _, s := range stats {
 		row := queueRow{QueueStats: s}
@@ -78,6 +84,9 @@ type overviewSample struct {
 	Queues      map[string]map[string]int64 `json:"queues"`
 	Held        map[string]int64            `json:"held"`
 	Paused      map[string]bool             `json:"paused"`
+	Workers     map[string]int64            `json:"workers"`  // live workers serving each queue
+	Unserved    map[string]bool             `json:"unserved"` // queues with work and no live worker
+	LiveWorkers int                         `json:"live_workers"`
 	Quarantined int                         `json:"quarantined"`
 }
 
@@ -87,7 +96,8 @@ func (h *Handler) overviewJSON(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	s := overviewSample{Now: d.Now.UnixMilli(), Queues: map[string]map[string]int64{}, Held: map[string]int64{},
-		Paused: map[string]bool{}, Quarantined: d.Quarantined}
+		Paused: map[string]bool{}, Workers: map[string]int64{}, Unserved: map[string]bool{}, LiveWorkers: d.LiveWorkers,
+		Quarantined: d.Quarantined}
 	for _, q := range d.Queues {
 		counts := map[string]int64{}
 		for _, c := range q.Cells {
@@ -96,6 +106,8 @@ func (h *Handler) overviewJSON(w http.ResponseWriter, r *http.Request) error {
 		s.Queues[q.Queue] = counts
 		s.Held[q.Queue] = q.Held
 		s.Paused[q.Queue] = q.Paused
+		s.Workers[q.Queue] = q.LiveWorkers
+		s.Unserved[q.Queue] = q.Unserved
 	}
 	return writeJSON(w, s)
 }

@@ -32,6 +32,11 @@ type whyReader interface {
 	Why(ctx context.Context, id string, opts *inspector.WhyOptions) (*inspector.Explanation, error)
 }
 
+// workerReader serves the workers page and the overview's count of live workers.
+type workerReader interface {
+	Workers(ctx context.Context) ([]inspector.WorkerStatus, error)
+}
+
 // jobActor applies the actions on jobs, one job at a time.
 type jobActor interface {
 	Retry(ctx context.Context, id string, opts *inspector.RetryOptions) (inspector.RetryResult, error)
@@ -76,6 +81,7 @@ type sources struct {
 	lister     jobLister
 	job        jobReader
 	why        whyReader
+	workers    workerReader
 	jobs       jobActor
 	queues     queueActor
 	quarantine quarantineSource
@@ -85,6 +91,6 @@ type sources struct {
 }
 
 func inspectorSources(insp *inspector.Inspector, store *headgate.Store) sources {
-	return sources{stats: insp, lister: insp, job: insp, why: insp, jobs: insp, queues: insp, quarantine: insp, rates: store, policy: insp,
+	return sources{stats: insp, lister: insp, job: insp, why: insp, workers: insp, jobs: insp, queues: insp, quarantine: insp, rates: store, policy: insp,
 		workflows: store}
 }

@@ -47,12 +47,18 @@
         if (row) {
           var held = row.querySelector("[data-held]");
           if (held) { held.textContent = s.held[q]; }
+          var live = row.querySelector("[data-live]");
+          if (live) { live.textContent = s.workers[q]; }
+          var unserved = row.querySelector("[data-unserved]");
+          if (unserved) { unserved.hidden = !s.unserved[q]; }
         }
       });
       Object.keys(totals).forEach(function (state) {
         var cell = queues.querySelector('[data-total="' + state + '"]');
         if (cell) { cell.textContent = totals[state]; }
       });
+      var lw = document.getElementById("live-workers");
+      if (lw) { lw.textContent = s.live_workers; }
       var t = document.getElementById("store-time");
       if (t) { t.textContent = new Date(s.now_ms).toISOString().replace("T", " ").replace("Z", " UTC"); }
       samples.push({ t: s.now_ms, totals: totals });

@@ -41,6 +41,10 @@ const (
 	ActionReleaseQuarantine Action = "release-quarantine"
 	// ActionReleaseAndRetry lifts a quarantine and retries the job that crashed into it.
 	ActionReleaseAndRetry Action = "release-quarantine-and-retry"
+	ActionPauseSchedule   Action = "pause-schedule"
+	ActionResumeSchedule  Action = "resume-schedule"
+	// ActionRunSchedule enqueues a schedule's job now, out of turn.
+	ActionRunSchedule Action = "run-schedule"
 )
 
 // RequestTimeoutDefault bounds the Redis reads of one page.
@@ -52,7 +56,7 @@ type Config struct {
 	Namespace string
 
 	// AllowActions lets the dashboard change the namespace (retry, delete, cancel, pause,
-	// resume, release a quarantine). Without it the dashboard is read-only: it shows no
+	// resume, release a quarantine, pause, resume or run a schedule). Without it the dashboard is read-only: it shows no
 	// action and refuses every POST with 403. Defaults to false.
 	AllowActions bool
 
@@ -189,6 +193,7 @@ func (h *Handler) routes() {
 	m.HandleFunc("GET /queues/{queue}/{state}", h.view(h.jobs))
 	m.HandleFunc("GET /jobs/{id...}", h.view(h.job))
 	m.HandleFunc("GET /workers", h.view(h.workers))
+	m.HandleFunc("GET /cron", h.view(h.cron))
 	m.HandleFunc("GET /quarantine", h.view(h.quarantine))
 	m.HandleFunc("GET /rates", h.view(h.rates))
 	m.HandleFunc("GET /policy", h.view(h.policy))
@@ -201,6 +206,9 @@ func (h *Handler) routes() {
 	m.HandleFunc("POST /queues/{queue}/pause", h.queueAction(ActionPause))
 	m.HandleFunc("POST /queues/{queue}/resume", h.queueAction(ActionResume))
 	m.HandleFunc("POST /quarantine/release", h.quarantineAction)
+	m.HandleFunc("POST /cron/pause", h.scheduleAction(ActionPauseSchedule))
+	m.HandleFunc("POST /cron/resume", h.scheduleAction(ActionResumeSchedule))
+	m.HandleFunc("POST /cron/run", h.scheduleAction(ActionRunSchedule))
 }
 
 // errForbidden wraps an authorization refusal.

@@ -267,7 +267,7 @@ func TestPagesHaveNoInlineCode(t *testing.T) {
 	b.enqueue(t, headgate.Envelope{ID: "j1", Queue: "q", Payload: mustMsgpack(t, map[string]any{"a": 1})})
 	unsafe := regexp.MustCompile(`(?i)\sstyle=|\son[a-z]+=|<style|https?://|javascript:`)
 	script := regexp.MustCompile(`(?is)<script([^>]*)>(.*?)</script>`)
-	for _, path := range []string{"/", "/queues/q/available", "/jobs/j1", "/quarantine", "/rates", "/policy", "/workflows", "/workers", "/jobs/missing"} {
+	for _, path := range []string{"/", "/queues/q/available", "/jobs/j1", "/quarantine", "/rates", "/policy", "/workflows", "/workers", "/cron", "/jobs/missing"} {
 		res := b.get(t, path)
 		if m := unsafe.FindString(res.body); m != "" {
 			t.Errorf("GET %s: %q would need an unsafe CSP", path, m)
@@ -616,11 +616,24 @@ var everyAction = []struct {
 	{"/queues/q/resume", url.Values{}},
 	{"/quarantine/release", url.Values{"fingerprint": {"fp"}}},
 	{"/quarantine/release", url.Values{"fingerprint": {"fp"}, "retry": {"1"}}},
+	{"/cron/pause", url.Values{"name": {"nightly"}}},
+	{"/cron/resume", url.Values{"name": {"nightly"}}},
+	{"/cron/run", url.Values{"name": {"nightly"}}},
 }
 
 func (b *testBundle) seedActions(t *testing.T) {
 	b.enqueue(t, headgate.Envelope{ID: "done", Queue: "q"}, headgate.Envelope{ID: "waiting", Queue: "q"})
 	b.cancel(t, "done")
+	b.addSchedule(t, "nightly")
+}
+
+// addSchedule adds an active schedule that ticks every minute from epoch.
+func (b *testBundle) addSchedule(t *testing.T, name string) {
+	t.Helper()
+	if _, err := b.store.AddSchedule(b.ctx, headgate.Schedule{Name: name, Interval: time.Minute, Start: epoch,
+		Job: headgate.Envelope{Kind: "report", Queue: "q"}}); err != nil {
+		t.Fatalf("AddSchedule(%s): %v", name, err)
+	}
 }
 
 // unchanged checks that the refused requests left the jobs of seedActions as they were.
@@ -632,6 +645,9 @@ func (b *testBundle) unchanged(t *testing.T) {
 	stats, err := b.store.QueueStats(b.ctx)
 	if err != nil || len(stats) != 1 || stats[0].Paused {
 		t.Errorf("a refused action changed the queue: %+v, %v", stats, err)
+	}
+	if sc, err := b.store.GetSchedule(b.ctx, "nightly"); err != nil || sc.Paused || sc.Runs != 0 {
+		t.Errorf("a refused action changed the schedule: %+v, %v", sc, err)
 	}
 	if strings.Contains(b.log.String(), "dashboard action") {
 		t.Errorf("a refused action was logged as done:\n%s", b.log)
@@ -649,7 +665,7 @@ func TestReadOnlyRefusesActions(t *testing.T) {
 		}
 	}
 	b.unchanged(t)
-	for _, path := range []string{"/", "/queues/q/cancelled", "/jobs/done", "/quarantine"} {
+	for _, path := range []string{"/", "/queues/q/cancelled", "/jobs/done", "/quarantine", "/cron"} {
 		if body := b.mustGet(t, path); strings.Contains(body, "<button") && !strings.Contains(body, "<button>Filter</button>") {
 			t.Errorf("read-only %s shows an action button", path)
 		}
@@ -952,5 +968,66 @@ func TestWorkersAndUnservedQueues(t *testing.T) {
 	}
 	if s.LiveWorkers != 1 || s.Workers["mail"] != 1 || s.Workers["reports"] != 0 || s.Unserved["mail"] || !s.Unserved["reports"] {
 		t.Errorf("overview.json workers = %+v", s)
+	}
+}
+
+func TestCron(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Config{AllowActions: true})
+	b.addSchedule(t, "nightly")
+	row := func() string {
+		t.Helper()
+		body := b.mustGet(t, "/cron")
+		m := regexp.MustCompile(`(?s)<tr data-schedule="nightly">.*?</tr>`).FindString(body)
+		if m == "" {
+			t.Fatalf("cron page has no row for nightly:\n%s", body)
+		}
+		return m
+	}
+	r := row()
+	for _, want := range []string{"every 1m0s", "report → q", "active", "<td>2030-01-02 03:04:05.000 UTC</td>", `action="/cron/pause"`, `action="/cron/run"`, `name="name" value="nightly"`} {
+		if !strings.Contains(r, want) {
+			t.Errorf("nightly row lacks %q: %s", want, r)
+		}
+	}
+
+	if op := b.act(t, "/cron/pause", url.Values{"name": {"nightly"}}); op.Done != 1 || op.Result != "schedule nightly paused" {
+		t.Errorf("pause = %+v", op)
+	}
+	if r := row(); !strings.Contains(r, `<span class="paused">paused</span>`) || !strings.Contains(r, `action="/cron/resume"`) {
+		t.Errorf("paused nightly row = %s", r)
+	}
+	if op := b.act(t, "/cron/pause", url.Values{"name": {"nightly"}}); op.Done != 1 || op.Result != "schedule nightly was paused already" {
+		t.Errorf("second pause = %+v", op)
+	}
+	if op := b.act(t, "/cron/resume", url.Values{"name": {"nightly"}}); op.Done != 1 || op.Result != "schedule nightly resumed" {
+		t.Errorf("resume = %+v", op)
+	}
+	op := b.act(t, "/cron/run", url.Values{"name": {"nightly"}})
+	sc, err := b.store.GetSchedule(b.ctx, "nightly")
+	if err != nil {
+		t.Fatalf("GetSchedule: %v", err)
+	}
+	if op.Done != 1 || sc.Paused || sc.Runs != 1 {
+		t.Errorf("run now = %+v; schedule %+v, want one run of an active schedule", op, sc)
+	}
+	jobs, err := b.store.QueueStats(b.ctx)
+	if err != nil || len(jobs) != 1 || jobs[0].Counts[headgate.StateAvailable] != 1 {
+		t.Errorf("run now enqueued %+v, %v; want one available job in q", jobs, err)
+	}
+	for _, want := range []string{"action=pause-schedule", "action=resume-schedule", "action=run-schedule", "schedule nightly"} {
+		if !strings.Contains(b.log.String(), want) {
+			t.Errorf("action log lacks %q:\n%s", want, b.log)
+		}
+	}
+
+	if op := b.act(t, "/cron/run", url.Values{"name": {"missing"}}); op.Done != 0 || len(op.Errors) != 1 {
+		t.Errorf("run of a missing schedule = %+v, want its error", op)
+	}
+	if res := b.post(t, "/cron/pause", url.Values{"confirm": {"1"}}); res.status != http.StatusBadRequest {
+		t.Errorf("pause without a name: %d, want 400", res.status)
+	}
+	if res := b.post(t, "/cron/pause", url.Values{"name": {"a{b}"}}); res.status != http.StatusBadRequest {
+		t.Errorf("pause of a bad name: %d, want 400", res.status)
 	}
 }

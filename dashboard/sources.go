@@ -37,6 +37,14 @@ type workerReader interface {
 	Workers(ctx context.Context) ([]inspector.WorkerStatus, error)
 }
 
+// scheduleSource serves the cron page and its actions.
+type scheduleSource interface {
+	Schedules(ctx context.Context, cursor string, limit int) ([]*inspector.ScheduleState, string, error)
+	PauseSchedule(ctx context.Context, name string) (bool, error)
+	ResumeSchedule(ctx context.Context, name string) (bool, error)
+	RunScheduleNow(ctx context.Context, name string) (headgate.EnqueueResult, error)
+}
+
 // jobActor applies the actions on jobs, one job at a time.
 type jobActor interface {
 	Retry(ctx context.Context, id string, opts *inspector.RetryOptions) (inspector.RetryResult, error)
@@ -82,6 +90,7 @@ type sources struct {
 	job        jobReader
 	why        whyReader
 	workers    workerReader
+	schedules  scheduleSource
 	jobs       jobActor
 	queues     queueActor
 	quarantine quarantineSource
@@ -91,6 +100,6 @@ type sources struct {
 }
 
 func inspectorSources(insp *inspector.Inspector, store *headgate.Store) sources {
-	return sources{stats: insp, lister: insp, job: insp, why: insp, workers: insp, jobs: insp, queues: insp, quarantine: insp, rates: store, policy: insp,
+	return sources{stats: insp, lister: insp, job: insp, why: insp, workers: insp, schedules: insp, jobs: insp, queues: insp, quarantine: insp, rates: store, policy: insp,
 		workflows: store}
 }

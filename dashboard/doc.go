@@ -11,12 +11,15 @@ The command serves the same handler: headgate -namespace billing dashboard -addr
 # Pages
 
 The overview counts every queue's jobs by state, with its pause flag, unfinished depth,
-limit and held jobs, and charts the backlog while it is open. A queue's jobs of one state
+limit, held jobs and live workers (flagging a queue with work and no live worker as
+unserved), and charts the backlog while it is open. A queue's jobs of one state
 are listed a page at a time, filtered by kind, partition, tag, fingerprint or id, newest
 or oldest first. A job's page shows every field the store keeps, its payload decoded
 from msgpack into JSON (Config.Redact hides what operators must not see), its progress,
-output, result and error history. Further pages list the quarantined fingerprints, the
-tokens of rate classes and the namespace's policy.
+output, result and error history and, unless it is running, why it is not (one sentence
+per reason of inspector.Why). Further pages list the workers whose heartbeats the
+namespace keeps, the cron schedules with their next and last fire, the quarantined
+fingerprints, the tokens of rate classes and the namespace's policy.
 
 Pages are rendered on the server from embedded templates and read with scripts
 disabled; one small embedded script refreshes counts, draws the chart and follows
@@ -27,8 +30,9 @@ and requests.
 
 The dashboard is read-only unless Config.AllowActions is set. Then it can retry, delete
 or cancel the selected jobs or every job matching a listing's filter (after a
-confirmation that shows how many), pause and resume queues and release quarantined
-fingerprints (and retry the job that crashed into one). Each action runs as an operation
+confirmation that shows how many), pause and resume queues, release quarantined
+fingerprints (and retry the job that crashed into one) and pause, resume or run a cron
+schedule now. Each action runs as an operation
 whose page shows its progress. Actions are POSTs only, refused when cross-origin
 (http.CrossOriginProtection: Sec-Fetch-Site and Origin), accepted from other hosts only
 when Config.Authorize decides who may do what, and each is logged with who, what and how

@@ -172,6 +172,9 @@ func TestBrowserRetryByFilter(t *testing.T) {
 			_, err := chromedp.Poll[chromedp.Void](`document.getElementById("chart-hint").textContent.startsWith("2 sample")`)(ctx, tg)
 			return err
 		}),
+		// No worker serves mail: the overview flags it, and the refresh keeps the flag.
+		chromedp.WaitVisible(css(`tr[data-queue="mail"] [data-unserved]`)),
+		chromedp.WaitNotVisible(css(`tr[data-queue="billing"] [data-unserved]`)), // nothing unfinished
 		shot("overview"),
 		chromedp.Click(css(`tr[data-queue="billing"] a[data-state="cancelled"]`)),
 		chromedp.WaitVisible(css(`#jobs`)),
@@ -214,7 +217,8 @@ func TestBrowserRetryByFilter(t *testing.T) {
 	if bar != fmt.Sprintf("%d/%d", acmeCancelled, acmeCancelled) {
 		t.Errorf("progress bar at %s", bar)
 	}
-	s.step("job detail", chromedp.Navigate(s.url+"/jobs/acme-003"), chromedp.WaitVisible(css(`#job-state`)), shot("job"))
+	s.step("job detail", chromedp.Navigate(s.url+"/jobs/acme-003"), chromedp.WaitVisible(css(`#job-state`)),
+		chromedp.WaitVisible(css(`#why`)), shot("job"))
 	if text := s.read("job state", chromedp.Text(css(`#job-state`))); text != "available" {
 		t.Errorf("retried job acme-003 is %q, want available", text)
 	}
@@ -222,7 +226,10 @@ func TestBrowserRetryByFilter(t *testing.T) {
 	if text := s.read("job state", chromedp.Text(css(`#job-state`))); text != "cancelled" {
 		t.Errorf("globex-001 is %q, want still cancelled", text)
 	}
-	s.step("quarantine, rates, policy, workflows", chromedp.Navigate(s.url+"/quarantine"), chromedp.WaitVisible(css(`#quarantine`)),
+	s.step("workers, cron, quarantine, rates, policy, workflows",
+		chromedp.Navigate(s.url+"/workers"), chromedp.WaitVisible(css(`#workers`)),
+		chromedp.Navigate(s.url+"/cron"), chromedp.WaitVisible(css(`#cron`)),
+		chromedp.Navigate(s.url+"/quarantine"), chromedp.WaitVisible(css(`#quarantine`)),
 		chromedp.Navigate(s.url+"/rates"), chromedp.WaitVisible(css(`#rates`)),
 		chromedp.Navigate(s.url+"/policy"), chromedp.WaitVisible(css(`#policy`)),
 		chromedp.Navigate(s.url+"/workflows"), chromedp.WaitVisible(css(`#workflows`)),

@@ -212,13 +212,8 @@ func (h *Handler) queueAction(action Action) http.HandlerFunc {
 // quarantineAction handles POST /quarantine/release: lift a fingerprint's quarantine,
 // and with retry=1 also retry the job that crashed into it.
 func (h *Handler) quarantineAction(w http.ResponseWriter, r *http.Request) {
-	if err := r.ParseForm(); err != nil {
-		h.refuse(w, r, http.StatusBadRequest, "bad form: "+err.Error())
-		return
-	}
-	fp := r.PostForm.Get("fingerprint")
-	if fp == "" {
-		h.refuse(w, r, http.StatusBadRequest, "no fingerprint given")
+	fp, ok := h.requiredFormValue(w, r, "fingerprint")
+	if !ok {
 		return
 	}
 	if r.PostForm.Get("retry") != "1" {
@@ -235,6 +230,21 @@ func (h *Handler) quarantineAction(w http.ResponseWriter, r *http.Request) {
 		}
 		return fmt.Sprintf("released %s (%d held jobs back to admission); job %s is %s", fp, res.Released, res.JobID, res.State), err
 	})
+}
+
+// requiredFormValue parses r's form and returns its value of field; when the form is
+// bad or the value empty it answers 400 and returns false.
+func (h *Handler) requiredFormValue(w http.ResponseWriter, r *http.Request, field string) (string, bool) {
+	if err := r.ParseForm(); err != nil {
+		h.refuse(w, r, http.StatusBadRequest, "bad form: "+err.Error())
+		return "", false
+	}
+	v := r.PostForm.Get(field)
+	if v == "" {
+		h.refuse(w, r, http.StatusBadRequest, "no "+field+" given")
+		return "", false
+	}
+	return v, true
 }
 
 // startOne authorizes and starts an operation of one store call, whose summary is shown

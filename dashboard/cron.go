@@ -41,13 +41,8 @@ func (h *Handler) cron(w http.ResponseWriter, r *http.Request) error {
 // schedule's name may hold a '/'.
 func (h *Handler) scheduleAction(action Action) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if err := r.ParseForm(); err != nil {
-			h.refuse(w, r, http.StatusBadRequest, "bad form: "+err.Error())
-			return
-		}
-		name := r.PostForm.Get("name")
-		if name == "" {
-			h.refuse(w, r, http.StatusBadRequest, "no schedule given")
+		name, ok := h.requiredFormValue(w, r, "name")
+		if !ok {
 			return
 		}
 		if err := headgate.ValidateName("name", name); err != nil {

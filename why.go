@@ -11,7 +11,7 @@ import (
 type WhyReason string
 
 // The reasons Why gives, in the order it gives them when several apply (most decisive
-// first). A workflow's reasons will join them once workflows run as jobs.
+// first). A workflow's reasons are WhyWorkflow's (wf_why.go).
 const (
 	// WhyCorrupt: the job's data is unusable; it was parked aside (Reason.Message says why).
 	WhyCorrupt WhyReason = "corrupt"

@@ -17,6 +17,10 @@ type (
 	WhyOptions = headgate.WhyOptions
 	// WorkerStatus is a worker's latest heartbeat and whether it is live.
 	WorkerStatus = headgate.WorkerStatus
+	// WorkflowExplanation is why a workflow's run is not making progress now.
+	WorkflowExplanation = headgate.WorkflowExplanation
+	// WorkflowReason is one reason of a WorkflowExplanation.
+	WorkflowReason = headgate.WorkflowReason
 )
 
 // Why explains, from the store's own state in one read-only script, why the job is not
@@ -26,11 +30,18 @@ type (
 // kind, running (where, since when, until when), or finished (how). Several reasons may
 // apply; they come most decisive first. It returns an error matching
 // headgate.ErrJobNotFound for an id that names no job.
-//
-// Workflows run their tasks as jobs: a workflow's explanation will name its pending
-// task's job and add that job's reasons.
+// For a workflow id, see WhyWorkflow.
 func (i *Inspector) Why(ctx context.Context, id string, opts *WhyOptions) (*Explanation, error) {
 	return i.store.Why(ctx, id, opts)
+}
+
+// WhyWorkflow explains why a workflow's run is not making progress: closed (status,
+// when), paused (since), sleeping (timer, fire time), awaiting a signal (since, its
+// timeout), waiting for a child (its status), its task job not running (with that job's
+// own Why reasons) or running (the job's running reason). It returns an error matching
+// headgate.ErrWorkflowNotFound for an id that names no workflow.
+func (i *Inspector) WhyWorkflow(ctx context.Context, id string) (*WorkflowExplanation, error) {
+	return i.store.WhyWorkflow(ctx, id)
 }
 
 // Workers lists the workers whose heartbeats the namespace keeps, by id, live or not: a

@@ -33,9 +33,9 @@ refuses the call with E_CORRUPT. A job whose own hash is unusable is the reason
 "corrupt", as is one parked in `corrupt`. A pinned job whose worker is live but does not
 serve its queue or kind gets no_live_worker or no_worker_for_kind naming the worker.
 
-Workflows: a workflow id (K.wf) is explained by its own section once the workflow
-runtime enqueues its tasks; until then only jobs are known, and an unknown id is
-E_NOT_FOUND.
+Workflows: only jobs are explained here, and an unknown id is E_NOT_FOUND. A workflow
+id is explained by Store.WhyWorkflow (wf_why.go), which calls this script for the
+run's outstanding task job.
 
 KEYS[1]  namespace prefix; derived keys (lib.lua): job:<id>, errors:<id>, corrupt,
          leases, paused, quarantine, rate:<class>, policy, fprunning, limits,

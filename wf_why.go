@@ -1,0 +1,260 @@
+package headgate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// WorkflowWhyReason names one reason a workflow's run is not making progress now (see
+// WorkflowExplanation).
+type WorkflowWhyReason string
+
+// The reasons WhyWorkflow gives, in the order it gives them when several apply.
+const (
+	// WhyWorkflowClosed: the run closed with WorkflowReason.Status at WorkflowReason.At.
+	WhyWorkflowClosed WorkflowWhyReason = "closed"
+	// WhyWorkflowPaused: an operator paused the run at WorkflowReason.Since; its tasks
+	// are held until it is resumed.
+	WhyWorkflowPaused WorkflowWhyReason = "paused"
+	// WhyWorkflowSleeping: the run sleeps until timer WorkflowReason.Timer, armed at
+	// WorkflowReason.Since, fires at WorkflowReason.At.
+	WhyWorkflowSleeping WorkflowWhyReason = "sleeping"
+	// WhyWorkflowAwaitingSignal: the run awaits signal WorkflowReason.Signal since
+	// WorkflowReason.Since; its timeout (timer WorkflowReason.Timer) fires at
+	// WorkflowReason.At. An await without a timeout leaves no record in the store, so an
+	// open run with nothing else outstanding is reported as awaiting a signal with
+	// Signal, Timer and At empty.
+	WhyWorkflowAwaitingSignal WorkflowWhyReason = "awaiting_signal"
+	// WhyWorkflowWaitingForChild: the run waits for child workflow WorkflowReason.Child
+	// (run WorkflowReason.ChildRun), started at WorkflowReason.Since, now in
+	// WorkflowReason.ChildStatus ("" when the child has no row).
+	WhyWorkflowWaitingForChild WorkflowWhyReason = "waiting_for_child"
+	// WhyWorkflowTaskNotRunning: the run's task job WorkflowReason.Task is not running;
+	// WorkflowReason.TaskWhy is that job's own explanation (Store.Why).
+	WhyWorkflowTaskNotRunning WorkflowWhyReason = "task_not_running"
+	// WhyWorkflowRunning: the run's task job WorkflowReason.Task is running;
+	// WorkflowReason.TaskWhy holds its running reason (worker, lease, since, until).
+	WhyWorkflowRunning WorkflowWhyReason = "running"
+)
+
+// WorkflowReason is one reason of a WorkflowExplanation, with its numbers; which fields
+// are set depends on Reason (see the WorkflowWhyReason constants).
+type WorkflowReason struct {
+	Reason WorkflowWhyReason `json:"reason"`
+
+	Status      WorkflowStatus `json:"status,omitempty"`
+	Timer       string         `json:"timer,omitempty"`
+	Signal      string         `json:"signal,omitempty"`
+	Child       string         `json:"child,omitempty"`
+	ChildRun    string         `json:"child_run,omitempty"`
+	ChildStatus WorkflowStatus `json:"child_status,omitempty"`
+	Task        string         `json:"task,omitempty"`
+
+	At    time.Time `json:"at,omitzero"`
+	Since time.Time `json:"since,omitzero"`
+
+	// TaskWhy is the task job's explanation, for the task reasons.
+	TaskWhy *Explanation `json:"task_why,omitempty"`
+}
+
+// WorkflowExplanation is why a workflow's run is not making progress, as the store's
+// state says at Now.
+type WorkflowExplanation struct {
+	ID     string         `json:"id"`
+	RunID  string         `json:"run"`
+	Status WorkflowStatus `json:"status"`
+	Now    time.Time      `json:"now"`
+	// Reasons are every reason that applies, most decisive first; never empty.
+	Reasons []WorkflowReason `json:"reasons"`
+}
+
+// WhyWorkflow explains why a workflow's run is not making progress: closed, paused,
+// sleeping on a timer, awaiting a signal, waiting for a child, or its task job not
+// running (with that job's own reasons, from Why) or running. It reads the workflow's
+// row, armed timers and history with plain reads, then the task job with Why: the reads
+// are not one snapshot, so a run that moves meanwhile may show a mix of two moments, as
+// any listing does. It returns an error matching ErrWorkflowNotFound for an id with no
+// workflow.
+func (s *Store) WhyWorkflow(ctx context.Context, id string) (*WorkflowExplanation, error) {
+	if err := validateRequired("id", id, true); err != nil {
+		return nil, err
+	}
+	row, err := s.GetWorkflow(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	task, err := s.rdb.HGet(ctx, s.keys.Workflow(id), "task").Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, err
+	}
+	timers, err := s.rdb.HGetAll(ctx, s.keys.WorkflowTimers(id)).Result()
+	if err != nil {
+		return nil, err
+	}
+	history, err := s.ReadHistory(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	now, err := s.Now(ctx)
+	if err != nil {
+		return nil, err
+	}
+	e := &WorkflowExplanation{ID: id, RunID: row.RunID, Status: row.Status, Now: now}
+	switch row.Status {
+	case WorkflowRunning, WorkflowPaused:
+	default:
+		e.Reasons = []WorkflowReason{{Reason: WhyWorkflowClosed, Status: row.Status, At: row.ClosedAt}}
+		return e, nil
+	}
+	run := history
+	for i := len(history) - 1; i >= 0; i-- {
+		if history[i].Kind == EventWorkflowStarted {
+			run = history[i:]
+			break
+		}
+	}
+	bySeq := make(map[int64]Event, len(run))
+	var pausedAt time.Time
+	var children []Event
+	ended := map[string]bool{}
+	for _, ev := range run {
+		bySeq[ev.Seq] = ev
+		switch ev.Kind {
+		case EventWorkflowPaused:
+			pausedAt = ev.RecordedAt
+		case EventChildStarted:
+			children = append(children, ev)
+		case EventChildCompleted, EventChildFailed:
+			ended[ev.ChildWorkflowID] = true
+		}
+	}
+	if row.Status == WorkflowPaused {
+		e.Reasons = append(e.Reasons, WorkflowReason{Reason: WhyWorkflowPaused, Since: pausedAt})
+	}
+	if task != "" {
+		r, err := s.taskReason(ctx, task)
+		if err != nil {
+			return nil, err
+		}
+		e.Reasons = append(e.Reasons, r)
+		return e, nil
+	}
+	waits, err := timerReasons(timers, bySeq)
+	if err != nil {
+		return nil, fmt.Errorf("headgate: why workflow %q: %w", id, err)
+	}
+	e.Reasons = append(e.Reasons, waits...)
+	for _, c := range children {
+		if ended[c.ChildWorkflowID] {
+			continue
+		}
+		r := WorkflowReason{Reason: WhyWorkflowWaitingForChild, Child: c.ChildWorkflowID, ChildRun: c.ChildRunID, Since: c.RecordedAt}
+		child, err := s.GetWorkflow(ctx, c.ChildWorkflowID)
+		switch {
+		case err == nil:
+			r.ChildStatus = child.Status
+		case !errors.Is(err, ErrWorkflowNotFound):
+			return nil, err
+		}
+		e.Reasons = append(e.Reasons, r)
+	}
+	if len(e.Reasons) == 0 {
+		e.Reasons = []WorkflowReason{{Reason: WhyWorkflowAwaitingSignal}}
+	}
+	return e, nil
+}
+
+// taskReason is the reason of a run with an outstanding task job: running or not, with
+// the job's own explanation.
+func (s *Store) taskReason(ctx context.Context, task string) (WorkflowReason, error) {
+	why, err := s.Why(ctx, task, nil)
+	if err != nil {
+		return WorkflowReason{}, fmt.Errorf("headgate: why workflow task %q: %w", task, err)
+	}
+	r := WorkflowReason{Reason: WhyWorkflowTaskNotRunning, Task: task, TaskWhy: why}
+	if why.State == StateRunning {
+		r.Reason = WhyWorkflowRunning
+	}
+	return r, nil
+}
+
+// timerReasons are the sleeps and awaits of the run's armed timers (timer id -> "<fire
+// ms> <armed seq>"), soonest first; an await's timer is "await/<scope><signal>#<n>".
+func timerReasons(timers map[string]string, bySeq map[int64]Event) ([]WorkflowReason, error) {
+	var out []WorkflowReason
+	for timer, v := range timers {
+		fire, seq, ok := strings.Cut(v, " ")
+		fireMs, err1 := strconv.ParseInt(fire, 10, 64)
+		armed, err2 := strconv.ParseInt(seq, 10, 64)
+		if !ok || err1 != nil || err2 != nil {
+			return nil, fmt.Errorf("timer %q holds %q, not \"<fire ms> <armed seq>\"", timer, v)
+		}
+		r := WorkflowReason{Reason: WhyWorkflowSleeping, Timer: timer, At: time.UnixMilli(fireMs), Since: bySeq[armed].RecordedAt}
+		if key, isAwait := strings.CutPrefix(timer, "await/"); isAwait {
+			r.Reason = WhyWorkflowAwaitingSignal
+			if i := strings.LastIndexByte(key, '#'); i >= 0 {
+				key = key[:i]
+			}
+			r.Signal = key[strings.LastIndexByte(key, '/')+1:]
+		}
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].At.Equal(out[j].At) {
+			return out[i].At.Before(out[j].At)
+		}
+		return out[i].Timer < out[j].Timer
+	})
+	return out, nil
+}
+
+// Sentence says the reason in words, with times relative to now.
+func (r WorkflowReason) Sentence(now time.Time) string {
+	switch r.Reason {
+	case WhyWorkflowClosed:
+		return fmt.Sprintf("its run closed %s at %s", r.Status, whenFrom(r.At, now))
+	case WhyWorkflowPaused:
+		return "it was paused at " + whenFrom(r.Since, now) + "; its tasks are held until it is resumed"
+	case WhyWorkflowSleeping:
+		return fmt.Sprintf("it sleeps: timer %s fires at %s", r.Timer, whenFrom(r.At, now))
+	case WhyWorkflowAwaitingSignal:
+		if r.Signal == "" {
+			return "it awaits a signal with no timeout (no task, timer or child is outstanding)"
+		}
+		return fmt.Sprintf("it awaits signal %s since %s; its timeout fires at %s", r.Signal, whenFrom(r.Since, now), whenFrom(r.At, now))
+	case WhyWorkflowWaitingForChild:
+		status := string(r.ChildStatus)
+		if status == "" {
+			status = "not found"
+		}
+		return fmt.Sprintf("it waits for child workflow %s (%s) since %s", r.Child, status, whenFrom(r.Since, now))
+	case WhyWorkflowTaskNotRunning:
+		return fmt.Sprintf("its task job %s is not running (%s)", r.Task, r.TaskWhy.State)
+	case WhyWorkflowRunning:
+		return fmt.Sprintf("its task job %s is running", r.Task)
+	}
+	return string(r.Reason)
+}
+
+// String is the explanation in words, one line a reason, a task job's own reasons
+// indented under it.
+func (e *WorkflowExplanation) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "workflow %s (run %s) is %s:\n", e.ID, e.RunID, e.Status)
+	for _, r := range e.Reasons {
+		b.WriteString("  - " + r.Sentence(e.Now) + "\n")
+		if r.TaskWhy != nil {
+			for _, tr := range r.TaskWhy.Reasons {
+				b.WriteString("      - " + tr.Sentence(r.TaskWhy.Now) + "\n")
+			}
+		}
+	}
+	return b.String()
+}

@@ -30,7 +30,7 @@
 //	delete ID...                       delete jobs that are not running
 //	cron list | add|update NAME -cron EXPR|-every D -kind K [flags] | pause|resume|remove|run-now NAME
 //	                                   the namespace's schedules (-json on every verb)
-//	why ID [-json] [-quantum N]        why a job is not running now, every reason with its numbers
+//	why ID [-json] [-quantum N]        why a job (or a workflow) is not running now, every reason with its numbers
 //	workers [-json]                    the workers' heartbeats: live, stopped or dead
 //	dashboard [-addr HOST:PORT] [-allow-actions]
 //	                                   serve the web dashboard (read-only unless -allow-actions)
@@ -138,7 +138,7 @@ var commands = []*command{
 		flags:   editFlags, run: cmdEdit},
 	{name: "delete", args: "ID... | -state S [filter] [-dry-run] [-json]", summary: "delete jobs that are not running, by id or by filter (a tenant: -partition P)", flags: deleteFlags, run: cmdDelete},
 	{name: "corrupt", args: "[-json]", summary: "list the jobs parked because their data could not be used", flags: jsonFlag, run: cmdCorrupt},
-	{name: "why", args: "ID [-json] [-quantum N]", summary: "why a job is not running now: every reason, with its numbers", flags: whyFlags, run: cmdWhy},
+	{name: "why", args: "ID [-json] [-quantum N]", summary: "why a job, or else a workflow, is not running now: every reason, with its numbers", flags: whyFlags, run: cmdWhy},
 	{name: "workers", args: "[-json]", summary: "the workers' heartbeats: queues, kinds, in flight, last seen, live or not", flags: workersFlags, run: cmdWorkers},
 	{name: "policy", args: "[show [-json] | set FIELD VALUE...]",
 		summary: "the namespace's fleet-wide policy: backoff, crash limit, retention, snooze limit", flags: policyFlags, run: cmdPolicy},

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"strings"
@@ -53,6 +54,21 @@ func cmdWhy(ctx context.Context, c *cli, args []string) error {
 		return usagef("-quantum %d is outside 1..%d", c.why.quantum, headgate.MaxWeight)
 	}
 	e, err := c.insp.Why(ctx, args[0], &inspector.WhyOptions{Quantum: c.why.quantum})
+	if errors.Is(err, headgate.ErrJobNotFound) {
+		// Not a job: a workflow id is explained by its run's reasons.
+		we, wfErr := c.insp.WhyWorkflow(ctx, args[0])
+		switch {
+		case errors.Is(wfErr, headgate.ErrWorkflowNotFound):
+			return fmt.Errorf("%w, and no workflow has that id", err)
+		case wfErr != nil:
+			return wfErr
+		}
+		if !c.why.json {
+			_, err := fmt.Fprint(c.stdout, we.String())
+			return err
+		}
+		return c.printJSON(workflowWhyDoc(we))
+	}
 	if err != nil {
 		return err
 	}
@@ -60,12 +76,58 @@ func cmdWhy(ctx context.Context, c *cli, args []string) error {
 		_, err := fmt.Fprint(c.stdout, e.String())
 		return err
 	}
+	return c.printJSON(whyDoc(e))
+}
+
+// whyDoc is a job's explanation as why's -json document.
+func whyDoc(e *inspector.Explanation) whyJSON {
 	out := whyJSON{ID: e.ID, State: string(e.State), Now: jsonTime(e.Now.UTC()), Reasons: []reasonJSON{}}
 	for _, r := range e.Reasons {
 		out.Reasons = append(out.Reasons, reasonJSON{Reason: r, Sentence: r.Sentence(e.Now),
 			At: jsonUTC(r.At), Since: jsonUTC(r.Since), LeaseUntil: jsonUTC(r.LeaseUntil), LastSeen: jsonUTC(r.LastSeen)})
 	}
-	return c.printJSON(out)
+	return out
+}
+
+// workflowWhyJSON is why's -json document for a workflow id.
+type workflowWhyJSON struct {
+	Workflow string               `json:"workflow"`
+	Run      string               `json:"run"`
+	Status   string               `json:"status"`
+	Now      *string              `json:"now"`
+	Reasons  []workflowReasonJSON `json:"reasons"`
+}
+
+// workflowReasonJSON is one reason of a workflow: its name, sentence and numbers, and
+// for a task reason the task job's own why document.
+type workflowReasonJSON struct {
+	Reason      string   `json:"reason"`
+	Sentence    string   `json:"sentence"`
+	Status      string   `json:"status,omitempty"`
+	Timer       string   `json:"timer,omitempty"`
+	Signal      string   `json:"signal,omitempty"`
+	Child       string   `json:"child,omitempty"`
+	ChildRun    string   `json:"child_run,omitempty"`
+	ChildStatus string   `json:"child_status,omitempty"`
+	Task        string   `json:"task,omitempty"`
+	At          *string  `json:"at,omitempty"`
+	Since       *string  `json:"since,omitempty"`
+	TaskWhy     *whyJSON `json:"task_why,omitempty"`
+}
+
+func workflowWhyDoc(e *inspector.WorkflowExplanation) workflowWhyJSON {
+	out := workflowWhyJSON{Workflow: e.ID, Run: e.RunID, Status: string(e.Status), Now: jsonUTC(e.Now), Reasons: []workflowReasonJSON{}}
+	for _, r := range e.Reasons {
+		j := workflowReasonJSON{Reason: string(r.Reason), Sentence: r.Sentence(e.Now), Status: string(r.Status),
+			Timer: r.Timer, Signal: r.Signal, Child: r.Child, ChildRun: r.ChildRun, ChildStatus: string(r.ChildStatus),
+			Task: r.Task, At: jsonUTC(r.At), Since: jsonUTC(r.Since)}
+		if r.TaskWhy != nil {
+			doc := whyDoc(r.TaskWhy)
+			j.TaskWhy = &doc
+		}
+		out.Reasons = append(out.Reasons, j)
+	}
+	return out
 }
 
 // jsonUTC is jsonTime in UTC.

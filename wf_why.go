@@ -32,6 +32,10 @@ const (
 	// open run with nothing else outstanding is reported as awaiting a signal with
 	// Signal, Timer and At empty.
 	WhyWorkflowAwaitingSignal WorkflowWhyReason = "awaiting_signal"
+	// WhyWorkflowStepRetry: step WorkflowReason.Step failed attempt
+	// WorkflowReason.Attempt at WorkflowReason.Since with WorkflowReason.Message; its
+	// retry's backoff timer WorkflowReason.Timer fires at WorkflowReason.At.
+	WhyWorkflowStepRetry WorkflowWhyReason = "step_retry"
 	// WhyWorkflowWaitingForChild: the run waits for child workflow WorkflowReason.Child
 	// (run WorkflowReason.ChildRun), started at WorkflowReason.Since, now in
 	// WorkflowReason.ChildStatus ("" when the child has no row).
@@ -56,6 +60,9 @@ type WorkflowReason struct {
 	ChildRun    string         `json:"child_run,omitempty"`
 	ChildStatus WorkflowStatus `json:"child_status,omitempty"`
 	Task        string         `json:"task,omitempty"`
+	Step        string         `json:"step,omitempty"`
+	Message     string         `json:"message,omitempty"`
+	Attempt     int            `json:"attempt,omitempty"`
 
 	At    time.Time `json:"at,omitzero"`
 	Since time.Time `json:"since,omitzero"`
@@ -185,8 +192,9 @@ func (s *Store) taskReason(ctx context.Context, task string) (WorkflowReason, er
 	return r, nil
 }
 
-// timerReasons are the sleeps and awaits of the run's armed timers (timer id -> "<fire
-// ms> <armed seq>"), soonest first; an await's timer is "await/<scope><signal>#<n>".
+// timerReasons are the sleeps, awaits and step retries of the run's armed timers (timer
+// id -> "<fire ms> <armed seq>"), soonest first; an await's timer is
+// "await/<scope><signal>#<n>", a step retry's "retry/<step>/<attempt>".
 func timerReasons(timers map[string]string, bySeq map[int64]Event) ([]WorkflowReason, error) {
 	var out []WorkflowReason
 	for timer, v := range timers {
@@ -196,13 +204,19 @@ func timerReasons(timers map[string]string, bySeq map[int64]Event) ([]WorkflowRe
 		if !ok || err1 != nil || err2 != nil {
 			return nil, fmt.Errorf("timer %q holds %q, not \"<fire ms> <armed seq>\"", timer, v)
 		}
-		r := WorkflowReason{Reason: WhyWorkflowSleeping, Timer: timer, At: time.UnixMilli(fireMs), Since: bySeq[armed].RecordedAt}
+		ev := bySeq[armed]
+		r := WorkflowReason{Reason: WhyWorkflowSleeping, Timer: timer, At: time.UnixMilli(fireMs), Since: ev.RecordedAt}
 		if key, isAwait := strings.CutPrefix(timer, "await/"); isAwait {
 			r.Reason = WhyWorkflowAwaitingSignal
 			if i := strings.LastIndexByte(key, '#'); i >= 0 {
 				key = key[:i]
 			}
 			r.Signal = key[strings.LastIndexByte(key, '/')+1:]
+		} else if strings.HasPrefix(timer, "retry/") && ev.Kind == EventStepFailed {
+			r.Reason, r.Step, r.Attempt = WhyWorkflowStepRetry, ev.Name, ev.Attempt
+			if ev.Error != nil {
+				r.Message = ev.Error.Message
+			}
 		}
 		out = append(out, r)
 	}
@@ -229,6 +243,8 @@ func (r WorkflowReason) Sentence(now time.Time) string {
 			return "it awaits a signal with no timeout (no task, timer or child is outstanding)"
 		}
 		return fmt.Sprintf("it awaits signal %s since %s; its timeout fires at %s", r.Signal, whenFrom(r.Since, now), whenFrom(r.At, now))
+	case WhyWorkflowStepRetry:
+		return fmt.Sprintf("its step %s failed attempt %d (%s); timer %s retries it at %s", r.Step, r.Attempt, r.Message, r.Timer, whenFrom(r.At, now))
 	case WhyWorkflowWaitingForChild:
 		status := string(r.ChildStatus)
 		if status == "" {

@@ -170,3 +170,30 @@ func TestWhyWorkflow(t *testing.T) {
 		}
 	})
 }
+
+func TestWhyWorkflowStepRetry(t *testing.T) {
+	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
+		env := workflowtest.NewOn(t, rdb)
+		ctx := env.Context()
+		insp, err := inspector.New(rdb, &inspector.Config{Namespace: env.Store.Namespace()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		workflow.Register(env.Worker, "flaky", func(ctx workflow.Context, _ int) (int, error) {
+			return workflow.Step(ctx, "charge", func(context.Context) (int, error) {
+				return 0, errors.New("card declined")
+			}, &workflow.StepOptions{Retries: 1, Backoff: time.Minute})
+		})
+		env.Start("flaky", 0, "wf-2")
+		env.Run()
+		e, err := insp.WhyWorkflow(ctx, "wf-2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantReasons(t, e, headgate.WhyWorkflowStepRetry)
+		if r := e.Reasons[0]; r.Step != "charge#1" || r.Attempt != 1 || r.Message != "card declined" ||
+			!r.Since.Equal(workflowtest.Epoch) || !r.At.Equal(workflowtest.Epoch.Add(time.Minute)) || r.Timer == "" {
+			t.Fatalf("step retry: %+v\n%s", r, e)
+		}
+	})
+}

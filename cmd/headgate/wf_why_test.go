@@ -9,9 +9,9 @@ import (
 )
 
 type workflowWhyOut struct {
-	Workflow string `json:"workflow"`
-	Run      string `json:"run"`
-	Status   string `json:"status"`
+	Workflow string  `json:"workflow"`
+	Run      string  `json:"run"`
+	Status   string  `json:"status"`
 	Now      *string `json:"now"`
 	Reasons  []struct {
 		Reason   string  `json:"reason"`

@@ -110,6 +110,9 @@ type workflowReasonJSON struct {
 	ChildRun    string   `json:"child_run,omitempty"`
 	ChildStatus string   `json:"child_status,omitempty"`
 	Task        string   `json:"task,omitempty"`
+	Step        string   `json:"step,omitempty"`
+	Attempt     int      `json:"attempt,omitempty"`
+	Message     string   `json:"message,omitempty"`
 	At          *string  `json:"at,omitempty"`
 	Since       *string  `json:"since,omitempty"`
 	TaskWhy     *whyJSON `json:"task_why,omitempty"`
@@ -120,7 +123,7 @@ func workflowWhyDoc(e *inspector.WorkflowExplanation) workflowWhyJSON {
 	for _, r := range e.Reasons {
 		j := workflowReasonJSON{Reason: string(r.Reason), Sentence: r.Sentence(e.Now), Status: string(r.Status),
 			Timer: r.Timer, Signal: r.Signal, Child: r.Child, ChildRun: r.ChildRun, ChildStatus: string(r.ChildStatus),
-			Task: r.Task, At: jsonUTC(r.At), Since: jsonUTC(r.Since)}
+			Task: r.Task, Step: r.Step, Attempt: r.Attempt, Message: r.Message, At: jsonUTC(r.At), Since: jsonUTC(r.Since)}
 		if r.TaskWhy != nil {
 			doc := whyDoc(r.TaskWhy)
 			j.TaskWhy = &doc

@@ -58,14 +58,21 @@ func wantReasons(t *testing.T, e *headgate.WorkflowExplanation, want ...headgate
 	}
 }
 
+// workflowEnv is a workflowtest env on rdb and an inspector of its namespace.
+func workflowEnv(t *testing.T, rdb redis.UniversalClient) (*workflowtest.Env, *inspector.Inspector) {
+	t.Helper()
+	env := workflowtest.NewOn(t, rdb)
+	insp, err := inspector.New(rdb, &inspector.Config{Namespace: env.Store.Namespace()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return env, insp
+}
+
 func TestWhyWorkflow(t *testing.T) {
 	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
-		env := workflowtest.NewOn(t, rdb)
+		env, insp := workflowEnv(t, rdb)
 		ctx := env.Context()
-		insp, err := inspector.New(rdb, &inspector.Config{Namespace: env.Store.Namespace()})
-		if err != nil {
-			t.Fatal(err)
-		}
 		var during *headgate.WorkflowExplanation
 		workflow.Register(env.Worker, "flow", whyFlow(insp, &during))
 		workflow.Register(env.Worker, "leaf", leaf)
@@ -173,12 +180,8 @@ func TestWhyWorkflow(t *testing.T) {
 
 func TestWhyWorkflowStepRetry(t *testing.T) {
 	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
-		env := workflowtest.NewOn(t, rdb)
+		env, insp := workflowEnv(t, rdb)
 		ctx := env.Context()
-		insp, err := inspector.New(rdb, &inspector.Config{Namespace: env.Store.Namespace()})
-		if err != nil {
-			t.Fatal(err)
-		}
 		workflow.Register(env.Worker, "flaky", func(ctx workflow.Context, _ int) (int, error) {
 			return workflow.Step(ctx, "charge", func(context.Context) (int, error) {
 				return 0, errors.New("card declined")

@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // Heartbeat bounds.
@@ -134,30 +132,4 @@ func (s *Store) Workers(ctx context.Context) ([]WorkerStatus, error) {
 	}
 	slices.SortFunc(out, func(a, b WorkerStatus) int { return strings.Compare(a.ID, b.ID) })
 	return out, nil
-}
-
-// countLiveWorkers fills in the LiveWorkers and Unserved fields of stats.
-func (s *Store) countLiveWorkers(ctx context.Context, stats []QueueStats) error {
-	if len(stats) == 0 {
-		return nil
-	}
-	now, err := s.Now(ctx)
-	if err != nil {
-		return err
-	}
-	pipe := s.rdb.Pipeline()
-	cmds := make([]*redis.IntCmd, len(stats))
-	after := fmt.Sprintf("(%d", now.UnixMilli()) // live: until a time past now
-	for i, st := range stats {
-		cmds[i] = pipe.ZCount(ctx, s.keys.QueueWorkers(st.Queue), after, "+inf")
-	}
-	if _, err := pipe.Exec(ctx); err != nil {
-		return err
-	}
-	for i := range stats {
-		st := &stats[i]
-		st.LiveWorkers = cmds[i].Val()
-		st.Unserved = st.LiveWorkers == 0 && st.Unfinished-st.Counts[StatePending] > 0
-	}
-	return nil
 }

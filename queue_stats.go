@@ -2,6 +2,7 @@ package headgate
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strconv"
 
@@ -62,17 +63,29 @@ func (s *Store) QueueStats(ctx context.Context) ([]QueueStats, error) {
 	queues = append(queues, paused...)
 	slices.Sort(queues)
 	queues = slices.Compact(queues)
+	// The live workers of each queue go in the same round trip as its counts: a worker
+	// is live while its entry's score (live until, ms) is past the store's now.
+	var after string
+	if len(queues) > 0 {
+		now, err := s.Now(ctx)
+		if err != nil {
+			return nil, err
+		}
+		after = fmt.Sprintf("(%d", now.UnixMilli())
+	}
 	pipe := s.rdb.Pipeline()
 	cmds := make([]*redis.MapStringStringCmd, len(queues))
+	live := make([]*redis.IntCmd, len(queues))
 	for i, q := range queues {
 		cmds[i] = pipe.HGetAll(ctx, s.keys.Counts(q))
+		live[i] = pipe.ZCount(ctx, s.keys.QueueWorkers(q), after, "+inf")
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		return nil, err
 	}
 	out := make([]QueueStats, len(queues))
 	for i, q := range queues {
-		st := QueueStats{Queue: q, Counts: map[State]int64{}, Paused: slices.Contains(paused, q)}
+		st := QueueStats{Queue: q, Counts: map[State]int64{}, Paused: slices.Contains(paused, q), LiveWorkers: live[i].Val()}
 		for f, v := range cmds[i].Val() {
 			n, _ := strconv.ParseInt(v, 10, 64)
 			switch {
@@ -95,10 +108,8 @@ func (s *Store) QueueStats(ctx context.Context) ([]QueueStats, error) {
 			n, _ := strconv.ParseInt(v, 10, 64)
 			st.Limit = &n
 		}
+		st.Unserved = st.LiveWorkers == 0 && st.Unfinished-st.Counts[StatePending] > 0
 		out[i] = st
-	}
-	if err := s.countLiveWorkers(ctx, out); err != nil {
-		return nil, err
 	}
 	return out, nil
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -122,59 +121,20 @@ func TestReadCommandsTimeZone(t *testing.T) {
 	requireContains(t, b.mustRun(t, "job", "j"), "Created:      2030-01-02 03:04:05.000 UTC (now)")
 }
 
-// namespaceDump renders every key of the test namespace with its value.
-func (b *testBundle) namespaceDump(t *testing.T) string {
-	t.Helper()
-	rdb := b.store.Client()
-	keys, err := rdb.Keys(b.ctx, headgate.KeyPattern(testNS)).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	slices.Sort(keys)
-	var out strings.Builder
-	for _, k := range keys {
-		typ, err := rdb.Type(b.ctx, k).Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var v any
-		switch typ {
-		case "string":
-			v, err = rdb.Get(b.ctx, k).Result()
-		case "hash":
-			v, err = rdb.HGetAll(b.ctx, k).Result()
-		case "list":
-			v, err = rdb.LRange(b.ctx, k, 0, -1).Result()
-		case "set":
-			var m []string
-			m, err = rdb.SMembers(b.ctx, k).Result()
-			slices.Sort(m)
-			v = m
-		case "zset":
-			v, err = rdb.ZRangeWithScores(b.ctx, k, 0, -1).Result()
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		fmt.Fprintf(&out, "%s %s %v\n", k, typ, v)
-	}
-	return out.String()
-}
-
 // pause and resume of a queue the namespace does not know warn and write nothing,
 // unless -create is given.
 func TestPauseUnknownQueue(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	b.enqueue(t, headgate.Envelope{ID: "j", Queue: "mail"})
-	before := b.namespaceDump(t)
+	before := b.dump(t)
 	for _, verb := range []string{"pause", "resume"} {
 		code, out, errOut := b.run(t, verb, "mial")
 		if code != exitError || out != "" || !strings.Contains(errOut, `warning: namespace cli-test has no queue "mial"`) ||
 			!strings.Contains(errOut, "-create") {
 			t.Errorf("%s of an unknown queue: exit %d, stdout %q, stderr %q; want exit 1 and a warning", verb, code, out, errOut)
 		}
-		if after := b.namespaceDump(t); after != before {
+		if after := b.dump(t); after != before {
 			t.Errorf("%s of an unknown queue changed the namespace:\nbefore:\n%s\nafter:\n%s", verb, before, after)
 		}
 	}

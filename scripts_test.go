@@ -217,8 +217,13 @@ func TestLuaKeysMatchGo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("lua keys differ from keys.go:\n lua: %q\n  go: %q", got, want)
+	if len(got) != len(want) {
+		t.Fatalf("lua returned %d keys for %d rows", len(got), len(want))
+	}
+	for i, key := range keys {
+		if got[i] != want[i] {
+			t.Errorf("%s = %q, but keys.go says %q", key.lua, got[i], want[i])
+		}
 	}
 	// Every key method of keys.go is covered above.
 	if n := reflect.TypeOf(k).NumMethod() - 2; n != len(want) { // minus Prefix and JobPattern

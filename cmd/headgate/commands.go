@@ -57,6 +57,9 @@ func cmdStats(ctx context.Context, c *cli, args []string) error {
 	fmt.Fprint(tw, "QUEUE\tSTATUS\tLIMIT\tUNFINISHED")
 	for _, s := range append(unfinishedStates, finishedStates...) {
 		fmt.Fprintf(tw, "\t%s", strings.ToUpper(string(s)))
+		if s == headgate.StateAvailable {
+			fmt.Fprint(tw, "\tHELD")
+		}
 	}
 	fmt.Fprintln(tw)
 	total := inspector.QueueStats{Queue: "(total)", Counts: map[headgate.State]int64{}}
@@ -64,6 +67,11 @@ func cmdStats(ctx context.Context, c *cli, args []string) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d", s.Queue, status, limit, s.Unfinished)
 		for _, st := range append(unfinishedStates, finishedStates...) {
 			fmt.Fprintf(tw, "\t%d", s.Counts[st])
+			if st == headgate.StateAvailable {
+				// Held jobs are available but for their quarantined fingerprint: a column
+				// of their own, or the unfinished total would not add up.
+				fmt.Fprintf(tw, "\t%d", s.Held)
+			}
 		}
 		fmt.Fprintln(tw)
 	}
@@ -80,6 +88,7 @@ func cmdStats(ctx context.Context, c *cli, args []string) error {
 		}
 		row(s, status, limit)
 		total.Unfinished += s.Unfinished
+		total.Held += s.Held
 		for st, n := range s.Counts {
 			total.Counts[st] += n
 		}

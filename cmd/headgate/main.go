@@ -64,7 +64,6 @@ import (
 	"slices"
 	"strings"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -370,11 +369,12 @@ func (c *cli) usage(fs *flag.FlagSet) {
 	w := c.stderr
 	fmt.Fprintln(w, "usage: headgate [-redis URL] [-namespace NS] [-timeout D] <command> [flags] [args]")
 	fmt.Fprintln(w, "\ncommands:")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	// The synopsis on its line and the summary indented below it, as go help does: a
+	// column of synopses would be as wide as the longest (cron's, jobs').
 	for _, cmd := range commands {
-		fmt.Fprintf(tw, "  %s %s\t%s\n", cmd.name, cmd.args, cmd.summary)
+		fmt.Fprintf(w, "  %s\n", strings.TrimSpace(cmd.name+" "+cmd.args))
+		fmt.Fprintf(w, "        %s\n", cmd.summary)
 	}
-	tw.Flush()
 	fmt.Fprintln(w, "\nglobal flags:")
 	fs.PrintDefaults()
 }

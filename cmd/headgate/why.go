@@ -40,6 +40,7 @@ type whyJSON struct {
 type reasonJSON struct {
 	headgate.Reason
 	Sentence   string  `json:"sentence"`
+	Remedy     string  `json:"remedy,omitempty"` // the command that lifts it, where one does
 	At         *string `json:"at,omitempty"`
 	Since      *string `json:"since,omitempty"`
 	LeaseUntil *string `json:"lease_until,omitempty"`
@@ -73,7 +74,7 @@ func cmdWhy(ctx context.Context, c *cli, args []string) error {
 		return err
 	}
 	if !c.why.json {
-		_, err := fmt.Fprint(c.stdout, e.String())
+		_, err := fmt.Fprint(c.stdout, e.String()+remediesText(e))
 		return err
 	}
 	return c.printJSON(whyDoc(e))
@@ -83,7 +84,7 @@ func cmdWhy(ctx context.Context, c *cli, args []string) error {
 func whyDoc(e *inspector.Explanation) whyJSON {
 	out := whyJSON{ID: e.ID, State: string(e.State), Now: jsonTime(e.Now.UTC()), Reasons: []reasonJSON{}}
 	for _, r := range e.Reasons {
-		out.Reasons = append(out.Reasons, reasonJSON{Reason: r, Sentence: r.Sentence(e.Now),
+		out.Reasons = append(out.Reasons, reasonJSON{Reason: r, Sentence: r.Sentence(e.Now), Remedy: remedy(e.ID, e.State, r),
 			At: jsonUTC(r.At), Since: jsonUTC(r.Since), LeaseUntil: jsonUTC(r.LeaseUntil), LastSeen: jsonUTC(r.LastSeen)})
 	}
 	return out

@@ -12,6 +12,7 @@ import (
 type reasonOut struct {
 	Reason           string  `json:"reason"`
 	Sentence         string  `json:"sentence"`
+	Remedy           string  `json:"remedy"`
 	Queue            string  `json:"queue"`
 	Kind             string  `json:"kind"`
 	Class            string  `json:"class"`
@@ -73,6 +74,10 @@ job s is scheduled:
   - scheduled at 2030-01-02T03:05:35.000Z (in 1m30s)
   - its queue mail is paused
   - no live worker serves its queue mail
+to act:
+  headgate edit s -at 0s   (run it now)
+  headgate resume mail
+  headgate workers   (start a worker that serves it)
 `)
 	b.mustRun(t, "resume", "mail")
 	b.beat(t, "w1", time.Minute)
@@ -95,7 +100,8 @@ job s is scheduled:
 	b.runJSON(t, exitOK, &out, "why", "p2", "-quantum", "2")
 	want = reasonOut{Reason: "partition_turn", Ahead: 1, AheadInPartition: 1, Partitions: 1, Quantum: 2, Exact: true,
 		Sentence: "its partition's turn: 1 job ahead in the ring at quantum 2 (1 in its own partition, 0 partitions before it in turn order, 0 rounds to go)"}
-	if len(out.Reasons) != 2 || out.Reasons[0].Reason != "no_live_worker" || out.Reasons[0].Queue != "reports" || !sameReason(out.Reasons[1], want) {
+	if len(out.Reasons) != 2 || out.Reasons[0].Reason != "no_live_worker" || out.Reasons[0].Queue != "reports" ||
+		out.Reasons[0].Remedy != "headgate workers   (start a worker that serves it)" || !sameReason(out.Reasons[1], want) {
 		t.Errorf("why p2 -json: %+v", out.Reasons)
 	}
 

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/headgate/headgate"
+)
+
+// remedy is the command an operator runs to lift a reason a job is not running, or ""
+// where none is theirs to run: the reclaimer hands back expired leases by itself, and a
+// partition's turn or a rate class refilling only takes time.
+func remedy(id string, state headgate.State, r headgate.Reason) string {
+	switch r.Reason {
+	case headgate.WhyStaged:
+		return "headgate release " + id
+	case headgate.WhyScheduled, headgate.WhyRetrying:
+		return "headgate edit " + id + " -at 0s   (run it now)"
+	case headgate.WhyPaused:
+		return "headgate resume " + r.Queue
+	case headgate.WhyQuarantined:
+		return fmt.Sprintf("headgate quarantine release %s   (add -retry to also retry %s)", r.Fingerprint, r.CrashedJob)
+	case headgate.WhyTooHeavy:
+		return fmt.Sprintf("headgate rate %s LIMIT WINDOW BURST   (a BURST of at least %d)", r.Class, r.Weight)
+	case headgate.WhyQueueFull:
+		return fmt.Sprintf("headgate limit %s N|off   (now %d)", r.Queue, r.Limit)
+	case headgate.WhyNoLiveWorker, headgate.WhyNoWorkerForKind, headgate.WhyPinnedWorkerGone:
+		return "headgate workers   (start a worker that serves it)"
+	case headgate.WhyCorrupt:
+		return "headgate corrupt   (then headgate delete " + id + ")"
+	case headgate.WhyFinished:
+		switch state {
+		case headgate.StateQuarantined:
+			return "headgate quarantine release FINGERPRINT -retry   (lifts its fingerprint too; headgate retry " + id + " alone does not)"
+		case headgate.StateArchived, headgate.StateCancelled, headgate.StateUndecodable, headgate.StateCompleted:
+			return "headgate retry " + id
+		}
+	}
+	return ""
+}
+
+// remediesText lists the commands that lift the explanation's reasons, once each, or ""
+// when none is an operator's to run.
+func remediesText(e *headgate.Explanation) string {
+	var out []string
+	for _, r := range e.Reasons {
+		if cmd := remedy(e.ID, e.State, r); cmd != "" && !slices.Contains(out, cmd) {
+			out = append(out, cmd)
+		}
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return "to act:\n  " + strings.Join(out, "\n  ") + "\n"
+}

@@ -97,12 +97,3 @@ return out`
 		t.Errorf("corrupt jobs: %v", parked)
 	}
 }
-
-func mustRead(t *testing.T, name string) []byte {
-	t.Helper()
-	b, err := luaFiles.ReadFile(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}

@@ -422,17 +422,3 @@ func assertCorruptionSafe(t testing.TB, s *headgate.Store, c corruptCheck) {
 	}
 	wipeNamespace(t, ctxFor(t), s)
 }
-
-// parkedJob fails unless the job is recorded as corrupt; it returns the reason.
-func parkedJob(t testing.TB, ctx context.Context, s *headgate.Store, id string) string {
-	t.Helper()
-	parked, err := s.CorruptJobs(ctx)
-	if err != nil {
-		t.Fatalf("corrupt jobs: %v", err)
-	}
-	reason, ok := parked[id]
-	if !ok {
-		t.Errorf("job %s is not parked as corrupt (parked: %v)", id, parked)
-	}
-	return reason
-}

@@ -75,6 +75,13 @@ const (
 	MaxMessageBytes  = 4096  // progress message
 )
 
+// MetaTagPrefix starts the tags that are metadata travelling with a job (contrib/otel's
+// trace context): kept and returned like any tag, but not filed in the tag indexes, so
+// that a tag of its own on every job costs no index key per state and no index write
+// per transition. ListJobs and the bulk verbs filter by one by checking each job of the
+// index they walk.
+const MetaTagPrefix = "_"
+
 // Envelope is one job as a producer describes it and as the store hands it to a worker.
 type Envelope struct {
 	ID      string // required; reusing an id with the same kind, fingerprint and queue is an idempotent replay
@@ -100,7 +107,7 @@ type Envelope struct {
 	MaxAttempts   int // defaults to MaxAttemptsDefault
 	SchemaVersion int // payload schema version; defaults to SchemaVersionDefault
 	Weight        int // admission cost in rate tokens and round-robin credit; defaults to 1
-	Tags          []string
+	Tags          []string // filed in the tag indexes, except those starting with MetaTagPrefix
 	RateClass     string // token bucket charged at admission; unconfigured classes are unlimited
 
 	// UniqueKey makes the job unique by (queue, kind, key) in the namespace. With

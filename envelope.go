@@ -107,7 +107,7 @@ type Envelope struct {
 	MaxAttempts   int // defaults to MaxAttemptsDefault
 	SchemaVersion int // payload schema version; defaults to SchemaVersionDefault
 	Weight        int // admission cost in rate tokens and round-robin credit; defaults to 1
-	Tags          []string // filed in the tag indexes, except those starting with MetaTagPrefix
+	Tags          []string
 	RateClass     string // token bucket charged at admission; unconfigured classes are unlimited
 
 	// UniqueKey makes the job unique by (queue, kind, key) in the namespace. With

@@ -75,6 +75,13 @@ const (
 	MaxMessageBytes  = 4096  // progress message
 )
 
+// MetaTagPrefix starts the tags that are metadata travelling with a job (contrib/otel's
+// trace context): kept and returned like any tag, but not filed in the tag indexes, so
+// that a tag of its own on every job costs no index key per state and no index write
+// per transition. ListJobs and the bulk verbs filter by one by checking each job of the
+// index they walk.
+const MetaTagPrefix = "_"
+
 // Envelope is one job as a producer describes it and as the store hands it to a worker.
 type Envelope struct {
 	ID      string // required; reusing an id with the same kind, fingerprint and queue is an idempotent replay

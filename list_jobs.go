@@ -138,7 +138,8 @@ func (s *Store) selection(f JobFilter, limit int, oldest bool, cursor string, bu
 			checks++
 		}
 	}
-	if checks > 1 {
+	metaTag := strings.HasPrefix(f.Tag, MetaTagPrefix) // no index: checked on each job
+	if checks > 1 || metaTag {
 		budget = ListLimitMax
 	}
 	dim, value := "", ""
@@ -147,7 +148,7 @@ func (s *Store) selection(f JobFilter, limit int, oldest bool, cursor string, bu
 		dim, value = dimFingerprint, f.Fingerprint
 	case f.Partition != "":
 		dim, value = dimPartition, f.Partition
-	case f.Tag != "":
+	case f.Tag != "" && !metaTag:
 		dim, value = dimTag, f.Tag
 	}
 	// The walked dimension needs no check; the others do.

@@ -277,7 +277,10 @@ local function index_file(P, id, f, state, score)
   if f.fp ~= '' then index_put(K.job_filter_index(P, f.queue, state, f.kind, DIM_FINGERPRINT, f.fp), id, score) end
   if f.tags ~= '' then
     for tag in string.gmatch(f.tags, '[^\n]+') do
-      index_put(K.job_filter_index(P, f.queue, state, f.kind, DIM_TAG, tag), id, score)
+      -- A tag that starts with '_' (MetaTagPrefix) is metadata, not filed.
+      if string.byte(tag) ~= 95 then
+        index_put(K.job_filter_index(P, f.queue, state, f.kind, DIM_TAG, tag), id, score)
+      end
     end
   end
 end

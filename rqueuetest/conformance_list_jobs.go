@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -111,6 +112,41 @@ var listJobsCases = []conformanceCase{
 		page, err := s.ListJobs(ctx, headgate.JobFilter{Queue: headgate.QueueDefault, State: headgate.StateRunning}, headgate.Page{})
 		if err != nil || len(page.Jobs) != 1 || page.Jobs[0].ID != c.Envelope.ID || page.Jobs[0].LeaseExpiresAt.IsZero() {
 			t.Errorf("running listing = %+v, %v; want %s with its lease", page, err, c.Envelope.ID)
+		}
+	}},
+	{"ListJobs/MetaTag", func(t *testing.T, s *headgate.Store) {
+		// A meta tag has no index key (the invariant check after the case holds every
+		// index to the jobs): ListJobs finds its jobs by checking each of the kind index's.
+		ctx := freeze(t, s)
+		mk := func(id string, tags ...string) headgate.Envelope {
+			e := job(id)
+			e.Tags = tags
+			return e
+		}
+		mustEnqueue(t, ctx, s, mk("m1", "_tp=a", "red"), mk("m2", "_tp=b"), mk("m3", "_tp=a"), mk("m4", "red"))
+		for _, tc := range []struct {
+			tag, part string
+			want      []string
+		}{{"_tp=a", "", []string{"m1", "m3"}}, {"_tp=b", "", []string{"m2"}}, {"_tp=c", "", nil}, {"red", "", []string{"m1", "m4"}}} {
+			f := headgate.JobFilter{Queue: headgate.QueueDefault, State: headgate.StateAvailable, Tag: tc.tag}
+			for _, limit := range []int{1, 50} {
+				if got := listIDs(t, ctx, s, f, headgate.Page{Limit: limit, Oldest: true}); !slices.Equal(got, tc.want) {
+					t.Errorf("tag %s, pages of %d: %v, want %v", tc.tag, limit, got, tc.want)
+				}
+			}
+		}
+		j, err := s.GetJob(ctx, "m1")
+		if err != nil || !slices.Equal(j.Tags, []string{"_tp=a", "red"}) {
+			t.Errorf("GetJob(m1) tags = %v, %v; want the meta tag kept", j, err)
+		}
+		keys, err := scanNamespace(ctx, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range keys {
+			if strings.Contains(k, "\x1ft\x1f_") {
+				t.Errorf("meta tag index key %q", k)
+			}
 		}
 	}},
 	{"ListJobs/Held", func(t *testing.T, s *headgate.Store) {

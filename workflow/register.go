@@ -32,7 +32,7 @@ func Register[In, Out any](w *worker.Worker, workflowType string, fn func(ctx Co
 // runTask runs one task of a workflow and commits it. It returns worker.Settled when the
 // commit acked the task, or the error that fails the task's attempt (retried with
 // backoff: a non-determinism, a panic of the code, a lost commit).
-func runTask(ctx context.Context, w *worker.Worker, claim *headgate.Claim, body func(Context, []byte) ([]byte, error)) error {
+func runTask(ctx context.Context, w *worker.Worker, claim *headgate.Claim, body func(Context, []byte) ([]byte, error)) (err error) {
 	store := w.Store()
 	wfID := string(claim.Envelope.Payload)
 	t, err := loadTask(ctx, store, wfID)
@@ -42,6 +42,8 @@ func runTask(ctx context.Context, w *worker.Worker, claim *headgate.Claim, body 
 	if err != nil {
 		return err
 	}
+	ctx, endTask := observeTask(ctx, t)
+	defer func() { endTask(err) }()
 	t.w, t.lease, t.jobCtx = w, claim.LeaseRef(), ctx
 	t.queue, t.part = claim.Envelope.Queue, claim.Envelope.PartitionKey
 	if t.row.Status.Closed() || t.row.Status == headgate.WorkflowPaused {

@@ -116,7 +116,7 @@ func Step[T any](ctx Context, name string, fn func(ctx context.Context) (T, erro
 	if o.Timeout > 0 {
 		sctx, cancel = context.WithTimeout(sctx, o.Timeout)
 	}
-	out, err := fn(sctx)
+	out, err := runStep(sctx, t, name, key, attempt, fn)
 	cancel()
 
 	t.mu.Lock()

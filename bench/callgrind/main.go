@@ -6,6 +6,7 @@
 // Instruction counts, unlike times, do not depend on the machine's load.
 //
 //	cd bench && go run ./callgrind -n 2000
+//	cd bench && go run ./callgrind -n 2000 -traced   # each job with its producer's trace context tag
 package main
 
 import (
@@ -26,8 +27,11 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/headgate/headgate"
+	headgateotel "github.com/headgate/headgate/contrib/otel"
 	"github.com/headgate/headgate/rqueue"
 )
 
@@ -43,14 +47,15 @@ func main() {
 	server := flag.String("redis-server", "redis-server", "redis-server binary")
 	producers := flag.Int("producers", 1, "goroutines that share the single enqueues")
 	keep := flag.Bool("keep", false, "keep the callgrind output files (their directory is printed)")
+	traced := flag.Bool("traced", false, "trace every enqueue with contrib/otel, so each job carries its producer's trace context")
 	flag.Parse()
-	if err := run(*n, *batch, *producers, *server, *keep); err != nil {
+	if err := run(*n, *batch, *producers, *server, *keep, *traced); err != nil {
 		fmt.Fprintln(os.Stderr, "callgrind:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n, batch, producers int, server string, keep bool) error {
+func run(n, batch, producers int, server string, keep, traced bool) error {
 	dir, err := os.MkdirTemp("", "headgate-callgrind-")
 	if err != nil {
 		return err
@@ -87,7 +92,15 @@ func run(n, batch, producers int, server string, keep bool) error {
 		}
 		time.Sleep(200 * time.Millisecond) // polling a starting process, not a test
 	}
-	client, err := rqueue.NewClient(rdb, &rqueue.Config{Namespace: "cg"})
+	cfg := &rqueue.Config{Namespace: "cg"}
+	if traced {
+		// Spans are sampled and dropped: what is counted is what the trace context tag
+		// costs Redis (one distinct tag per single enqueue, one per batch).
+		tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()))
+		defer func() { _ = tp.Shutdown(context.Background()) }()
+		cfg.EnqueueMiddleware = []rqueue.EnqueueMiddleware{headgateotel.EnqueueMiddleware(&headgateotel.Config{TracerProvider: tp})}
+	}
+	client, err := rqueue.NewClient(rdb, cfg)
 	if err != nil {
 		return err
 	}

@@ -4,16 +4,25 @@
 //
 // EnqueueMiddleware (for rqueue.Config.EnqueueMiddleware) starts a PRODUCER span
 // "send <queue>" per batch, a child of the caller's span, and writes its W3C trace
-// context into each job as a tag (TraceparentTag, and TracestateTag when the caller's
-// trace state fits a tag): the envelope has no metadata field, and tags travel with the
-// job through every transition. WorkerMiddleware (for worker.Config.Middleware, first)
+// context into each job as a meta tag (TraceparentTag, and TracestateTag when the
+// caller's trace state fits a tag): tags travel with the job through every transition,
+// and a meta tag has no index. WorkerMiddleware (for worker.Config.Middleware, first)
 // starts a CONSUMER span "process <queue>" per attempt, linked to the producer's span
 // (or, with Config.Child, its child), with the messaging attributes of the OpenTelemetry
 // semantic conventions (messaging.system=headgate, messaging.destination.name,
 // messaging.message.id, messaging.operation.type) and headgate.kind, headgate.partition,
 // headgate.attempt, headgate.fence, headgate.rate_class and headgate.outcome. An attempt
 // that fails (retry) or panics sets the span's status to Error. StartStep starts a
-// child span per step, the hook for steps and workflow tasks.
+// child span per step of a handler.
+//
+// # Workflows
+//
+// On a workflow task WorkerMiddleware also installs a workflow.Observer: the task gets an
+// INTERNAL span "workflow <type>" under the attempt's (headgate.workflow.id, .run_id,
+// .type, .history_events), and each run of a step's function an INTERNAL span
+// "step <name>" under the task's (headgate.step, headgate.step.key, .occurrence,
+// .attempt; Error when the attempt failed). A step a replay returns from the history
+// has no span.
 //
 // # Metrics
 //

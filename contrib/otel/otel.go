@@ -2,7 +2,9 @@ package headgateotel
 
 import (
 	"context"
+	"strconv"
 	"strings"
+	"sync"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -13,16 +15,19 @@ import (
 	"github.com/headgate/headgate"
 	"github.com/headgate/headgate/rqueue"
 	"github.com/headgate/headgate/worker"
+	"github.com/headgate/headgate/workflow"
 )
 
 // Tags that carry a job's trace context: the tag is the prefix followed by the W3C
-// header's value. The prefixes are short so that a traceparent tag (58 bytes) stays
-// under Redis's hash-max-listpack-value (64): a longer value turns the job's hash from
-// the compact listpack into a hash table, which costs every transition of the job Redis
-// CPU and memory.
+// header's value. They are meta tags (headgate.MetaTagPrefix): travelling with the job
+// but not filed in the tag indexes, so that a trace context of its own per enqueue costs
+// no index key per state. The prefixes are short so that a traceparent tag (59 bytes)
+// stays under Redis's hash-max-listpack-value (64): a longer value turns the job's hash
+// from the compact listpack into a hash table, which costs every transition of the job
+// Redis CPU and memory.
 const (
-	TraceparentTag = "tp="
-	TracestateTag  = "ts="
+	TraceparentTag = headgate.MetaTagPrefix + "tp="
+	TracestateTag  = headgate.MetaTagPrefix + "ts="
 )
 
 // instrumentation names the tracer.
@@ -105,45 +110,44 @@ func EnqueueMiddleware(cfg *Config) rqueue.EnqueueMiddleware {
 func WorkerMiddleware(cfg *Config) worker.Middleware {
 	tracer := cfg.tracer()
 	child := cfg != nil && cfg.Child
+	var queues sync.Map // queue -> *queueSpans
+	observer := workflowObserver{tracer}
 	return func(next worker.HandlerFunc) worker.HandlerFunc {
 		return func(ctx context.Context, c *headgate.Claim) error {
 			env := &c.Envelope
-			queue := queueOf(env)
-			// The attributes a sampler may look at go in at the start; the others only
-			// into a span that records, so that an attempt whose span is not sampled
-			// pays for none of them.
-			opts := make([]trace.SpanStartOption, 0, 4) // room for a link and a new root
-			opts = append(opts, trace.WithSpanKind(trace.SpanKindConsumer), trace.WithAttributes(
-				attribute.String("messaging.system", "headgate"),
-				attribute.String("messaging.operation.type", "process"),
-				attribute.String("messaging.destination.name", queue),
-			))
-			producer := trace.SpanContextFromContext(propagator.Extract(context.Background(), tagCarrier(env.Tags)))
+			q := spansOf(&queues, queueOf(env))
+			// The attributes a sampler may look at go in at the start, made once per
+			// queue; the others only into a span that records, in one call at its end,
+			// so that an attempt whose span is not sampled pays for none of them.
+			opts := q.start
+			producer := producerOf(env.Tags)
 			switch {
 			case producer.IsValid() && child:
 				ctx = trace.ContextWithRemoteSpanContext(ctx, producer)
 			case producer.IsValid():
-				opts = append(opts, trace.WithNewRoot(), trace.WithLinks(trace.Link{SpanContext: producer}))
+				opts = append(q.start[:len(q.start):len(q.start)], trace.WithNewRoot(),
+					trace.WithLinks(trace.Link{SpanContext: producer}))
 			}
-			ctx, span := tracer.Start(ctx, "process "+queue, opts...)
+			ctx, span := tracer.Start(ctx, q.name, opts...)
 			defer span.End()
-			if span.IsRecording() {
-				span.SetAttributes(
-					attribute.String("messaging.operation.name", "process"),
-					attribute.String("messaging.message.id", env.ID),
-					attribute.String("headgate.kind", env.Kind),
-					attribute.String("headgate.partition", env.PartitionKey),
-					attribute.Int("headgate.attempt", env.Attempt),
-					attribute.Int64("headgate.fence", c.Fence),
-					attribute.String("headgate.rate_class", env.RateClass),
-				)
+			if strings.HasPrefix(env.Kind, workflowTaskPrefix) {
+				ctx = workflow.WithObserver(ctx, observer)
 			}
 			err := next(ctx, c)
 			if !span.IsRecording() {
 				return err
 			}
 			outcome := worker.OutcomeOf(err)
-			span.SetAttributes(attribute.String("headgate.outcome", outcome.String()))
+			span.SetAttributes(
+				attribute.String("messaging.operation.name", "process"),
+				attribute.String("messaging.message.id", env.ID),
+				attribute.String("headgate.kind", env.Kind),
+				attribute.String("headgate.partition", env.PartitionKey),
+				attribute.Int("headgate.attempt", env.Attempt),
+				attribute.Int64("headgate.fence", c.Fence),
+				attribute.String("headgate.rate_class", env.RateClass),
+				attribute.String("headgate.outcome", outcome.String()),
+			)
 			if err != nil && (outcome == headgate.OutcomeRetry || outcome == headgate.OutcomeUndecodable) {
 				msg := err.Error()
 				if worker.IsPanic(err) {
@@ -155,6 +159,68 @@ func WorkerMiddleware(cfg *Config) worker.Middleware {
 			return err
 		}
 	}
+}
+
+// queueSpans is what the attempt spans of one queue share: made once, since building
+// the name and the options allocates.
+type queueSpans struct {
+	name  string                  // "process <queue>"
+	start []trace.SpanStartOption // kind and the attributes a sampler sees
+}
+
+func spansOf(queues *sync.Map, queue string) *queueSpans {
+	if q, ok := queues.Load(queue); ok {
+		return q.(*queueSpans)
+	}
+	q, _ := queues.LoadOrStore(queue, &queueSpans{name: "process " + queue, start: []trace.SpanStartOption{
+		trace.WithSpanKind(trace.SpanKindConsumer),
+		trace.WithAttributes(
+			attribute.String("messaging.system", "headgate"),
+			attribute.String("messaging.operation.type", "process"),
+			attribute.String("messaging.destination.name", queue),
+		),
+	}})
+	return q.(*queueSpans)
+}
+
+// producerOf is the producer's span context from a job's trace context tags. A
+// traceparent of version 00 without a trace state, what EnqueueMiddleware writes, is
+// parsed in place; anything else goes through the W3C propagator, which costs a context
+// and a map.
+func producerOf(tags []string) trace.SpanContext {
+	tp, ts := "", false
+	for _, t := range tags {
+		if v, ok := strings.CutPrefix(t, TraceparentTag); ok {
+			tp = v
+		} else if strings.HasPrefix(t, TracestateTag) {
+			ts = true
+		}
+	}
+	if tp == "" {
+		return trace.SpanContext{}
+	}
+	if !ts && len(tp) == 55 && tp[:3] == "00-" && tp[35] == '-' && tp[52] == '-' {
+		tid, err1 := trace.TraceIDFromHex(tp[3:35])
+		sid, err2 := trace.SpanIDFromHex(tp[36:52])
+		flags, err3 := strconv.ParseUint(tp[53:], 16, 8)
+		if err1 == nil && err2 == nil && err3 == nil && isLowerHex(tp[53:]) {
+			return trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid,
+				TraceFlags: trace.TraceFlags(flags), Remote: true})
+		}
+		return trace.SpanContext{}
+	}
+	return trace.SpanContextFromContext(propagator.Extract(context.Background(), tagCarrier(tags)))
+}
+
+// isLowerHex reports whether s is lowercase hex, as W3C trace context requires (the
+// ID parsers check their part; the flags need it here).
+func isLowerHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // tagCarrier reads the trace context tags of a job, in place: the propagator asks
@@ -199,12 +265,11 @@ func queueOf(env *headgate.Envelope) string {
 	return env.Queue
 }
 
-// StartStep starts an INTERNAL span "step <name>" for one step of a job or workflow
-// task, a child of the span in ctx (the attempt's, under WorkerMiddleware), with the
-// attribute headgate.step. It is the hook for step and workflow-task spans: a handler
-// that checkpoints its steps calls it around each, and the workflow runtime is to call
-// it for each task it runs. The caller ends the span; an error it records sets the
-// span's status to Error.
+// StartStep starts an INTERNAL span "step <name>" for one step of a job, a child of the
+// span in ctx (the attempt's, under WorkerMiddleware), with the attribute headgate.step:
+// a handler that checkpoints its steps calls it around each. Workflow steps need no
+// call: WorkerMiddleware traces workflow tasks and their steps itself. The caller ends
+// the span; an error it records sets the span's status to Error.
 func StartStep(ctx context.Context, cfg *Config, name string) (context.Context, trace.Span) {
 	return cfg.tracer().Start(ctx, "step "+name, trace.WithSpanKind(trace.SpanKindInternal),
 		trace.WithAttributes(attribute.String("messaging.system", "headgate"), attribute.String("headgate.step", name)))

@@ -34,19 +34,20 @@ func (s *Store) Enqueue(ctx context.Context, jobs ...Envelope) ([]EnqueueResult,
 	ids := make(map[string]bool, len(jobs))
 	uniques := map[string]string{}
 	for i, e := range jobs {
-		field := fmt.Sprintf("jobs[%d]", i)
-		e, err := normalize(field, e)
+		// The field's name is built only for an error: every job of every call passes here.
+		field := func() string { return fmt.Sprintf("jobs[%d]", i) }
+		e, err := normalizeFields(e)
 		if err != nil {
-			return nil, err
+			return nil, prefixField(field(), err)
 		}
 		if ids[e.ID] {
-			return nil, invalid(field+".ID", "%q appears twice in the batch", e.ID)
+			return nil, invalid(field()+".ID", "%q appears twice in the batch", e.ID)
 		}
 		ids[e.ID] = true
 		uf := uniqueField(&e)
 		if uf != "" {
 			if other, ok := uniques[uf]; ok {
-				return nil, invalid(field+".UniqueKey", "%q is also the unique key of job %q in the batch", e.UniqueKey, other)
+				return nil, invalid(field()+".UniqueKey", "%q is also the unique key of job %q in the batch", e.UniqueKey, other)
 			}
 			uniques[uf] = e.ID
 		}

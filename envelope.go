@@ -2,6 +2,7 @@ package headgate
 
 import (
 	"cmp"
+	"errors"
 	"math"
 	"slices"
 	"strconv"
@@ -215,14 +216,21 @@ func validateDuration(field string, d time.Duration) error {
 
 // normalize validates one envelope and returns it with defaults applied.
 func normalize(field string, e Envelope) (Envelope, error) {
-	if err := validateRequired(field+".ID", e.ID, true); err != nil {
+	e, err := normalizeFields(e)
+	return e, prefixField(field, err)
+}
+
+// normalizeFields is normalize with the fields named as in Envelope: the names are built
+// only for an error, not for every job.
+func normalizeFields(e Envelope) (Envelope, error) {
+	if err := validateRequired("ID", e.ID, true); err != nil {
 		return e, err
 	}
-	if err := validateRequired(field+".Kind", e.Kind, true); err != nil {
+	if err := validateRequired("Kind", e.Kind, true); err != nil {
 		return e, err
 	}
 	if len(e.Payload) > MaxPayloadBytes {
-		return e, invalid(field+".Payload", "is %d bytes, more than the %d byte limit", len(e.Payload), MaxPayloadBytes)
+		return e, invalid("Payload", "is %d bytes, more than the %d byte limit", len(e.Payload), MaxPayloadBytes)
 	}
 	if e.Queue == "" {
 		e.Queue = QueueDefault
@@ -239,35 +247,35 @@ func normalize(field string, e Envelope) (Envelope, error) {
 		{"RateClass", e.RateClass, true},
 	}
 	for _, c := range checks {
-		if err := validateName(field+"."+c.field, c.v, c.colonOK); err != nil {
+		if err := validateName(c.field, c.v, c.colonOK); err != nil {
 			return e, err
 		}
 	}
 	if e.ScheduledAt.After(time.UnixMilli(maxScheduledMs)) { // compared as times: UnixMilli overflows far out
-		return e, invalid(field+".ScheduledAt", "is %s, later than the store's clock reaches (%s)",
+		return e, invalid("ScheduledAt", "is %s, later than the store's clock reaches (%s)",
 			e.ScheduledAt.UTC().Format(time.RFC3339), time.UnixMilli(maxScheduledMs).UTC().Format(time.RFC3339))
 	}
 	for _, d := range []struct {
 		field string
 		d     time.Duration
 	}{{"Retention", e.Retention}, {"UniqueWindow", e.UniqueWindow}, {"UniqueDebounce", e.UniqueDebounce}, {"ScheduledIn", e.ScheduledIn}} {
-		if err := validateDuration(field+"."+d.field, d.d); err != nil {
+		if err := validateDuration(d.field, d.d); err != nil {
 			return e, err
 		}
 	}
 	switch {
 	case e.MaxAttempts < 0:
-		return e, invalid(field+".MaxAttempts", "is negative (%d)", e.MaxAttempts)
+		return e, invalid("MaxAttempts", "is negative (%d)", e.MaxAttempts)
 	case e.SchemaVersion < 0 || e.SchemaVersion > MaxSchemaVersion:
-		return e, invalid(field+".SchemaVersion", "is %d, outside 0..%d", e.SchemaVersion, MaxSchemaVersion)
+		return e, invalid("SchemaVersion", "is %d, outside 0..%d", e.SchemaVersion, MaxSchemaVersion)
 	case e.Weight < 0 || e.Weight > MaxWeight:
-		return e, invalid(field+".Weight", "is %d, outside 0..%d", e.Weight, MaxWeight)
+		return e, invalid("Weight", "is %d, outside 0..%d", e.Weight, MaxWeight)
 	case e.ScheduledIn != 0 && !e.ScheduledAt.IsZero():
-		return e, invalid(field+".ScheduledIn", "cannot be set together with ScheduledAt")
+		return e, invalid("ScheduledIn", "cannot be set together with ScheduledAt")
 	case e.UniqueReplace&^replaceAll != 0:
-		return e, invalid(field+".UniqueReplace", "has unknown bits %#x", uint8(e.UniqueReplace&^replaceAll))
+		return e, invalid("UniqueReplace", "has unknown bits %#x", uint8(e.UniqueReplace&^replaceAll))
 	case e.UniqueKey == "" && (e.UniqueWindow != 0 || e.UniqueReplace != 0 || e.UniqueDebounce != 0):
-		return e, invalid(field+".UniqueKey", "is empty but unique options are set")
+		return e, invalid("UniqueKey", "is empty but unique options are set")
 	}
 	if !e.ScheduledAt.IsZero() && e.ScheduledAt.Before(time.UnixMilli(1)) {
 		// A time before 1970 is past like any other, so it means now; the store keeps
@@ -283,12 +291,21 @@ func normalize(field string, e Envelope) (Envelope, error) {
 	if e.Weight == 0 {
 		e.Weight = WeightDefault
 	}
-	tags, err := canonicalTags(field+".Tags", e.Tags)
+	tags, err := canonicalTags("Tags", e.Tags)
 	if err != nil {
 		return e, err
 	}
 	e.Tags = tags
 	return e, nil
+}
+
+// prefixField puts field in front of the field an *InvalidError names.
+func prefixField(field string, err error) error {
+	var inv *InvalidError
+	if errors.As(err, &inv) {
+		inv.Field = field + "." + inv.Field
+	}
+	return err
 }
 
 // canonicalTags sorts and dedupes tags.

@@ -527,8 +527,8 @@ end
 --- @include K.wake
 local function wake(P, q)
   local k = K.wake(P, q)
-  rcall('RPUSH', k, '1')
-  rcall('LTRIM', k, -16, -1)
+  -- Idle workers pop the tokens, so the list is mostly short: trimmed only when long.
+  if rcall('RPUSH', k, '1') > 16 then rcall('LTRIM', k, -16, -1) end
 end
 
 -- Adds a job to its partition's available set; a partition that was empty joins the back

@@ -81,7 +81,8 @@ type EnqueueParams struct {
 //
 // Concurrent calls share script calls: a call that finds none of the client's in flight
 // goes out at once, and calls that arrive meanwhile go out together as one batch when it
-// returns, each with its own result and error as if sent alone (the middleware still
+// returns (or beside it, on a second connection, once 16 wait), each with its own result
+// and error as if sent alone (the middleware still
 // sees each job alone). A call whose ctx ends while its job waits returns ctx's error and
 // its job is never sent; one whose ctx ends while its batch is being written returns
 // ctx's error too, and the job may have been written.

@@ -226,6 +226,69 @@ func TestEnqueueCoalescesConcurrentCalls(t *testing.T) {
 	})
 }
 
+func TestEnqueueCoalescedPipelinesWhenManyWait(t *testing.T) {
+	t.Parallel()
+	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
+		b := setupCoalesce(t, rdb, nil)
+		release := b.gate.holdNext()
+		var wg sync.WaitGroup
+		errs := make([]error, 1+pipelineAt+3)
+		enqueue := func(i int) {
+			wg.Go(func() {
+				_, errs[i] = b.client.Enqueue(b.ctx, pingArgs{N: i}, nil)
+			})
+		}
+		enqueue(0)
+		<-b.gate.entered
+		// pipelineAt calls that wait behind the held one go out together beside it.
+		for i := 1; i <= pipelineAt; i++ {
+			enqueue(i)
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for fmt.Sprint(b.gate.calls()) != fmt.Sprint([]int{pipelineAt}) {
+			if time.Now().After(deadline) {
+				t.Fatalf("jobs per enqueue script call = %v while one call is held, want [%d]", b.gate.calls(), pipelineAt)
+			}
+			runtime.Gosched()
+		}
+		// Fewer than pipelineAt wait for the held call to return, then go out together.
+		for i := pipelineAt + 1; i < len(errs); i++ {
+			enqueue(i)
+		}
+		b.waitQueued(t, 3)
+		// The pipelined call's place is freed once it returned, not taken for the three.
+		for {
+			b.client.singles.mu.Lock()
+			inFlight, waiting := b.client.singles.inFlight, len(b.client.singles.waiting)
+			b.client.singles.mu.Unlock()
+			if inFlight == 1 && waiting == 3 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d script calls in flight and %d jobs waiting, want 1 (the held one) and 3", inFlight, waiting)
+			}
+			runtime.Gosched()
+		}
+		release()
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Errorf("call %d: %v", i, err)
+			}
+		}
+		if got, want := fmt.Sprint(b.gate.calls()), fmt.Sprint([]int{pipelineAt, 1, 3}); got != want {
+			t.Errorf("jobs per enqueue script call = %v, want %v", got, want)
+		}
+		stats, err := b.store.QueueStats(b.ctx)
+		if err != nil {
+			t.Fatalf("QueueStats: %v", err)
+		}
+		if len(stats) != 1 || stats[0].Counts[headgate.StateAvailable] != int64(1+len(errs)) {
+			t.Errorf("queue stats %+v, want %d available jobs in one queue", stats, 1+len(errs))
+		}
+	})
+}
+
 func TestEnqueueCoalescedOutcomesAreEachJobsOwn(t *testing.T) {
 	t.Parallel()
 	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {

@@ -14,10 +14,10 @@ import (
 )
 
 // BenchmarkEnqueueProducers reports the rate and the call latency of single Enqueue
-// calls from one and from eight goroutines on a redis-server: the case where concurrent
-// calls share script calls.
+// calls from one, eight and 32 goroutines on a redis-server: the case where concurrent
+// calls share script calls (32: enough to have a second call pipelined beside the first).
 func BenchmarkEnqueueProducers(b *testing.B) {
-	for _, producers := range []int{1, 8} {
+	for _, producers := range []int{1, 8, 32} {
 		b.Run(fmt.Sprint("producers=", producers), func(b *testing.B) {
 			client, err := rqueue.NewClient(redistest.Shared(b), &rqueue.Config{Namespace: redistest.Namespace(b)})
 			if err != nil {

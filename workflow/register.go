@@ -100,7 +100,7 @@ func loadTask(ctx context.Context, store *headgate.Store, wfID string) (*task, e
 	}
 	t := newTask(wfID, row, history)
 	t.store = store
-	t.head = row.Head
+	t.head, t.committed = row.Head, clock()
 	return t, nil
 }
 

@@ -29,8 +29,8 @@ type task struct {
 	mu        sync.Mutex
 	head      int64            // the history's head as last committed
 	committed time.Time        // when the task last committed (or was loaded): the age of what is pending
-	history  []headgate.Event // the current run's events
-	started  headgate.Event   // its workflow_started
+	history   []headgate.Event // the current run's events
+	started   headgate.Event   // its workflow_started
 
 	commands  map[string][]int // scope -> indexes into history of its command events, in order
 	cursor    map[string]int   // scope -> commands replayed

@@ -150,6 +150,7 @@ for _, key in ipairs({ K.schedule(P, 's:1'), K.schedules(P), K.schedules_due(P) 
 for _, key in ipairs({ K.workers(P), K.workers_seen(P), K.queue_workers(P, 'q') }) do got[#got + 1] = key end
 for _, key in ipairs({ K.job_index(P, 'q', 'held', 'k:1'), K.job_filter_index(P, 'q', 'archived', 'k:1', 'p', 't:1'),
   K.kinds(P, 'q'), K.partition_counts(P, 'q', 't:1') }) do got[#got + 1] = key end
+got[#got + 1] = K.timers_armed(P)
 return got`
 	got, err := rdb.Eval(context.Background(), src, []string{k.Prefix()}).StringSlice()
 	if err != nil {
@@ -172,7 +173,7 @@ return got`
 		k.Schedule("s:1"), k.Schedules(), k.SchedulesDue(),
 		k.Workers(), k.WorkersSeen(), k.QueueWorkers("q"),
 		k.JobIndex("q", "held", "k:1"), k.JobFilterIndex("q", StateArchived, "k:1", "p", "t:1"), k.Kinds("q"),
-		k.PartitionCounts("q", "t:1")}
+		k.PartitionCounts("q", "t:1"), k.TimersArmed()}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("lua keys differ from keys.go:\n lua: %q\n  go: %q", got, want)
 	}
@@ -446,7 +447,7 @@ func TestLuaScriptIncludes(t *testing.T) {
 			make_available safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES
 			load_job_checked counts_ok corrupt_reply needed structure_bad need need_counts
 			structure_error need_available SEP K.wf K.wf_history K.wf_runs K.wf_timers K.wf_ids
-			K.wf_status K.wf_query K.timers K.vis K.vis_index E_SEQUENCE_CONFLICT pad_ms
+			K.wf_status K.wf_query K.timers K.timers_armed K.vis K.vis_index E_SEQUENCE_CONFLICT pad_ms
 			listing_selections listing_move WF_STATUS_OF WF_CLOSED wf_load wf_append_events wf_arm_timer
 			wf_record_visibility K.wf_inbox K.wf_closed wf_route wf_enqueue_task wf_need_task
 			wf_need_row wf_event wf_deliver wf_open`,
@@ -591,7 +592,7 @@ func TestLuaScriptIncludes(t *testing.T) {
 		"wf_remove_visibility":  `rcall K OK SEP K.vis K.vis_index pad_ms listing_selections listing_move`,
 		"wf_remove_workloop":    `rcall K OK K.workloops K.workloop_index K.workloops_due`,
 		"wf_retire_timer":       `rcall K OK SEP K.wf_timers K.timers wf_retire_timer`,
-		"wf_schedule_timer":     `rcall K OK SEP K.wf_timers K.timers wf_arm_timer`,
+		"wf_schedule_timer":     `rcall K OK SEP K.wf_timers K.timers K.timers_armed wf_arm_timer`,
 		"wf_set_desired_state": `rcall K K.clock OK now_ms K.deployments E_UNDECODABLE DEPLOYMENT_DESIRED
 			deployment_parse deployment_row`,
 		"wf_set_namespace_placement":     `rcall K K.clock OK now_ms K.ns_record`,

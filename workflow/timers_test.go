@@ -21,8 +21,8 @@ type tookDuty struct {
 }
 
 func (h *tookDuty) Enabled(context.Context, slog.Level) bool { return true }
-func (h *tookDuty) WithAttrs([]slog.Attr) slog.Handler     { return h }
-func (h *tookDuty) WithGroup(string) slog.Handler          { return h }
+func (h *tookDuty) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *tookDuty) WithGroup(string) slog.Handler            { return h }
 func (h *tookDuty) Handle(_ context.Context, r slog.Record) error {
 	if r.Message != "took duty" {
 		return nil

@@ -87,7 +87,8 @@ func loadTask(ctx context.Context, store *headgate.Store, wfID string) (*task, e
 	}
 	var history []headgate.Event
 	for from := max(row.RunStartSeq, 1); from != 0 && from <= row.Head; {
-		page, next, err := store.ReadHistoryFrom(ctx, wfID, from, 1000)
+		// Only up to the head the row names: a read asks for every seq of its page.
+		page, next, err := store.ReadHistoryFrom(ctx, wfID, from, int(min(row.Head-from+1, 1000)))
 		if err != nil {
 			return nil, err
 		}

@@ -68,7 +68,8 @@
 //     fleet agrees on when a sleep ends whatever the hosts' clocks say.
 //
 // Operators cancel (the code sees a cancelled Context at its next step; WithoutCancel
-// runs compensation), pause and resume (a paused run's tasks are staged, not admitted),
+// runs compensation; a run that closes cancelled cancels its children that have not
+// ended), pause and resume (a paused run's tasks are staged, not admitted),
 // terminate, and retry a failed run from its last good point: through Client, package
 // inspector or the store's methods.
 //

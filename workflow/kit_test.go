@@ -495,3 +495,39 @@ func TestKitQuickStepsOneCommit(t *testing.T) {
 		}
 	})
 }
+
+// TestKitCancelParentCancelsChildren: a run that closes cancelled cancels the children it
+// waits for; a child that ended before is left as it was.
+func TestKitCancelParentCancelsChildren(t *testing.T) {
+	onBackends(t, func(t *testing.T, env *workflowtest.Env) {
+		workflow.Register(env.Worker, "kid", func(ctx workflow.Context, d time.Duration) (string, error) {
+			return "woke", workflow.Sleep(ctx, "nap", d)
+		})
+		workflow.Register(env.Worker, "parent", func(ctx workflow.Context, _ struct{}) (string, error) {
+			quick, err := workflow.Child[string](ctx, "quick", "kid", time.Duration(0))
+			if err != nil {
+				return "", err
+			}
+			slow, err := workflow.Child[string](ctx, "slow", "kid", 24*time.Hour)
+			return quick + slow, err
+		})
+		env.Start("parent", struct{}{}, "p-1")
+		env.Run()
+		if st := env.Status("p-1/slow#1"); st != headgate.WorkflowRunning {
+			t.Fatalf("the slow child is %s before the cancel\n%s", st, env.Timeline("p-1"))
+		}
+		if err := env.Client.Cancel(env.Context(), "p-1", "no longer needed"); err != nil {
+			t.Fatal(err)
+		}
+		env.Run()
+		for id, want := range map[string]headgate.WorkflowStatus{"p-1": headgate.WorkflowCancelled,
+			"p-1/quick#1": headgate.WorkflowCompleted, "p-1/slow#1": headgate.WorkflowCancelled} {
+			if st := env.Status(id); st != want {
+				t.Errorf("%s is %s, want %s\n%s", id, st, want, env.Timeline(id))
+			}
+		}
+		if !strings.Contains(env.Timeline("p-1/slow#1"), "workflow_cancel_requested") {
+			t.Errorf("the slow child's history has no cancel request:\n%s", env.Timeline("p-1/slow#1"))
+		}
+	})
+}

@@ -56,6 +56,11 @@ func runTask(ctx context.Context, w *worker.Worker, claim *headgate.Claim, body 
 	if err != nil {
 		return err
 	}
+	if end != nil && end.Kind == headgate.EventWorkflowCancelled {
+		if err := t.cancelChildren(); err != nil {
+			return err
+		}
+	}
 	t.mu.Lock()
 	if end != nil {
 		// A run that ends leaves no timer armed (a new run starts with none).
@@ -166,4 +171,36 @@ func jsonBody[In, Out any](fn func(ctx Context, in In) (Out, error)) func(Contex
 		}
 		return json.Marshal(out)
 	}
+}
+
+// cancelChildren asks the children the run started that have not ended to cancel, as
+// the run closes cancelled. It runs before the closing commit, so a task that dies
+// between the two cancels them again on its retry (a cancel of a closed or already
+// cancelling child changes nothing).
+func (t *task) cancelChildren() error {
+	t.mu.Lock()
+	var open []string
+	for _, e := range t.history {
+		if e.Kind == headgate.EventChildStarted {
+			open = append(open, e.ChildWorkflowID)
+		}
+	}
+	for _, p := range t.pending {
+		if p.e.Kind == headgate.EventChildStarted {
+			open = append(open, p.e.ChildWorkflowID)
+		}
+	}
+	ended := t.childEnd
+	t.mu.Unlock()
+	for _, id := range open {
+		if _, ok := ended[id]; ok {
+			continue
+		}
+		err := t.store.CancelWorkflow(t.jobCtx, id, "its parent "+t.wfID+" was cancelled", "")
+		var closed *headgate.WorkflowClosedError
+		if err != nil && !errors.As(err, &closed) && !errors.Is(err, headgate.ErrWorkflowNotFound) {
+			return fmt.Errorf("workflow %q: cancel child %q: %w", t.wfID, id, err)
+		}
+	}
+	return nil
 }

@@ -192,6 +192,11 @@ func (k keys) WorkflowQuery(selection string) string { return k.prefix + "wfq:" 
 // "<workflow id>\x1f<timer id>": equal fire times sort by workflow id, then timer id.
 func (k keys) Timers() string { return k.prefix + "timers" }
 
+// TimersArmed is a pub/sub channel, not a key: arming a timer that fires before every
+// other armed one publishes its fire time (ms) on it, so that the timers duty, asleep
+// until the earliest fire time it saw, looks again.
+func (k keys) TimersArmed() string { return k.prefix + "timers:armed" }
+
 // Visibility is a HASH: a workflow id's visibility row {run, type, status, started,
 // closed, parent, pkg, memo, updated}.
 func (k keys) Visibility(id string) string { return k.prefix + "vis:" + id }

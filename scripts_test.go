@@ -201,6 +201,7 @@ func TestLuaKeysMatchGo(t *testing.T) {
 		{`K.job_filter_index(P, 'q', 'archived', 'k:1', 'p', 't:1')`, k.JobFilterIndex("q", StateArchived, "k:1", "p", "t:1")},
 		{`K.kinds(P, 'q')`, k.Kinds("q")},
 		{`K.partition_counts(P, 'q', 't:1')`, k.PartitionCounts("q", "t:1")},
+		{`K.timers_armed(P)`, k.TimersArmed()},
 	}
 	var src strings.Builder
 	src.WriteString(libDefinitions(t, func(name string) bool { return strings.HasPrefix(name, "K.") }))

@@ -88,3 +88,9 @@ func (s *Store) ExpiredTimers(ctx context.Context, asOf time.Time, limit int) ([
 	}
 	return out, nil
 }
+
+// TimersArmedChannel is the Redis pub/sub channel on which arming a timer that fires
+// before every other armed one announces its fire time (ms, decimal), from any process:
+// the workers' timers duty, asleep until the earliest fire time it last saw, listens on
+// it and looks again.
+func (s *Store) TimersArmedChannel() string { return s.keys.TimersArmed() }

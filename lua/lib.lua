@@ -1127,6 +1127,7 @@ function K.wf_ids(P) return P .. 'wfids' end
 function K.wf_status(P, status) return P .. 'wfstatus:' .. status end
 function K.wf_query(P, sel) return P .. 'wfq:' .. sel end
 function K.timers(P) return P .. 'timers' end
+function K.timers_armed(P) return P .. 'timers:armed' end -- a pub/sub channel, not a key
 function K.vis(P, id) return P .. 'vis:' .. id end
 function K.vis_index(P, sel) return P .. 'visq:' .. sel end
 function K.packages(P) return P .. 'pkgs' end
@@ -1272,13 +1273,19 @@ local function wf_append_events(P, id, w, events, now)
 end
 
 -- Arms a workflow's timer (keys.go Timers, WorkflowTimers), replacing a prior arming.
+-- A timer that fires before every other armed one is announced on K.timers_armed (its
+-- fire ms): the timers duty sleeps until the earliest fire time it last saw, so a timer
+-- any process arms sooner wakes it to look again.
 --- @include rcall
 --- @include SEP
 --- @include K.wf_timers
 --- @include K.timers
+--- @include K.timers_armed
 local function wf_arm_timer(P, wf, timer, fire_at, armed)
+  local first = rcall('ZRANGE', K.timers(P), 0, 0, 'WITHSCORES')
   rcall('ZADD', K.timers(P), fire_at, wf .. SEP .. timer)
   rcall('HSET', K.wf_timers(P, wf), timer, fire_at .. ' ' .. armed)
+  if not first[2] or tonumber(fire_at) < tonumber(first[2]) then rcall('PUBLISH', K.timers_armed(P), fire_at) end
 end
 
 -- Retires the arming (fire_at, armed) of a workflow's timer: 'retired' when it was that

@@ -2,6 +2,8 @@ package rqueuetest
 
 import (
 	"context"
+	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -152,6 +154,30 @@ var wfTimerCases = []conformanceCase{
 			if found == nil || found.ArmedSeq != 2 {
 				t.Errorf("round %d: retire (%s) racing a re-arm left %+v, want the re-arming (seq 2)", round, retired, found)
 			}
+		}
+	}},
+	// A timer armed sooner than every other is announced, so the timers duty wakes.
+	{"WfTimer/SoonestAnnounced", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		ps := s.Client().Subscribe(ctx, s.TimersArmedChannel())
+		defer ps.Close()
+		if _, err := ps.Receive(ctx); err != nil {
+			t.Fatal(err)
+		}
+		mustSchedule(t, ctx, s, "wf-1", "timer-1", at(30), 1) // the first: announced
+		mustSchedule(t, ctx, s, "wf-1", "timer-2", at(50), 2) // later than timer-1: not
+		mustSchedule(t, ctx, s, "wf-2", "timer-1", at(20), 1) // the soonest: announced
+		var got []string
+		for range 2 {
+			m, err := ps.ReceiveMessage(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, m.Payload)
+		}
+		want := []string{strconv.FormatInt(at(30).UnixMilli(), 10), strconv.FormatInt(at(20).UnixMilli(), 10)}
+		if !slices.Equal(got, want) {
+			t.Errorf("announced %v, want %v (timer-2 fires after timer-1: not announced)", got, want)
 		}
 	}},
 }

@@ -172,9 +172,10 @@ func (w *Worker) evictPass(ctx context.Context, _ int64) (time.Duration, error) 
 	return w.cfg.EvictInterval, nil
 }
 
-// timersPass fires due workflow timers and sleeps until the next fire time, at most
-// PromoteInterval (a timer armed meanwhile by another process is seen by then; one armed
-// by this process nudges the duty at once).
+// timersPass fires due workflow timers and sleeps until the next fire time on the store
+// clock, at most PromoteInterval. A timer armed meanwhile that fires sooner ends the
+// sleep: the arming script announces it on the timers-armed channel (subscribeCancels),
+// and a handler of this worker that armed one nudges the duty at once.
 func (w *Worker) timersPass(ctx context.Context, _ int64) (time.Duration, error) {
 	n, next, err := w.store.FireTimers(ctx, maintenanceBatch)
 	if err != nil {

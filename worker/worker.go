@@ -49,7 +49,8 @@ type Worker struct {
 	slotFree chan struct{}   // a pool slot was released (fetcher)
 	idleAck  chan struct{}   // no job is running (acker)
 	nudge    chan struct{}   // a job was rescheduled: the promote duty recomputes its sleep
-	// timerNudge: a handler armed a workflow timer: the timers duty recomputes its sleep.
+	// timerNudge: a handler armed a workflow timer, or a timer sooner than any was armed
+	// anywhere (the timers-armed channel): the timers duty recomputes its sleep.
 	timerNudge chan struct{}
 
 	running   gauge // admitted jobs whose handler has not returned

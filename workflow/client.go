@@ -89,7 +89,8 @@ func (c *Client) Signal(ctx context.Context, id, name string, payload any) error
 	return c.store.SignalWorkflow(ctx, id, name, b)
 }
 
-// Cancel asks the workflow's open run to stop (see ErrCancelled).
+// Cancel asks the workflow's open run to stop (see ErrCancelled). A run that closes
+// cancelled cancels the children it started that have not ended.
 func (c *Client) Cancel(ctx context.Context, id, reason string) error {
 	return c.store.CancelWorkflow(ctx, id, reason, "")
 }

@@ -49,22 +49,27 @@
 //
 // # Guarantees
 //
-//   - Commits are exactly once past the fence. A task's commit, and each checkpoint
-//     after a step, is one Lua script that first checks the task's lease (job, lease
+//   - Commits are exactly once past the fence. A task's commit, and each checkpoint,
+//     is one Lua script that first checks the task's lease (job, lease
 //     id, fence) and the history head the task replayed; a worker that lost its lease,
 //     or read an older history, writes nothing (*headgate.LeaseRejectedError,
 //     *headgate.SequenceConflictError). While a task runs nothing else writes its
 //     history: signals, timers and children's ends wait in an inbox that the commit
 //     appends.
-//   - Steps are at least once. A step's result is committed before the code goes on;
-//     a worker that dies between the step's function returning and that commit leaves
-//     the step to run again on the next task. Make steps idempotent (an id derived from
+//   - Steps are at least once. A step's result is committed with the task's next
+//     commit: the one that ends the task (at a wait, or the run's end), or a checkpoint
+//     after a step once the last commit is CheckpointAfter old or the step asked for it
+//     (StepOptions.Checkpoint). A worker that dies before that commit leaves the steps
+//     since the last commit to run again on the next task; nothing observes a step's
+//     result before it is committed, so the rerun is the only difference. Make steps
+//     idempotent (an id derived from
 //     the workflow id and step name serves as an idempotency key).
 //   - Time is the store's. Timers fire on Redis's clock (or a test's frozen one), so a
 //     fleet agrees on when a sleep ends whatever the hosts' clocks say.
 //
 // Operators cancel (the code sees a cancelled Context at its next step; WithoutCancel
-// runs compensation), pause and resume (a paused run's tasks are staged, not admitted),
+// runs compensation; a run that closes cancelled cancels its children that have not
+// ended), pause and resume (a paused run's tasks are staged, not admitted),
 // terminate, and retry a failed run from its last good point: through Client, package
 // inspector or the store's methods.
 //

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -388,6 +390,144 @@ func TestKitPauseResumeTerminateRetry(t *testing.T) {
 		var closed *headgate.WorkflowClosedError
 		if err := env.Client.Signal(ctx, "s-2", "go", true); !errors.As(err, &closed) {
 			t.Errorf("signal to a terminated run: %v, want *WorkflowClosedError", err)
+		}
+	})
+}
+
+// TestKitQuickStepsOneCommit: quick steps and a sleep of no time run in one task whose
+// final commit carries them all; a step that finds the pending work CheckpointAfter old
+// (on the tasks' clock, stepped by the test) or asks for Checkpoint commits it before
+// the code goes on, as a step that reads the history sees.
+func TestKitQuickStepsOneCommit(t *testing.T) {
+	// Not parallel with other tests: the tasks' clock is the package's.
+	var (
+		mu   sync.Mutex // one backend's run at a time: each steps the shared clock
+		base = time.Now()
+		off  atomic.Int64
+	)
+	t.Cleanup(workflow.SetClock(func() time.Time { return base.Add(time.Duration(off.Load())) }))
+	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
+		env := workflowtest.NewOn(t, rdb)
+		seen := map[string]string{} // step -> the step events committed when it ran
+		step := func(ctx workflow.Context, name string, opts *workflow.StepOptions, also func()) error {
+			_, err := workflow.Step(ctx, name, func(ctx context.Context) (int, error) {
+				h, err := env.Store.ReadHistory(ctx, "quick-1")
+				if err != nil {
+					return 0, err
+				}
+				var names []string
+				for _, e := range h {
+					if e.Kind == headgate.EventStepCompleted || e.Kind == headgate.EventTimerFired {
+						names = append(names, e.Name+e.TimerID)
+					}
+				}
+				seen[name] = strings.Join(names, ",")
+				if also != nil {
+					also()
+				}
+				return 0, nil
+			}, opts)
+			return err
+		}
+		workflow.Register(env.Worker, "quick", func(ctx workflow.Context, _ struct{}) (string, error) {
+			for _, s := range []struct {
+				name  string
+				opts  *workflow.StepOptions
+				also  func()
+				sleep bool
+			}{
+				{name: "a"}, {name: "b", sleep: true}, {name: "c"},
+				{name: "d", also: func() { off.Add(int64(workflow.CheckpointAfter)) }}, // a slow step
+				{name: "e", opts: &workflow.StepOptions{Checkpoint: true}}, {name: "f"},
+			} {
+				if err := step(ctx, s.name, s.opts, s.also); err != nil {
+					return "", err
+				}
+				if s.sleep {
+					if err := workflow.Sleep(ctx, "nap", 0); err != nil {
+						return "", err
+					}
+				}
+			}
+			return "done", nil
+		})
+		mu.Lock()
+		env.Start("quick", struct{}{}, "quick-1")
+		attempts := env.Run()
+		mu.Unlock()
+		if len(attempts) != 1 {
+			t.Fatalf("%d tasks, want 1: a sleep of no time needs no timer\n%s", len(attempts), env.Timeline("quick-1"))
+		}
+		got, err := workflowtest.Result[string](env, "quick-1")
+		if err != nil || got != "done" {
+			t.Fatalf("result %q, %v", got, err)
+		}
+		want := map[string]string{"a": "", "b": "", "c": "", "d": "",
+			"e": "a#1,b#1,sleep/nap#1,c#1,d#1", "f": "a#1,b#1,sleep/nap#1,c#1,d#1,e#1"}
+		for name, w := range want {
+			if seen[name] != w {
+				t.Errorf("step %s saw committed %q, want %q", name, seen[name], w)
+			}
+		}
+		timeline := env.Timeline("quick-1")
+		if !strings.Contains(timeline, "timer_started nap#1 sleep/nap#1") || !strings.Contains(timeline, "timer_fired sleep/nap#1") {
+			t.Errorf("the sleep of no time is not in the history as armed and fired:\n%s", timeline)
+		}
+		// The history replays: the sleep matches its recorded timer.
+		var calls []string
+		if err := workflow.Replay(func(ctx workflow.Context, _ struct{}) (string, error) {
+			for _, name := range []string{"a", "b", "c", "d", "e", "f"} {
+				if _, err := workflow.Step(ctx, name, func(context.Context) (int, error) {
+					calls = append(calls, name)
+					return 0, nil
+				}, nil); err != nil {
+					return "", err
+				}
+				if name == "b" {
+					if err := workflow.Sleep(ctx, "nap", 0); err != nil {
+						return "", err
+					}
+				}
+			}
+			return "done", nil
+		}, env.History("quick-1")); err != nil || len(calls) != 0 {
+			t.Errorf("replay: %v, steps run %v", err, calls)
+		}
+	})
+}
+
+// TestKitCancelParentCancelsChildren: a run that closes cancelled cancels the children it
+// waits for; a child that ended before is left as it was.
+func TestKitCancelParentCancelsChildren(t *testing.T) {
+	onBackends(t, func(t *testing.T, env *workflowtest.Env) {
+		workflow.Register(env.Worker, "kid", func(ctx workflow.Context, d time.Duration) (string, error) {
+			return "woke", workflow.Sleep(ctx, "nap", d)
+		})
+		workflow.Register(env.Worker, "parent", func(ctx workflow.Context, _ struct{}) (string, error) {
+			quick, err := workflow.Child[string](ctx, "quick", "kid", time.Duration(0))
+			if err != nil {
+				return "", err
+			}
+			slow, err := workflow.Child[string](ctx, "slow", "kid", 24*time.Hour)
+			return quick + slow, err
+		})
+		env.Start("parent", struct{}{}, "p-1")
+		env.Run()
+		if st := env.Status("p-1/slow#1"); st != headgate.WorkflowRunning {
+			t.Fatalf("the slow child is %s before the cancel\n%s", st, env.Timeline("p-1"))
+		}
+		if err := env.Client.Cancel(env.Context(), "p-1", "no longer needed"); err != nil {
+			t.Fatal(err)
+		}
+		env.Run()
+		for id, want := range map[string]headgate.WorkflowStatus{"p-1": headgate.WorkflowCancelled,
+			"p-1/quick#1": headgate.WorkflowCompleted, "p-1/slow#1": headgate.WorkflowCancelled} {
+			if st := env.Status(id); st != want {
+				t.Errorf("%s is %s, want %s\n%s", id, st, want, env.Timeline(id))
+			}
+		}
+		if !strings.Contains(env.Timeline("p-1/slow#1"), "workflow_cancel_requested") {
+			t.Errorf("the slow child's history has no cancel request:\n%s", env.Timeline("p-1/slow#1"))
 		}
 	})
 }

@@ -76,6 +76,9 @@ func startedKey(ns string) string { return "hg:{" + ns + "}:test:started" }
 // (dieInTwo) step two announces itself and then hangs until the process is killed.
 func journey(rdb redis.UniversalClient, ns string, dieInTwo bool) func(workflow.Context, string) (string, error) {
 	step := func(ctx workflow.Context, name string) (string, error) {
+		// Step one commits its result before step two runs (Checkpoint): the kill in
+		// step two leaves it memoized.
+		opts := &workflow.StepOptions{Checkpoint: name == "one"}
 		return workflow.Step(ctx, name, func(ctx context.Context) (string, error) {
 			if err := rdb.RPush(ctx, callsKey(ns), name).Err(); err != nil {
 				return "", err
@@ -88,7 +91,7 @@ func journey(rdb redis.UniversalClient, ns string, dieInTwo bool) func(workflow.
 				return "", ctx.Err()
 			}
 			return name, nil
-		}, nil)
+		}, opts)
 	}
 	return func(ctx workflow.Context, in string) (string, error) {
 		one, err := step(ctx, "one")

@@ -58,6 +58,11 @@ func runTask(ctx context.Context, w *worker.Worker, claim *headgate.Claim, body 
 	if err != nil {
 		return err
 	}
+	if end != nil && end.Kind == headgate.EventWorkflowCancelled {
+		if err := t.cancelChildren(); err != nil {
+			return err
+		}
+	}
 	t.mu.Lock()
 	if end != nil {
 		// A run that ends leaves no timer armed (a new run starts with none).
@@ -89,7 +94,8 @@ func loadTask(ctx context.Context, store *headgate.Store, wfID string) (*task, e
 	}
 	var history []headgate.Event
 	for from := max(row.RunStartSeq, 1); from != 0 && from <= row.Head; {
-		page, next, err := store.ReadHistoryFrom(ctx, wfID, from, 1000)
+		// Only up to the head the row names: a read asks for every seq of its page.
+		page, next, err := store.ReadHistoryFrom(ctx, wfID, from, int(min(row.Head-from+1, 1000)))
 		if err != nil {
 			return nil, err
 		}
@@ -102,7 +108,7 @@ func loadTask(ctx context.Context, store *headgate.Store, wfID string) (*task, e
 	}
 	t := newTask(wfID, row, history)
 	t.store = store
-	t.head = row.Head
+	t.head, t.committed = row.Head, clock()
 	return t, nil
 }
 
@@ -167,4 +173,36 @@ func jsonBody[In, Out any](fn func(ctx Context, in In) (Out, error)) func(Contex
 		}
 		return json.Marshal(out)
 	}
+}
+
+// cancelChildren asks the children the run started that have not ended to cancel, as
+// the run closes cancelled. It runs before the closing commit, so a task that dies
+// between the two cancels them again on its retry (a cancel of a closed or already
+// cancelling child changes nothing).
+func (t *task) cancelChildren() error {
+	t.mu.Lock()
+	var open []string
+	for _, e := range t.history {
+		if e.Kind == headgate.EventChildStarted {
+			open = append(open, e.ChildWorkflowID)
+		}
+	}
+	for _, p := range t.pending {
+		if p.e.Kind == headgate.EventChildStarted {
+			open = append(open, p.e.ChildWorkflowID)
+		}
+	}
+	ended := t.childEnd
+	t.mu.Unlock()
+	for _, id := range open {
+		if _, ok := ended[id]; ok {
+			continue
+		}
+		err := t.store.CancelWorkflow(t.jobCtx, id, "its parent "+t.wfID+" was cancelled", "")
+		var closed *headgate.WorkflowClosedError
+		if err != nil && !errors.As(err, &closed) && !errors.Is(err, headgate.ErrWorkflowNotFound) {
+			return fmt.Errorf("workflow %q: cancel child %q: %w", t.wfID, id, err)
+		}
+	}
+	return nil
 }

@@ -30,11 +30,17 @@ type StepOptions struct {
 	Backoff time.Duration
 	// Timeout bounds each attempt: fn's context is done after it. Defaults to none.
 	Timeout time.Duration
+	// Checkpoint commits the step's result (with whatever the task made before it)
+	// before the code goes on, so a crash of the worker later in the task does not run
+	// the step again. Without it a quick step's result rides in the task's next commit
+	// (see CheckpointAfter).
+	Checkpoint bool
 }
 
 // Step runs fn as the named step of the run, once: its result is recorded in the history
 // (encoded as JSON) before the code goes on, and every later replay returns the recorded
-// result without calling fn. Steps are identified by name and occurrence ("charge#1",
+// result without calling fn (a quick step's result may be committed with the task's
+// next commit rather than at once: see CheckpointAfter). Steps are identified by name and occurrence ("charge#1",
 // "charge#2"); a replay that asks for another step than the history recorded at that
 // point fails the task with a NonDeterminismError.
 //
@@ -131,7 +137,7 @@ func Step[T any](ctx Context, name string, fn func(ctx context.Context) (T, erro
 			return zero, fmt.Errorf("workflow: step %s: encode the result: %w", key, jerr)
 		}
 		t.record(headgate.Event{Kind: headgate.EventStepCompleted, Name: key, Attempt: attempt, Result: b}, nil)
-		t.checkpoint()
+		t.stepDone(o.Checkpoint)
 		t.mu.Unlock()
 		return out, nil
 	}
@@ -139,7 +145,7 @@ func Step[T any](ctx Context, name string, fn func(ctx context.Context) (T, erro
 	if attempt > o.Retries {
 		t.record(headgate.Event{Kind: headgate.EventStepFailed, Name: key, Attempt: attempt,
 			Error: &headgate.WorkflowError{Message: msg}}, nil)
-		t.checkpoint()
+		t.stepDone(o.Checkpoint)
 		t.mu.Unlock()
 		return zero, &StepError{Step: key, Attempt: attempt, Message: msg}
 	}

@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/headgate/headgate"
 	"github.com/headgate/headgate/worker"
@@ -24,11 +26,11 @@ type task struct {
 	part   string
 	replay bool // a replay test: nothing is run or committed
 
-	mu       sync.Mutex
-	commitMu sync.Mutex
-	head     int64            // the history's head as last committed
-	history  []headgate.Event // the current run's events
-	started  headgate.Event   // its workflow_started
+	mu        sync.Mutex
+	head      int64            // the history's head as last committed
+	committed time.Time        // when the task last committed (or was loaded): the age of what is pending
+	history   []headgate.Event // the current run's events
+	started   headgate.Event   // its workflow_started
 
 	commands  map[string][]int // scope -> indexes into history of its command events, in order
 	cursor    map[string]int   // scope -> commands replayed
@@ -173,9 +175,38 @@ func (t *task) block() {
 	runtime.Goexit()
 }
 
-// record adds a new event of the code's; arm is the timer it arms, if any.
-func (t *task) record(e headgate.Event, arm *headgate.TimerArm) {
+// record adds a new event of the code's; arm is the timer it arms, if any. It returns
+// the sequence the event will have once committed.
+func (t *task) record(e headgate.Event, arm *headgate.TimerArm) int64 {
 	t.pending = append(t.pending, pendingEvent{e: e, arm: arm})
+	return t.head + int64(len(t.pending))
+}
+
+// CheckpointAfter bounds how much finished step work a task holds uncommitted: after a
+// step, the task commits what is pending (a checkpoint) when its last commit is at least
+// this old. Steps that finish sooner ride in the task's next commit (the one that ends
+// the task, or a later checkpoint), so a workflow of quick steps costs one commit per
+// task instead of one per step. A worker that dies before that commit leaves those steps
+// to run again on the next task: steps are at least once either way.
+const CheckpointAfter = 100 * time.Millisecond
+
+// clock is the tasks' wall clock for CheckpointAfter; tests replace it.
+var clock = func() time.Time { return (*clockFn.Load())() }
+
+var clockFn atomic.Pointer[func() time.Time]
+
+func init() {
+	now := time.Now
+	clockFn.Store(&now)
+}
+
+// stepDone commits what is pending after a step when the step asks for it
+// (StepOptions.Checkpoint) or the uncommitted work is CheckpointAfter old. The caller
+// holds t.mu.
+func (t *task) stepDone(always bool) {
+	if always || clock().Sub(t.committed) >= CheckpointAfter || len(t.pending) >= headgate.MaxAppendEvents/2 {
+		t.checkpoint()
+	}
 }
 
 // checkpoint commits the task's new events without ending it, so that work done (a
@@ -210,7 +241,7 @@ func (t *task) commitLocked(end, next bool, parent *headgate.Event) (*headgate.T
 	if len(c.ArmTimers) > 0 {
 		t.armed = true
 	}
-	t.head = res.Head
+	t.head, t.committed = res.Head, clock()
 	t.pending, t.retire, t.children = nil, nil, nil
 	return res, nil
 }

@@ -41,7 +41,9 @@ func Sleep(ctx Context, name string, d time.Duration) error {
 }
 
 // startTimer replays or makes the timer_started event of a sleep or an await's timeout.
-// The caller holds t.mu.
+// A timer of no time (d <= 0) is due at once: the task fires it itself, recording
+// timer_started (with no fire time) and timer_fired without arming anything, so it
+// costs no timer round trip and no second task. The caller holds t.mu.
 func (t *task) startTimer(c *wctx, class, key, timer string, d time.Duration) error {
 	if _, ok := t.match(c.scope, class, key); ok {
 		return nil
@@ -51,6 +53,11 @@ func (t *task) startTimer(c *wctx, class, key, timer string, d time.Duration) er
 	}
 	if t.replay {
 		t.block()
+	}
+	if d <= 0 {
+		t.record(headgate.Event{Kind: headgate.EventTimerStarted, Name: key, TimerID: timer}, nil)
+		t.fired[timer] = t.record(headgate.Event{Kind: headgate.EventTimerFired, TimerID: timer}, nil)
+		return nil
 	}
 	now, err := t.store.Now(t.jobCtx)
 	if err != nil {

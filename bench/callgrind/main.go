@@ -2,7 +2,9 @@
 // of a job's life through headgate: enqueue (single rqueue.Client.Enqueue calls from
 // -producers goroutines, then EnqueueMany batches), admit and ack. It starts a redis-server under
 // `valgrind --tool=callgrind` on a free loopback port, zeroes the counters before each
-// phase, dumps them after it, and prints the phase's instructions (Ir) per job.
+// phase, dumps them after it, and prints the phase's instructions (Ir) per job. With
+// -workflows it counts the bench workflow's life instead (workflow.go: three no-op steps
+// and a 0 ms sleep): starts, then the drain (admission, history reads, commits, timers).
 // Instruction counts, unlike times, do not depend on the machine's load.
 //
 //	cd bench && go run ./callgrind -n 2000
@@ -48,14 +50,15 @@ func main() {
 	producers := flag.Int("producers", 1, "goroutines that share the single enqueues")
 	keep := flag.Bool("keep", false, "keep the callgrind output files (their directory is printed)")
 	traced := flag.Bool("traced", false, "trace every enqueue with contrib/otel, so each job carries its producer's trace context")
+	workflows := flag.Bool("workflows", false, "count the bench workflow's start and drain instead of jobs' phases")
 	flag.Parse()
-	if err := run(*n, *batch, *producers, *server, *keep, *traced); err != nil {
+	if err := run(*n, *batch, *producers, *server, *keep, *traced, *workflows); err != nil {
 		fmt.Fprintln(os.Stderr, "callgrind:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n, batch, producers int, server string, keep, traced bool) error {
+func run(n, batch, producers int, server string, keep, traced, workflows bool) error {
 	dir, err := os.MkdirTemp("", "headgate-callgrind-")
 	if err != nil {
 		return err
@@ -131,6 +134,9 @@ func run(n, batch, producers int, server string, keep, traced bool) error {
 		return nil
 	}
 
+	if workflows {
+		return measureWorkflows(ctx, rdb, n, measure)
+	}
 	if err := measure(fmt.Sprintf("enqueue (single, %d producers)", producers), n, func() error {
 		var next atomic.Int64
 		errs := make([]error, producers)

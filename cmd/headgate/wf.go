@@ -334,6 +334,10 @@ func timelineEntry(e, prev headgate.Event, due map[string]time.Time, loc *time.L
 		}
 	case headgate.EventTimerStarted:
 		t = fmt.Sprintf("timer %s armed, fires at %s", e.TimerID, zonedTime(e.FireAt, loc))
+		if e.FireAt.IsZero() {
+			// A sleep of no time: the task fired it itself, never arming it.
+			t = fmt.Sprintf("timer %s due at once", e.TimerID)
+		}
 	case headgate.EventTimerFired:
 		t = "timer " + e.TimerID + " fired"
 		if at, ok := due[e.TimerID]; ok {
@@ -388,7 +392,7 @@ func cmdWfShow(ctx context.Context, c *cli, id string) error {
 		timeline = append(timeline, timelineEntry(e, prev, due, loc))
 		prev = e
 		switch {
-		case e.Kind == headgate.EventTimerStarted:
+		case e.Kind == headgate.EventTimerStarted && !e.FireAt.IsZero():
 			due[e.TimerID] = e.FireAt
 		case e.Kind == headgate.EventStepFailed && !e.FireAt.IsZero():
 			// The runtime's retry timer of the step (workflow's retryTimer).

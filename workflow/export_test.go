@@ -1,0 +1,10 @@
+package workflow
+
+import "time"
+
+// SetClock makes now the tasks' wall clock (CheckpointAfter) until the returned func
+// restores it.
+func SetClock(now func() time.Time) (restore func()) {
+	old := clockFn.Swap(&now)
+	return func() { clockFn.Store(old) }
+}

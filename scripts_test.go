@@ -150,6 +150,7 @@ for _, key in ipairs({ K.schedule(P, 's:1'), K.schedules(P), K.schedules_due(P) 
 for _, key in ipairs({ K.workers(P), K.workers_seen(P), K.queue_workers(P, 'q') }) do got[#got + 1] = key end
 for _, key in ipairs({ K.job_index(P, 'q', 'held', 'k:1'), K.job_filter_index(P, 'q', 'archived', 'k:1', 'p', 't:1'),
   K.kinds(P, 'q'), K.partition_counts(P, 'q', 't:1') }) do got[#got + 1] = key end
+got[#got + 1] = K.admission(P, 'l:1')
 return got`
 	got, err := rdb.Eval(context.Background(), src, []string{k.Prefix()}).StringSlice()
 	if err != nil {
@@ -172,7 +173,7 @@ return got`
 		k.Schedule("s:1"), k.Schedules(), k.SchedulesDue(),
 		k.Workers(), k.WorkersSeen(), k.QueueWorkers("q"),
 		k.JobIndex("q", "held", "k:1"), k.JobFilterIndex("q", StateArchived, "k:1", "p", "t:1"), k.Kinds("q"),
-		k.PartitionCounts("q", "t:1")}
+		k.PartitionCounts("q", "t:1"), k.Admission("l:1")}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("lua keys differ from keys.go:\n lua: %q\n  go: %q", got, want)
 	}
@@ -272,7 +273,7 @@ func TestLuaScriptIncludes(t *testing.T) {
 			K.workers K.workers_seen K.queue_workers worker_record`,
 		"ack": `rcall K K.job K.errors K.result K.output K.progress K.counts K.ring K.ring_state K.partition
 			K.pinned_ring K.pinned_ring_state K.pinned_partition K.wake K.scheduled K.leases K.retained
-			K.unique K.quarantine K.held K.rate K.clock K.policy K.corrupt K.starved K.fp_running OK
+			K.unique K.quarantine K.held K.rate K.clock K.policy K.corrupt K.starved K.fp_running K.admission OK
 			E_LEASE_REJECTED E_CORRUPT now_ms UNFINISHED POLICY_FIELDS POLICY_DEFAULTS policy
 			load_policy ERROR_HISTORY_ENTRIES ERROR_HISTORY_BYTES quarantine_known is_quarantined rank
 			num str K.job_index K.job_filter_index K.kinds K.partition_counts DIM_PARTITION DIM_TAG
@@ -285,10 +286,10 @@ func TestLuaScriptIncludes(t *testing.T) {
 			load_bucket save_bucket rate_changed true_up park_corrupt safe_hmget key_type_known key_ok
 			MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked counts_ok corrupt_reply needed
 			structure_bad need need_counts structure_error load_policy_checked history_ok need_available
-			K.counters count_event`,
+			K.counters count_event admission_record`,
 		"admit": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
 			K.pinned_partition K.wake K.leases K.quarantine K.held K.paused K.rate K.clock K.policy
-			K.corrupt K.parked K.starved K.fp_running OK E_CORRUPT now_ms quarantine_known
+			K.corrupt K.parked K.starved K.fp_running K.admission OK E_CORRUPT now_ms quarantine_known
 			is_quarantined RANK_WIDTH rank num str K.job_index K.job_filter_index K.kinds
 			K.partition_counts DIM_PARTITION DIM_TAG DIM_FINGERPRINT INDEX_FIELDS index_filed index_ops
 			index_order pcount_delta pcount_order kinds_added index_fill index_put pcount_add
@@ -296,7 +297,7 @@ func TestLuaScriptIncludes(t *testing.T) {
 			move_count flush_counts partition_of ring_last ring_has ring_contains ring_push_back
 			ring_remove wake index_available JOB_NUMBERS JOB_DEFAULTS load_bucket save_bucket
 			park_corrupt safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES
-			load_job_checked counts_ok corrupt_reply K.counters count_event`,
+			load_job_checked counts_ok corrupt_reply K.counters count_event admission_record`,
 		"cancel": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
 			K.pinned_partition K.scheduled K.leases K.retained K.unique K.held K.clock K.policy
 			K.corrupt K.cancelled K.parked K.fp_running OK E_NOT_FOUND E_NOT_CANCELLABLE E_CORRUPT

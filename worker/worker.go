@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -62,9 +64,10 @@ type Worker struct {
 	heldMu sync.Mutex
 	held   map[headgate.LeaseRef]*execution // leases to renew
 
-	leaseSeq atomic.Uint64
-	stopping atomic.Bool
-	killed   atomic.Bool
+	leasePrefix string // "<worker id>-<random>-": the lease ids of this Worker value
+	leaseSeq    atomic.Uint64
+	stopping    atomic.Bool
+	killed      atomic.Bool
 
 	stopRequested chan struct{} // closed when a shutdown starts
 	stopped       chan struct{} // closed when a shutdown is over
@@ -96,6 +99,7 @@ func New(rdb redis.UniversalClient, cfg *Config) (*Worker, error) {
 	}
 	return &Worker{
 		cfg:           *c,
+		leasePrefix:   c.ID + "-" + strconv.FormatUint(rand.Uint64(), 36) + "-",
 		rdb:           rdb,
 		store:         store,
 		log:           c.Logger.With("worker", c.ID),

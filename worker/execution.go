@@ -120,8 +120,7 @@ func (w *Worker) fetchLoop(ctx context.Context) {
 				return
 			}
 			d := bo.next()
-			w.redisFailed("admit failed; retrying", err, "retry_in", d)
-			sleepCtx(ctx, d)
+			backoffSleep(ctx, d, w.redisFailed("admit failed; retrying", err, "retry_in", d))
 			continue
 		}
 		w.redisAnswered()
@@ -129,8 +128,7 @@ func (w *Worker) fetchLoop(ctx context.Context) {
 		if len(claims) == 0 {
 			if _, err := w.waitStore.WaitForWork(ctx, w.cfg.Queues, waitTimeout); err != nil && ctx.Err() == nil {
 				d := bo.next()
-				w.redisFailed("wait for work failed; retrying", err, "retry_in", d)
-				sleepCtx(ctx, d)
+				backoffSleep(ctx, d, w.redisFailed("wait for work failed; retrying", err, "retry_in", d))
 			}
 			continue
 		}

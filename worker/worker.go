@@ -58,8 +58,11 @@ type Worker struct {
 	unsettled gauge // admitted jobs not yet acked, handed back or lost
 	poolAlive gauge // pool goroutines
 
-	outage  outage         // whether Redis answers, for one log line per outage
-	repeats *repeatLimiter // thins the lines of repeated failures
+	outage outage // whether Redis answers, for one log line per outage
+	// probeEvery and pingRedis are the outage probe's period and call (tests replace them).
+	probeEvery time.Duration
+	pingRedis  func(context.Context) error
+	repeats    *repeatLimiter // thins the lines of repeated failures
 
 	heldMu sync.Mutex
 	held   map[headgate.LeaseRef]*execution // leases to renew
@@ -112,6 +115,8 @@ func New(rdb redis.UniversalClient, cfg *Config) (*Worker, error) {
 		unsettled:     newGauge(),
 		poolAlive:     newGauge(),
 		repeats:       newRepeatLimiter(c.LogRepeatInterval),
+		probeEvery:    probeInterval,
+		pingRedis:     func(ctx context.Context) error { return rdb.Ping(ctx).Err() },
 	}, nil
 }
 

@@ -12,7 +12,7 @@ var aclScriptCommands = []string{
 	"del", "exists", "get", "hdel", "hexists", "hget", "hgetall", "hincrby", "hlen", "hmget",
 	"hset", "lindex", "llen", "lpop", "lset", "ltrim", "publish", "rpush", "sadd", "scard",
 	"sismember", "spop", "srandmember",
-	"srem", "time", "type", "zadd", "zcard", "zcount", "zrange", "zrangebyscore", "zrem",
+	"set", "srem", "time", "type", "zadd", "zcard", "zcount", "zrange", "zrangebyscore", "zrem",
 	"zremrangebyrank", "zscore",
 	"zrank", "zremrangebyscore", // why, heartbeat
 }

@@ -9,8 +9,13 @@ import (
 
 // AdmitRequest asks for work for one worker.
 type AdmitRequest struct {
-	Worker   string        // worker id; it alone admits jobs pinned to it
-	LeaseID  string        // names this admission in the leases it grants
+	Worker string // worker id; it alone admits jobs pinned to it
+	// LeaseID names this admission in the leases it grants, and must be unique to the
+	// call: a second call with the same lease id, while the leases of the first last
+	// unrenewed, is taken for a repeat of it (a client resending the call after losing
+	// the reply) and returns the first call's jobs that are still running under it,
+	// leasing no others.
+	LeaseID  string
 	Queues   []string      // served in this order
 	Capacity int           // the most jobs to admit
 	Lease    time.Duration // how long the leases last before renewal

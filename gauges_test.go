@@ -101,7 +101,7 @@ func testGauges(t *testing.T, rdb redis.UniversalClient) {
 		Envelope{ID: "e2", Kind: "k", Queue: "e", PartitionKey: "t2", ScheduledAt: epoch.Add(time.Second)},
 		Envelope{ID: "e3", Kind: "k", Queue: "e", PartitionKey: "t3"})
 	must(err)
-	if claims, err := s.Admit(ctx, AdmitRequest{Worker: "w", LeaseID: "l", Queues: []string{"d"}, Capacity: 1, Lease: time.Second}); err != nil || len(claims) != 0 {
+	if claims, err := s.Admit(ctx, AdmitRequest{Worker: "w", LeaseID: "l2", Queues: []string{"d"}, Capacity: 1, Lease: time.Second}); err != nil || len(claims) != 0 {
 		t.Fatalf("admit of d1: %d claims, %v; want it parked", len(claims), err)
 	}
 

@@ -119,6 +119,12 @@ func (k keys) Starved() string { return k.prefix + "starved" }
 // namespace's per-fingerprint in-flight cap (policy field fp_inflight).
 func (k keys) FingerprintsRunning() string { return k.prefix + "fprunning" }
 
+// Admission is a STRING: what the admission under a lease id leased, "<job id>\x1f<fence>"
+// pairs joined by \x1f, kept for the lease duration, so that a repeat of the call (a
+// client that resent it after losing the reply) gets the same jobs back (lua/admit.lua),
+// and a repeated ack that deleted its job is recognized (lua/ack.lua).
+func (k keys) Admission(leaseID string) string { return k.prefix + "admission:" + leaseID }
+
 // Paused is a SET of paused queue names.
 func (k keys) Paused() string { return k.prefix + "paused" }
 

@@ -202,6 +202,7 @@ func TestLuaKeysMatchGo(t *testing.T) {
 		{`K.kinds(P, 'q')`, k.Kinds("q")},
 		{`K.partition_counts(P, 'q', 't:1')`, k.PartitionCounts("q", "t:1")},
 		{`K.timers_armed(P)`, k.TimersArmed()},
+		{`K.admission(P, 'l:1')`, k.Admission("l:1")},
 	}
 	var src strings.Builder
 	src.WriteString(libDefinitions(t, func(name string) bool { return strings.HasPrefix(name, "K.") }))

@@ -85,7 +85,8 @@ func benchAdmit(b *testing.B, s *headgate.Store, req headgate.AdmitRequest) {
 	var cpu, calls float64
 	redisCPU(b, s)
 	b.ResetTimer()
-	for range b.N {
+	for i := range b.N {
+		req.LeaseID = fmt.Sprint("l", i) // a lease id per call: a second call under one is a repeat
 		claims, err := s.Admit(ctx, req)
 		if err != nil {
 			b.Fatal(err)
@@ -123,7 +124,7 @@ func BenchmarkAck(b *testing.B) {
 		if _, err := s.Enqueue(ctx, benchJobs(fmt.Sprint("k", i), 50, 10)...); err != nil {
 			b.Fatal(err)
 		}
-		claims, err := s.Admit(ctx, headgate.AdmitRequest{Worker: "w", LeaseID: "l", Queues: []string{"default"},
+		claims, err := s.Admit(ctx, headgate.AdmitRequest{Worker: "w", LeaseID: fmt.Sprint("l", i), Queues: []string{"default"},
 			Capacity: 50, Lease: time.Minute})
 		if err != nil {
 			b.Fatal(err)
@@ -264,6 +265,7 @@ func parkAll(b *testing.B, s *headgate.Store, req headgate.AdmitRequest, key str
 		if calls > int(n) {
 			b.Fatalf("%d of %d jobs parked after %d calls", parked, n, calls)
 		}
+		req.LeaseID = fmt.Sprint("park", calls)
 		claims, err := s.Admit(ctx, req)
 		if err != nil {
 			b.Fatal(err)

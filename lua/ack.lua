@@ -3,7 +3,9 @@ ack.lua: holders report how attempts ended, n at a time; each ack stands alone.
 
 Only the holder may ack: the job is running under the same lease id and fence, else
 LeaseRejected and nothing changes for that job (a second ack of one job in a batch is
-rejected: the first moved it). Outcomes:
+rejected: the first moved it). A repeat of an applied ack (the same lease, fence and
+outcome, resent by a client that lost the reply) changes nothing and reports the state
+the job is in, as the first did (see repeated below). Outcomes:
   success       strict unique key released; retention 0 deletes the job, else completed
                 (with the result, when one is given) and evicted after retention
   retry         attempt+1; retryable at now + delay (or exponential backoff), archived
@@ -25,7 +27,7 @@ last retry archived).
 All reads come first (the policy, each job, its rate bucket); the writes follow.
 
 KEYS[1]  namespace prefix; derived keys (lib.lua): job:<id>, errors:<id>, result:<id>,
-         output:<id>, progress:<id>, leases, scheduled, retained, unique, policy,
+         output:<id>, progress:<id>, admission:<lease id>, leases, scheduled, retained, unique, policy,
          quarantine, held:<fp>, rate:<class>, clock, q:<queue>:{counts,ring,drr,p:<part>,wake},
          q:<queue>:w:<worker>:{ring,drr,p:<part>}, counters
 ARGV[1]  retry backoff base ms: the default when the policy has no retry_base
@@ -79,6 +81,7 @@ Cost     O(n * log N)
 --- @include park_corrupt
 --- @include E_CORRUPT
 --- @include count_event
+--- @include admission_record
 local P = KEYS[1]
 local n = tonumber(ARGV[3])
 local F = 11
@@ -111,6 +114,34 @@ local ALL_FIELDS = {}
 for _, f in ipairs(JOB_FIELDS) do ALL_FIELDS[#ALL_FIELDS + 1] = f end
 ALL_FIELDS[#ALL_FIELDS + 1] = 'errb'
 local accepted = {}
+
+-- The states each outcome leaves a job in (a success at retention 0 and a revoke delete it).
+local ENDS = { success = { completed = true }, retry = { retryable = true, archived = true },
+  skip = { archived = true }, undecodable = { undecodable = true },
+  snooze = { scheduled = true, retryable = true, archived = true },
+  rate_limited = { available = true }, hand_back = { available = true }, revoke = {} }
+
+-- A repeat of an ack Redis applied (go-redis resends a script whose reply a broken
+-- connection lost): the job is no longer running, but its attempt under this fence ended
+-- in a state this outcome leads to; or it is gone, the outcome deletes, and the admission
+-- under this lease (its record lasts the lease duration) leased it at this fence. Returns
+-- the state to report (kept in a.repeated), else nil: a rejection. What the store cannot
+-- tell from a repeat is a job an operator deleted, or ReclaimExpired moved to the same
+-- state, before the ack came: the reply then names the state the job is in, the one the
+-- ack asked for.
+local function repeated(a, j)
+  local fence = tonumber(a.fence)
+  if j then
+    if j.fence == fence and ENDS[a.outcome][j.state] then a.repeated = j.state end
+    return a.repeated
+  end
+  if a.outcome ~= 'success' and a.outcome ~= 'revoke' then return nil end
+  for _, e in ipairs(admission_record(P, a.lease) or {}) do
+    if e[1] == a.id and e[2] == fence then a.repeated = 'deleted' end
+  end
+  return a.repeated
+end
+
 local buckets = {} -- rate class -> its bucket (false: unconfigured or unusable), shared by the batch
 local parks = {}
 need(K.leases(P), 'zset')
@@ -130,6 +161,8 @@ for _, a in ipairs(acks) do
     a.corrupt = why
     parks[#parks + 1] = a
     need(K.corrupt(P), 'hash')
+    accepted[a.id] = true
+  elseif not accepted[a.id] and not (j and j.state == 'running') and repeated(a, j) then
     accepted[a.id] = true
   elseif j and j.state == 'running' and j.lease == a.lease and j.fence == tonumber(a.fence) then
     accepted[a.id] = true
@@ -232,6 +265,8 @@ local reply = { OK }
 for _, a in ipairs(acks) do
   if a.corrupt then
     reply[#reply + 1] = { E_CORRUPT, K.job(P, a.id), a.corrupt }
+  elseif a.repeated then
+    reply[#reply + 1] = { OK, a.repeated }
   elseif a.j then
     reply[#reply + 1] = { OK, apply(a, a.j) }
   else

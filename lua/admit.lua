@@ -49,10 +49,13 @@ the next idle worker comes for the rest.
 
 KEYS[1]  namespace prefix; derived keys (lib.lua): paused, clock, quarantine, held:<fp>,
          rate:<class>, parked:<class>, starved, policy, fprunning, leases, job:<id>,
-         corrupt, q:<queue>:{counts,ring,drr,p:<part>,wake},
+         corrupt, admission:<lease id>, q:<queue>:{counts,ring,drr,p:<part>,wake},
          q:<queue>:w:<worker>:{ring,drr,p:<part>}, counters
 ARGV[1]  worker id ("" = the worker takes no pinned work)
-ARGV[2]  lease id
+ARGV[2]  lease id: unique to the call. The call records what it leased under it
+         (admission:<lease id>, for the lease duration), and a second call with the same
+         lease id is a repeat of the first: it returns those of the first call's jobs that
+         are still running under it, and leases nothing.
 ARGV[3]  capacity (jobs)
 ARGV[4]  lease duration ms
 ARGV[5]  quantum (weight units per partition turn)
@@ -112,6 +115,8 @@ Cost     O((budget + capacity) * log N): every examined or returned job is a bou
 --- @include count_event
 --- @include index_move
 --- @include index_view
+--- @include K.admission
+--- @include admission_record
 local P = KEYS[1]
 local worker, lease_id = ARGV[1], ARGV[2]
 local capacity, lease_ms = tonumber(ARGV[3]), tonumber(ARGV[4])
@@ -619,6 +624,27 @@ local function serve(q, rings)
   end
 end
 
+-- A repeat of a call Redis applied (go-redis resends a script whose reply a broken
+-- connection lost) returns the jobs that call leased that are still running under it,
+-- with their fences and lease expiries, and leases nothing else: the first reply's jobs
+-- are not left to expire and be charged a crash. A job acked, reclaimed or expired since
+-- is left out. Nothing is written.
+local admitted_before = admission_record(P, lease_id)
+if admitted_before then
+  for _, e in ipairs(admitted_before) do
+    local id, fence = e[1], e[2]
+    local jk = K.job(P, id)
+    local v = redis.pcall('HMGET', jk, 'state', 'lease', 'fence')
+    local exp = redis.pcall('ZSCORE', K.leases(P), id)
+    if type(v) == 'table' and v[1] == 'running' and v[2] == lease_id and tonumber(v[3]) == fence
+      and tonumber(exp) and tonumber(exp) > now then
+      local h = redis.pcall('HGETALL', jk)
+      if type(h) == 'table' and not h.err then reply[#reply + 1] = { id, h, fence, tonumber(exp) } end
+    end
+  end
+  return reply
+end
+
 local bad_key, why = corrupt_before_writes()
 if bad_key then return corrupt_reply(bad_key, why) end
 
@@ -636,7 +662,19 @@ end
 -- Stopped by capacity with work left: pass the wake-up on, so another idle worker
 -- comes for the rest.
 if admitted >= capacity and last_queue then wake(P, last_queue) end
-if #leases > 0 then rcall('ZADD', K.leases(P), unpack(leases)) end
+if #leases > 0 then
+  rcall('ZADD', K.leases(P), unpack(leases))
+  -- The record a repeat of this call is answered from: the ids and fences, for as long
+  -- as the leases last unrenewed. A repeat comes within go-redis's retries (seconds); by
+  -- the time the record goes, every lease it names has expired or was renewed by a holder
+  -- that got the reply, so no repeat can be owed any of them.
+  local rec = {}
+  for i = 2, #reply do
+    rec[#rec + 1] = reply[i][1]
+    rec[#rec + 1] = string.format('%d', reply[i][3])
+  end
+  rcall('SET', K.admission(P, lease_id), table.concat(rec, '\31'), 'PX', lease_ms)
+end
 for _, b in pairs(buckets) do
   if type(b) == 'table' then save_bucket(b) end
 end

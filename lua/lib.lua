@@ -55,6 +55,7 @@ function K.cancelled(P) return P .. 'cancelled' end -- a pub/sub channel, not a 
 function K.parked(P, class) return P .. 'parked:' .. class end
 function K.starved(P) return P .. 'starved' end
 function K.fp_running(P) return P .. 'fprunning' end
+function K.admission(P, lease) return P .. 'admission:' .. lease end
 
 -- Reply codes: scripts.go has a reply* constant for each and translates it in one place
 -- (replyError); TestLuaReplyCodesMatchGo holds the two in step.
@@ -2142,4 +2143,24 @@ end
 --- @include OK
 local function bulk_reply(at, id, done, acted, skipped)
   return { OK, at and string.format('%d', at) or '', id or '', done and 1 or 0, acted, skipped }
+end
+
+-- What one admission leased, in its order: { {id, fence}, ... }, read from its record
+-- (admit.lua writes it: "<id>\31<fence>\31<id>\31<fence>...", and no validated id holds
+-- \31). nil when there is no record or it is not a string: then no repeat is recognized,
+-- and nothing raises.
+--- @include K.admission
+local function admission_record(P, lease)
+  local v = redis.pcall('GET', K.admission(P, lease))
+  if type(v) ~= 'string' then return nil end
+  local jobs, id = {}, nil
+  for part in string.gmatch(v, '[^\31]+') do
+    if id then
+      jobs[#jobs + 1] = { id, tonumber(part) }
+      id = nil
+    else
+      id = part
+    end
+  end
+  return jobs
 end

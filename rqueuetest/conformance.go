@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -46,7 +47,7 @@ func ExerciseBackend(t *testing.T, newStore NewStoreFunc) {
 		reclaimCorruptCases, evictCorruptCases, enqueueCorruptCases, retryCases, editCases, deleteCases, operatorCorruptCases, uniqueCases,
 		putScheduleCases, pauseScheduleCases, removeScheduleCases, fireScheduleCases, runScheduleCases,
 		whyCases, heartbeatCases,
-		listJobsCases, bulkCancelCases, bulkRetryCases, bulkDeleteCases} {
+		listJobsCases, bulkCancelCases, bulkRetryCases, bulkDeleteCases, repeatCases} {
 		all = append(all, cases...)
 	}
 	runCases(t, newStore, all)
@@ -137,16 +138,27 @@ func mustEvict(t testing.TB, ctx context.Context, s *headgate.Store) int {
 	return n
 }
 
+// admissions numbers the lease ids admitReq and mustAdmit make: each admission needs a
+// lease id of its own, since a second call with the same one is a repeat of the first.
+var admissions atomic.Uint64
+
+func newLeaseID(worker string) string {
+	return fmt.Sprintf("%s-lease-%d", worker, admissions.Add(1))
+}
+
 func admitReq(worker string, capacity int, queues ...string) headgate.AdmitRequest {
 	if len(queues) == 0 {
 		queues = []string{headgate.QueueDefault}
 	}
-	return headgate.AdmitRequest{Worker: worker, LeaseID: worker + "-lease", Queues: queues,
+	return headgate.AdmitRequest{Worker: worker, LeaseID: newLeaseID(worker), Queues: queues,
 		Capacity: capacity, Lease: time.Minute}
 }
 
+// mustAdmit admits under a new lease id, so that a case may admit with one request again
+// and again.
 func mustAdmit(t testing.TB, ctx context.Context, s *headgate.Store, req headgate.AdmitRequest) []headgate.Claim {
 	t.Helper()
+	req.LeaseID = newLeaseID(req.Worker)
 	claims, err := s.Admit(ctx, req)
 	if err != nil {
 		t.Fatalf("admit: %v", err)

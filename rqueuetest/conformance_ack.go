@@ -49,7 +49,7 @@ var ackCases = []conformanceCase{
 		if err != nil || r == nil || r.SchemaVersion != 2 || string(r.Bytes) != "out" || r.Fence != c.Fence || !r.UpdatedAt.Equal(epoch) {
 			t.Errorf("result: %+v, %v", r, err)
 		}
-		if errs := historyOf(t, ctx, s, "a"); !slices.Equal(errs, []string{"success -> completed (attempt 0, fence 1, worker w1-lease); logs: l1 | l2"}) {
+		if errs := historyOf(t, ctx, s, "a"); !slices.Equal(errs, []string{"success -> completed (attempt 0, fence 1, worker " + c.LeaseID + "); logs: l1 | l2"}) {
 			t.Errorf("history %q", errs)
 		}
 		advance(t, ctx, s, time.Hour-time.Millisecond)
@@ -68,6 +68,7 @@ var ackCases = []conformanceCase{
 		e.MaxAttempts = 3
 		mustEnqueue(t, ctx, s, e)
 		c := admitOne(t, ctx, s)
+		leases := []string{c.LeaseID}
 		if st := mustAck(t, ctx, s, c, headgate.OutcomeRetry, &headgate.AckOpts{Error: "boom", Delay: 5 * time.Second}); st != headgate.StateRetryable {
 			t.Errorf("retry: %s", st)
 		}
@@ -78,6 +79,7 @@ var ackCases = []conformanceCase{
 		advance(t, ctx, s, 5*time.Second)
 		mustPromote(t, ctx, s)
 		c = admitOne(t, ctx, s)
+		leases = append(leases, c.LeaseID)
 		mustAck(t, ctx, s, c, headgate.OutcomeRetry, &headgate.AckOpts{Error: "again"})
 		j = getJob(t, ctx, s, "a")
 		// Second failure: base (1s) * 2^(2-1).
@@ -87,13 +89,14 @@ var ackCases = []conformanceCase{
 		advance(t, ctx, s, 2*time.Second)
 		mustPromote(t, ctx, s)
 		c = admitOne(t, ctx, s)
+		leases = append(leases, c.LeaseID)
 		if st := mustAck(t, ctx, s, c, headgate.OutcomeRetry, &headgate.AckOpts{Error: "last"}); st != headgate.StateArchived {
 			t.Errorf("retry with attempts spent: %s, want archived", st)
 		}
 		errs := historyOf(t, ctx, s, "a")
-		want := []string{"retry -> retryable (attempt 1, fence 1, worker w1-lease): boom",
-			"retry -> retryable (attempt 2, fence 2, worker w1-lease): again",
-			"retry -> archived (attempt 3, fence 3, worker w1-lease): last"}
+		want := []string{"retry -> retryable (attempt 1, fence 1, worker " + leases[0] + "): boom",
+			"retry -> retryable (attempt 2, fence 2, worker " + leases[1] + "): again",
+			"retry -> archived (attempt 3, fence 3, worker " + leases[2] + "): last"}
 		if !slices.Equal(errs, want) {
 			t.Errorf("history %q, want %q", errs, want)
 		}
@@ -105,12 +108,14 @@ var ackCases = []conformanceCase{
 			"undecodable": headgate.OutcomeUndecodable, "revoke": headgate.OutcomeRevoke}
 		want := map[string]headgate.State{"skip": headgate.StateArchived,
 			"undecodable": headgate.StateUndecodable, "revoke": headgate.StateDeleted}
+		lease := ""
 		for _, c := range mustAdmit(t, ctx, s, admitReq("w", 3)) {
 			id := c.Envelope.ID
+			lease = c.LeaseID
 			mustAck(t, ctx, s, c, outcomes[id], &headgate.AckOpts{Error: "why " + id})
 			wantState(t, ctx, s, id, want[id])
 		}
-		if errs := historyOf(t, ctx, s, "undecodable"); !slices.Equal(errs, []string{"undecodable -> undecodable (attempt 0, fence 1, worker w-lease): why undecodable"}) {
+		if errs := historyOf(t, ctx, s, "undecodable"); !slices.Equal(errs, []string{"undecodable -> undecodable (attempt 0, fence 1, worker " + lease + "): why undecodable"}) {
 			t.Errorf("undecodable history %q", errs)
 		}
 	}},

@@ -35,10 +35,10 @@ var ackHistoryCases = []conformanceCase{
 			t.Fatal(err)
 		}
 		want := []headgate.AttemptError{
-			{At: epoch, Attempt: 1, Fence: c.Fence, Worker: "w1-lease", Outcome: "retry", State: headgate.StateRetryable,
+			{At: epoch, Attempt: 1, Fence: c.Fence, Worker: c.LeaseID, Outcome: "retry", State: headgate.StateRetryable,
 				Message: "panic: boom", Stack: "goroutine 7 [running]:\nmain.handler()", Logs: []string{"l1", "l2"}},
 			// The outcome as applied: the last retry archived the job.
-			{At: epoch.Add(headgate.RetryBaseDefault), Attempt: 2, Fence: c2.Fence, Worker: "w1-lease", Outcome: "retry",
+			{At: epoch.Add(headgate.RetryBaseDefault), Attempt: 2, Fence: c2.Fence, Worker: c2.LeaseID, Outcome: "retry",
 				State: headgate.StateArchived, Message: "last"},
 		}
 		if !equalHistory(errs, want) {
@@ -57,7 +57,7 @@ var ackHistoryCases = []conformanceCase{
 			t.Fatal(err)
 		}
 		now := epoch.Add(headgate.RetryBaseDefault + time.Minute)
-		want = []headgate.AttemptError{{At: now, CrashAttempt: 1, Fence: cb.Fence, Worker: "w1-lease",
+		want = []headgate.AttemptError{{At: now, CrashAttempt: 1, Fence: cb.Fence, Worker: cb.LeaseID,
 			Outcome: "lease_lost", State: headgate.StateRetryable, Message: "lease expired"}}
 		if !equalHistory(errs, want) {
 			t.Errorf("lease lost history:\n got %+v\nwant %+v", errs, want)
@@ -134,7 +134,9 @@ var ackHistoryCases = []conformanceCase{
 	{"Ack/HandBackIsItsOwnOutcome", func(t *testing.T, s *headgate.Store) {
 		ctx := freeze(t, s)
 		mustEnqueue(t, ctx, s, job("a"), job("b"))
+		lease := ""
 		for _, c := range mustAdmit(t, ctx, s, admitReq("w1", 2)) {
+			lease = c.LeaseID
 			o := headgate.OutcomeHandBack
 			if c.Envelope.ID == "b" {
 				o = headgate.OutcomeRateLimited
@@ -148,7 +150,7 @@ var ackHistoryCases = []conformanceCase{
 				t.Errorf("%s: attempt %d crash %d snoozes %d, want no counter moved", id, j.Attempt, j.CrashAttempt, j.Snoozes)
 			}
 		}
-		if h := historyOf(t, ctx, s, "a"); !slices.Equal(h, []string{"hand_back -> available (attempt 0, fence 1, worker w1-lease)"}) {
+		if h := historyOf(t, ctx, s, "a"); !slices.Equal(h, []string{"hand_back -> available (attempt 0, fence 1, worker " + lease + ")"}) {
 			t.Errorf("hand-back history %q", h)
 		}
 		// Rate limiting asked by a handler is routine: no entry.

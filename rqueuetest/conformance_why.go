@@ -204,7 +204,7 @@ var whyCases = []conformanceCase{
 		ctx := whySetup(t, s)
 		mustEnqueue(t, ctx, s, job("a"))
 		c := admitOne(t, ctx, s)
-		running := headgate.Reason{Reason: headgate.WhyRunning, Worker: "w1", LeaseID: "w1-lease", Since: epoch,
+		running := headgate.Reason{Reason: headgate.WhyRunning, Worker: "w1", LeaseID: c.LeaseID, Since: epoch,
 			Fence: c.Fence, LeaseUntil: epoch.Add(time.Minute)}
 		wantWhy(t, ctx, s, "a", headgate.StateRunning, running)
 		// The worker stops beating and the lease runs out: the reclaimer is next.

@@ -70,6 +70,8 @@ func (w *Worker) ackLoop() {
 		timer.Reset(bo.next())
 		select {
 		case <-timer.C:
+		case <-w.outageEnds():
+			timer.Stop()
 		case <-w.dead:
 			timer.Stop()
 			return

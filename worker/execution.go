@@ -73,9 +73,12 @@ func (w *Worker) newExecution(parent context.Context, c headgate.Claim, deadline
 
 func (e *execution) expired(now time.Time) bool { return now.UnixNano() >= e.deadline.Load() }
 
-// nextLeaseID names one admission call; with the fence it identifies each lease.
+// nextLeaseID names one admission call; with the fence it identifies each lease. It is
+// unique to the call, also across workers that share an id (a fixed Config.ID, a process
+// restarted): the store takes a second call under one lease id for a repeat of the first
+// (go-redis resending it after a lost reply) and answers it with the first call's jobs.
 func (w *Worker) nextLeaseID() string {
-	return w.cfg.ID + "-" + strconv.FormatUint(w.leaseSeq.Add(1), 36)
+	return w.leasePrefix + strconv.FormatUint(w.leaseSeq.Add(1), 36)
 }
 
 // fetchLoop admits jobs while the pool has free slots, in batches of up to the free
@@ -117,8 +120,7 @@ func (w *Worker) fetchLoop(ctx context.Context) {
 				return
 			}
 			d := bo.next()
-			w.redisFailed("admit failed; retrying", err, "retry_in", d)
-			sleepCtx(ctx, d)
+			backoffSleep(ctx, d, w.redisFailed("admit failed; retrying", err, "retry_in", d))
 			continue
 		}
 		w.redisAnswered()
@@ -126,8 +128,7 @@ func (w *Worker) fetchLoop(ctx context.Context) {
 		if len(claims) == 0 {
 			if _, err := w.waitStore.WaitForWork(ctx, w.cfg.Queues, waitTimeout); err != nil && ctx.Err() == nil {
 				d := bo.next()
-				w.redisFailed("wait for work failed; retrying", err, "retry_in", d)
-				sleepCtx(ctx, d)
+				backoffSleep(ctx, d, w.redisFailed("wait for work failed; retrying", err, "retry_in", d))
 			}
 			continue
 		}

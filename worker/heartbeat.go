@@ -40,9 +40,13 @@ func (w *Worker) heartbeatLoop() {
 	}
 	t := time.NewTimer(0)
 	defer t.Stop()
+	var recovered <-chan struct{} // in an outage's backoff: closed when it ends
 	for {
 		select {
 		case <-t.C:
+		case <-recovered:
+			t.Stop()
+			recovered = nil
 		case <-w.dead:
 			if !w.killed.Load() {
 				ctx, cancel := context.WithTimeout(context.WithoutCancel(w.ioCtx), time.Second)
@@ -58,11 +62,12 @@ func (w *Worker) heartbeatLoop() {
 			// A beat cut short by the teardown is followed by the last one.
 			if w.ioCtx.Err() == nil {
 				next = min(bo.next(), next)
-				w.redisFailed("heartbeat failed; retrying", err, "retry_in", next)
+				recovered = w.redisFailed("heartbeat failed; retrying", err, "retry_in", next)
 			}
 		} else {
 			w.redisAnswered()
 			bo.reset()
+			recovered = nil
 		}
 		t.Reset(next)
 	}

@@ -18,9 +18,13 @@ func (w *Worker) renewLoop() {
 	var bo backoff
 	t := time.NewTimer(period)
 	defer t.Stop()
+	var recovered <-chan struct{} // in an outage's backoff: closed when it ends
 	for {
 		select {
 		case <-t.C:
+		case <-recovered:
+			t.Stop()
+			recovered = nil
 		case <-w.dead:
 			return
 		}
@@ -30,13 +34,14 @@ func (w *Worker) renewLoop() {
 				return
 			}
 			next = min(bo.next(), period)
-			w.redisFailed("lease renewal failed; retrying", err, "retry_in", next)
+			recovered = w.redisFailed("lease renewal failed; retrying", err, "retry_in", next)
 			w.expireLocally(time.Now())
 		} else {
 			if called {
 				w.redisAnswered()
 			}
 			bo.reset()
+			recovered = nil
 		}
 		t.Reset(next)
 	}

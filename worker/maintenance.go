@@ -70,8 +70,7 @@ func (w *Worker) dutyLoop(ctx context.Context, d duty) {
 					return
 				}
 				wait := bo.next()
-				w.redisFailed("claiming duty failed; retrying", err, "duty", d.name, "retry_in", wait)
-				sleepCtx(ctx, wait)
+				backoffSleep(ctx, wait, w.redisFailed("claiming duty failed; retrying", err, "duty", d.name, "retry_in", wait))
 				continue
 			}
 			w.redisAnswered()
@@ -88,6 +87,7 @@ func (w *Worker) dutyLoop(ctx context.Context, d duty) {
 			continue
 		}
 		wait, err := d.pass(ctx, fence)
+		var recovered <-chan struct{}
 		if errors.Is(err, headgate.ErrDutyLost) {
 			// The lease ran out between renewals (or the store clock jumped): claim again.
 			held = false
@@ -98,7 +98,7 @@ func (w *Worker) dutyLoop(ctx context.Context, d duty) {
 				return
 			}
 			wait = bo.next()
-			w.redisFailed("maintenance failed; retrying", err, "duty", d.name, "retry_in", wait)
+			recovered = w.redisFailed("maintenance failed; retrying", err, "duty", d.name, "retry_in", wait)
 		} else {
 			bo.reset()
 		}
@@ -109,6 +109,7 @@ func (w *Worker) dutyLoop(ctx context.Context, d duty) {
 		select {
 		case <-t.C:
 		case <-d.nudge: // nil for duties that take no nudge: never ready
+		case <-recovered: // nil unless in an outage's backoff
 		case <-ctx.Done():
 		}
 		t.Stop()

@@ -27,7 +27,14 @@ type outage struct {
 	// unless it lasts outageFlap.
 	ended time.Time
 	flap  bool
+	// over is closed when the outage ends, by any call that gets through or by the
+	// probe: the loops waiting out a backoff retry at once, so that work resumes as soon
+	// as Redis answers rather than up to backoffMax later.
+	over chan struct{}
 }
+
+// probeInterval is how often the worker PINGs Redis during an outage.
+const probeInterval = 250 * time.Millisecond
 
 // outageFlap is how soon after an outage's end a failure still belongs to it: after a
 // restart of Redis, go-redis's pool keeps answering some calls with its last dial error
@@ -37,18 +44,24 @@ const outageFlap = time.Second
 
 // redisFailed reports a failed store call: a Redis that does not answer starts (or
 // continues) an outage, logged once; any other error is logged at ERROR as what, since it
-// is a bug or a data problem rather than an outage. attrs describe the call.
-func (w *Worker) redisFailed(what string, err error, attrs ...any) {
+// is a bug or a data problem rather than an outage. attrs describe the call. It returns
+// a channel closed when the outage ends (nil for an error that is no outage): a loop
+// waiting out its backoff waits on it too.
+func (w *Worker) redisFailed(what string, err error, attrs ...any) <-chan struct{} {
 	if !unreachable(err) {
 		w.log.Error(what, append(attrs, "error", err)...)
-		return
+		return nil
 	}
 	w.outage.mu.Lock()
 	started := !w.outage.down
 	if started {
 		w.outage.down, w.outage.since, w.outage.calls = true, time.Now(), 0
 		w.outage.flap = !w.outage.ended.IsZero() && time.Since(w.outage.ended) < outageFlap
+		w.outage.over = make(chan struct{})
+		over := w.outage.over
+		w.spawn(func() { w.probe(over) }, func() {})
 	}
+	over := w.outage.over
 	w.outage.calls++
 	if w.outage.flap && time.Since(w.outage.since) >= outageFlap {
 		// Not a flap after all: Redis is down again. Log it as an outage of its own.
@@ -61,6 +74,53 @@ func (w *Worker) redisFailed(what string, err error, attrs ...any) {
 			"redis", redisAddr(w.rdb), "error", err)
 	}
 	w.log.Debug(what, append(attrs, "error", err)...)
+	return over
+}
+
+// probe PINGs Redis every probeInterval until it answers, which ends the outage, or the
+// outage ends otherwise (over), or the worker stops. A PING is cheaper than the calls the
+// loops would retry, and one probe serves them all.
+func (w *Worker) probe(over <-chan struct{}) {
+	t := time.NewTicker(w.probeEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+		case <-over:
+			return
+		case <-w.dead:
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), w.probeEvery)
+		err := w.pingRedis(ctx)
+		cancel()
+		if err == nil {
+			w.redisAnswered()
+			return
+		}
+	}
+}
+
+// outageEnds returns a channel closed when the current outage ends, nil when Redis
+// answers.
+func (w *Worker) outageEnds() <-chan struct{} {
+	w.outage.mu.Lock()
+	defer w.outage.mu.Unlock()
+	if !w.outage.down {
+		return nil
+	}
+	return w.outage.over
+}
+
+// backoffSleep waits d, or until ctx is done or the outage that over belongs to ends.
+func backoffSleep(ctx context.Context, d time.Duration, over <-chan struct{}) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	case <-over:
+	}
 }
 
 // redisAnswered reports a store call that succeeded: it ends an outage.
@@ -71,6 +131,7 @@ func (w *Worker) redisAnswered() {
 		return
 	}
 	w.outage.down, w.outage.ended = false, time.Now()
+	close(w.outage.over)
 	d, calls, flap := time.Since(w.outage.since), w.outage.calls, w.outage.flap
 	w.outage.mu.Unlock()
 	if flap {

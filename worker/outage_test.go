@@ -2,6 +2,8 @@ package worker_test
 
 import (
 	"context"
+	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"strings"
@@ -130,5 +132,50 @@ func TestOutageLogsOnceEachWay(t *testing.T) {
 	}
 	if len(warn) == 1 && warn[0].Attrs["redis"] != srv.Addr() {
 		t.Errorf("WARN line names redis %q, want %q", warn[0].Attrs["redis"], srv.Addr())
+	}
+}
+
+// During an outage the worker PINGs Redis, and the first answer ends every loop's
+// backoff at once, however long the backoff had left: work resumes as soon as Redis is
+// back, not up to 5s later.
+func TestOutageProbeEndsBackoff(t *testing.T) {
+	t.Parallel()
+	rdb := redis.NewClient(&redis.Options{Addr: closedPort(t)})
+	t.Cleanup(func() { _ = rdb.Close() })
+	logs := newLogCapture()
+	w, err := worker.New(rdb, &worker.Config{Namespace: "probe", Logger: logs.logger()})
+	mustOK(t, err)
+	pings := make(chan error) // each PING's answer, handed over when the probe sends it
+	worker.SetOutageProbe(w, time.Millisecond, func(context.Context) error { return <-pings })
+
+	over := worker.FailCall(w, io.EOF)
+	if over == nil {
+		t.Fatal("an unreachable Redis gave no channel to wait on")
+	}
+	if again := worker.FailCall(w, io.EOF); again != over {
+		t.Error("a second failure of the same outage gave another channel")
+	}
+	woke := make(chan struct{})
+	go func() {
+		worker.BackoffSleep(context.Background(), time.Hour, over)
+		close(woke)
+	}()
+	for range 3 {
+		pings <- io.EOF // Redis still down: the probe keeps trying, the backoff goes on
+	}
+	select {
+	case <-woke:
+		t.Fatal("the backoff ended while Redis did not answer")
+	default:
+	}
+	pings <- nil
+	select {
+	case <-woke:
+	case <-time.After(waitLimit):
+		t.Fatal("the backoff went on after the probe got an answer")
+	}
+	logs.wait(t, 1, slog.LevelInfo, "Redis answers again")
+	if worker.FailCall(w, errors.New("ERR not an outage")) != nil {
+		t.Error("an error Redis answered with gave a channel to wait on")
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -57,15 +59,19 @@ type Worker struct {
 	unsettled gauge // admitted jobs not yet acked, handed back or lost
 	poolAlive gauge // pool goroutines
 
-	outage  outage         // whether Redis answers, for one log line per outage
-	repeats *repeatLimiter // thins the lines of repeated failures
+	outage outage // whether Redis answers, for one log line per outage
+	// probeEvery and pingRedis are the outage probe's period and call (tests replace them).
+	probeEvery time.Duration
+	pingRedis  func(context.Context) error
+	repeats    *repeatLimiter // thins the lines of repeated failures
 
 	heldMu sync.Mutex
 	held   map[headgate.LeaseRef]*execution // leases to renew
 
-	leaseSeq atomic.Uint64
-	stopping atomic.Bool
-	killed   atomic.Bool
+	leasePrefix string // "<worker id>-<random>-": the lease ids of this Worker value
+	leaseSeq    atomic.Uint64
+	stopping    atomic.Bool
+	killed      atomic.Bool
 
 	stopRequested chan struct{} // closed when a shutdown starts
 	stopped       chan struct{} // closed when a shutdown is over
@@ -97,6 +103,7 @@ func New(rdb redis.UniversalClient, cfg *Config) (*Worker, error) {
 	}
 	return &Worker{
 		cfg:           *c,
+		leasePrefix:   c.ID + "-" + strconv.FormatUint(rand.Uint64(), 36) + "-",
 		rdb:           rdb,
 		store:         store,
 		log:           c.Logger.With("worker", c.ID),
@@ -109,6 +116,8 @@ func New(rdb redis.UniversalClient, cfg *Config) (*Worker, error) {
 		unsettled:     newGauge(),
 		poolAlive:     newGauge(),
 		repeats:       newRepeatLimiter(c.LogRepeatInterval),
+		probeEvery:    probeInterval,
+		pingRedis:     func(ctx context.Context) error { return rdb.Ping(ctx).Err() },
 	}, nil
 }
 

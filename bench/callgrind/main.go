@@ -173,7 +173,8 @@ func run(n, batch, producers int, server string, keep, traced, workflows bool) e
 	var claims []headgate.Claim
 	if err := measure(fmt.Sprintf("admit (capacity %d)", batch), 2*n, func() error {
 		for len(claims) < 2*n {
-			c, err := store.Admit(ctx, headgate.AdmitRequest{Worker: "w", LeaseID: "l", Queues: []string{rqueue.QueueDefault},
+			// A lease id per call: a second call under one is a repeat of the first.
+			c, err := store.Admit(ctx, headgate.AdmitRequest{Worker: "w", LeaseID: fmt.Sprintf("l%d", len(claims)), Queues: []string{rqueue.QueueDefault},
 				Capacity: min(batch, 2*n-len(claims)), Lease: time.Hour})
 			if err != nil {
 				return err

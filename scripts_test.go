@@ -150,6 +150,7 @@ for _, key in ipairs({ K.schedule(P, 's:1'), K.schedules(P), K.schedules_due(P) 
 for _, key in ipairs({ K.workers(P), K.workers_seen(P), K.queue_workers(P, 'q') }) do got[#got + 1] = key end
 for _, key in ipairs({ K.job_index(P, 'q', 'held', 'k:1'), K.job_filter_index(P, 'q', 'archived', 'k:1', 'p', 't:1'),
   K.kinds(P, 'q'), K.partition_counts(P, 'q', 't:1') }) do got[#got + 1] = key end
+for _, key in ipairs({ K.series(P, 'q') }) do got[#got + 1] = key end
 return got`
 	got, err := rdb.Eval(context.Background(), src, []string{k.Prefix()}).StringSlice()
 	if err != nil {
@@ -172,7 +173,7 @@ return got`
 		k.Schedule("s:1"), k.Schedules(), k.SchedulesDue(),
 		k.Workers(), k.WorkersSeen(), k.QueueWorkers("q"),
 		k.JobIndex("q", "held", "k:1"), k.JobFilterIndex("q", StateArchived, "k:1", "p", "t:1"), k.Kinds("q"),
-		k.PartitionCounts("q", "t:1")}
+		k.PartitionCounts("q", "t:1"), k.Series("q")}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("lua keys differ from keys.go:\n lua: %q\n  go: %q", got, want)
 	}
@@ -234,6 +235,8 @@ func TestLuaScriptIncludes(t *testing.T) {
 			JOB_STATES load_job_checked counts_ok corrupt_reply needed structure_bad need need_counts
 			structure_error unindex_job bytes_less index_rank MAX_MERGED_KINDS E_TOO_MANY_KINDS
 			index_select index_selection index_state need_leave_state leave_state bulk_load bulk_reply`,
+		"record_series": `rcall K K.clock OK E_CORRUPT now_ms key_type_known key_ok corrupt_reply needed
+			structure_bad need structure_error K.counters K.series`,
 		"bulk_cancel": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
 			K.pinned_partition K.scheduled K.leases K.retained K.unique K.held K.clock K.policy
 			K.cancelled K.parked K.fp_running OK E_CORRUPT now_ms POLICY_FIELDS POLICY_DEFAULTS policy
@@ -285,7 +288,7 @@ func TestLuaScriptIncludes(t *testing.T) {
 			load_bucket save_bucket rate_changed true_up park_corrupt safe_hmget key_type_known key_ok
 			MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked counts_ok corrupt_reply needed
 			structure_bad need need_counts structure_error load_policy_checked history_ok need_available
-			K.counters count_event`,
+			K.counters count_event outcome_delta count_outcome flush_outcomes`,
 		"admit": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
 			K.pinned_partition K.wake K.leases K.quarantine K.held K.paused K.rate K.clock K.policy
 			K.corrupt K.parked K.starved K.fp_running OK E_CORRUPT now_ms quarantine_known

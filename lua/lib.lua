@@ -2133,3 +2133,35 @@ end
 local function bulk_reply(at, id, done, acted, skipped)
   return { OK, at and string.format('%d', at) or '', id or '', done and 1 or 0, acted, skipped }
 end
+
+-- Outcome counters (keys.go Counters): by queue, the jobs that completed
+-- ("completed:<queue>") and the attempts that failed ("failed:<queue>": a retry, a snooze
+-- past its limit, an undecodable payload; a skip is no failure). An ack tallies them in
+-- memory and flush_outcomes writes one HINCRBY per queue and outcome, whatever the
+-- batch's size. record_series.lua snapshots them into each queue's throughput series.
+local outcome_delta = {}
+
+-- Tallies one ack of a job of queue q with outcome, which left the job in state.
+--- @include outcome_delta
+local function count_outcome(q, outcome, state)
+  local field
+  if outcome == 'success' then
+    field = 'completed:' .. q
+  elseif outcome ~= 'skip' and (state == 'retryable' or state == 'archived' or state == 'undecodable') then
+    field = 'failed:' .. q
+  else
+    return
+  end
+  outcome_delta[field] = (outcome_delta[field] or 0) + 1
+end
+
+--- @include outcome_delta
+--- @include count_event
+local function flush_outcomes(P)
+  for field, n in pairs(outcome_delta) do count_event(P, field, n) end
+  outcome_delta = {}
+end
+
+-- A queue's throughput series (keys.go Series): a ZSET of snapshots of its outcome
+-- counters, scored by the store time (ms) of each, members "<ms>:<completed>:<failed>".
+function K.series(P, q) return P .. 'q:' .. q .. ':series' end

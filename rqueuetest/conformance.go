@@ -46,7 +46,7 @@ func ExerciseBackend(t *testing.T, newStore NewStoreFunc) {
 		reclaimCorruptCases, evictCorruptCases, enqueueCorruptCases, retryCases, editCases, deleteCases, operatorCorruptCases, uniqueCases,
 		putScheduleCases, pauseScheduleCases, removeScheduleCases, fireScheduleCases, runScheduleCases,
 		whyCases, heartbeatCases,
-		listJobsCases, bulkCancelCases, bulkRetryCases, bulkDeleteCases} {
+		listJobsCases, bulkCancelCases, bulkRetryCases, bulkDeleteCases, recordSeriesCases} {
 		all = append(all, cases...)
 	}
 	runCases(t, newStore, all)

@@ -157,9 +157,9 @@ func (b *testBundle) mustGet(t *testing.T, path string, want ...string) string {
 // operation is an operation's progress as its JSON reports it.
 type operation struct {
 	Total, Done, Refused, Skipped, Processed int64
-	Errors                          []string
-	Finished                        bool
-	Result                          string
+	Errors                                   []string
+	Finished                                 bool
+	Result                                   string
 }
 
 // act posts an action with confirm=1 and waits for its operation to finish.
@@ -261,6 +261,83 @@ func TestOverview(t *testing.T) {
 
 // TestPagesHaveNoInlineCode holds every page to the Content-Security-Policy: no inline
 // script, no style attribute, no event handler attribute, assets only from the dashboard.
+// TestOverviewThroughput: the chart of the last hour shows, a bar a minute, exactly the
+// jobs completed and attempts failed between the series' samples, and each queue its
+// totals.
+func TestOverviewThroughput(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Config{})
+	b.mustGet(t, "/", "No sample yet")
+	var jobs []headgate.Envelope
+	for i := range 6 {
+		jobs = append(jobs, headgate.Envelope{ID: fmt.Sprintf("j%d", i), Queue: "q", Retention: time.Hour})
+	}
+	b.enqueue(t, append(jobs, headgate.Envelope{ID: "idle", Queue: "other"})...)
+	record := func() {
+		t.Helper()
+		if n, err := b.store.RecordSeries(b.ctx, 0); err != nil || n != 2 {
+			t.Fatalf("RecordSeries = %d, %v", n, err)
+		}
+	}
+	// ack admits n jobs of q and acks them with outcomes, in one call.
+	ack := func(lease string, outcomes ...headgate.Outcome) {
+		t.Helper()
+		claims, err := b.store.Admit(b.ctx, headgate.AdmitRequest{Worker: "w", LeaseID: lease, Queues: []string{"q"},
+			Capacity: len(outcomes), Lease: time.Minute})
+		if err != nil || len(claims) != len(outcomes) {
+			t.Fatalf("Admit: %d claims, %v", len(claims), err)
+		}
+		var acks []headgate.AckRequest
+		for i, o := range outcomes {
+			acks = append(acks, headgate.AckRequest{Lease: claims[i].LeaseRef(), Outcome: o})
+		}
+		if _, err := b.store.AckMany(b.ctx, acks); err != nil {
+			t.Fatal(err)
+		}
+	}
+	step := func() {
+		t.Helper()
+		if err := b.store.AdvanceClock(b.ctx, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+	}
+	record() // the base: nothing done yet
+	step()
+	ack("l1", headgate.OutcomeSuccess, headgate.OutcomeSuccess, headgate.OutcomeSuccess, headgate.OutcomeRetry)
+	record()
+	step()
+	ack("l2", headgate.OutcomeSuccess, headgate.OutcomeSuccess)
+	record()
+	// Now is epoch+2m: the minute before holds 3 completed and 1 failed (the peak, 120
+	// units high), the last minute 2 completed; 12 units a bar.
+	body := b.mustGet(t, "/",
+		`5 completed · 1 failed attempt(s) · failure rate 16.7% · peak 4 a minute`,
+		`<g data-minute="2030-01-02 03:05:05.000 UTC" data-completed="3" data-failed="1">`,
+		`<rect class="done" x="696" y="30" width="11" height="90"></rect><rect class="failed" x="696" y="0" width="11" height="30"></rect>`,
+		`<g data-minute="2030-01-02 03:06:05.000 UTC" data-completed="2" data-failed="0">`,
+		`<rect class="done" x="708" y="60" width="11" height="60"></rect></g>`,
+		`<td class="num" data-done-hour>5</td>`, `<td class="num" data-failed-hour>1 (16.7%)</td>`,
+		`<td class="num" data-done-hour>0</td>`, `<td class="num" data-failed-hour>0 (—)</td>`)
+	if n := strings.Count(body, "<g data-minute="); n != 2 {
+		t.Errorf("the chart has %d bars, want 2", n)
+	}
+	// An hour on, the first minute's bar has left the chart; the sample before the hour
+	// still bases the change of the next one.
+	for range 59 {
+		step()
+	}
+	if _, _, err := b.store.PromoteDue(b.ctx, 10); err != nil { // the retried job
+		t.Fatal(err)
+	}
+	ack("l3", headgate.OutcomeSuccess)
+	record()
+	body = b.mustGet(t, "/", `3 completed · 0 failed attempt(s) · failure rate 0.0%`,
+		`<g data-minute="2030-01-02 04:05:05.000 UTC" data-completed="1" data-failed="0">`)
+	if n := strings.Count(body, "<g data-minute="); n != 2 {
+		t.Errorf("an hour on the chart has %d bars, want 2", n)
+	}
+}
+
 func TestPagesHaveNoInlineCode(t *testing.T) {
 	t.Parallel()
 	b := setup(t, dashboard.Config{AllowActions: true, RateClasses: []string{"api"}})

@@ -19,6 +19,8 @@ import (
 type queueRow struct {
 	inspector.QueueStats
 	Cells []stateCell
+	// LastHour is what the queue's jobs did in the last hour.
+	LastHour throughput
 }
 
 type stateCell struct {
@@ -33,6 +35,8 @@ type overviewData struct {
 	Quarantined int
 	// LiveWorkers counts the namespace's live workers.
 	LiveWorkers int
+	// Throughput is the last hour's chart over every queue.
+	Throughput *throughputChart
 }
 
 func (h *Handler) overviewOf(r *http.Request) (*overviewData, error) {
@@ -53,10 +57,21 @@ func (h *Handler) overviewOf(r *http.Request) (*overviewData, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &overviewData{Now: now, Quarantined: len(q), LiveWorkers: liveCount(workers)}
+	names := make([]string, len(stats))
+	for i, s := range stats {
+		names[i] = s.Queue
+	}
+	chart, lastHour, err := h.throughputOf(ctx, now, names)
+	if err != nil {
+		return nil, err
+	}
+	d := &overviewData{Now: now, Quarantined: len(q), LiveWorkers: liveCount(workers), Throughput: chart}
 	totals := map[headgate.State]int64{}
 	for _, s := range stats {
-		row := queueRow{QueueStats: s}
+		row := queueRow{QueueStats: s, LastHour: lastHour[s.Queue]}
+		if row.LastHour.Rate == "" {
+			row.LastHour.Rate = "—"
+		}
 		for _, st := range headgate.States {
 			row.Cells = append(row.Cells, stateCell{State: st, Count: s.Counts[st]})
 			totals[st] += s.Counts[st]

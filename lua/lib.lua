@@ -2137,28 +2137,33 @@ end
 -- Outcome counters (keys.go Counters): by queue, the jobs that completed
 -- ("completed:<queue>") and the attempts that failed ("failed:<queue>": a retry, a snooze
 -- past its limit, an undecodable payload; a skip is no failure). An ack tallies them in
--- memory and flush_outcomes writes one HINCRBY per queue and outcome, whatever the
--- batch's size. record_series.lua snapshots them into each queue's throughput series.
+-- memory, queue -> {completed, failed}, and flush_outcomes writes one HINCRBY per queue
+-- and outcome, whatever the batch's size. record_series.lua snapshots them into each
+-- queue's throughput series.
 local outcome_delta = {}
 
 -- Tallies one ack of a job of queue q with outcome, which left the job in state.
 --- @include outcome_delta
 local function count_outcome(q, outcome, state)
-  local field
-  if outcome == 'success' then
-    field = 'completed:' .. q
-  elseif outcome ~= 'skip' and (state == 'retryable' or state == 'archived' or state == 'undecodable') then
-    field = 'failed:' .. q
-  else
-    return
+  local d = outcome_delta[q]
+  if not d then
+    d = { 0, 0 }
+    outcome_delta[q] = d
   end
-  outcome_delta[field] = (outcome_delta[field] or 0) + 1
+  if outcome == 'success' then
+    d[1] = d[1] + 1
+  elseif outcome ~= 'skip' and (state == 'retryable' or state == 'archived' or state == 'undecodable') then
+    d[2] = d[2] + 1
+  end
 end
 
 --- @include outcome_delta
 --- @include count_event
 local function flush_outcomes(P)
-  for field, n in pairs(outcome_delta) do count_event(P, field, n) end
+  for q, d in pairs(outcome_delta) do
+    count_event(P, 'completed:' .. q, d[1])
+    count_event(P, 'failed:' .. q, d[2])
+  end
   outcome_delta = {}
 end
 

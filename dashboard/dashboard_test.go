@@ -338,13 +338,47 @@ func TestOverviewThroughput(t *testing.T) {
 	}
 }
 
+// TestTenants: a queue's partitions with their backlog, running jobs, share of the
+// running and the waits of their waiting jobs at known due times.
+func TestTenants(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Config{})
+	b.enqueue(t, headgate.Envelope{ID: "g1", Queue: "q", PartitionKey: "globex"}, headgate.Envelope{ID: "g2", Queue: "q", PartitionKey: "globex"})
+	claims, err := b.store.Admit(b.ctx, headgate.AdmitRequest{Worker: "w", LeaseID: "l", Queues: []string{"q"}, Capacity: 1, Lease: time.Hour})
+	if err != nil || len(claims) != 1 {
+		t.Fatalf("Admit: %d, %v", len(claims), err)
+	}
+	// acme's job i is due at epoch + i s; now is epoch + 300 s.
+	for i := range 201 {
+		b.enqueue(t, headgate.Envelope{ID: fmt.Sprintf("a%03d", i), Queue: "q", PartitionKey: "acme"})
+		if err := b.store.AdvanceClock(b.ctx, time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.store.AdvanceClock(b.ctx, 99*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	b.mustGet(t, "/", `href="/queues/q/tenants"`)
+	b.mustGet(t, "/queues/q/tenants", "2 partition(s) of queue",
+		`<tr data-partition="acme">`, `href="/queues/q/available?partition=acme"`,
+		`<td class="num" data-backlog>201</td><td class="num" data-running>0</td><td class="num" data-share>0.0%</td>
+<td class="num" data-p50>3m20s</td><td class="num" data-p99>4m58s</td><td class="num" data-oldest>5m0s</td>`,
+		`<tr data-partition="globex">`,
+		`<td class="num" data-backlog>1</td><td class="num" data-running>1</td><td class="num" data-share>100.0%</td>
+<td class="num" data-p50>5m0s</td><td class="num" data-p99>5m0s</td><td class="num" data-oldest>5m0s</td>`)
+	b.mustGet(t, "/queues/empty/tenants", "No partition of this queue has waiting work.")
+	if res := b.get(t, "/queues/q/tenants?offset=-1"); res.status != http.StatusBadRequest {
+		t.Errorf("a negative offset: %d, want 400", res.status)
+	}
+}
+
 func TestPagesHaveNoInlineCode(t *testing.T) {
 	t.Parallel()
 	b := setup(t, dashboard.Config{AllowActions: true, RateClasses: []string{"api"}})
 	b.enqueue(t, headgate.Envelope{ID: "j1", Queue: "q", Payload: mustMsgpack(t, map[string]any{"a": 1})})
 	unsafe := regexp.MustCompile(`(?i)\sstyle=|\son[a-z]+=|<style|https?://|javascript:`)
 	script := regexp.MustCompile(`(?is)<script([^>]*)>(.*?)</script>`)
-	for _, path := range []string{"/", "/queues/q/available", "/jobs/j1", "/quarantine", "/rates", "/policy", "/workflows", "/workers", "/cron", "/jobs/missing"} {
+	for _, path := range []string{"/", "/queues/q/available", "/jobs/j1", "/quarantine", "/rates", "/policy", "/workflows", "/workers", "/cron", "/queues/q/tenants", "/jobs/missing"} {
 		res := b.get(t, path)
 		if m := unsafe.FindString(res.body); m != "" {
 			t.Errorf("GET %s: %q would need an unsafe CSP", path, m)

@@ -107,11 +107,13 @@ type sources struct {
 	quarantine quarantineSource
 	rates      rateReader
 	series     seriesReader
-	policy     policyReader
-	workflows  workflowReader
+	// partitionStats serves the tenants page.
+	partitionStats partitionReader
+	policy         policyReader
+	workflows      workflowReader
 }
 
 func inspectorSources(insp *inspector.Inspector, store *headgate.Store) sources {
-	return sources{stats: insp, lister: insp, job: insp, why: insp, workers: insp, schedules: insp, jobs: insp, partitions: insp, queues: insp, quarantine: insp, rates: store, series: store, policy: insp,
+	return sources{stats: insp, lister: insp, job: insp, why: insp, workers: insp, schedules: insp, jobs: insp, partitions: insp, queues: insp, quarantine: insp, rates: store, series: store, partitionStats: store, policy: insp,
 		workflows: store}
 }

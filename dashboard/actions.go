@@ -97,7 +97,7 @@ func backLink(r *http.Request, back string) string {
 // count as an upper bound (exact false). Each is one read, whatever the queue's size.
 func (h *Handler) countMatching(r *http.Request, sel selection) (n int64, exact bool, err error) {
 	f := sel.Filter
-	if f.ID == "" && f.Partition != "" && f.Kind == "" && f.Tag == "" && f.Fingerprint == "" {
+	if f.partitionOnly() {
 		counts, err := h.src.partitions.PartitionCounts(r.Context(), sel.Queue, f.Partition)
 		return counts[sel.State], true, err
 	}
@@ -184,7 +184,8 @@ func (h *Handler) actOnJob(ctx context.Context, action Action, id string) error 
 // actOnSelection applies op's action to every job matching sel with the store's bulk
 // verb: bounded batches through the job indexes, one script call each, oldest first, the
 // operation's progress moving after each batch. Each run of the verb gets the request
-// timeout; one that runs out after some batches resumes from the cursor it returned.
+// timeout; one that runs out after some batches resumes from the cursor it returned (a
+// batch cut off in flight may have moved its jobs uncounted: they are not met again).
 // An id filter selects one job, acted on alone.
 func (h *Handler) actOnSelection(ctx context.Context, op *operation, sel selection) string {
 	if sel.Filter.ID != "" {

@@ -669,6 +669,7 @@ func TestBulkActionsByFilter(t *testing.T) {
 	}
 	b.enqueue(t, jobs...)
 	b.cancel(t, ids...)
+	b.mustGet(t, "/queues/q/cancelled?partition=acme", "everything matching the filter (86)")
 	// The page's checked boxes travel along; everything matching is what counts.
 	form := url.Values{"action": {"retry"}, "scope": {"matching"}, "queue": {"q"}, "state": {"cancelled"}, "partition": {"acme"},
 		"job": {"j001", "j002"}, "id": {""}}

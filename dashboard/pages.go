@@ -156,6 +156,11 @@ func (f filter) narrowed() bool {
 	return f.Kind != "" || f.Partition != "" || f.Tag != "" || f.Fingerprint != "" || f.ID != ""
 }
 
+// partitionOnly tells whether f selects by partition alone, which the store counts.
+func (f filter) partitionOnly() bool {
+	return f.Partition != "" && f.Kind == "" && f.Tag == "" && f.Fingerprint == "" && f.ID == ""
+}
+
 func (f filter) matches(j *headgate.Job) bool {
 	return (f.Kind == "" || j.Kind == f.Kind) && (f.Partition == "" || j.PartitionKey == f.Partition) &&
 		(f.Tag == "" || slices.Contains(j.Tags, f.Tag)) && (f.Fingerprint == "" || j.Fingerprint == f.Fingerprint) &&
@@ -255,8 +260,16 @@ func (h *Handler) jobs(w http.ResponseWriter, r *http.Request) error {
 			d.InState, d.Paused = s.Counts[sel.State], s.Paused
 		}
 	}
-	if !sel.Filter.narrowed() {
+	switch f := sel.Filter; {
+	case !f.narrowed():
 		d.Matching = d.InState
+	case f.partitionOnly():
+		// A partition alone is counted (its counts): one read.
+		counts, err := h.src.partitions.PartitionCounts(r.Context(), sel.Queue, f.Partition)
+		if err != nil {
+			return err
+		}
+		d.Matching = counts[sel.State]
 	}
 	here := baseOf(r) + "/queues/" + url.PathEscape(sel.Queue) + "/" + string(sel.State)
 	q := sel.Filter.values()

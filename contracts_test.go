@@ -283,6 +283,8 @@ func TestLuaArgvMatchesGo(t *testing.T) {
 	must("promote", err)
 	_, err = s.EvictRetained(ctx, 10)
 	must("evict", err)
+	_, err = s.RecordSeries(ctx, 0) // the two queues
+	must("record series", err)
 	_, err = s.ClaimDuty(ctx, "duty", "h", time.Minute)
 	must("claim duty", err)
 	must("release duty", s.ReleaseDuty(ctx, "duty", "h"))
@@ -419,7 +421,7 @@ func TestLuaArgvMatchesGo(t *testing.T) {
 		scriptRetry, scriptEdit, scriptDelete, scriptWfStart, scriptWfSignal, scriptWfFireTimers, scriptWfCommitTask,
 		scriptWfPause, scriptWfResume, scriptWfTerminate, scriptWfRetry, scriptPutSchedule, scriptPauseSchedule, scriptRemoveSchedule,
 		scriptFireSchedule, scriptRunSchedule, scriptHeartbeat, scriptWhy,
-		scriptListJobs, scriptBulkCancel, scriptBulkRetry, scriptBulkDelete} {
+		scriptListJobs, scriptBulkCancel, scriptBulkRetry, scriptBulkDelete, scriptRecordSeries} {
 		scripts[sc.name] = sc
 	}
 	for name, l := range layouts {

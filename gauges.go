@@ -44,6 +44,12 @@ type EventCounts struct {
 	// BackpressureRejections counts, by queue, the enqueue calls refused because the
 	// queue was at its enqueue limit.
 	BackpressureRejections map[string]int64
+	// Completed counts, by queue, the jobs acked as a success.
+	Completed map[string]int64
+	// Failed counts, by queue, the attempts acked as failed: a retry (retryable or
+	// archived after it), a snooze past the policy's limit, an undecodable payload. A
+	// skip and a reclaimed lease (Reclaims) are not counted here.
+	Failed map[string]int64
 }
 
 // QueueWaits is how long a queue's available work has waited, read from the first
@@ -201,7 +207,8 @@ const rankWidth = 25
 
 // eventCounts parses the counters hash (lua/lib.lua count_event).
 func eventCounts(h map[string]string) EventCounts {
-	e := EventCounts{RateLimited: map[string]int64{}, BackpressureRejections: map[string]int64{}}
+	e := EventCounts{RateLimited: map[string]int64{}, BackpressureRejections: map[string]int64{},
+		Completed: map[string]int64{}, Failed: map[string]int64{}}
 	for f, v := range h {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
@@ -216,6 +223,10 @@ func eventCounts(h map[string]string) EventCounts {
 			e.RateLimited[arg] = n
 		case "backpressure":
 			e.BackpressureRejections[arg] = n
+		case "completed":
+			e.Completed[arg] = n
+		case "failed":
+			e.Failed[arg] = n
 		}
 	}
 	return e

@@ -298,7 +298,8 @@ func (k keys) SchedulesDue() string { return k.prefix + "crondue" }
 
 // Counters is a HASH of event totals the scripts keep for metrics (lua/lib.lua
 // count_event): "lease_rejected", "reclaimed", "rate_limited:<class>",
-// "backpressure:<queue>". Read with one HGETALL (Store.Gauges).
+// "backpressure:<queue>", and the outcomes of acks, "completed:<queue>" and
+// "failed:<queue>" (count_outcome). Read with one HGETALL (Store.Gauges).
 func (k keys) Counters() string { return k.prefix + "counters" }
 
 // Worker heartbeats.
@@ -342,3 +343,8 @@ func (k keys) Kinds(queue string) string { return k.prefix + "q:" + queue + ":ki
 func (k keys) PartitionCounts(queue, partition string) string {
 	return k.prefix + "q:" + queue + ":pc:" + partition
 }
+
+// Series is a ZSET: the queue's throughput series, snapshots of its outcome counters
+// (completed:<queue>, failed:<queue> of Counters) scored by the store time (ms) of each,
+// members "<ms>:<completed>:<failed>", the newest kept (lua/record_series.lua).
+func (k keys) Series(queue string) string { return k.prefix + "q:" + queue + ":series" }

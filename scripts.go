@@ -283,6 +283,7 @@ var (
 	scriptBulkCancel        = loadScript("bulk_cancel")
 	scriptBulkRetry         = loadScript("bulk_retry")
 	scriptBulkDelete        = loadScript("bulk_delete")
+	scriptRecordSeries      = loadScript("record_series")
 )
 
 // The workflow store's transitions, one script each.

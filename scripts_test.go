@@ -203,6 +203,7 @@ func TestLuaKeysMatchGo(t *testing.T) {
 		{`K.partition_counts(P, 'q', 't:1')`, k.PartitionCounts("q", "t:1")},
 		{`K.timers_armed(P)`, k.TimersArmed()},
 		{`K.admission(P, 'l:1')`, k.Admission("l:1")},
+		{`K.series(P, 'q')`, k.Series("q")},
 	}
 	var src strings.Builder
 	src.WriteString(libDefinitions(t, func(name string) bool { return strings.HasPrefix(name, "K.") }))

@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/headgate/headgate"
+	"github.com/headgate/headgate/inspector"
 )
 
 // maxSelected bounds the job ids one action request may carry.
@@ -37,6 +39,7 @@ func (h *Handler) jobAction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	op := &operation{Action: action, User: user, Back: backLink(r, f.Get("back"))}
+	exact := true
 	var run func(ctx context.Context, op *operation) string
 	switch f.Get("scope") {
 	case "matching":
@@ -45,12 +48,10 @@ func (h *Handler) jobAction(w http.ResponseWriter, r *http.Request) {
 			h.fail(w, r, err)
 			return
 		}
-		inState, err := h.countInState(r, sel)
-		if err != nil {
+		if op.Total, exact, err = h.countMatching(r, sel); err != nil {
 			h.fail(w, r, err)
 			return
 		}
-		op.Total = inState
 		op.Target = fmt.Sprintf("every %s job of queue %s%s", sel.State, sel.Queue, describeFilter(sel.Filter))
 		run = func(ctx context.Context, op *operation) string { return h.actOnSelection(ctx, op, sel) }
 	default:
@@ -74,7 +75,7 @@ func (h *Handler) jobAction(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if f.Get("confirm") != "1" {
-		h.confirm(w, r, op)
+		h.confirm(w, r, op, exact)
 		return
 	}
 	h.start(w, r, op, run)
@@ -91,18 +92,28 @@ func backLink(r *http.Request, back string) string {
 	return back
 }
 
-// countInState is the exact number of sel's queue's jobs in sel's state.
-func (h *Handler) countInState(r *http.Request, sel selection) (int64, error) {
+// countMatching is how many jobs sel selects: exact without a filter (the queue's count
+// of the state) and for a partition alone (the partition's count), else the state's
+// count as an upper bound (exact false). Each is one read, whatever the queue's size.
+func (h *Handler) countMatching(r *http.Request, sel selection) (n int64, exact bool, err error) {
+	f := sel.Filter
+	if f.partitionOnly() {
+		counts, err := h.src.partitions.PartitionCounts(r.Context(), sel.Queue, f.Partition)
+		return counts[sel.State], true, err
+	}
 	stats, err := h.src.stats.Stats(r.Context())
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	for _, s := range stats {
 		if s.Queue == sel.Queue {
-			return s.Counts[sel.State], nil
+			n = s.Counts[sel.State]
 		}
 	}
-	return 0, nil
+	if f.ID != "" {
+		return min(n, 1), false, nil
+	}
+	return n, !f.narrowed(), nil
 }
 
 func describeFilter(f filter) string {
@@ -125,14 +136,13 @@ type confirmData struct {
 	Fields url.Values
 }
 
-func (h *Handler) confirm(w http.ResponseWriter, r *http.Request, op *operation) {
+func (h *Handler) confirm(w http.ResponseWriter, r *http.Request, op *operation, exact bool) {
 	fields := url.Values{}
 	for k, v := range r.PostForm {
 		if k != "confirm" {
 			fields[k] = v
 		}
 	}
-	exact := r.PostForm.Get("scope") != "matching" || !filterOf(r.PostForm).narrowed()
 	h.render(w, r, "confirm", "Confirm "+string(op.Action), confirmData{Op: op, Exact: exact, Fields: fields})
 }
 
@@ -171,24 +181,46 @@ func (h *Handler) actOnJob(ctx context.Context, action Action, id string) error 
 	return err
 }
 
-// actOnSelection applies op's action to every job matching sel, page by page through
-// the listing. A job the action moves out of the state is not met again.
+// actOnSelection applies op's action to every job matching sel with the store's bulk
+// verb: bounded batches through the job indexes, one script call each, oldest first, the
+// operation's progress moving after each batch. Each run of the verb gets the request
+// timeout; one that runs out after some batches resumes from the cursor it returned (a
+// batch cut off in flight may have moved its jobs uncounted: they are not met again).
+// An id filter selects one job, acted on alone.
 func (h *Handler) actOnSelection(ctx context.Context, op *operation, sel selection) string {
-	cursor := ""
-	for {
-		pctx, cancel := context.WithTimeout(ctx, h.cfg.RequestTimeout)
-		jobs, next, err := h.page(pctx, sel, cursor)
-		cancel()
+	if sel.Filter.ID != "" {
+		jobs, _, err := h.page(ctx, sel, "")
 		if err != nil {
-			return fmt.Sprintf("stopped: listing failed: %v", err)
+			return fmt.Sprintf("stopped: reading job %s failed: %v", sel.Filter.ID, err)
 		}
 		for _, j := range jobs {
 			op.step(h.actOnJob(ctx, op.Action, j.ID), j.ID)
 		}
-		if next == "" {
-			return ""
+		return ""
+	}
+	verb := map[Action]func(context.Context, inspector.JobFilter, *inspector.BulkOptions) (inspector.BulkResult, error){
+		ActionRetry: h.src.jobs.BulkRetry, ActionDelete: h.src.jobs.BulkDelete, ActionCancel: h.src.jobs.BulkCancel,
+	}[op.Action]
+	f := inspector.JobFilter{Queue: sel.Queue, State: sel.State, Kind: sel.Filter.Kind, Partition: sel.Filter.Partition,
+		Tag: sel.Filter.Tag, Fingerprint: sel.Filter.Fingerprint}
+	var before inspector.BulkResult // what the runs before this one did
+	cursor := ""
+	for {
+		rctx, cancel := context.WithTimeout(ctx, h.cfg.RequestTimeout)
+		res, err := verb(rctx, f, &inspector.BulkOptions{Cursor: cursor, Progress: func(p inspector.BulkProgress) {
+			op.progress(before.Moved+p.Moved, before.Skipped+p.Skipped)
+		}})
+		cancel()
+		before.Moved, before.Skipped, before.Batches = before.Moved+res.Moved, before.Skipped+res.Skipped, before.Batches+res.Batches
+		op.progress(before.Moved, before.Skipped)
+		switch {
+		case err == nil:
+			return fmt.Sprintf("%d batch(es).", before.Batches)
+		case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil && res.Batches > 0 && res.Cursor != "":
+			cursor = res.Cursor
+		default:
+			return fmt.Sprintf("stopped after %d batch(es): %v", before.Batches, err)
 		}
-		cursor = next
 	}
 }
 

@@ -44,6 +44,18 @@ func BenchmarkPages(b *testing.B) {
 	if err := store.SetRateLimit(ctx, "api", headgate.RateLimit{Limit: 100, Window: time.Second, Burst: 100}); err != nil {
 		b.Fatal(err)
 	}
+	// An hour of throughput samples, so the overview draws a full chart.
+	if err := store.FreezeClock(ctx, time.Now()); err != nil {
+		b.Fatal(err)
+	}
+	for range 61 {
+		if _, err := store.RecordSeries(ctx, 0); err != nil {
+			b.Fatal(err)
+		}
+		if err := store.AdvanceClock(ctx, time.Minute); err != nil {
+			b.Fatal(err)
+		}
+	}
 	h, err := dashboard.New(rdb, &dashboard.Config{Namespace: ns, RateClasses: []string{"api"}})
 	if err != nil {
 		b.Fatal(err)
@@ -60,6 +72,10 @@ func BenchmarkPages(b *testing.B) {
 		{"cancelled_partition", "/queues/bulk/cancelled?partition=tenant-7"},
 		{"by_id", "/queues/bulk/available?id=" + mid},
 		{"job", "/jobs/" + mid},
+		{"tenants", "/queues/bulk/tenants"},
+		{"tenants_page2", "/queues/bulk/tenants?offset=50"},
+		{"workers", "/workers"},
+		{"cron", "/cron"},
 		{"quarantine", "/quarantine"},
 		{"rates", "/rates"},
 		{"policy", "/policy"},

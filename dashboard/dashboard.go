@@ -191,6 +191,7 @@ func (h *Handler) routes() {
 	m.HandleFunc("GET /{$}", h.view(h.overview))
 	m.HandleFunc("GET /overview.json", h.view(h.overviewJSON))
 	m.HandleFunc("GET /queues/{queue}/{state}", h.view(h.jobs))
+	m.HandleFunc("GET /queues/{queue}/tenants", h.view(h.tenants))
 	m.HandleFunc("GET /jobs/{id...}", h.view(h.job))
 	m.HandleFunc("GET /workers", h.view(h.workers))
 	m.HandleFunc("GET /cron", h.view(h.cron))

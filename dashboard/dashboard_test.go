@@ -156,10 +156,10 @@ func (b *testBundle) mustGet(t *testing.T, path string, want ...string) string {
 
 // operation is an operation's progress as its JSON reports it.
 type operation struct {
-	Total, Done, Refused, Processed int64
-	Errors                          []string
-	Finished                        bool
-	Result                          string
+	Total, Done, Refused, Skipped, Processed int64
+	Errors                                   []string
+	Finished                                 bool
+	Result                                   string
 }
 
 // act posts an action with confirm=1 and waits for its operation to finish.
@@ -261,13 +261,124 @@ func TestOverview(t *testing.T) {
 
 // TestPagesHaveNoInlineCode holds every page to the Content-Security-Policy: no inline
 // script, no style attribute, no event handler attribute, assets only from the dashboard.
+// TestOverviewThroughput: the chart of the last hour shows, a bar a minute, exactly the
+// jobs completed and attempts failed between the series' samples, and each queue its
+// totals.
+func TestOverviewThroughput(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Config{})
+	b.mustGet(t, "/", "No sample yet")
+	var jobs []headgate.Envelope
+	for i := range 6 {
+		jobs = append(jobs, headgate.Envelope{ID: fmt.Sprintf("j%d", i), Queue: "q", Retention: time.Hour})
+	}
+	b.enqueue(t, append(jobs, headgate.Envelope{ID: "idle", Queue: "other"})...)
+	record := func() {
+		t.Helper()
+		if n, err := b.store.RecordSeries(b.ctx, 0); err != nil || n != 2 {
+			t.Fatalf("RecordSeries = %d, %v", n, err)
+		}
+	}
+	// ack admits n jobs of q and acks them with outcomes, in one call.
+	ack := func(lease string, outcomes ...headgate.Outcome) {
+		t.Helper()
+		claims, err := b.store.Admit(b.ctx, headgate.AdmitRequest{Worker: "w", LeaseID: lease, Queues: []string{"q"},
+			Capacity: len(outcomes), Lease: time.Minute})
+		if err != nil || len(claims) != len(outcomes) {
+			t.Fatalf("Admit: %d claims, %v", len(claims), err)
+		}
+		var acks []headgate.AckRequest
+		for i, o := range outcomes {
+			acks = append(acks, headgate.AckRequest{Lease: claims[i].LeaseRef(), Outcome: o})
+		}
+		if _, err := b.store.AckMany(b.ctx, acks); err != nil {
+			t.Fatal(err)
+		}
+	}
+	step := func() {
+		t.Helper()
+		if err := b.store.AdvanceClock(b.ctx, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+	}
+	record() // the base: nothing done yet
+	step()
+	ack("l1", headgate.OutcomeSuccess, headgate.OutcomeSuccess, headgate.OutcomeSuccess, headgate.OutcomeRetry)
+	record()
+	step()
+	ack("l2", headgate.OutcomeSuccess, headgate.OutcomeSuccess)
+	record()
+	// Now is epoch+2m: the minute before holds 3 completed and 1 failed (the peak, 120
+	// units high), the last minute 2 completed; 12 units a bar.
+	body := b.mustGet(t, "/",
+		`5 completed · 1 failed attempt(s) · failure rate 16.7% · peak 4 a minute`,
+		`<g data-minute="2030-01-02 03:05:05.000 UTC" data-completed="3" data-failed="1">`,
+		`<rect class="done" x="696" y="30" width="11" height="90"></rect><rect class="failed" x="696" y="0" width="11" height="30"></rect>`,
+		`<g data-minute="2030-01-02 03:06:05.000 UTC" data-completed="2" data-failed="0">`,
+		`<rect class="done" x="708" y="60" width="11" height="60"></rect></g>`,
+		`<td class="num" data-done-hour>5</td>`, `<td class="num" data-failed-hour>1 (16.7%)</td>`,
+		`<td class="num" data-done-hour>0</td>`, `<td class="num" data-failed-hour>0 (—)</td>`)
+	if n := strings.Count(body, "<g data-minute="); n != 2 {
+		t.Errorf("the chart has %d bars, want 2", n)
+	}
+	// An hour on, the first minute's bar has left the chart; the sample before the hour
+	// still bases the change of the next one.
+	for range 59 {
+		step()
+	}
+	if _, _, err := b.store.PromoteDue(b.ctx, 10); err != nil { // the retried job
+		t.Fatal(err)
+	}
+	ack("l3", headgate.OutcomeSuccess)
+	record()
+	body = b.mustGet(t, "/", `3 completed · 0 failed attempt(s) · failure rate 0.0%`,
+		`<g data-minute="2030-01-02 04:05:05.000 UTC" data-completed="1" data-failed="0">`)
+	if n := strings.Count(body, "<g data-minute="); n != 2 {
+		t.Errorf("an hour on the chart has %d bars, want 2", n)
+	}
+}
+
+// TestTenants: a queue's partitions with their backlog, running jobs, share of the
+// running and the waits of their waiting jobs at known due times.
+func TestTenants(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Config{})
+	b.enqueue(t, headgate.Envelope{ID: "g1", Queue: "q", PartitionKey: "globex"}, headgate.Envelope{ID: "g2", Queue: "q", PartitionKey: "globex"})
+	claims, err := b.store.Admit(b.ctx, headgate.AdmitRequest{Worker: "w", LeaseID: "l", Queues: []string{"q"}, Capacity: 1, Lease: time.Hour})
+	if err != nil || len(claims) != 1 {
+		t.Fatalf("Admit: %d, %v", len(claims), err)
+	}
+	// acme's job i is due at epoch + i s; now is epoch + 300 s.
+	for i := range 201 {
+		b.enqueue(t, headgate.Envelope{ID: fmt.Sprintf("a%03d", i), Queue: "q", PartitionKey: "acme"})
+		if err := b.store.AdvanceClock(b.ctx, time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.store.AdvanceClock(b.ctx, 99*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	b.mustGet(t, "/", `href="/queues/q/tenants"`)
+	b.mustGet(t, "/queues/q/tenants", "2 partition(s) of queue",
+		`<tr data-partition="acme">`, `href="/queues/q/available?partition=acme"`,
+		`<td class="num" data-backlog>201</td><td class="num" data-running>0</td><td class="num" data-share>0.0%</td>
+<td class="num" data-p50>3m20s</td><td class="num" data-p99>4m58s</td><td class="num" data-oldest>5m0s</td>`,
+		`<tr data-partition="globex">`,
+		`<td class="num" data-backlog>1</td><td class="num" data-running>1</td><td class="num" data-share>100.0%</td>
+<td class="num" data-p50>5m0s</td><td class="num" data-p99>5m0s</td><td class="num" data-oldest>5m0s</td>`)
+	b.mustGet(t, "/queues/empty/tenants", "No partition of this queue has waiting work.")
+	if res := b.get(t, "/queues/q/tenants?offset=-1"); res.status != http.StatusBadRequest {
+		t.Errorf("a negative offset: %d, want 400", res.status)
+	}
+}
+
 func TestPagesHaveNoInlineCode(t *testing.T) {
 	t.Parallel()
 	b := setup(t, dashboard.Config{AllowActions: true, RateClasses: []string{"api"}})
 	b.enqueue(t, headgate.Envelope{ID: "j1", Queue: "q", Payload: mustMsgpack(t, map[string]any{"a": 1})})
 	unsafe := regexp.MustCompile(`(?i)\sstyle=|\son[a-z]+=|<style|https?://|javascript:`)
 	script := regexp.MustCompile(`(?is)<script([^>]*)>(.*?)</script>`)
-	for _, path := range []string{"/", "/queues/q/available", "/jobs/j1", "/quarantine", "/rates", "/policy", "/workflows", "/workers", "/cron", "/jobs/missing"} {
+	for _, path := range []string{"/", "/queues/q/available", "/jobs/j1", "/quarantine", "/rates", "/policy", "/workflows", "/workers", "/cron", "/queues/q/tenants", "/jobs/missing"} {
 		res := b.get(t, path)
 		if m := unsafe.FindString(res.body); m != "" {
 			t.Errorf("GET %s: %q would need an unsafe CSP", path, m)
@@ -558,16 +669,26 @@ func TestBulkActionsByFilter(t *testing.T) {
 	}
 	b.enqueue(t, jobs...)
 	b.cancel(t, ids...)
+	b.mustGet(t, "/queues/q/cancelled?partition=acme", "everything matching the filter (86)")
 	// The page's checked boxes travel along; everything matching is what counts.
 	form := url.Values{"action": {"retry"}, "scope": {"matching"}, "queue": {"q"}, "state": {"cancelled"}, "partition": {"acme"},
 		"job": {"j001", "j002"}, "id": {""}}
 	res := b.post(t, "/jobs", form)
-	if res.status != http.StatusOK || !strings.Contains(res.body, "up to 130 job(s)") || !strings.Contains(res.body, "partition acme") {
+	// A partition alone is counted exactly (its counts); a kind is only bounded by the state's.
+	if res.status != http.StatusOK || !strings.Contains(res.body, "retry every cancelled job of queue q with partition acme: 86 job(s).") {
 		t.Fatalf("confirmation: %d %s", res.status, res.body)
 	}
 	op := b.act(t, "/jobs", form)
-	if op.Done != 86 || op.Refused != 0 || op.Total != 86 {
-		t.Errorf("retry by filter = %+v, want the 86 acme jobs", op)
+	if op.Done != 86 || op.Refused != 0 || op.Skipped != 0 || op.Total != 86 || op.Result != "1 batch(es)." {
+		t.Errorf("retry by filter = %+v, want the 86 acme jobs in one batch", op)
+	}
+	// The store's bulk verb did it (the inspector audits each bulk run).
+	if l := b.log.String(); !strings.Contains(l, "jobs retried by filter") || !strings.Contains(l, "changed=86") {
+		t.Errorf("log lacks the bulk retry:\n%s", l)
+	}
+	res = b.post(t, "/jobs", url.Values{"action": {"retry"}, "scope": {"matching"}, "queue": {"q"}, "state": {"cancelled"}, "kind": {"test"}})
+	if res.status != http.StatusOK || !strings.Contains(res.body, "with kind test: up to 44 job(s).") {
+		t.Fatalf("confirmation by kind: %d %s", res.status, res.body)
 	}
 	for i, id := range ids {
 		want := headgate.StateAvailable
@@ -585,6 +706,31 @@ func TestBulkActionsByFilter(t *testing.T) {
 	op = b.act(t, "/jobs", url.Values{"action": {"cancel"}, "scope": {"matching"}, "queue": {"q"}, "state": {"available"}, "kind": {"test"}})
 	if op.Done != 86 || b.state(t, ids[1]) != headgate.StateCancelled {
 		t.Errorf("cancel by filter = %+v", op)
+	}
+}
+
+// TestBulkActionSkips: everything matching counts the jobs the bulk verb left alone
+// apart from those it changed, and an id filter acts on that one job.
+func TestBulkActionSkips(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Config{AllowActions: true})
+	b.enqueue(t, headgate.Envelope{ID: "old", Queue: "q", UniqueKey: "report"}, headgate.Envelope{ID: "other", Queue: "q"})
+	b.cancel(t, "old", "other")
+	b.enqueue(t, headgate.Envelope{ID: "new", Queue: "q", UniqueKey: "report"}) // takes the key "old" held
+	op := b.act(t, "/jobs", url.Values{"action": {"retry"}, "scope": {"matching"}, "queue": {"q"}, "state": {"cancelled"}})
+	if op.Done != 1 || op.Skipped != 1 || op.Refused != 0 || op.Total != 2 || op.Processed != 2 {
+		t.Errorf("retry = %+v, want 1 retried and old skipped", op)
+	}
+	if b.state(t, "old") != headgate.StateCancelled || b.state(t, "other") != headgate.StateAvailable {
+		t.Errorf("old %s, other %s: want cancelled, available", b.state(t, "old"), b.state(t, "other"))
+	}
+	res := b.post(t, "/jobs", url.Values{"action": {"delete"}, "scope": {"matching"}, "queue": {"q"}, "state": {"cancelled"}, "id": {"old"}})
+	if res.status != http.StatusOK || !strings.Contains(res.body, "with id old: up to 1 job(s).") {
+		t.Fatalf("confirmation by id: %d %s", res.status, res.body)
+	}
+	op = b.act(t, "/jobs", url.Values{"action": {"delete"}, "scope": {"matching"}, "queue": {"q"}, "state": {"cancelled"}, "id": {"old"}})
+	if op.Done != 1 || b.state(t, "old") != "deleted" || b.state(t, "new") != headgate.StateAvailable {
+		t.Errorf("delete by id = %+v; old %s, new %s", op, b.state(t, "old"), b.state(t, "new"))
 	}
 }
 

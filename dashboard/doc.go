@@ -12,7 +12,10 @@ The command serves the same handler: headgate -namespace billing dashboard -addr
 
 The overview counts every queue's jobs by state, with its pause flag, unfinished depth,
 limit, held jobs and live workers (flagging a queue with work and no live worker as
-unserved), and charts the backlog while it is open. A queue's jobs of one state
+unserved), charts the last hour's throughput and failure rate from the queues' series
+(headgate.Store.RecordSeries, which a worker's series duty calls once a minute) and
+charts the backlog while it is open. A queue's tenants page lists its partitions with
+waiting work: backlog, running, share of the running and waits. A queue's jobs of one state
 are listed a page at a time, filtered by kind, partition, tag, fingerprint or id, newest
 or oldest first. A job's page shows every field the store keeps, its payload decoded
 from msgpack into JSON (Config.Redact hides what operators must not see), its progress,
@@ -30,7 +33,8 @@ and requests.
 
 The dashboard is read-only unless Config.AllowActions is set. Then it can retry, delete
 or cancel the selected jobs or every job matching a listing's filter (after a
-confirmation that shows how many), pause and resume queues, release quarantined
+confirmation that shows how many; everything matching goes through the store's bulk
+verbs, a batch per script call), pause and resume queues, release quarantined
 fingerprints (and retry the job that crashed into one) and pause, resume or run a cron
 schedule now. Each action runs as an operation
 whose page shows its progress. Actions are POSTs only, refused when cross-origin

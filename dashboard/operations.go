@@ -27,9 +27,11 @@ type operation struct {
 	// count (an upper bound) for a filter the store cannot count.
 	Total int64
 	// Done is how many it changed; Refused how many the store refused (their first
-	// errors are in Errors); Skipped how many no longer matched.
+	// errors are in Errors); Skipped how many a bulk verb left alone (gone or changed
+	// since they were indexed).
 	Done     int64
 	Refused  int64
+	Skipped  int64
 	Errors   []string
 	Finished bool
 	// Result is a one-line summary once finished.
@@ -52,26 +54,32 @@ func (o *operation) step(err error, id string) {
 	}
 }
 
+// progress sets a bulk verb's totals so far.
+func (o *operation) progress(done, skipped int64) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.Done, o.Skipped = done, skipped
+}
+
 func (o *operation) finish(result string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.Finished, o.Result = true, result
 	close(o.finished)
-	if o.Total < o.Done+o.Refused {
-		o.Total = o.Done + o.Refused
-	}
+	o.Total = o.Done + o.Refused + o.Skipped
 }
 
 // snapshot copies the operation's state for a page or a JSON answer.
 func (o *operation) snapshot() operationView {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	total := max(o.Total, o.Done+o.Refused)
+	processed := o.Done + o.Refused + o.Skipped
+	total := max(o.Total, processed)
 	if o.Finished {
-		total = o.Done + o.Refused
+		total = processed
 	}
 	return operationView{ID: o.ID, Action: o.Action, Target: o.Target, User: o.User, Back: o.Back, Started: o.Started,
-		Total: total, Done: o.Done, Refused: o.Refused, Processed: o.Done + o.Refused,
+		Total: total, Done: o.Done, Refused: o.Refused, Skipped: o.Skipped, Processed: processed,
 		Errors: slices.Clone(o.Errors), Finished: o.Finished, Result: o.Result}
 }
 
@@ -86,6 +94,7 @@ type operationView struct {
 	Total     int64     `json:"total"`
 	Done      int64     `json:"done"`
 	Refused   int64     `json:"refused"`
+	Skipped   int64     `json:"skipped"`
 	Processed int64     `json:"processed"`
 	Errors    []string  `json:"errors,omitempty"`
 	Finished  bool      `json:"finished"`

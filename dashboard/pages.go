@@ -19,6 +19,8 @@ import (
 type queueRow struct {
 	inspector.QueueStats
 	Cells []stateCell
+	// LastHour is what the queue's jobs did in the last hour.
+	LastHour throughput
 }
 
 type stateCell struct {
@@ -33,6 +35,8 @@ type overviewData struct {
 	Quarantined int
 	// LiveWorkers counts the namespace's live workers.
 	LiveWorkers int
+	// Throughput is the last hour's chart over every queue.
+	Throughput *throughputChart
 }
 
 func (h *Handler) overviewOf(r *http.Request) (*overviewData, error) {
@@ -53,10 +57,21 @@ func (h *Handler) overviewOf(r *http.Request) (*overviewData, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &overviewData{Now: now, Quarantined: len(q), LiveWorkers: liveCount(workers)}
+	names := make([]string, len(stats))
+	for i, s := range stats {
+		names[i] = s.Queue
+	}
+	chart, lastHour, err := h.throughputOf(ctx, now, names)
+	if err != nil {
+		return nil, err
+	}
+	d := &overviewData{Now: now, Quarantined: len(q), LiveWorkers: liveCount(workers), Throughput: chart}
 	totals := map[headgate.State]int64{}
 	for _, s := range stats {
-		row := queueRow{QueueStats: s}
+		row := queueRow{QueueStats: s, LastHour: lastHour[s.Queue]}
+		if row.LastHour.Rate == "" {
+			row.LastHour.Rate = "—"
+		}
 		for _, st := range headgate.States {
 			row.Cells = append(row.Cells, stateCell{State: st, Count: s.Counts[st]})
 			totals[st] += s.Counts[st]
@@ -139,6 +154,11 @@ func filterOf(q url.Values) filter {
 // narrowed tells whether f selects less than its whole queue and state.
 func (f filter) narrowed() bool {
 	return f.Kind != "" || f.Partition != "" || f.Tag != "" || f.Fingerprint != "" || f.ID != ""
+}
+
+// partitionOnly tells whether f selects by partition alone, which the store counts.
+func (f filter) partitionOnly() bool {
+	return f.Partition != "" && f.Kind == "" && f.Tag == "" && f.Fingerprint == "" && f.ID == ""
 }
 
 func (f filter) matches(j *headgate.Job) bool {
@@ -240,8 +260,16 @@ func (h *Handler) jobs(w http.ResponseWriter, r *http.Request) error {
 			d.InState, d.Paused = s.Counts[sel.State], s.Paused
 		}
 	}
-	if !sel.Filter.narrowed() {
+	switch f := sel.Filter; {
+	case !f.narrowed():
 		d.Matching = d.InState
+	case f.partitionOnly():
+		// A partition alone is counted (its counts): one read.
+		counts, err := h.src.partitions.PartitionCounts(r.Context(), sel.Queue, f.Partition)
+		if err != nil {
+			return err
+		}
+		d.Matching = counts[sel.State]
 	}
 	here := baseOf(r) + "/queues/" + url.PathEscape(sel.Queue) + "/" + string(sel.State)
 	q := sel.Filter.values()

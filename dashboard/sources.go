@@ -45,11 +45,21 @@ type scheduleSource interface {
 	RunScheduleNow(ctx context.Context, name string) (headgate.EnqueueResult, error)
 }
 
-// jobActor applies the actions on jobs, one job at a time.
+// jobActor applies the actions on jobs: one job at a time for a selection, in bounded
+// batches through the job indexes for everything matching a filter.
 type jobActor interface {
 	Retry(ctx context.Context, id string, opts *inspector.RetryOptions) (inspector.RetryResult, error)
 	Delete(ctx context.Context, id string) (headgate.State, error)
 	Cancel(ctx context.Context, id string) error
+	BulkRetry(ctx context.Context, f inspector.JobFilter, o *inspector.BulkOptions) (inspector.BulkResult, error)
+	BulkDelete(ctx context.Context, f inspector.JobFilter, o *inspector.BulkOptions) (inspector.BulkResult, error)
+	BulkCancel(ctx context.Context, f inspector.JobFilter, o *inspector.BulkOptions) (inspector.BulkResult, error)
+}
+
+// partitionCounter counts a partition's jobs by state: the exact number a bulk action on
+// a partition's jobs takes, and the tenants page's backlog.
+type partitionCounter interface {
+	PartitionCounts(ctx context.Context, queue, partition string) (map[headgate.State]int64, error)
 }
 
 // queueActor pauses and resumes admission from a queue.
@@ -92,14 +102,18 @@ type sources struct {
 	workers    workerReader
 	schedules  scheduleSource
 	jobs       jobActor
+	partitions partitionCounter
 	queues     queueActor
 	quarantine quarantineSource
 	rates      rateReader
-	policy     policyReader
-	workflows  workflowReader
+	series     seriesReader
+	// partitionStats serves the tenants page.
+	partitionStats partitionReader
+	policy         policyReader
+	workflows      workflowReader
 }
 
 func inspectorSources(insp *inspector.Inspector, store *headgate.Store) sources {
-	return sources{stats: insp, lister: insp, job: insp, why: insp, workers: insp, schedules: insp, jobs: insp, queues: insp, quarantine: insp, rates: store, policy: insp,
+	return sources{stats: insp, lister: insp, job: insp, why: insp, workers: insp, schedules: insp, jobs: insp, partitions: insp, queues: insp, quarantine: insp, rates: store, series: store, partitionStats: store, policy: insp,
 		workflows: store}
 }

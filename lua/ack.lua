@@ -29,7 +29,8 @@ All reads come first (the policy, each job, its rate bucket); the writes follow.
 KEYS[1]  namespace prefix; derived keys (lib.lua): job:<id>, errors:<id>, result:<id>,
          output:<id>, progress:<id>, admission:<lease id>, leases, scheduled, retained, unique, policy,
          quarantine, held:<fp>, rate:<class>, clock, q:<queue>:{counts,ring,drr,p:<part>,wake},
-         q:<queue>:w:<worker>:{ring,drr,p:<part>}, counters
+         q:<queue>:w:<worker>:{ring,drr,p:<part>}, counters (lease rejections, and
+         completed:<queue> and failed:<queue>: lib.lua count_outcome)
 ARGV[1]  retry backoff base ms: the default when the policy has no retry_base
 ARGV[2]  retry backoff cap ms: the default when the policy has no retry_cap
 ARGV[3]  number of acks n; then n groups of 11:
@@ -82,6 +83,8 @@ Cost     O(n * log N)
 --- @include E_CORRUPT
 --- @include count_event
 --- @include admission_record
+--- @include count_outcome
+--- @include flush_outcomes
 local P = KEYS[1]
 local n = tonumber(ARGV[3])
 local F = 11
@@ -268,7 +271,9 @@ for _, a in ipairs(acks) do
   elseif a.repeated then
     reply[#reply + 1] = { OK, a.repeated }
   elseif a.j then
-    reply[#reply + 1] = { OK, apply(a, a.j) }
+    local state = apply(a, a.j)
+    reply[#reply + 1] = { OK, state }
+    count_outcome(a.j.queue, a.outcome, state)
   else
     reply[#reply + 1] = { E_LEASE_REJECTED, '' }
     count_event(P, 'lease_rejected', 1)
@@ -276,4 +281,5 @@ for _, a in ipairs(acks) do
 end
 if #lapsed > 0 then rcall('ZREM', K.leases(P), unpack(lapsed)) end
 flush_counts(P)
+flush_outcomes(P)
 return reply

@@ -2164,3 +2164,39 @@ local function admission_record(P, lease)
   end
   return jobs
 end
+-- Outcome counters (keys.go Counters): by queue, the jobs that completed
+-- ("completed:<queue>") and the attempts that failed ("failed:<queue>": a retry, a snooze
+-- past its limit, an undecodable payload; a skip is no failure). An ack tallies them in
+-- memory, queue -> {completed, failed}, and flush_outcomes writes one HINCRBY per queue
+-- and outcome, whatever the batch's size. record_series.lua snapshots them into each
+-- queue's throughput series.
+local outcome_delta = {}
+
+-- Tallies one ack of a job of queue q with outcome, which left the job in state.
+--- @include outcome_delta
+local function count_outcome(q, outcome, state)
+  local d = outcome_delta[q]
+  if not d then
+    d = { 0, 0 }
+    outcome_delta[q] = d
+  end
+  if outcome == 'success' then
+    d[1] = d[1] + 1
+  elseif outcome ~= 'skip' and (state == 'retryable' or state == 'archived' or state == 'undecodable') then
+    d[2] = d[2] + 1
+  end
+end
+
+--- @include outcome_delta
+--- @include count_event
+local function flush_outcomes(P)
+  for q, d in pairs(outcome_delta) do
+    count_event(P, 'completed:' .. q, d[1])
+    count_event(P, 'failed:' .. q, d[2])
+  end
+  outcome_delta = {}
+end
+
+-- A queue's throughput series (keys.go Series): a ZSET of snapshots of its outcome
+-- counters, scored by the store time (ms) of each, members "<ms>:<completed>:<failed>".
+function K.series(P, q) return P .. 'q:' .. q .. ':series' end

@@ -47,7 +47,7 @@ func ExerciseBackend(t *testing.T, newStore NewStoreFunc) {
 		reclaimCorruptCases, evictCorruptCases, enqueueCorruptCases, retryCases, editCases, deleteCases, operatorCorruptCases, uniqueCases,
 		putScheduleCases, pauseScheduleCases, removeScheduleCases, fireScheduleCases, runScheduleCases,
 		whyCases, heartbeatCases,
-		listJobsCases, bulkCancelCases, bulkRetryCases, bulkDeleteCases, repeatCases} {
+		listJobsCases, bulkCancelCases, bulkRetryCases, bulkDeleteCases, repeatCases, recordSeriesCases} {
 		all = append(all, cases...)
 	}
 	runCases(t, newStore, all)

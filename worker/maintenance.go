@@ -15,6 +15,7 @@ const (
 	DutyEvict   = "evict"   // finished jobs past their retention → deleted
 	DutyTimers  = "timers"  // due durable workflow timers → fired, their workflows' next tasks enqueued
 	DutyCron    = "cron"    // due ticks of the namespace's schedules → jobs
+	DutySeries  = "series"  // every queue's outcome counters → its throughput series, once a minute
 )
 
 // maintenanceBatch is the most jobs one maintenance call handles; a full batch is
@@ -38,6 +39,7 @@ func (w *Worker) duties() []duty {
 		{name: DutyEvict, pass: w.evictPass},
 		{name: DutyTimers, pass: w.timersPass, nudge: w.timerNudge},
 		{name: DutyCron, pass: w.cronPass},
+		{name: DutySeries, pass: w.seriesPass},
 	}
 }
 
@@ -191,3 +193,12 @@ func (w *Worker) timersPass(ctx context.Context, _ int64) (time.Duration, error)
 // NudgeTimers ends the timers duty's sleep, when this worker holds it, so that a timer
 // armed by one of its handlers is looked at now instead of at the end of the sleep.
 func NudgeTimers(w *Worker) { notify(w.timerNudge) }
+
+// seriesPass snapshots every queue's outcome counters into its throughput series (the
+// dashboard's chart of the last hour), once a minute: one script call, whatever the load.
+func (w *Worker) seriesPass(ctx context.Context, _ int64) (time.Duration, error) {
+	if _, err := w.store.RecordSeries(ctx, headgate.SeriesGapDefault); err != nil {
+		return 0, err
+	}
+	return headgate.SeriesGapDefault, nil
+}

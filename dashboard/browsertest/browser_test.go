@@ -175,6 +175,8 @@ func TestBrowserRetryByFilter(t *testing.T) {
 		// No worker serves mail: the overview flags it, and the refresh keeps the flag.
 		chromedp.WaitVisible(css(`tr[data-queue="mail"] [data-unserved]`)),
 		chromedp.WaitNotVisible(css(`tr[data-queue="billing"] [data-unserved]`)), // nothing unfinished
+		// The last hour's throughput, drawn on the server.
+		chromedp.WaitVisible(css(`#throughput svg rect.done`)),
 		shot("overview"),
 		chromedp.Click(css(`tr[data-queue="billing"] a[data-state="cancelled"]`)),
 		chromedp.WaitVisible(css(`#jobs`)),
@@ -226,6 +228,9 @@ func TestBrowserRetryByFilter(t *testing.T) {
 	if text := s.read("job state", chromedp.Text(css(`#job-state`))); text != "cancelled" {
 		t.Errorf("globex-001 is %q, want still cancelled", text)
 	}
+	s.step("tenants", chromedp.Navigate(s.url+"/"), chromedp.WaitVisible(css(`tr[data-queue="mail"] a.tenants-link`)),
+		chromedp.Click(css(`tr[data-queue="mail"] a.tenants-link`)), chromedp.WaitVisible(css(`#tenants tr[data-partition="tenant-0"]`)),
+		shot("tenants"))
 	s.step("workers, cron, quarantine, rates, policy, workflows",
 		chromedp.Navigate(s.url+"/workers"), chromedp.WaitVisible(css(`#workers`)),
 		chromedp.Navigate(s.url+"/cron"), chromedp.WaitVisible(css(`#cron`)),
@@ -281,6 +286,8 @@ const acmeCancelled = 24
 func seed(t *testing.T, store *headgate.Store) {
 	t.Helper()
 	ctx := context.Background()
+	// The jobs are enqueued five minutes before epoch, after 40 minutes of throughput.
+	seedThroughput(t, store)
 	var jobs []headgate.Envelope
 	var cancel []string
 	for i := range acmeCancelled {
@@ -313,7 +320,7 @@ func seed(t *testing.T, store *headgate.Store) {
 	if err := store.SetRateLimit(ctx, "smtp", headgate.RateLimit{Limit: 100, Window: time.Minute, Burst: 50}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := store.Admit(ctx, headgate.AdmitRequest{Worker: "w1", LeaseID: "w1-lease", Queues: []string{"mail"}, Capacity: 8, Lease: time.Minute}); err != nil {
+	if _, err := store.Admit(ctx, headgate.AdmitRequest{Worker: "w1", LeaseID: "w1-lease", Queues: []string{"mail"}, Capacity: 8, Lease: time.Hour}); err != nil {
 		t.Fatal(err)
 	}
 	history := []headgate.Event{
@@ -329,5 +336,56 @@ func seed(t *testing.T, store *headgate.Store) {
 	}
 	if err := store.Append(ctx, "order-c-981", history, 0); err != nil {
 		t.Fatal(err)
+	}
+	if err := store.FreezeClock(ctx, epoch); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// seedThroughput works through 40 minutes of a webhooks queue up to five minutes before
+// epoch, a sample of its counters a minute (as the worker's series duty takes them), so
+// the overview charts them; the store clock ends five minutes before epoch.
+func seedThroughput(t *testing.T, store *headgate.Store) {
+	t.Helper()
+	ctx := context.Background()
+	const minutes = 40
+	if err := store.FreezeClock(ctx, epoch.Add(-(minutes+5)*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	for m := range minutes {
+		n := 6 + (m*7)%11
+		var jobs []headgate.Envelope
+		for i := range n {
+			jobs = append(jobs, headgate.Envelope{ID: fmt.Sprintf("hook-%02d-%02d", m, i), Kind: "webhook.deliver", Queue: "webhooks",
+				PartitionKey: fmt.Sprintf("tenant-%d", i%3)})
+		}
+		if _, err := store.Enqueue(ctx, jobs...); err != nil {
+			t.Fatal(err)
+		}
+		claims, err := store.Admit(ctx, headgate.AdmitRequest{Worker: "w2", LeaseID: fmt.Sprintf("hooks-%d", m), Queues: []string{"webhooks"},
+			Capacity: n, Lease: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var acks []headgate.AckRequest
+		for i, c := range claims {
+			o := headgate.OutcomeSuccess
+			if (m+i)%9 == 0 {
+				o = headgate.OutcomeSkip
+				if m%4 == 1 {
+					o = headgate.OutcomeUndecodable // a failed attempt
+				}
+			}
+			acks = append(acks, headgate.AckRequest{Lease: c.LeaseRef(), Outcome: o})
+		}
+		if _, err := store.AckMany(ctx, acks); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := store.RecordSeries(ctx, 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := store.AdvanceClock(ctx, time.Minute); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

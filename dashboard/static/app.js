@@ -121,8 +121,8 @@
       bar.value = v.processed;
       document.getElementById("op-count").textContent = v.processed + " of " + v.total;
       var status = v.finished
-        ? "Finished: " + v.done + " changed, " + v.refused + " refused." + (v.result ? " " + v.result : "")
-        : "Running: " + v.done + " changed, " + v.refused + " refused so far.";
+        ? "Finished: " + v.done + " changed, " + v.refused + " refused, " + v.skipped + " skipped." + (v.result ? " " + v.result : "")
+        : "Running: " + v.done + " changed, " + v.refused + " refused, " + v.skipped + " skipped so far.";
       document.getElementById("op-status").textContent = status;
       var list = document.getElementById("op-errors");
       list.textContent = "";

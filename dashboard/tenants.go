@@ -1,0 +1,87 @@
+package dashboard
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/headgate/headgate"
+)
+
+// tenantsPage is how many partitions the tenants page shows at once.
+const tenantsPage = 50
+
+// partitionReader serves the tenants page: a queue's partitions in turn order.
+type partitionReader interface {
+	PartitionStats(ctx context.Context, queue string, offset, limit int) ([]headgate.PartitionStat, int64, error)
+}
+
+type tenantRow struct {
+	headgate.PartitionStat
+	Backlog, Running int64
+	// Share is the partition's part of the queue's running jobs now.
+	Share   string
+	JobsURL string
+}
+
+type tenantsData struct {
+	Queue string
+	// Partitions counts the partitions with waiting work (the ring); Running the queue's
+	// running jobs.
+	Partitions, Running int64
+	Rows                []tenantRow
+	Offset              int
+	PrevURL, NextURL    string
+}
+
+// tenants lists a queue's partitions with waiting work in turn order (the next admitted
+// first): backlog, running, how long their waiting jobs have waited, and their share of
+// the queue's running jobs.
+func (h *Handler) tenants(w http.ResponseWriter, r *http.Request) error {
+	queue := r.PathValue("queue")
+	if err := headgate.ValidateQueueName("queue", queue); err != nil {
+		return err
+	}
+	offset := 0
+	if v := r.URL.Query().Get("offset"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return &headgate.InvalidError{Field: "offset", Reason: fmt.Sprintf("%q is not a count of partitions", v)}
+		}
+		offset = n
+	}
+	stats, total, err := h.src.partitionStats.PartitionStats(r.Context(), queue, offset, tenantsPage)
+	if err != nil {
+		return err
+	}
+	qs, err := h.src.stats.Stats(r.Context())
+	if err != nil {
+		return err
+	}
+	d := &tenantsData{Queue: queue, Partitions: total, Offset: offset}
+	for _, s := range qs {
+		if s.Queue == queue {
+			d.Running = s.Counts[headgate.StateRunning]
+		}
+	}
+	base := baseOf(r) + "/queues/" + url.PathEscape(queue)
+	for _, st := range stats {
+		row := tenantRow{PartitionStat: st, Backlog: st.Counts[headgate.StateAvailable] + st.Counts[headgate.StateHeld],
+			Running: st.Counts[headgate.StateRunning], Share: "—",
+			JobsURL: base + "/available?" + url.Values{"partition": {st.Partition}}.Encode()}
+		if d.Running > 0 {
+			row.Share = fmt.Sprintf("%.1f%%", float64(row.Running)*100/float64(d.Running))
+		}
+		d.Rows = append(d.Rows, row)
+	}
+	if offset > 0 {
+		d.PrevURL = fmt.Sprintf("%s/tenants?offset=%d", base, max(0, offset-tenantsPage))
+	}
+	if int64(offset+tenantsPage) < total {
+		d.NextURL = fmt.Sprintf("%s/tenants?offset=%d", base, offset+tenantsPage)
+	}
+	h.render(w, r, "tenants", queue+" · tenants", d)
+	return nil
+}

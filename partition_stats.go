@@ -1,0 +1,120 @@
+package headgate
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// PartitionStat is one partition of a queue's admission ring as the tenants page shows
+// it: its counts and how long its waiting jobs have waited.
+type PartitionStat struct {
+	Partition string
+	// Counts are the partition's jobs by state (PartitionCounts).
+	Counts map[State]int64
+	// Waiting counts its unpinned available jobs, the ones admission takes from its turn.
+	Waiting int64
+	// WaitP50 and WaitP99 are how long the jobs at the median and the 99th percentile of
+	// the partition's admission order have been due; Oldest the job admitted next. With
+	// one priority in the partition that order is by due time, so these are the quantiles
+	// of the waits of its waiting jobs now.
+	WaitP50, WaitP99, Oldest time.Duration
+}
+
+// PartitionStatsMax bounds the partitions one PartitionStats call reads.
+const PartitionStatsMax = 200
+
+// PartitionStats reads the queue's partitions with unpinned available work, in turn
+// order from offset (at most limit, 1..PartitionStatsMax), and how many the ring holds:
+// three round trips of plain reads (the ring; each partition's counts and size; its
+// waiting jobs at three ranks), whatever the partitions' sizes.
+func (s *Store) PartitionStats(ctx context.Context, queue string, offset, limit int) ([]PartitionStat, int64, error) {
+	if err := validateRequired("queue", queue, false); err != nil {
+		return nil, 0, err
+	}
+	if offset < 0 {
+		return nil, 0, invalid("offset", "is %d, less than zero", offset)
+	}
+	if limit < 1 || limit > PartitionStatsMax {
+		return nil, 0, invalid("limit", "is %d, outside 1..%d", limit, PartitionStatsMax)
+	}
+	pipe := s.rdb.Pipeline()
+	clock := pipe.Get(ctx, s.keys.Clock())
+	redisTime := pipe.Time(ctx)
+	size := pipe.ZCard(ctx, s.keys.Ring(queue))
+	names := pipe.ZRange(ctx, s.keys.Ring(queue), int64(offset), int64(offset+limit-1))
+	_, _ = pipe.Exec(ctx) // each command's error is checked below: a nil clock is no error
+	now, err := pipedNow(clock, redisTime)
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := errors.Join(size.Err(), names.Err()); err != nil {
+		return nil, 0, err
+	}
+	type reads struct {
+		counts         *redis.MapStringStringCmd
+		waiting        *redis.IntCmd
+		head, p50, p99 *redis.StringSliceCmd
+	}
+	parts := names.Val()
+	rs := make([]reads, len(parts))
+	pipe = s.rdb.Pipeline()
+	for i, p := range parts {
+		rs[i].counts = pipe.HGetAll(ctx, s.keys.PartitionCounts(queue, p))
+		rs[i].waiting = pipe.ZCard(ctx, s.keys.Partition(queue, p))
+	}
+	if len(parts) > 0 {
+		if _, err := pipe.Exec(ctx); err != nil {
+			return nil, 0, err
+		}
+	}
+	// The quantiles' ranks depend on the sizes: a third read.
+	pipe = s.rdb.Pipeline()
+	for i, p := range parts {
+		n := rs[i].waiting.Val()
+		if n == 0 {
+			continue
+		}
+		k := s.keys.Partition(queue, p)
+		rs[i].head = pipe.ZRange(ctx, k, 0, 0)
+		// Admission order is oldest due first: the 99th percentile of waits is 1% in.
+		rs[i].p99 = pipe.ZRange(ctx, k, (n-1)/100, (n-1)/100)
+		rs[i].p50 = pipe.ZRange(ctx, k, (n-1)/2, (n-1)/2)
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, 0, err
+	}
+	out := make([]PartitionStat, len(parts))
+	for i, p := range parts {
+		st := PartitionStat{Partition: p, Counts: map[State]int64{}, Waiting: rs[i].waiting.Val()}
+		for f, v := range rs[i].counts.Val() {
+			if n, err := strconv.ParseInt(v, 10, 64); err == nil && n != 0 {
+				st.Counts[State(f)] = n
+			}
+		}
+		if st.Waiting > 0 {
+			st.Oldest = memberWait(rs[i].head, now)
+			st.WaitP99 = memberWait(rs[i].p99, now)
+			st.WaitP50 = memberWait(rs[i].p50, now)
+		}
+		out[i] = st
+	}
+	return out, size.Val(), nil
+}
+
+// memberWait is how long the job of a partition member (rank in lua/lib.lua) has been
+// due at now; 0 when the member does not parse or is not due.
+func memberWait(cmd *redis.StringSliceCmd, now time.Time) time.Duration {
+	m := cmd.Val()
+	if len(m) == 0 || len(m[0]) < rankWidth {
+		return 0
+	}
+	due, err := strconv.ParseInt(m[0][rankWidth-15:rankWidth], 10, 64)
+	if err != nil {
+		return 0
+	}
+	return max(now.Sub(time.UnixMilli(due)), 0)
+}

@@ -336,7 +336,7 @@ func TestLuaScriptIncludes(t *testing.T) {
 			JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS schedule make_available park_corrupt safe_hmget
 			key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked
 			counts_ok corrupt_reply first_bad_key park_unreadable_job EDIT_PAYLOAD EDIT_PRIORITY
-			EDIT_MAX_ATTEMPTS EDIT_SCHEDULED_AT EDIT_PARTITION EDIT_TAGS edit_has apply_edit`,
+			EDIT_MAX_ATTEMPTS EDIT_SCHEDULED_AT EDIT_PARTITION EDIT_TAGS PAYLOAD_PIECE PAYLOAD_PIECE_FIELDS payload_fields write_payload edit_has apply_edit`,
 		"enqueue": `rcall K K.job K.queues K.counts K.ring K.ring_state K.partition K.pinned_ring
 			K.pinned_ring_state K.pinned_partition K.wake K.scheduled K.unique K.throttle
 			K.throttle_expiry K.quarantine K.held K.limits K.clock K.parked OK E_ID_CONFLICT E_DUPLICATE
@@ -349,7 +349,7 @@ func TestLuaScriptIncludes(t *testing.T) {
 			ring_remove wake index_available unindex_available unindex_available_job JOB_FIELDS
 			JOB_NUMBERS JOB_DEFAULTS load_fields load_job schedule make_available safe_hmget
 			key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked
-			counts_ok corrupt_reply needed structure_bad need need_counts structure_error need_available
+			counts_ok corrupt_reply needed structure_bad need need_counts structure_error need_available PAYLOAD_PIECE PAYLOAD_PIECE_FIELDS payload_fields write_payload
 			K.counters count_event new_job_fields take_unique unique_holder`,
 		"evict": `rcall K K.job K.errors K.result K.output K.progress K.counts K.retained K.throttle
 			K.throttle_expiry K.clock K.corrupt K.fp_running OK E_CORRUPT now_ms UNFINISHED str
@@ -420,7 +420,7 @@ func TestLuaScriptIncludes(t *testing.T) {
 			JOB_NUMBERS JOB_DEFAULTS schedule make_available park_corrupt safe_hmget key_type_known
 			key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked counts_ok corrupt_reply
 			first_bad_key park_unreadable_job EDIT_PAYLOAD EDIT_PRIORITY EDIT_MAX_ATTEMPTS
-			EDIT_SCHEDULED_AT EDIT_PARTITION EDIT_TAGS edit_has apply_edit`,
+			EDIT_SCHEDULED_AT EDIT_PARTITION EDIT_TAGS PAYLOAD_PIECE PAYLOAD_PIECE_FIELDS payload_fields write_payload edit_has apply_edit`,
 		"set_policy":     `rcall K K.policy OK`,
 		"set_rate_limit": `rcall K K.rate K.clock K.starved OK now_ms rate_changed key_type_known key_ok`,
 		"write_output": `rcall K K.job K.output K.clock OK E_LEASE_REJECTED E_CORRUPT now_ms str mark_aux JOB_NUMBERS
@@ -552,7 +552,7 @@ func TestLuaScriptIncludes(t *testing.T) {
 			index_at_ms index_at_text index_file index_move flush_index count_delta move_count
 			flush_counts unfinished partition_of ring_last ring_has ring_contains ring_push_back wake
 			index_available safe_hmget key_type_known key_ok MAX_SAFE counts_ok corrupt_reply needed
-			structure_bad need need_counts structure_error K.schedule E_SCHEDULE_NOT_FOUND
+			structure_bad need need_counts structure_error PAYLOAD_PIECE PAYLOAD_PIECE_FIELDS payload_fields K.schedule E_SCHEDULE_NOT_FOUND
 			E_SCHEDULE_MOVED new_job_fields take_unique unique_holder schedule_template
 			schedule_job_verdict write_schedule_job`,
 		"remove_schedule": `rcall K OK E_CORRUPT key_type_known key_ok corrupt_reply needed structure_bad need
@@ -569,7 +569,7 @@ func TestLuaScriptIncludes(t *testing.T) {
 			index_fill index_put pcount_add index_at_ms index_at_text index_file index_move flush_index
 			count_delta move_count flush_counts unfinished partition_of ring_last ring_has ring_contains
 			ring_push_back wake index_available safe_hmget key_type_known key_ok MAX_SAFE counts_ok
-			corrupt_reply needed structure_bad need need_counts structure_error K.schedule
+			corrupt_reply needed structure_bad need need_counts structure_error PAYLOAD_PIECE PAYLOAD_PIECE_FIELDS payload_fields K.schedule
 			K.schedules_due E_SCHEDULE_NOT_FOUND E_SCHEDULE_MOVED E_DUTY_LOST new_job_fields take_unique
 			unique_holder schedule_template schedule_job_verdict write_schedule_job`,
 		"pause_schedule": `rcall K K.clock OK E_CORRUPT now_ms key_type_known key_ok corrupt_reply needed

@@ -254,7 +254,7 @@ func TestLuaScriptIncludes(t *testing.T) {
 			DIM_FINGERPRINT INDEX_FIELDS index_filed index_ops index_order pcount_delta pcount_order
 			kinds_added index_fill index_put pcount_add index_at_ms index_at_text index_file index_move
 			flush_index count_delta move_count flush_counts unfinished partition_of ring_last ring_has
-			ring_contains ring_push_back wake index_available JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS
+			ring_contains ring_push_back wake available_adds flush_available index_available JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS
 			make_available safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES
 			load_job_checked counts_ok corrupt_reply needed structure_bad need need_counts
 			structure_error need_available bytes_less index_rank MAX_MERGED_KINDS E_TOO_MANY_KINDS
@@ -279,7 +279,7 @@ func TestLuaScriptIncludes(t *testing.T) {
 			DIM_FINGERPRINT INDEX_FIELDS index_filed index_ops index_order pcount_delta pcount_order
 			kinds_added index_fill index_put pcount_add index_at_ms index_at_text index_file
 			index_clock_ms index_clock index_move flush_index count_delta move_count flush_counts
-			mark_aux push_error partition_of ring_last ring_has ring_contains ring_push_back wake
+			mark_aux push_error partition_of ring_last ring_has ring_contains ring_push_back wake available_adds
 			index_available JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS release_unique backoff
 			release_fingerprint drop_lease retention_of finalize delete_job schedule make_available
 			load_bucket save_bucket rate_changed true_up park_corrupt safe_hmget key_type_known key_ok
@@ -294,7 +294,7 @@ func TestLuaScriptIncludes(t *testing.T) {
 			index_order pcount_delta pcount_order kinds_added index_fill index_put pcount_add
 			index_at_ms index_at_text index_file index_view index_move flush_index count_delta
 			move_count flush_counts partition_of ring_last ring_has ring_contains ring_push_back
-			ring_remove wake index_available JOB_NUMBERS JOB_DEFAULTS load_bucket save_bucket
+			ring_remove wake available_adds index_available JOB_NUMBERS JOB_DEFAULTS load_bucket save_bucket
 			park_corrupt safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES
 			load_job_checked counts_ok corrupt_reply K.counters count_event`,
 		"cancel": `rcall K K.job K.counts K.ring K.ring_state K.partition K.pinned_ring K.pinned_ring_state
@@ -332,7 +332,7 @@ func TestLuaScriptIncludes(t *testing.T) {
 			pcount_delta pcount_order kinds_added index_fill index_put pcount_add index_at_ms
 			index_at_text index_file index_clock_ms index_clock index_note index_move flush_index
 			count_delta move_count flush_counts partition_of ring_last ring_has ring_contains
-			ring_push_back ring_remove wake index_available unindex_available unindex_available_job
+			ring_push_back ring_remove wake available_adds index_available unindex_available unindex_available_job
 			JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS schedule make_available park_corrupt safe_hmget
 			key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked
 			counts_ok corrupt_reply first_bad_key park_unreadable_job EDIT_PAYLOAD EDIT_PRIORITY
@@ -346,7 +346,7 @@ func TestLuaScriptIncludes(t *testing.T) {
 			kinds_added index_fill index_put pcount_add index_at_ms index_at_text index_file
 			index_clock_ms index_clock index_note index_move flush_index count_delta move_count
 			flush_counts unfinished partition_of ring_last ring_has ring_contains ring_push_back
-			ring_remove wake index_available unindex_available unindex_available_job JOB_FIELDS
+			ring_remove wake available_adds index_available unindex_available unindex_available_job JOB_FIELDS
 			JOB_NUMBERS JOB_DEFAULTS load_fields load_job schedule make_available safe_hmget
 			key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked
 			counts_ok corrupt_reply needed structure_bad need need_counts structure_error need_available PAYLOAD_PIECE PAYLOAD_PIECE_FIELDS payload_fields write_payload
@@ -366,7 +366,7 @@ func TestLuaScriptIncludes(t *testing.T) {
 			K.partition_counts DIM_PARTITION DIM_TAG DIM_FINGERPRINT INDEX_FIELDS index_filed index_ops
 			index_order pcount_delta pcount_order kinds_added index_fill index_put pcount_add
 			index_at_ms index_at_text index_file index_move flush_index count_delta move_count
-			flush_counts partition_of ring_last ring_has ring_contains ring_push_back wake
+			flush_counts partition_of ring_last ring_has ring_contains ring_push_back wake available_adds
 			index_available JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS make_available park_corrupt safe_hmget
 			key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked
 			counts_ok corrupt_reply first_bad_key index_bad_key route_bad_key parking_refused`,
@@ -390,7 +390,7 @@ func TestLuaScriptIncludes(t *testing.T) {
 			index_order pcount_delta pcount_order kinds_added index_fill index_put pcount_add
 			index_at_ms index_at_text index_file index_clock_ms index_clock index_move flush_index
 			count_delta move_count flush_counts partition_of ring_last ring_has ring_contains
-			ring_push_back wake index_available JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS schedule
+			ring_push_back wake available_adds index_available JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS schedule
 			make_available park_corrupt safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES
 			bad_job_field JOB_STATES load_job_checked counts_ok corrupt_reply first_bad_key
 			index_bad_key route_bad_key parking_refused`,
@@ -400,7 +400,7 @@ func TestLuaScriptIncludes(t *testing.T) {
 			DIM_FINGERPRINT INDEX_FIELDS index_filed index_ops index_order pcount_delta pcount_order
 			kinds_added index_fill index_put pcount_add index_at_ms index_at_text index_file
 			index_clock_ms index_clock index_move flush_index count_delta move_count flush_counts
-			partition_of ring_last ring_has ring_contains ring_push_back wake index_available JOB_FIELDS
+			partition_of ring_last ring_has ring_contains ring_push_back wake available_adds index_available JOB_FIELDS
 			JOB_NUMBERS JOB_DEFAULTS park_corrupt safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES
 			bad_job_field JOB_STATES load_job_checked counts_ok corrupt_reply first_bad_key
 			index_bad_key parking_refused`,
@@ -416,7 +416,7 @@ func TestLuaScriptIncludes(t *testing.T) {
 			INDEX_FIELDS index_filed index_ops index_order pcount_delta pcount_order kinds_added
 			index_fill index_put pcount_add index_at_ms index_at_text index_file index_clock_ms
 			index_clock index_note index_move flush_index count_delta move_count flush_counts unfinished
-			partition_of ring_last ring_has ring_contains ring_push_back wake index_available JOB_FIELDS
+			partition_of ring_last ring_has ring_contains ring_push_back wake available_adds index_available JOB_FIELDS
 			JOB_NUMBERS JOB_DEFAULTS schedule make_available park_corrupt safe_hmget key_type_known
 			key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES load_job_checked counts_ok corrupt_reply
 			first_bad_key park_unreadable_job EDIT_PAYLOAD EDIT_PRIORITY EDIT_MAX_ATTEMPTS
@@ -441,7 +441,7 @@ func TestLuaScriptIncludes(t *testing.T) {
 			K.partition_counts DIM_PARTITION DIM_TAG DIM_FINGERPRINT INDEX_FIELDS index_filed index_ops
 			index_order pcount_delta pcount_order kinds_added index_fill index_put pcount_add
 			index_at_ms index_at_text index_file index_move flush_index count_delta move_count
-			flush_counts partition_of ring_last ring_has ring_contains ring_push_back wake
+			flush_counts partition_of ring_last ring_has ring_contains ring_push_back wake available_adds
 			index_available JOB_NUMBERS JOB_DEFAULTS release_unique release_fingerprint delete_job
 			make_available safe_hmget key_type_known key_ok MAX_SAFE JOB_RANGES bad_job_field JOB_STATES
 			load_job_checked counts_ok corrupt_reply needed structure_bad need need_counts
@@ -456,7 +456,7 @@ func TestLuaScriptIncludes(t *testing.T) {
 			K.kinds K.partition_counts DIM_PARTITION DIM_TAG DIM_FINGERPRINT INDEX_FIELDS index_filed
 			index_ops index_order pcount_delta pcount_order kinds_added index_fill index_put pcount_add
 			index_at_ms index_at_text index_file index_move flush_index count_delta move_count
-			flush_counts partition_of ring_last ring_has ring_contains ring_push_back wake
+			flush_counts partition_of ring_last ring_has ring_contains ring_push_back wake available_adds
 			index_available make_available safe_hmget key_type_known key_ok MAX_SAFE counts_ok
 			corrupt_reply needed structure_bad need need_counts structure_error need_available SEP K.wf
 			K.wf_history K.wf_runs K.wf_timers K.wf_ids K.wf_status K.wf_query K.timers pad_ms
@@ -481,7 +481,7 @@ func TestLuaScriptIncludes(t *testing.T) {
 			K.kinds K.partition_counts DIM_PARTITION DIM_TAG DIM_FINGERPRINT INDEX_FIELDS index_filed
 			index_ops index_order pcount_delta pcount_order kinds_added index_fill index_put pcount_add
 			index_at_ms index_at_text index_file index_move flush_index count_delta move_count
-			flush_counts partition_of ring_last ring_has ring_contains ring_push_back wake
+			flush_counts partition_of ring_last ring_has ring_contains ring_push_back wake available_adds
 			index_available JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS load_fields load_job make_available
 			safe_hmget key_type_known key_ok MAX_SAFE counts_ok corrupt_reply needed structure_bad need
 			need_counts structure_error need_available SEP K.wf K.wf_history K.wf_runs K.wf_timers
@@ -494,7 +494,7 @@ func TestLuaScriptIncludes(t *testing.T) {
 			K.kinds K.partition_counts DIM_PARTITION DIM_TAG DIM_FINGERPRINT INDEX_FIELDS index_filed
 			index_ops index_order pcount_delta pcount_order kinds_added index_fill index_put pcount_add
 			index_at_ms index_at_text index_file index_move flush_index count_delta move_count
-			flush_counts partition_of ring_last ring_has ring_contains ring_push_back wake
+			flush_counts partition_of ring_last ring_has ring_contains ring_push_back wake available_adds
 			index_available make_available safe_hmget key_type_known key_ok MAX_SAFE counts_ok
 			corrupt_reply needed structure_bad need need_counts structure_error need_available SEP K.wf
 			K.wf_history K.wf_runs K.wf_timers K.wf_status K.wf_query K.vis K.vis_index
@@ -507,7 +507,7 @@ func TestLuaScriptIncludes(t *testing.T) {
 			K.kinds K.partition_counts DIM_PARTITION DIM_TAG DIM_FINGERPRINT INDEX_FIELDS index_filed
 			index_ops index_order pcount_delta pcount_order kinds_added index_fill index_put pcount_add
 			index_at_ms index_at_text index_file index_move flush_index count_delta move_count
-			flush_counts partition_of ring_last ring_has ring_contains ring_push_back wake
+			flush_counts partition_of ring_last ring_has ring_contains ring_push_back wake available_adds
 			index_available make_available safe_hmget key_type_known key_ok MAX_SAFE counts_ok
 			corrupt_reply needed structure_bad need need_counts structure_error need_available SEP K.wf
 			K.wf_history K.wf_runs K.wf_timers K.wf_ids K.wf_status K.wf_query pad_ms listing_selections
@@ -520,7 +520,7 @@ func TestLuaScriptIncludes(t *testing.T) {
 			K.partition_counts DIM_PARTITION DIM_TAG DIM_FINGERPRINT INDEX_FIELDS index_filed index_ops
 			index_order pcount_delta pcount_order kinds_added index_fill index_put pcount_add
 			index_at_ms index_at_text index_file index_move flush_index count_delta move_count
-			flush_counts partition_of ring_last ring_has ring_contains ring_push_back wake
+			flush_counts partition_of ring_last ring_has ring_contains ring_push_back wake available_adds
 			index_available make_available safe_hmget key_type_known key_ok MAX_SAFE counts_ok
 			corrupt_reply needed structure_bad need need_counts structure_error need_available SEP K.wf
 			K.wf_history K.wf_runs K.wf_timers K.wf_ids K.wf_status K.wf_query K.vis K.vis_index pad_ms
@@ -533,7 +533,7 @@ func TestLuaScriptIncludes(t *testing.T) {
 			K.partition_counts DIM_PARTITION DIM_TAG DIM_FINGERPRINT INDEX_FIELDS index_filed index_ops
 			index_order pcount_delta pcount_order kinds_added index_fill index_put pcount_add
 			index_at_ms index_at_text index_file index_move flush_index count_delta move_count
-			flush_counts partition_of ring_last ring_has ring_contains ring_push_back ring_remove wake
+			flush_counts partition_of ring_last ring_has ring_contains ring_push_back ring_remove wake available_adds
 			index_available unindex_available unindex_available_job JOB_FIELDS JOB_NUMBERS JOB_DEFAULTS
 			load_fields load_job release_fingerprint drop_lease delete_job make_available safe_hmget
 			key_type_known key_ok MAX_SAFE counts_ok corrupt_reply needed structure_bad need need_counts
@@ -550,7 +550,7 @@ func TestLuaScriptIncludes(t *testing.T) {
 			K.kinds K.partition_counts DIM_PARTITION DIM_TAG DIM_FINGERPRINT INDEX_FIELDS index_filed
 			index_ops index_order pcount_delta pcount_order kinds_added index_fill index_put pcount_add
 			index_at_ms index_at_text index_file index_move flush_index count_delta move_count
-			flush_counts unfinished partition_of ring_last ring_has ring_contains ring_push_back wake
+			flush_counts unfinished partition_of ring_last ring_has ring_contains ring_push_back wake available_adds
 			index_available safe_hmget key_type_known key_ok MAX_SAFE counts_ok corrupt_reply needed
 			structure_bad need need_counts structure_error PAYLOAD_PIECE PAYLOAD_PIECE_FIELDS payload_fields K.schedule E_SCHEDULE_NOT_FOUND
 			E_SCHEDULE_MOVED new_job_fields take_unique unique_holder schedule_template
@@ -568,7 +568,7 @@ func TestLuaScriptIncludes(t *testing.T) {
 			INDEX_FIELDS index_filed index_ops index_order pcount_delta pcount_order kinds_added
 			index_fill index_put pcount_add index_at_ms index_at_text index_file index_move flush_index
 			count_delta move_count flush_counts unfinished partition_of ring_last ring_has ring_contains
-			ring_push_back wake index_available safe_hmget key_type_known key_ok MAX_SAFE counts_ok
+			ring_push_back wake available_adds index_available safe_hmget key_type_known key_ok MAX_SAFE counts_ok
 			corrupt_reply needed structure_bad need need_counts structure_error PAYLOAD_PIECE PAYLOAD_PIECE_FIELDS payload_fields K.schedule
 			K.schedules_due E_SCHEDULE_NOT_FOUND E_SCHEDULE_MOVED E_DUTY_LOST new_job_fields take_unique
 			unique_holder schedule_template schedule_job_verdict write_schedule_job`,

@@ -333,7 +333,8 @@ local function index_move(P, id, j, from, to, at)
   end
   f = f or j -- not noted: filed as it is now
   if from then
-    if at == nil or from == to then
+    -- The entry time to keep, when the job is filed again (not for a job leaving the indexes).
+    if to and (at == nil or from == to) then
       at = nil
       if f ~= j then at = f.at end
       if at == nil then
@@ -528,6 +529,23 @@ local function wake(P, q)
   rcall('LTRIM', k, -16, -1)
 end
 
+-- A call that makes many jobs available and takes none out (bulk_retry) collects their
+-- partition set members here, partition key -> {score, member, ...} (the keys in order
+-- at 1..n), and writes them with one ZADD per partition (flush_available) instead of one
+-- per job. nil: index_available writes at once.
+local available_adds = nil
+
+--- @include rcall
+--- @include available_adds
+local function flush_available()
+  if not available_adds then return end
+  for _, pz in ipairs(available_adds) do
+    local a = available_adds[pz]
+    for first = 1, #a, 2000 do rcall('ZADD', pz, unpack(a, first, math.min(first + 1999, #a))) end
+  end
+  available_adds = {}
+end
+
 -- Adds a job to its partition's available set; a partition that was empty joins the back
 -- of its ring. A change of the ring's members restarts admission's count of turns that
 -- could spend nothing ("cr", see admit.lua). The caller sets the state and wakes the queue.
@@ -536,9 +554,21 @@ end
 --- @include partition_of
 --- @include ring_contains
 --- @include ring_push_back
+--- @include available_adds
 local function index_available(P, id, q, part, sticky, prio, sched)
   local pz, ring, rs = partition_of(P, q, sticky, part)
-  rcall('ZADD', pz, '0', rank(prio, sched, id))
+  if available_adds then
+    local a = available_adds[pz]
+    if not a then
+      a = {}
+      available_adds[pz] = a
+      available_adds[#available_adds + 1] = pz
+    end
+    a[#a + 1] = '0'
+    a[#a + 1] = rank(prio, sched, id)
+  else
+    rcall('ZADD', pz, '0', rank(prio, sched, id))
+  end
   if not ring_contains(ring, part) then
     ring_push_back(ring, part)
     rcall('HDEL', rs, 'cr')

@@ -368,6 +368,30 @@ func durationMs(v int64) time.Duration {
 	return time.Duration(v) * time.Millisecond
 }
 
+// payloadPieces are the fields after "payload" that hold the rest of a payload stored in
+// pieces, in order (PAYLOAD_PIECE_FIELDS in lua/lib.lua: pieces keep a small job's hash in
+// Redis's listpack encoding).
+var payloadPieces = func() []string {
+	f := make([]string, 15)
+	for i := range f {
+		f[i] = "pl" + strconv.Itoa(i+1)
+	}
+	return f
+}()
+
+// payloadFromHash joins the payload of a job hash from its pieces.
+func payloadFromHash(h map[string]string) []byte {
+	p := []byte(h["payload"])
+	for _, f := range payloadPieces {
+		v, ok := h[f]
+		if !ok {
+			break
+		}
+		p = append(p, v...)
+	}
+	return p
+}
+
 // jobFromHash decodes a job hash (HGETALL) into a Job. Enqueue leaves out fields at
 // their default (JOB_DEFAULTS in lua/lib.lua); they read back as the default here, and
 // TestLuaJobFieldsMatchGo holds the field names and defaults to lib.lua's. The lease
@@ -386,7 +410,7 @@ func jobFromHash(id string, h map[string]string) *Job {
 		Envelope: Envelope{
 			ID:            id,
 			Kind:          h["kind"],
-			Payload:       []byte(h["payload"]),
+			Payload:       payloadFromHash(h),
 			Queue:         h["queue"],
 			PartitionKey:  h["part"],
 			Fingerprint:   h["fp"],

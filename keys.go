@@ -19,7 +19,9 @@ func newKeys(namespace string) keys { return keys{prefix: "hg:{" + namespace + "
 // Prefix is passed to every script as KEYS[1]; it routes the call to the namespace's slot.
 func (k keys) Prefix() string { return k.prefix }
 
-// Job is a HASH: one job's fields (see JOB_FIELDS in lua/lib.lua and jobFromHash).
+// Job is a HASH: one job's fields (see JOB_FIELDS in lua/lib.lua and jobFromHash). A
+// payload of 65 to 1,024 bytes is stored in 64-byte pieces ("payload", "pl1", ...; see
+// payload_fields), so that a small job's hash keeps Redis's listpack encoding.
 func (k keys) Job(id string) string { return k.prefix + "job:" + id }
 
 // JobPattern is the SCAN pattern of every job hash of the namespace, and the length of

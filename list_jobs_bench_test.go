@@ -65,6 +65,7 @@ func BenchmarkBulkRetry(b *testing.B) {
 	s := benchStore(b)
 	ctx := context.Background()
 	var retried int64
+	var usec, calls float64
 	for i := range b.N {
 		b.StopTimer()
 		fill(b, s, fmt.Sprint("r", i), n, 100)
@@ -79,10 +80,14 @@ func BenchmarkBulkRetry(b *testing.B) {
 		}
 		retried += res.Moved
 		b.StopTimer()
+		u, c := redisWork(b, s)
+		usec, calls = usec+u, calls+c
 		if _, err := s.BulkDelete(ctx, headgate.JobFilter{Queue: headgate.QueueDefault, State: headgate.StateAvailable}, nil); err != nil {
 			b.Fatal(err)
 		}
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(retried)/b.Elapsed().Seconds(), "jobs/s")
+	b.ReportMetric(usec/float64(retried), "redis-µs/job")
+	b.ReportMetric(calls/float64(retried), "commands/job")
 }

@@ -112,10 +112,14 @@ if not pol then return bad end
 -- common outcomes, need only END_FIELDS: each field read costs, so the rest is read only
 -- when needed. A job whose own data is unusable is parked; a structure that is unusable
 -- refuses the whole call before any write.
-local END_FIELDS = { 'state', 'lease', 'fence', 'queue', 'ret', 'ukey', 'uwin', 'aux' }
+-- Each list ends with what index_move files the job under (INDEX_FIELDS), so that moving
+-- its index entries reads nothing more.
+local END_FIELDS = { 'state', 'lease', 'fence', 'queue', 'ret', 'ukey', 'uwin', 'aux', 'kind', 'part', 'tags', 'fp' }
 local ALL_FIELDS = {}
 for _, f in ipairs(JOB_FIELDS) do ALL_FIELDS[#ALL_FIELDS + 1] = f end
 ALL_FIELDS[#ALL_FIELDS + 1] = 'errb'
+ALL_FIELDS[#ALL_FIELDS + 1] = 'kind'
+ALL_FIELDS[#ALL_FIELDS + 1] = 'tags'
 local accepted = {}
 
 -- The states each outcome leaves a job in (a success at retention 0 and a revoke delete it).
@@ -154,8 +158,8 @@ for _, a in ipairs(acks) do
   if ends then
     fields = END_FIELDS
     if a.actual >= 0 or a.logs then
-      fields = { 'state', 'lease', 'fence', 'queue', 'ret', 'ukey', 'uwin', 'aux', 'charge', 'rc', 'errb',
-        'attempt', 'crash' }
+      fields = { 'state', 'lease', 'fence', 'queue', 'ret', 'ukey', 'uwin', 'aux', 'kind', 'part', 'tags', 'fp',
+        'charge', 'rc', 'errb', 'attempt', 'crash' }
     end
   end
   local j, why = nil, nil

@@ -52,6 +52,8 @@ Cost     O(batch * log N)
 --- @include bulk_load
 --- @include bulk_reply
 --- @include make_available
+--- @include available_adds
+--- @include flush_available
 local P = KEYS[1]
 local s = index_selection(ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10],
   ARGV[11], ARGV[12], ARGV[13], ARGV[14])
@@ -92,6 +94,9 @@ if #jobs > 0 then
 end
 if dry then return bulk_reply(at, id, done, #jobs, skipped) end
 
+-- The batch only adds to partition sets: one ZADD per partition (flush_available).
+available_adds = {}
+
 local unretained = {}
 for _, m in ipairs(jobs) do
   local jid, j = m[1], m[2]
@@ -111,5 +116,6 @@ if #jobs > 0 then
   rcall('ZREM', K.retained(P), unpack(unretained))
   wake(P, s.queue)
 end
+flush_available()
 flush_counts(P)
 return bulk_reply(at, id, done, #jobs, skipped)

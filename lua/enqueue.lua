@@ -73,6 +73,7 @@ Cost     O(n * log N): a constant number of commands per job.
 --- @include JOB_FIELDS
 --- @include K.held
 --- @include new_job_fields
+--- @include write_payload
 --- @include take_unique
 --- @include unique_holder
 --- @include count_event
@@ -168,13 +169,15 @@ local function replace(hid, e)
   local replaced = false
   local state, sched, prio, fp = h.state, h.sched, h.prio, h.fp
   if e.udeb > 0 then
-    rcall('HSET', hk, 'schema', e.schema, 'payload', e.payload, 'fp', e.fp, 'tags', e.tags)
+    rcall('HSET', hk, 'schema', e.schema, 'fp', e.fp, 'tags', e.tags)
+    write_payload(hk, e.payload)
     fp = e.fp
     state, sched = 'scheduled', now + e.udeb
     replaced = true
   end
   if bit_set(e.urepl, REPLACE_PAYLOAD) then
-    rcall('HSET', hk, 'schema', e.schema, 'payload', e.payload, 'fp', e.fp)
+    rcall('HSET', hk, 'schema', e.schema, 'fp', e.fp)
+    write_payload(hk, e.payload)
     fp = e.fp
     replaced = true
   end

@@ -337,7 +337,8 @@ local function index_move(P, id, j, from, to, at)
   end
   f = f or j -- not noted: filed as it is now
   if from then
-    if at == nil or from == to then
+    -- The entry time to keep, when the job is filed again (not for a job leaving the indexes).
+    if to and (at == nil or from == to) then
       at = nil
       if f ~= j then at = f.at end
       if at == nil then
@@ -532,6 +533,23 @@ local function wake(P, q)
   if rcall('RPUSH', k, '1') > 16 then rcall('LTRIM', k, -16, -1) end
 end
 
+-- A call that makes many jobs available and takes none out (bulk_retry) collects their
+-- partition set members here, partition key -> {score, member, ...} (the keys in order
+-- at 1..n), and writes them with one ZADD per partition (flush_available) instead of one
+-- per job. nil: index_available writes at once.
+local available_adds = nil
+
+--- @include rcall
+--- @include available_adds
+local function flush_available()
+  if not available_adds then return end
+  for _, pz in ipairs(available_adds) do
+    local a = available_adds[pz]
+    for first = 1, #a, 2000 do rcall('ZADD', pz, unpack(a, first, math.min(first + 1999, #a))) end
+  end
+  available_adds = {}
+end
+
 -- Adds a job to its partition's available set; a partition that was empty joins the back
 -- of its ring. A change of the ring's members restarts admission's count of turns that
 -- could spend nothing ("cr", see admit.lua). The caller sets the state and wakes the queue.
@@ -540,9 +558,21 @@ end
 --- @include partition_of
 --- @include ring_contains
 --- @include ring_push_back
+--- @include available_adds
 local function index_available(P, id, q, part, sticky, prio, sched)
   local pz, ring, rs = partition_of(P, q, sticky, part)
-  rcall('ZADD', pz, '0', rank(prio, sched, id))
+  if available_adds then
+    local a = available_adds[pz]
+    if not a then
+      a = {}
+      available_adds[pz] = a
+      available_adds[#available_adds + 1] = pz
+    end
+    a[#a + 1] = '0'
+    a[#a + 1] = rank(prio, sched, id)
+  else
+    rcall('ZADD', pz, '0', rank(prio, sched, id))
+  end
   if not ring_contains(ring, part) then
     ring_push_back(ring, part)
     rcall('HDEL', rs, 'cr')
@@ -1348,6 +1378,48 @@ end
 -- same values).
 local EDIT_PAYLOAD, EDIT_PRIORITY, EDIT_MAX_ATTEMPTS, EDIT_SCHEDULED_AT, EDIT_PARTITION, EDIT_TAGS = 1, 2, 4, 8, 16, 32
 
+-- A job's payload is stored in pieces of at most PAYLOAD_PIECE bytes, 'payload' and then
+-- PAYLOAD_PIECE_FIELDS in order, when it fits in them: a hash keeps Redis's compact
+-- listpack encoding only while every value is at most hash-max-listpack-value bytes (64
+-- by default), and a small job's hash as a hashtable takes twice the memory. A larger
+-- payload is one field (its hash is a hashtable either way). jobFromHash joins them.
+local PAYLOAD_PIECE = 64
+local PAYLOAD_PIECE_FIELDS = { 'pl1', 'pl2', 'pl3', 'pl4', 'pl5', 'pl6', 'pl7', 'pl8', 'pl9', 'pl10',
+  'pl11', 'pl12', 'pl13', 'pl14', 'pl15' }
+
+-- Appends the field/value pairs of a non-empty payload to the HSET list fields.
+--- @include PAYLOAD_PIECE
+--- @include PAYLOAD_PIECE_FIELDS
+local function payload_fields(payload, fields)
+  local n = #fields
+  fields[n + 1] = 'payload'
+  if #payload <= PAYLOAD_PIECE or #payload > PAYLOAD_PIECE * (#PAYLOAD_PIECE_FIELDS + 1) then
+    fields[n + 2] = payload
+    return fields
+  end
+  fields[n + 2] = string.sub(payload, 1, PAYLOAD_PIECE)
+  n = n + 2
+  local i = 1
+  for at = PAYLOAD_PIECE + 1, #payload, PAYLOAD_PIECE do
+    fields[n + 1], fields[n + 2], n = PAYLOAD_PIECE_FIELDS[i], string.sub(payload, at, at + PAYLOAD_PIECE - 1), n + 2
+    i = i + 1
+  end
+  return fields
+end
+
+-- Replaces the payload of job hash k ('' = none): its pieces go with the old one.
+--- @include rcall
+--- @include PAYLOAD_PIECE_FIELDS
+--- @include payload_fields
+local function write_payload(k, payload)
+  rcall('HDEL', k, unpack(PAYLOAD_PIECE_FIELDS))
+  if payload == '' then
+    rcall('HDEL', k, 'payload')
+  else
+    rcall('HSET', k, unpack(payload_fields(payload, {})))
+  end
+end
+
 -- Whether bit b is set in an edit mask.
 local function edit_has(mask, b) return math.floor(mask / b) % 2 == 1 end
 
@@ -1365,13 +1437,14 @@ local function edit_has(mask, b) return math.floor(mask / b) % 2 == 1 end
 --- @include EDIT_TAGS
 --- @include JOB_DEFAULTS
 --- @include index_note
+--- @include write_payload
 local function apply_edit(P, id, j, e)
   index_note(P, id, j)
   local k = K.job(P, id)
   local function put(f, v, default)
     if v == default then rcall('HDEL', k, f) else rcall('HSET', k, f, v) end
   end
-  if edit_has(e.mask, EDIT_PAYLOAD) then put('payload', e.payload, '') end
+  if edit_has(e.mask, EDIT_PAYLOAD) then write_payload(k, e.payload) end
   if edit_has(e.mask, EDIT_PRIORITY) then
     j.prio = tonumber(e.prio)
     put('prio', e.prio, '0')
@@ -1744,10 +1817,14 @@ local E_DUTY_LOST = -33 -- {E_DUTY_LOST}: the caller's fenced duty lease is not 
 
 -- The fields of a new job's hash. Fields at their default are left out (see
 -- JOB_DEFAULTS): every field costs in each script that writes or reads the hash.
+--- @include payload_fields
 local function new_job_fields(e, sched_text, now_text)
   local fields = { 'kind', e.kind, 'queue', e.queue, 'state', e.state, 'sched', sched_text, 'created', now_text }
   local n = #fields
-  if e.payload ~= '' then fields[n + 1], fields[n + 2], n = 'payload', e.payload, n + 2 end
+  if e.payload ~= '' then
+    payload_fields(e.payload, fields)
+    n = #fields
+  end
   if e.prio ~= 0 then fields[n + 1], fields[n + 2], n = 'prio', e.prio, n + 2 end
   if e.ret ~= '0' then fields[n + 1], fields[n + 2], n = 'ret', e.ret, n + 2 end
   if e.maxa ~= '25' then fields[n + 1], fields[n + 2], n = 'maxa', e.maxa, n + 2 end

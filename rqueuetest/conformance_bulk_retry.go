@@ -2,6 +2,7 @@ package rqueuetest
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/headgate/headgate"
@@ -9,6 +10,51 @@ import (
 
 // bulkRetryCases cover BulkRetry: by kind, unique holders, backpressure.
 var bulkRetryCases = []conformanceCase{
+	// The batch writes each partition's jobs together: every retried job is admitted once,
+	// the partitions in turn, the highest priority first within its partition.
+	{"BulkRetry/PartitionsAdmitted", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		enqueueMany(t, ctx, s, "j", 1500, func(i int, e *headgate.Envelope) {
+			e.PartitionKey = fmt.Sprint("p", i%3)
+			if i == 1497 { // in p0
+				e.Priority = 5
+			}
+		})
+		if res, err := s.BulkCancel(ctx, headgate.JobFilter{Queue: headgate.QueueDefault, State: headgate.StateAvailable}, nil); err != nil || res.Moved != 1500 {
+			t.Fatalf("cancel all = %+v, %v", res, err)
+		}
+		if res, err := s.BulkRetry(ctx, headgate.JobFilter{Queue: headgate.QueueDefault, State: headgate.StateCancelled}, nil); err != nil || res.Moved != 1500 {
+			t.Fatalf("BulkRetry = %+v, %v; want 1500", res, err)
+		}
+		seen := map[string]bool{}
+		firstOf := map[string]string{} // partition -> its first job admitted
+		var order []string             // partitions of the first three jobs admitted
+		for len(seen) < 1500 {
+			claims := mustAdmit(t, ctx, s, admitReq("w1", 100))
+			if len(claims) == 0 {
+				t.Fatalf("admitted %d of the 1500 retried jobs, then none", len(seen))
+			}
+			for _, c := range claims {
+				id, part := c.Envelope.ID, c.Envelope.PartitionKey
+				if seen[id] {
+					t.Fatalf("%s admitted twice", id)
+				}
+				seen[id] = true
+				if firstOf[part] == "" {
+					firstOf[part] = id
+				}
+				if len(order) < 3 {
+					order = append(order, part)
+				}
+			}
+		}
+		if len(firstOf) != 3 || order[0] == order[1] || order[1] == order[2] || order[0] == order[2] {
+			t.Errorf("the first three jobs admitted came from partitions %v, want one of each", order)
+		}
+		if firstOf["p0"] != "j-01497" {
+			t.Errorf("p0's first job admitted is %s, want j-01497 (priority 5)", firstOf["p0"])
+		}
+	}},
 	{"BulkRetry/ByKindAndTag", func(t *testing.T, s *headgate.Store) {
 		ctx := freeze(t, s)
 		enqueueMany(t, ctx, s, "j", 1200, func(i int, e *headgate.Envelope) {

@@ -15,6 +15,7 @@ var aclScriptCommands = []string{
 	"set", "srem", "time", "type", "zadd", "zcard", "zcount", "zrange", "zrangebyscore", "zrem",
 	"zremrangebyrank", "zscore",
 	"zrank", "zremrangebyscore", // why, heartbeat
+	"pexpire", // admit: the minute's admissions by partition
 }
 
 // aclClientCommands are the commands workers, producers and inspectors send themselves.

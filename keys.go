@@ -1,5 +1,7 @@
 package headgate
 
+import "strconv"
+
 // keys names every Redis key of one namespace. All of them start with the prefix
 // "hg:{<namespace>}:", so a namespace lives in one cluster slot and every script over it
 // runs there. The store builds no key elsewhere, and tests and tools that look for a
@@ -345,6 +347,17 @@ func (k keys) Kinds(queue string) string { return k.prefix + "q:" + queue + ":ki
 func (k keys) PartitionCounts(queue, partition string) string {
 	return k.prefix + "q:" + queue + ":pc:" + partition
 }
+
+// AdmittedIn is a HASH: partition -> jobs of the queue admitted in one minute of store
+// time (minute = unix ms / 60000), and admittedAll -> all of them; it expires an hour and
+// a minute after its last admission (lua/admit.lua). PartitionStats sums the last hour's.
+func (k keys) AdmittedIn(queue string, minute int64) string {
+	return k.prefix + "q:" + queue + ":adm:" + strconv.FormatInt(minute, 10)
+}
+
+// admittedAll is AdmittedIn's field of every partition's admissions: no partition name
+// holds a control character.
+const admittedAll = "\x1f"
 
 // Series is a ZSET: the queue's throughput series, snapshots of its outcome counters
 // (completed:<queue>, failed:<queue> of Counters) scored by the store time (ms) of each,

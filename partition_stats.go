@@ -22,15 +22,27 @@ type PartitionStat struct {
 	// one priority in the partition that order is by due time, so these are the quantiles
 	// of the waits of its waiting jobs now.
 	WaitP50, WaitP99, Oldest time.Duration
+	// Admitted counts the partition's jobs admitted in the last hour of store time (the
+	// current minute and the 59 before it), and AdmittedShare is their share of all the
+	// queue's admissions then (0 when the queue admitted none): what fair admission gave
+	// the partition, beside what it waits for.
+	Admitted      int64
+	AdmittedShare float64
+	// QueueAdmitted is the queue's admissions in the same hour, of every partition.
+	QueueAdmitted int64
 }
+
+// admittedMinutes is the minutes of admissions PartitionStats sums: an hour.
+const admittedMinutes = 60
 
 // PartitionStatsMax bounds the partitions one PartitionStats call reads.
 const PartitionStatsMax = 200
 
 // PartitionStats reads the queue's partitions with unpinned available work, in turn
 // order from offset (at most limit, 1..PartitionStatsMax), and how many the ring holds:
-// three round trips of plain reads (the ring; each partition's counts and size; its
-// waiting jobs at three ranks), whatever the partitions' sizes.
+// three round trips of plain reads (the ring; each partition's counts and size, and the
+// hour's admissions by minute; its waiting jobs at three ranks), whatever the partitions'
+// sizes.
 func (s *Store) PartitionStats(ctx context.Context, queue string, offset, limit int) ([]PartitionStat, int64, error) {
 	if err := validateRequired("queue", queue, false); err != nil {
 		return nil, 0, err
@@ -66,9 +78,26 @@ func (s *Store) PartitionStats(ctx context.Context, queue string, offset, limit 
 		rs[i].counts = pipe.HGetAll(ctx, s.keys.PartitionCounts(queue, p))
 		rs[i].waiting = pipe.ZCard(ctx, s.keys.Partition(queue, p))
 	}
+	var admitted []*redis.SliceCmd
 	if len(parts) > 0 {
+		fields := append(append([]string(nil), parts...), admittedAll)
+		minute := now.UnixMilli() / 60000
+		for m := minute - admittedMinutes + 1; m <= minute; m++ {
+			admitted = append(admitted, pipe.HMGet(ctx, s.keys.AdmittedIn(queue, m), fields...))
+		}
 		if _, err := pipe.Exec(ctx); err != nil {
 			return nil, 0, err
+		}
+	}
+	// Sums of the hour's minutes: one per partition, then the queue's all.
+	sums := make([]int64, len(parts)+1)
+	for _, cmd := range admitted {
+		for j, v := range cmd.Val() {
+			if str, ok := v.(string); ok {
+				if n, err := strconv.ParseInt(str, 10, 64); err == nil {
+					sums[j] += n
+				}
+			}
 		}
 	}
 	// The quantiles' ranks depend on the sizes: a third read.
@@ -89,7 +118,10 @@ func (s *Store) PartitionStats(ctx context.Context, queue string, offset, limit 
 	}
 	out := make([]PartitionStat, len(parts))
 	for i, p := range parts {
-		st := PartitionStat{Partition: p, Counts: map[State]int64{}, Waiting: rs[i].waiting.Val()}
+		st := PartitionStat{Partition: p, Counts: map[State]int64{}, Waiting: rs[i].waiting.Val(), Admitted: sums[i]}
+		if st.QueueAdmitted = sums[len(parts)]; st.QueueAdmitted > 0 {
+			st.AdmittedShare = float64(st.Admitted) / float64(st.QueueAdmitted)
+		}
 		for f, v := range rs[i].counts.Val() {
 			if n, err := strconv.ParseInt(v, 10, 64); err == nil && n != 0 {
 				st.Counts[State(f)] = n

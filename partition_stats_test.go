@@ -68,3 +68,68 @@ func TestPartitionStats(t *testing.T) {
 		}
 	})
 }
+
+// TestPartitionStatsAdmissions sums each partition's admissions over the last hour of
+// store time, and its share of the queue's.
+func TestPartitionStatsAdmissions(t *testing.T) {
+	t.Parallel()
+	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ctx := context.Background()
+		s, err := NewStore(rdb, &StoreConfig{Namespace: redistest.Namespace(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		must := func(err error) {
+			t.Helper()
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		must(s.FreezeClock(ctx, time.UnixMilli(1_750_000_000_000)))
+		for i := range 4 {
+			_, err = s.Enqueue(ctx, Envelope{ID: fmt.Sprintf("z%d", i), Kind: "k", Queue: "q", PartitionKey: "zeta"},
+				Envelope{ID: fmt.Sprintf("a%d", i), Kind: "k", Queue: "q", PartitionKey: "acme"})
+			must(err)
+		}
+		admit := func(lease string, capacity int) map[string]int64 {
+			t.Helper()
+			claims, err := s.Admit(ctx, AdmitRequest{Worker: "w", LeaseID: lease, Queues: []string{"q"}, Capacity: capacity, Lease: 24 * time.Hour})
+			must(err)
+			if len(claims) != capacity {
+				t.Fatalf("admitted %d of %d", len(claims), capacity)
+			}
+			by := map[string]int64{}
+			for _, c := range claims {
+				by[c.Envelope.PartitionKey]++
+			}
+			return by
+		}
+		check := func(what string, want map[string]int64) {
+			t.Helper()
+			stats, _, err := s.PartitionStats(ctx, "q", 0, 10)
+			must(err)
+			if len(stats) != 2 {
+				t.Fatalf("%s: %d partitions listed, want acme and zeta waiting", what, len(stats))
+			}
+			all := want["acme"] + want["zeta"]
+			for _, st := range stats {
+				share := float64(want[st.Partition]) / float64(all)
+				if st.Admitted != want[st.Partition] || st.AdmittedShare != share || st.QueueAdmitted != all {
+					t.Errorf("%s: %s admitted %d (share %.3f), want %d (%.3f)", what, st.Partition, st.Admitted, st.AdmittedShare,
+						want[st.Partition], share)
+				}
+			}
+		}
+		first := admit("l1", 3)
+		must(s.AdvanceClock(ctx, 30*time.Minute))
+		second := admit("l2", 2)
+		both := map[string]int64{"acme": first["acme"] + second["acme"], "zeta": first["zeta"] + second["zeta"]}
+		if both["acme"] == 0 || both["zeta"] == 0 {
+			t.Fatalf("admissions by partition %v: want both partitions served", both)
+		}
+		check("after both admissions", both)
+		// 75 minutes in, the first admission's minute is out of the hour.
+		must(s.AdvanceClock(ctx, 45*time.Minute))
+		check("an hour after the first", second)
+	})
+}

@@ -204,6 +204,7 @@ func TestLuaKeysMatchGo(t *testing.T) {
 		{`K.timers_armed(P)`, k.TimersArmed()},
 		{`K.admission(P, 'l:1')`, k.Admission("l:1")},
 		{`K.series(P, 'q')`, k.Series("q")},
+		{`K.admitted_in(P, 'q', 29345678)`, k.AdmittedIn("q", 29345678)},
 	}
 	var src strings.Builder
 	src.WriteString(libDefinitions(t, func(name string) bool { return strings.HasPrefix(name, "K.") }))

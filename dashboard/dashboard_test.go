@@ -361,10 +361,10 @@ func TestTenants(t *testing.T) {
 	b.mustGet(t, "/", `href="/queues/q/tenants"`)
 	b.mustGet(t, "/queues/q/tenants", "2 partition(s) of queue",
 		`<tr data-partition="acme">`, `href="/queues/q/available?partition=acme"`,
-		`<td class="num" data-backlog>201</td><td class="num" data-running>0</td><td class="num" data-share>0.0%</td>
+		`<td class="num" data-backlog>201</td><td class="num" data-running>0</td><td class="num" data-share>0.0%</td><td class="num" data-admitted>0</td><td class="num" data-admitted-share>0.0%</td>
 <td class="num" data-p50>3m20s</td><td class="num" data-p99>4m58s</td><td class="num" data-oldest>5m0s</td>`,
 		`<tr data-partition="globex">`,
-		`<td class="num" data-backlog>1</td><td class="num" data-running>1</td><td class="num" data-share>100.0%</td>
+		`<td class="num" data-backlog>1</td><td class="num" data-running>1</td><td class="num" data-share>100.0%</td><td class="num" data-admitted>1</td><td class="num" data-admitted-share>100.0%</td>
 <td class="num" data-p50>5m0s</td><td class="num" data-p99>5m0s</td><td class="num" data-oldest>5m0s</td>`)
 	b.mustGet(t, "/queues/empty/tenants", "No partition of this queue has waiting work.")
 	if res := b.get(t, "/queues/q/tenants?offset=-1"); res.status != http.StatusBadRequest {

@@ -15,7 +15,8 @@ limit, held jobs and live workers (flagging a queue with work and no live worker
 unserved), charts the last hour's throughput and failure rate from the queues' series
 (headgate.Store.RecordSeries, which a worker's series duty calls once a minute) and
 charts the backlog while it is open. A queue's tenants page lists its partitions with
-waiting work: backlog, running, share of the running and waits. A queue's jobs of one state
+waiting work: backlog, running, share of the running, admissions and their share in the
+last hour (counted by admit.lua per minute), and waits. A queue's jobs of one state
 are listed a page at a time, filtered by kind, partition, tag, fingerprint or id, newest
 or oldest first. A job's page shows every field the store keeps, its payload decoded
 from msgpack into JSON (Config.Redact hides what operators must not see), its progress,

@@ -21,9 +21,10 @@ type partitionReader interface {
 type tenantRow struct {
 	headgate.PartitionStat
 	Backlog, Running int64
-	// Share is the partition's part of the queue's running jobs now.
-	Share   string
-	JobsURL string
+	// Share is the partition's part of the queue's running jobs now; AdmittedShare its
+	// part of the queue's admissions in the last hour ("—" for none).
+	Share, AdmittedShareText string
+	JobsURL                  string
 }
 
 type tenantsData struct {
@@ -37,8 +38,8 @@ type tenantsData struct {
 }
 
 // tenants lists a queue's partitions with waiting work in turn order (the next admitted
-// first): backlog, running, how long their waiting jobs have waited, and their share of
-// the queue's running jobs.
+// first): backlog, running, how long their waiting jobs have waited, their share of the
+// queue's running jobs, and their admissions in the last hour with their share.
 func (h *Handler) tenants(w http.ResponseWriter, r *http.Request) error {
 	queue := r.PathValue("queue")
 	if err := headgate.ValidateQueueName("queue", queue); err != nil {
@@ -69,10 +70,13 @@ func (h *Handler) tenants(w http.ResponseWriter, r *http.Request) error {
 	base := baseOf(r) + "/queues/" + url.PathEscape(queue)
 	for _, st := range stats {
 		row := tenantRow{PartitionStat: st, Backlog: st.Counts[headgate.StateAvailable] + st.Counts[headgate.StateHeld],
-			Running: st.Counts[headgate.StateRunning], Share: "—",
+			Running: st.Counts[headgate.StateRunning], Share: "—", AdmittedShareText: "—",
 			JobsURL: base + "/available?" + url.Values{"partition": {st.Partition}}.Encode()}
 		if d.Running > 0 {
 			row.Share = fmt.Sprintf("%.1f%%", float64(row.Running)*100/float64(d.Running))
+		}
+		if st.QueueAdmitted > 0 {
+			row.AdmittedShareText = fmt.Sprintf("%.1f%%", st.AdmittedShare*100)
 		}
 		d.Rows = append(d.Rows, row)
 	}

@@ -49,7 +49,7 @@ the next idle worker comes for the rest.
 
 KEYS[1]  namespace prefix; derived keys (lib.lua): paused, clock, quarantine, held:<fp>,
          rate:<class>, parked:<class>, starved, policy, fprunning, leases, job:<id>,
-         corrupt, admission:<lease id>, q:<queue>:{counts,ring,drr,p:<part>,wake},
+         corrupt, admission:<lease id>, q:<queue>:{counts,ring,drr,p:<part>,wake,adm:<minute>},
          q:<queue>:w:<worker>:{ring,drr,p:<part>}, counters
 ARGV[1]  worker id ("" = the worker takes no pinned work)
 ARGV[2]  lease id: unique to the call. The call records what it leased under it
@@ -117,6 +117,9 @@ Cost     O((budget + capacity) * log N): every examined or returned job is a bou
 --- @include index_view
 --- @include K.admission
 --- @include admission_record
+--- @include K.admitted_in
+--- @include ADMITTED_ALL
+--- @include ADMITTED_KEEP_MS
 local P = KEYS[1]
 local worker, lease_id = ARGV[1], ARGV[2]
 local capacity, lease_ms = tonumber(ARGV[3]), tonumber(ARGV[4])
@@ -133,6 +136,10 @@ local MAX_WEIGHT = 1048576 -- as MaxWeight in envelope.go
 local unpark_classes = 4   -- due classes looked at per call
 local reply = { OK }
 local admitted = 0
+-- This minute's admissions by queue and partition, added to q:<queue>:adm:<minute> at the
+-- end (the tenants page's share of admissions).
+local minute = math.floor(now / 60000)
+local admitted_by = {}
 local buckets = {}
 local leases = {}
 local last_queue = nil
@@ -475,6 +482,12 @@ local function turn(r, q, part)
         index_move(P, id, index_view(h, q), 'available', 'running', now)
         reply[#reply + 1] = { id, h, tonumber(fence), expires }
         admitted = admitted + 1
+        local by = admitted_by[q]
+        if not by then
+          by = {}
+          admitted_by[q] = by
+        end
+        by[part] = (by[part] or 0) + 1
         got = got + 1
       end
       read = i
@@ -674,6 +687,18 @@ if #leases > 0 then
     rec[#rec + 1] = string.format('%d', reply[i][3])
   end
   rcall('SET', K.admission(P, lease_id), table.concat(rec, '\31'), 'PX', lease_ms)
+end
+-- The minute's admissions are figures for the tenants page, not state: a key or field
+-- that cannot take them (corrupt data) loses this call's count, never its admissions, so
+-- the writes are pcalls and nothing is read for them first.
+for q, by in pairs(admitted_by) do
+  local adm, n = K.admitted_in(P, q, minute), 0
+  for part, c in pairs(by) do
+    redis.pcall('HINCRBY', adm, part, c)
+    n = n + c
+  end
+  redis.pcall('HINCRBY', adm, ADMITTED_ALL, n)
+  redis.pcall('PEXPIRE', adm, ADMITTED_KEEP_MS)
 end
 for _, b in pairs(buckets) do
   if type(b) == 'table' then save_bucket(b) end

@@ -194,6 +194,11 @@ function K.job_filter_index(P, q, state, kind, dim, value)
 end
 function K.kinds(P, q) return P .. 'q:' .. q .. ':kinds' end
 function K.partition_counts(P, q, part) return P .. 'q:' .. q .. ':pc:' .. part end
+-- A queue's admissions in one minute of store time (keys.go AdmittedIn): partition ->
+-- jobs admitted, and ADMITTED_ALL -> all of them, kept ADMITTED_KEEP_MS.
+function K.admitted_in(P, q, minute) return P .. 'q:' .. q .. ':adm:' .. string.format('%d', minute) end
+local ADMITTED_ALL = '\31' -- no partition name holds a control character
+local ADMITTED_KEEP_MS = 3660000 -- an hour and a minute: the tenants page reads the last hour
 
 -- The filter dimensions of K.job_filter_index: partition, tag, fingerprint.
 local DIM_PARTITION, DIM_TAG, DIM_FINGERPRINT = 'p', 't', 'f'

@@ -1,0 +1,127 @@
+package inspector_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/headgate/headgate"
+	"github.com/headgate/headgate/inspector"
+	"github.com/headgate/headgate/internal/redistest"
+)
+
+// TestThroughput sums each queue's acks over the last hour from its series: samples a
+// minute apart, one before the hour as the base, and a queue without samples unsampled.
+func TestThroughput(t *testing.T) {
+	t.Parallel()
+	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ctx := context.Background()
+		ns := redistest.Namespace(t)
+		store, err := headgate.NewStore(rdb, &headgate.StoreConfig{Namespace: ns})
+		must(t, err)
+		insp, err := inspector.New(rdb, &inspector.Config{Namespace: ns})
+		must(t, err)
+		must(t, store.FreezeClock(ctx, epoch))
+		// ack runs and acks one job of queue q: a success, or a failure that archives it.
+		n := 0
+		ack := func(q string, o headgate.Outcome) {
+			t.Helper()
+			n++
+			id := q + "-" + time.Duration(n).String()
+			_, err := store.Enqueue(ctx, headgate.Envelope{ID: id, Kind: "k", Queue: q, MaxAttempts: 1})
+			must(t, err)
+			claims, err := store.Admit(ctx, headgate.AdmitRequest{Worker: "w", LeaseID: id, Queues: []string{q}, Capacity: 1, Lease: time.Minute})
+			must(t, err)
+			if len(claims) != 1 {
+				t.Fatalf("admitted %d jobs of %s, want 1", len(claims), q)
+			}
+			_, err = store.Ack(ctx, claims[0].LeaseRef(), o, &headgate.AckOpts{Error: "e"})
+			must(t, err)
+		}
+		record := func() {
+			t.Helper()
+			_, err := store.RecordSeries(ctx, 0)
+			must(t, err)
+			must(t, store.AdvanceClock(ctx, time.Minute))
+		}
+		// Queues "idle" and "jobs" are known (the series duty samples them) from the
+		// start; "idle" never acks.
+		_, err = store.Enqueue(ctx, headgate.Envelope{ID: "idle-1", Kind: "k", Queue: "idle"},
+			headgate.Envelope{ID: "jobs-0", Kind: "k", Queue: "jobs", Pending: true})
+		must(t, err)
+		ack("mail", headgate.OutcomeSuccess) // before the hour's base sample: not counted
+		record()                             // epoch: the base, an hour before now
+		ack("mail", headgate.OutcomeSuccess)
+		ack("mail", headgate.OutcomeRetry)
+		ack("jobs", headgate.OutcomeSuccess)
+		for range 59 { // epoch+1m (the acks' minute, 59 minutes before now) .. epoch+59m
+			record()
+		}
+		ack("mail", headgate.OutcomeSuccess) // after the newest sample: not yet counted
+		now := epoch.Add(60 * time.Minute)
+		got, err := insp.Throughput(ctx, now, time.Hour, "mail", "jobs", "idle", "unknown")
+		must(t, err)
+		want := map[string]inspector.Outcomes{
+			"mail":    {Completed: 1, Failed: 1, Sampled: true},
+			"jobs":    {Completed: 1, Sampled: true},
+			"idle":    {Sampled: true},
+			"unknown": {},
+		}
+		for q, w := range want {
+			if got[q] != w {
+				t.Errorf("Throughput[%s] = %+v, want %+v", q, got[q], w)
+			}
+		}
+		// Ten minutes on, the first minute of acks has left the hour.
+		got, err = insp.Throughput(ctx, now.Add(10*time.Minute), time.Hour, "mail")
+		must(t, err)
+		if w := (inspector.Outcomes{Sampled: true}); got["mail"] != w {
+			t.Errorf("Throughput ten minutes on = %+v, want %+v", got["mail"], w)
+		}
+		if _, err := insp.Throughput(ctx, now, 0, "mail"); !errors.As(err, new(*headgate.InvalidError)) {
+			t.Errorf("Throughput over no window: %v, want *InvalidError", err)
+		}
+	})
+}
+
+// TestPartitionStats reads a queue's partitions through the inspector, in turn order.
+func TestPartitionStats(t *testing.T) {
+	t.Parallel()
+	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ctx := context.Background()
+		ns := redistest.Namespace(t)
+		store, err := headgate.NewStore(rdb, &headgate.StoreConfig{Namespace: ns})
+		must(t, err)
+		insp, err := inspector.New(rdb, &inspector.Config{Namespace: ns})
+		must(t, err)
+		must(t, store.FreezeClock(ctx, epoch))
+		_, err = store.Enqueue(ctx, headgate.Envelope{ID: "a1", Kind: "k", Queue: "q", PartitionKey: "acme"},
+			headgate.Envelope{ID: "b1", Kind: "k", Queue: "q", PartitionKey: "beta", ScheduledAt: epoch.Add(-time.Minute)})
+		must(t, err)
+		must(t, store.AdvanceClock(ctx, time.Second))
+		stats, total, err := insp.PartitionStats(ctx, "q", 0, 10)
+		must(t, err)
+		if total != 2 || len(stats) != 2 {
+			t.Fatalf("PartitionStats = %+v, %d; want acme and beta", stats, total)
+		}
+		for _, st := range stats {
+			want := map[string]time.Duration{"acme": time.Second, "beta": 61 * time.Second}[st.Partition]
+			if st.Waiting != 1 || st.Counts[headgate.StateAvailable] != 1 || st.Oldest != want || st.WaitP50 != want {
+				t.Errorf("partition %s = %+v, want 1 waiting for %s", st.Partition, st, want)
+			}
+		}
+		if _, _, err := insp.PartitionStats(ctx, "q", 0, 0); !errors.As(err, new(*headgate.InvalidError)) {
+			t.Errorf("PartitionStats limit 0: %v, want *InvalidError", err)
+		}
+	})
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -3,6 +3,8 @@ package inspector_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -123,5 +125,58 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// roundTrips counts the calls a client sends to Redis: a pipeline is one.
+type roundTrips struct{ n atomic.Int64 }
+
+func (r *roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (r *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if name := cmd.Name(); name != "hello" && name != "client" {
+			r.n.Add(1)
+		}
+		return next(ctx, cmd)
+	}
+}
+func (r *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if name := cmds[0].Name(); name != "hello" && name != "client" { // not a connection's handshake
+			r.n.Add(1)
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// Throughput reads every queue's series in one round trip, however many queues and
+// samples there are.
+func TestThroughputIsOneRoundTrip(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	queues := make([]string, 50)
+	for i := range queues {
+		queues[i] = fmt.Sprintf("q%02d", i)
+		b.enqueue(t, headgate.Envelope{ID: queues[i], Queue: queues[i]})
+	}
+	for range 3 {
+		if _, err := b.store.RecordSeries(b.ctx, 0); err != nil {
+			t.Fatal(err)
+		}
+		must(t, b.store.AdvanceClock(b.ctx, time.Minute))
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: b.store.Client().(*redis.Client).Options().Addr})
+	t.Cleanup(func() { _ = rdb.Close() })
+	rt := &roundTrips{}
+	rdb.AddHook(rt)
+	insp, err := inspector.New(rdb, &inspector.Config{Namespace: b.insp.Namespace()})
+	must(t, err)
+	got, err := insp.Throughput(b.ctx, epoch.Add(3*time.Minute), time.Hour, queues...)
+	must(t, err)
+	if len(got) != 50 || !got["q49"].Sampled {
+		t.Fatalf("Throughput = %d queues, q49 %+v; want 50, sampled", len(got), got["q49"])
+	}
+	if n := rt.n.Load(); n != 1 {
+		t.Errorf("Throughput of 50 queues took %d round trips, want 1", n)
 	}
 }

@@ -114,6 +114,6 @@ type sources struct {
 }
 
 func inspectorSources(insp *inspector.Inspector, store *headgate.Store) sources {
-	return sources{stats: insp, lister: insp, job: insp, why: insp, workers: insp, schedules: insp, jobs: insp, partitions: insp, queues: insp, quarantine: insp, rates: store, series: store, partitionStats: store, policy: insp,
+	return sources{stats: insp, lister: insp, job: insp, why: insp, workers: insp, schedules: insp, jobs: insp, partitions: insp, queues: insp, quarantine: insp, rates: store, series: insp, partitionStats: insp, policy: insp,
 		workflows: store}
 }

@@ -42,12 +42,21 @@ func cmdStats(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
+	now, err := c.insp.Now(ctx)
+	if err != nil {
+		return err
+	}
+	queues := make([]string, len(stats))
+	for i, s := range stats {
+		queues[i] = s.Queue
+	}
+	// The last hour's acks: one read of every queue's series, whatever its jobs.
+	lastHour, err := c.insp.Throughput(ctx, now, time.Hour, queues...)
+	if err != nil {
+		return err
+	}
 	if c.verbs.json {
-		now, err := c.insp.Now(ctx)
-		if err != nil {
-			return err
-		}
-		return c.printJSON(statsDoc(c.namespace, now, stats, len(quarantined)))
+		return c.printJSON(statsDoc(c.namespace, now, stats, lastHour, len(quarantined)))
 	}
 	if len(stats) == 0 {
 		fmt.Fprintf(c.stdout, "namespace %s has no queues\n", c.namespace)
@@ -61,9 +70,10 @@ func cmdStats(ctx context.Context, c *cli, args []string) error {
 			fmt.Fprint(tw, "\tHELD")
 		}
 	}
-	fmt.Fprintln(tw)
+	fmt.Fprintln(tw, "\tCOMPLETED/1H\tFAILED/1H")
 	total := inspector.QueueStats{Queue: "(total)", Counts: map[headgate.State]int64{}}
-	row := func(s inspector.QueueStats, status, limit string) {
+	var totalHour inspector.Outcomes
+	row := func(s inspector.QueueStats, status, limit string, hour inspector.Outcomes) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d", s.Queue, status, limit, s.Unfinished)
 		for _, st := range append(unfinishedStates, finishedStates...) {
 			fmt.Fprintf(tw, "\t%d", s.Counts[st])
@@ -73,7 +83,11 @@ func cmdStats(ctx context.Context, c *cli, args []string) error {
 				fmt.Fprintf(tw, "\t%d", s.Held)
 			}
 		}
-		fmt.Fprintln(tw)
+		if hour.Sampled {
+			fmt.Fprintf(tw, "\t%d\t%d\n", hour.Completed, hour.Failed)
+		} else {
+			fmt.Fprint(tw, "\t-\t-\n")
+		}
 	}
 	for _, s := range stats {
 		status, limit := "active", "-"
@@ -86,18 +100,25 @@ func cmdStats(ctx context.Context, c *cli, args []string) error {
 				limit += " (full)"
 			}
 		}
-		row(s, status, limit)
+		hour := lastHour[s.Queue]
+		row(s, status, limit, hour)
 		total.Unfinished += s.Unfinished
 		total.Held += s.Held
 		for st, n := range s.Counts {
 			total.Counts[st] += n
 		}
+		totalHour.Completed += hour.Completed
+		totalHour.Failed += hour.Failed
+		totalHour.Sampled = totalHour.Sampled || hour.Sampled
 	}
 	if len(stats) > 1 {
-		row(total, "", "")
+		row(total, "", "", totalHour)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if !totalHour.Sampled {
+		fmt.Fprintln(c.stdout, "\nno throughput sampled in the last hour: a worker's series duty samples it once a minute")
 	}
 	if len(quarantined) > 0 {
 		fmt.Fprintf(c.stdout, "\n%d quarantined fingerprint(s): see headgate quarantine\n", len(quarantined))

@@ -32,6 +32,9 @@
 //	                                   the namespace's schedules (-json on every verb)
 //	why ID [-json] [-quantum N]        why a job (or a workflow) is not running now, every reason with its numbers
 //	workers [-json]                    the workers' heartbeats: live, stopped or dead
+//	tenants QUEUE [-offset N] [-limit N] [-json]
+//	                                   a queue's partitions with waiting work in turn order:
+//	                                   backlog, running, share of running, wait p50/p99/oldest
 //	dashboard [-addr HOST:PORT] [-allow-actions]
 //	                                   serve the web dashboard (read-only unless -allow-actions)
 //	wf list [-status S] [-type T] | show ID | signal ID NAME JSON | cancel|pause|resume|terminate|retry ID
@@ -46,8 +49,9 @@
 // rediss:// URL or host:port. -namespace defaults to $HEADGATE_NAMESPACE and is required
 // by every command but demo. -timeout bounds each command's calls to Redis (default 10s).
 // Flags may come before or after a command's arguments. Every command that reads (stats,
-// jobs, job, corrupt, quarantine, policy, rate CLASS) takes -json: one JSON document on
-// stdout, with stable snake_case field names and times in RFC 3339 with their zone.
+// jobs, job, corrupt, quarantine, policy, rate CLASS, tenants) takes -json: one JSON
+// document on stdout, with stable snake_case field names and times in RFC 3339 with their
+// zone.
 // Human output prints times in UTC, marked so.
 package main
 
@@ -143,6 +147,8 @@ var commands = []*command{
 		summary: "the namespace's fleet-wide policy: backoff, crash limit, retention, snooze limit", flags: policyFlags, run: cmdPolicy},
 	{name: "cron", args: "list | add|update NAME -cron EXPR|-every D -kind K [flags] | pause|resume|remove|run-now NAME [-json]",
 		summary: "the namespace's schedules: list, add, update, pause, resume, remove, run one now", flags: cronFlags, run: cmdCron},
+	{name: "tenants", args: "QUEUE [-offset N] [-limit N] [-json]",
+		summary: "a queue's partitions with waiting work in turn order: backlog, running, share of running, waits", flags: tenantsFlags, run: cmdTenants},
 	{name: "dashboard", args: "[-addr HOST:PORT] [-allow-actions] [-rate-classes A,B]", summary: "serve the web dashboard", flags: dashboardFlagSet, run: cmdDashboard},
 	{name: "demo", args: "[flags]", summary: "run a self-contained demo on an embedded Redis"},
 	aclCommand,
@@ -164,6 +170,8 @@ type cli struct {
 	bulk           bulkOpts // flags of the verbs by filter (bulk.go)
 
 	insp *inspector.Inspector
+
+	tenants tenantsOpts // flags of the tenants command (tenants.go)
 }
 
 // usageError is a command line mistake: run prints it with the usage and exits 2.

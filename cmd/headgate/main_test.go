@@ -119,13 +119,57 @@ func TestStats(t *testing.T) {
 	b.mustRun(t, "pause", "mail")
 	b.mustRun(t, "limit", "reports", "1")
 	requireOutput(t, b.mustRun(t, "stats"), `
-QUEUE    STATUS  LIMIT     UNFINISHED  PENDING  SCHEDULED  AVAILABLE  HELD  RUNNING  RETRYABLE  COMPLETED  ARCHIVED  CANCELLED  UNDECODABLE  QUARANTINED
-mail     paused  -         2           0        1          1          0     0        0          0          0         0          0            0
-reports  active  1 (full)  1           1        0          0          0     0        0          0          0         0          0            0
-(total)                    3           1        1          1          0     0        0          0          0         0          0            0
+QUEUE    STATUS  LIMIT     UNFINISHED  PENDING  SCHEDULED  AVAILABLE  HELD  RUNNING  RETRYABLE  COMPLETED  ARCHIVED  CANCELLED  UNDECODABLE  QUARANTINED  COMPLETED/1H  FAILED/1H
+mail     paused  -         2           0        1          1          0     0        0          0          0         0          0            0            -             -
+reports  active  1 (full)  1           1        0          0          0     0        0          0          0         0          0            0            -             -
+(total)                    3           1        1          1          0     0        0          0          0         0          0            0            -             -
+
+no throughput sampled in the last hour: a worker's series duty samples it once a minute
 
 no live worker serves 1 queue(s) with work: mail (see headgate workers)
 `)
+
+	// The last hour's throughput, from the series the duty samples a minute apart: the
+	// acks between the base sample and the newest count.
+	record := func() {
+		t.Helper()
+		if _, err := b.store.RecordSeries(b.ctx, 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.store.AdvanceClock(b.ctx, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+	}
+	record()
+	b.mustRun(t, "release", "b1")
+	b.mustRun(t, "limit", "reports", "off")
+	b.enqueue(t, headgate.Envelope{ID: "b2", Queue: "reports", MaxAttempts: 1})
+	claims, err := b.store.Admit(b.ctx, headgate.AdmitRequest{Worker: "w", LeaseID: "l", Queues: []string{"reports"},
+		Capacity: 2, Lease: time.Minute})
+	if err != nil || len(claims) != 2 {
+		t.Fatalf("Admit: %d claims, %v", len(claims), err)
+	}
+	for _, c := range claims {
+		o := map[string]headgate.Outcome{"b1": headgate.OutcomeSuccess, "b2": headgate.OutcomeRetry}[c.Envelope.ID]
+		if _, err := b.store.Ack(b.ctx, c.LeaseRef(), o, &headgate.AckOpts{Error: "e"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	record()
+	requireOutput(t, b.mustRun(t, "stats"), `
+QUEUE    STATUS  LIMIT  UNFINISHED  PENDING  SCHEDULED  AVAILABLE  HELD  RUNNING  RETRYABLE  COMPLETED  ARCHIVED  CANCELLED  UNDECODABLE  QUARANTINED  COMPLETED/1H  FAILED/1H
+mail     paused  -      2           0        1          1          0     0        0          0          0         0          0            0            0             0
+reports  active  -      0           0        0          0          0     0        0          0          1         0          0            0            1             1
+(total)                 2           0        1          1          0     0        0          0          1         0          0            0            1             1
+
+no live worker serves 1 queue(s) with work: mail (see headgate workers)
+`)
+	var doc statsJSON
+	b.runJSON(t, exitOK, &doc, "stats")
+	if len(doc.Queues) != 2 || doc.Queues[0].LastHour == nil || *doc.Queues[0].LastHour != (outcomesJSON{}) ||
+		doc.Queues[1].LastHour == nil || *doc.Queues[1].LastHour != (outcomesJSON{Completed: 1, Failed: 1}) {
+		t.Errorf("stats -json last_hour: %+v", doc.Queues)
+	}
 }
 
 func TestJobs(t *testing.T) {
@@ -363,8 +407,10 @@ import:7     crasher  1
 `)
 	// The held sibling has a column of its own, so the unfinished total adds up.
 	requireOutput(t, b.mustRun(t, "stats"), `
-QUEUE  STATUS  LIMIT  UNFINISHED  PENDING  SCHEDULED  AVAILABLE  HELD  RUNNING  RETRYABLE  COMPLETED  ARCHIVED  CANCELLED  UNDECODABLE  QUARANTINED
-q      active  -      1           0        0          0          1     0        0          0          0         0          0            1
+QUEUE  STATUS  LIMIT  UNFINISHED  PENDING  SCHEDULED  AVAILABLE  HELD  RUNNING  RETRYABLE  COMPLETED  ARCHIVED  CANCELLED  UNDECODABLE  QUARANTINED  COMPLETED/1H  FAILED/1H
+q      active  -      1           0        0          0          1     0        0          0          0         0          0            1            -             -
+
+no throughput sampled in the last hour: a worker's series duty samples it once a minute
 
 1 quarantined fingerprint(s): see headgate quarantine
 

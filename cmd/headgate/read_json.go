@@ -24,6 +24,15 @@ type queueJSON struct {
 	Held       int64            `json:"held"`
 	Unrunnable int64            `json:"unrunnable"`
 	Counts     map[string]int64 `json:"counts"`
+	// LastHour is what the queue's acks did in the last 60 minutes; null when its
+	// throughput series has no sample in them.
+	LastHour *outcomesJSON `json:"last_hour"`
+}
+
+// outcomesJSON is a queue's throughput over a span.
+type outcomesJSON struct {
+	Completed int64 `json:"completed"`
+	Failed    int64 `json:"failed"`
 }
 
 // statsJSON is the document of stats -json.
@@ -34,13 +43,16 @@ type statsJSON struct {
 	Quarantined int         `json:"quarantined_fingerprints"`
 }
 
-func statsDoc(ns string, now time.Time, stats []inspector.QueueStats, quarantined int) statsJSON {
+func statsDoc(ns string, now time.Time, stats []inspector.QueueStats, lastHour map[string]inspector.Outcomes, quarantined int) statsJSON {
 	out := statsJSON{Namespace: ns, Now: jsonTime(now), Queues: []queueJSON{}, Quarantined: quarantined}
 	for _, s := range stats {
 		q := queueJSON{Queue: s.Queue, Paused: s.Paused, Limit: s.Limit, Unfinished: s.Unfinished, Held: s.Held,
 			Unrunnable: s.Unrunnable, Counts: map[string]int64{}}
 		for _, st := range headgate.States {
 			q.Counts[string(st)] = s.Counts[st]
+		}
+		if h := lastHour[s.Queue]; h.Sampled {
+			q.LastHour = &outcomesJSON{Completed: h.Completed, Failed: h.Failed}
 		}
 		out.Queues = append(out.Queues, q)
 	}

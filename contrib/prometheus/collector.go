@@ -45,6 +45,7 @@ type Collector struct {
 
 	jobs, unfinished, paused, limit, quarantined, tokens *prometheus.Desc
 	leaseRejections, reclaims, rateLimited, backpressure *prometheus.Desc
+	completed, failed                                    *prometheus.Desc
 	partitions, oldest, partitionWait                    *prometheus.Desc
 }
 
@@ -101,6 +102,10 @@ func NewCollector(rdb redis.UniversalClient, cfg *CollectorConfig) (*Collector, 
 			"Jobs admission set aside because their rate class lacked the tokens.", []string{"class"}, ns),
 		backpressure: prometheus.NewDesc("headgate_backpressure_rejections_total",
 			"Enqueue calls refused because the queue was at its enqueue limit.", []string{"queue"}, ns),
+		completed: prometheus.NewDesc("headgate_jobs_completed_total",
+			"Jobs acked as a success, fleet-wide (the store's outcome counters).", []string{"queue"}, ns),
+		failed: prometheus.NewDesc("headgate_jobs_failed_total",
+			"Attempts acked as failed (retried, archived or undecodable), fleet-wide (the store's outcome counters).", []string{"queue"}, ns),
 		partitions: prometheus.NewDesc("headgate_queue_available_partitions",
 			"Partitions of the queue with available work (not pinned to a worker).", []string{"queue"}, ns),
 		oldest: prometheus.NewDesc("headgate_queue_oldest_available_seconds",
@@ -114,7 +119,7 @@ func NewCollector(rdb redis.UniversalClient, cfg *CollectorConfig) (*Collector, 
 // Describe sends the descriptors of every metric the collector exports.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.jobs, c.unfinished, c.paused, c.limit, c.quarantined, c.tokens,
-		c.leaseRejections, c.reclaims, c.rateLimited, c.backpressure, c.partitions, c.oldest, c.partitionWait} {
+		c.leaseRejections, c.reclaims, c.rateLimited, c.backpressure, c.completed, c.failed, c.partitions, c.oldest, c.partitionWait} {
 		ch <- d
 	}
 }
@@ -158,6 +163,14 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for queue, n := range ev.BackpressureRejections {
 		ch <- prometheus.MustNewConstMetric(c.backpressure, prometheus.CounterValue, float64(n), queue)
+	}
+	// The outcome counters ack.lua keeps (lib count_outcome): every worker's acks,
+	// where the middleware's headgate_jobs_processed_total counts one process's.
+	for queue, n := range ev.Completed {
+		ch <- prometheus.MustNewConstMetric(c.completed, prometheus.CounterValue, float64(n), queue)
+	}
+	for queue, n := range ev.Failed {
+		ch <- prometheus.MustNewConstMetric(c.failed, prometheus.CounterValue, float64(n), queue)
 	}
 	if c.opts.Partitions == 0 {
 		return

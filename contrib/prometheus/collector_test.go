@@ -75,8 +75,9 @@ func mustOK(t testing.TB, err error) {
 
 // knownState puts a namespace in a state whose every gauge is known: queue "mail" with
 // two available jobs (partition acme due a minute before the epoch, globex at it) and
-// one scheduled, paused; queue "reports" with one archived job, one parked by its rate
-// class, a limit of 10 and one enqueue it refused; queue "crashy" with one quarantined
+// one scheduled, paused; queue "reports" with one job acked as a success (and deleted:
+// no retention), one archived after its only attempt failed, one parked by its rate class, a limit of 10 and one enqueue it
+// refused; queue "crashy" with one quarantined
 // job whose late ack was rejected; rate class "api" (burst 5) charged 3 tokens and
 // refilled 1 since.
 func knownState(t *testing.T, s *headgate.Store) {
@@ -87,19 +88,24 @@ func knownState(t *testing.T, s *headgate.Store) {
 		headgate.Envelope{ID: "m1", Kind: "email", Queue: "mail", PartitionKey: "acme", ScheduledAt: epoch.Add(-time.Minute)},
 		headgate.Envelope{ID: "m2", Kind: "email", Queue: "mail", PartitionKey: "globex"},
 		headgate.Envelope{ID: "m3", Kind: "email", Queue: "mail", ScheduledIn: time.Hour},
-		headgate.Envelope{ID: "r1", Kind: "report", Queue: "reports", RateClass: "api", Weight: 2},
+		headgate.Envelope{ID: "r0", Kind: "report", Queue: "reports"},
+		headgate.Envelope{ID: "r1", Kind: "report", Queue: "reports", RateClass: "api", Weight: 2, MaxAttempts: 1},
 		headgate.Envelope{ID: "c1", Kind: "crash", Queue: "crashy", RateClass: "api", Fingerprint: "fp-1"},
 	)
 	mustOK(t, err)
 	claims, err := s.Admit(ctx, headgate.AdmitRequest{Worker: "w", LeaseID: "l1", Queues: []string{"reports", "crashy"},
-		Capacity: 2, Lease: 500 * time.Millisecond})
+		Capacity: 3, Lease: 500 * time.Millisecond})
 	mustOK(t, err)
-	if len(claims) != 2 {
-		t.Fatalf("admitted %d jobs, want 2", len(claims))
+	if len(claims) != 3 {
+		t.Fatalf("admitted %d jobs, want 3", len(claims))
 	}
 	for _, c := range claims {
-		if c.Envelope.ID == "r1" {
-			_, err := s.Ack(ctx, c.LeaseRef(), headgate.OutcomeSkip, &headgate.AckOpts{Error: "no"})
+		switch c.Envelope.ID {
+		case "r0":
+			_, err := s.Ack(ctx, c.LeaseRef(), headgate.OutcomeSuccess, nil)
+			mustOK(t, err)
+		case "r1":
+			_, err := s.Ack(ctx, c.LeaseRef(), headgate.OutcomeRetry, &headgate.AckOpts{Error: "no"})
 			mustOK(t, err)
 		}
 	}
@@ -184,6 +190,12 @@ headgate_rate_limited_total{class="api",namespace="prom"} 1
 # HELP headgate_backpressure_rejections_total Enqueue calls refused because the queue was at its enqueue limit.
 # TYPE headgate_backpressure_rejections_total counter
 headgate_backpressure_rejections_total{namespace="prom",queue="reports"} 1
+# HELP headgate_jobs_completed_total Jobs acked as a success, fleet-wide (the store's outcome counters).
+# TYPE headgate_jobs_completed_total counter
+headgate_jobs_completed_total{namespace="prom",queue="reports"} 1
+# HELP headgate_jobs_failed_total Attempts acked as failed (retried, archived or undecodable), fleet-wide (the store's outcome counters).
+# TYPE headgate_jobs_failed_total counter
+headgate_jobs_failed_total{namespace="prom",queue="reports"} 1
 # HELP headgate_queue_available_partitions Partitions of the queue with available work (not pinned to a worker).
 # TYPE headgate_queue_available_partitions gauge
 headgate_queue_available_partitions{namespace="prom",queue="crashy"} 0

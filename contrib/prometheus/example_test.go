@@ -74,6 +74,7 @@ func Example() {
 	}
 	// Output:
 	// headgate_jobs namespace=shop queue=default state=available 1
+	// headgate_jobs_completed_total namespace=shop queue=default 1
 	// headgate_jobs_enqueued_total kind=email queue=default 2
 	// headgate_jobs_processed_total kind=email outcome=success queue=default 1
 }

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/headgate/headgate"
+)
+
+func TestTenants(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	requireOutput(t, b.mustRun(t, "tenants", "mail"), `
+queue mail at 2030-01-02 03:04:05 UTC: 0 partition(s) with waiting work, 0 job(s) running
+`)
+	b.enqueue(t,
+		headgate.Envelope{ID: "a0", Queue: "mail", PartitionKey: "acme", ScheduledAt: epoch.Add(-3 * time.Hour)},
+		headgate.Envelope{ID: "a1", Queue: "mail", PartitionKey: "acme", ScheduledAt: epoch.Add(-2 * time.Hour)},
+		headgate.Envelope{ID: "a2", Queue: "mail", PartitionKey: "acme", ScheduledAt: epoch.Add(-5 * time.Minute)},
+		headgate.Envelope{ID: "a3", Queue: "mail", PartitionKey: "acme"},
+		headgate.Envelope{ID: "b1", Queue: "mail", PartitionKey: "beta", ScheduledAt: epoch.Add(-30 * time.Second)},
+		headgate.Envelope{ID: "c1", Queue: "mail", PartitionKey: "gamma", ScheduledAt: epoch.Add(-50 * time.Hour)},
+	)
+	claims, err := b.store.Admit(b.ctx, headgate.AdmitRequest{Worker: "w", LeaseID: "l", Queues: []string{"mail"},
+		Capacity: 1, Lease: time.Hour})
+	if err != nil || len(claims) != 1 {
+		t.Fatalf("Admit: %d claims, %v", len(claims), err)
+	}
+	if claims[0].Envelope.ID != "a0" {
+		t.Fatalf("admitted %s, want a0 (acme, the first partition of the ring)", claims[0].Envelope.ID)
+	}
+	// acme went to the back of the turn order with its admission.
+	requireOutput(t, b.mustRun(t, "tenants", "mail"), `
+queue mail at 2030-01-02 03:04:05 UTC: 3 partition(s) with waiting work, 1 job(s) running
+in turn order, the next admitted first; waits are of the jobs at the median and the 99th percentile of each partition's line
+PARTITION  BACKLOG  RUNNING  SHARE   ADMITTED/1H  ADMITTED SHARE  WAIT P50  WAIT P99  OLDEST
+beta       1        0        0.0%    0            0.0%            30s       30s       30s
+gamma      1        0        0.0%    0            0.0%            2d02h     2d02h     2d02h
+acme       3        1        100.0%  1            100.0%          5m00s     2h00m     2h00m
+`)
+	requireOutput(t, b.mustRun(t, "tenants", "mail", "-limit", "1", "-offset", "1"), `
+queue mail at 2030-01-02 03:04:05 UTC: 3 partition(s) with waiting work, 1 job(s) running
+in turn order, the next admitted first; waits are of the jobs at the median and the 99th percentile of each partition's line
+PARTITION  BACKLOG  RUNNING  SHARE  ADMITTED/1H  ADMITTED SHARE  WAIT P50  WAIT P99  OLDEST
+gamma      1        0        0.0%   0            0.0%            2d02h     2d02h     2d02h
+more: headgate tenants "mail" -offset 2 -limit 1
+`)
+
+	type partition struct {
+		Partition                 string
+		Backlog, Waiting, Running int64
+		RunningShare              *float64 `json:"running_share"`
+		AdmittedLastHour          int64    `json:"admitted_last_hour"`
+		AdmittedShare             *float64 `json:"admitted_share"`
+		WaitP50MS                 int64    `json:"wait_p50_ms"`
+		WaitP99MS                 int64    `json:"wait_p99_ms"`
+		OldestMS                  int64    `json:"oldest_ms"`
+		Counts                    map[string]int64
+	}
+	var doc struct {
+		Namespace, Queue, Now string
+		PartitionsWithWork    int64 `json:"partitions_with_work"`
+		Running, Offset       int64
+		NextOffset            *int `json:"next_offset"`
+		Partitions            []partition
+	}
+	b.runJSON(t, exitOK, &doc, "tenants", "mail", "-limit", "2")
+	if doc.Namespace != testNS || doc.Queue != "mail" || doc.Now != "2030-01-02T03:04:05.000Z" ||
+		doc.PartitionsWithWork != 3 || doc.Running != 1 || doc.Offset != 0 || doc.NextOffset == nil || *doc.NextOffset != 2 ||
+		len(doc.Partitions) != 2 {
+		t.Fatalf("tenants -json = %+v", doc)
+	}
+	beta, gamma := doc.Partitions[0], doc.Partitions[1]
+	if beta.Partition != "beta" || beta.Backlog != 1 || beta.Waiting != 1 || beta.Running != 0 ||
+		beta.RunningShare == nil || *beta.RunningShare != 0 || beta.WaitP50MS != 30_000 || beta.WaitP99MS != 30_000 ||
+		beta.OldestMS != 30_000 || beta.Counts["available"] != 1 || len(beta.Counts) != len(headgate.States)+1 {
+		t.Errorf("beta = %+v", beta)
+	}
+	if gamma.Partition != "gamma" || gamma.OldestMS != (50*time.Hour).Milliseconds() {
+		t.Errorf("gamma = %+v", gamma)
+	}
+	b.runJSON(t, exitOK, &doc, "tenants", "mail", "-offset", "2")
+	if len(doc.Partitions) != 1 || doc.Partitions[0].Partition != "acme" || doc.Partitions[0].Running != 1 ||
+		*doc.Partitions[0].RunningShare != 1 || doc.Partitions[0].AdmittedLastHour != 1 ||
+		doc.Partitions[0].AdmittedShare == nil || *doc.Partitions[0].AdmittedShare != 1 || doc.Partitions[0].WaitP50MS != (5*time.Minute).Milliseconds() ||
+		doc.Partitions[0].Counts["running"] != 1 || doc.NextOffset != nil {
+		t.Errorf("tenants -offset 2 -json = %+v", doc)
+	}
+
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"tenants"}, exitUsage, "want 1 argument(s)"},
+		{[]string{"tenants", "mail", "-limit", "0"}, exitUsage, "-limit 0 is outside 1..200"},
+		{[]string{"tenants", "mail", "-offset", "-1"}, exitUsage, "-offset -1 is less than zero"},
+		{[]string{"tenants", "a{b"}, exitError, "invalid queue"},
+	} {
+		if code, _, errOut := b.run(t, c.args...); code != c.code || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", c.args, code, errOut, c.code, c.want)
+		}
+	}
+}
+
+func TestHumanDuration(t *testing.T) {
+	t.Parallel()
+	for d, want := range map[time.Duration]string{0: "0s", -time.Second: "0s", 350 * time.Millisecond: "350ms",
+		42 * time.Second: "42s", 4*time.Minute + 5*time.Second: "4m05s", 3*time.Hour + 7*time.Minute + 59*time.Second: "3h07m",
+		53 * time.Hour: "2d05h"} {
+		if got := humanDuration(d); got != want {
+			t.Errorf("humanDuration(%s) = %q, want %q", d, got, want)
+		}
+	}
+}

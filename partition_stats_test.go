@@ -17,19 +17,8 @@ func TestPartitionStats(t *testing.T) {
 	t.Parallel()
 	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
 		ctx := context.Background()
-		s, err := NewStore(rdb, &StoreConfig{Namespace: redistest.Namespace(t)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		epoch := time.UnixMilli(1_750_000_000_000)
-		must := func(err error) {
-			t.Helper()
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
-		must(s.FreezeClock(ctx, epoch))
-		_, err = s.Enqueue(ctx, Envelope{ID: "z1", Kind: "k", Queue: "q", PartitionKey: "zeta"},
+		s, must := frozenStore(t, rdb)
+		_, err := s.Enqueue(ctx, Envelope{ID: "z1", Kind: "k", Queue: "q", PartitionKey: "zeta"},
 			Envelope{ID: "z2", Kind: "k", Queue: "q", PartitionKey: "zeta"})
 		must(err)
 		claims, err := s.Admit(ctx, AdmitRequest{Worker: "w", LeaseID: "l", Queues: []string{"q"}, Capacity: 1, Lease: time.Hour})
@@ -75,19 +64,9 @@ func TestPartitionStatsAdmissions(t *testing.T) {
 	t.Parallel()
 	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
 		ctx := context.Background()
-		s, err := NewStore(rdb, &StoreConfig{Namespace: redistest.Namespace(t)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		must := func(err error) {
-			t.Helper()
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
-		must(s.FreezeClock(ctx, time.UnixMilli(1_750_000_000_000)))
+		s, must := frozenStore(t, rdb)
 		for i := range 4 {
-			_, err = s.Enqueue(ctx, Envelope{ID: fmt.Sprintf("z%d", i), Kind: "k", Queue: "q", PartitionKey: "zeta"},
+			_, err := s.Enqueue(ctx, Envelope{ID: fmt.Sprintf("z%d", i), Kind: "k", Queue: "q", PartitionKey: "zeta"},
 				Envelope{ID: fmt.Sprintf("a%d", i), Kind: "k", Queue: "q", PartitionKey: "acme"})
 			must(err)
 		}

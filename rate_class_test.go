@@ -18,20 +18,10 @@ func TestRateClass(t *testing.T) {
 	t.Parallel()
 	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
 		ctx := context.Background()
-		s, err := NewStore(rdb, &StoreConfig{Namespace: redistest.Namespace(t)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		epoch := time.UnixMilli(1_750_000_000_000)
-		must := func(err error) {
-			t.Helper()
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
-		must(s.FreezeClock(ctx, epoch))
+		s, must := frozenStore(t, rdb)
+		epoch := frozenEpoch
 		must(s.SetRateLimit(ctx, "api", RateLimit{Limit: 1, Window: time.Second, Burst: 3}))
-		_, err = s.Enqueue(ctx, Envelope{ID: "a", Kind: "k", RateClass: "api", Weight: 2},
+		_, err := s.Enqueue(ctx, Envelope{ID: "a", Kind: "k", RateClass: "api", Weight: 2},
 			Envelope{ID: "b", Kind: "k", RateClass: "api", Weight: 2})
 		must(err)
 		claims, err := s.Admit(ctx, AdmitRequest{Worker: "w", LeaseID: "l", Queues: []string{QueueDefault}, Capacity: 2, Lease: time.Minute})

@@ -57,6 +57,18 @@ type SeriesSample struct {
 	Completed, Failed int64
 }
 
+// Since is what the queue completed and failed between prev and s. A counter lower
+// than prev's was reset (its key deleted) and counted again from zero.
+func (s SeriesSample) Since(prev SeriesSample) (completed, failed int64) {
+	grown := func(a, b int64) int64 {
+		if b < a {
+			return b
+		}
+		return b - a
+	}
+	return grown(prev.Completed, s.Completed), grown(prev.Failed, s.Failed)
+}
+
 // Series returns the throughput series of each queue asked for, oldest sample first
 // (absent for a queue with none): one ZRANGEBYSCORE per queue from since, in one round
 // trip. A member that does not parse is left out.

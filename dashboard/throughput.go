@@ -72,8 +72,7 @@ func (h *Handler) throughputOf(ctx context.Context, now time.Time, queues []stri
 			if age < 0 || age >= chartMinutes*time.Minute {
 				continue
 			}
-			done := grown(samples[i-1].Completed, samples[i].Completed)
-			failed := grown(samples[i-1].Failed, samples[i].Failed)
+			done, failed := samples[i].Since(samples[i-1])
 			b := &c.Bars[chartMinutes-1-int(age/time.Minute)]
 			b.Completed += done
 			b.Failed += failed
@@ -101,15 +100,6 @@ func (h *Handler) throughputOf(ctx context.Context, now time.Time, queues []stri
 		b.FailY = b.DoneY - b.FailH
 	}
 	return c, perQueue, nil
-}
-
-// grown is how much a counter grew from a to b; a counter that went down was reset (its
-// key deleted) and counted again from zero.
-func grown(a, b int64) int64 {
-	if b < a {
-		return b
-	}
-	return b - a
 }
 
 func failureRate(completed, failed int64) string {

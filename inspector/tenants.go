@@ -58,20 +58,12 @@ func (i *Inspector) Throughput(ctx context.Context, now time.Time, window time.D
 			}
 			o.Sampled = true
 			if k > 0 {
-				o.Completed += grown(samples[k-1].Completed, sm.Completed)
-				o.Failed += grown(samples[k-1].Failed, sm.Failed)
+				done, failed := sm.Since(samples[k-1])
+				o.Completed += done
+				o.Failed += failed
 			}
 		}
 		out[q] = o
 	}
 	return out, nil
-}
-
-// grown is how much a counter grew from a to b; a counter that went down was reset (its
-// key deleted) and counted again from zero.
-func grown(a, b int64) int64 {
-	if b < a {
-		return b
-	}
-	return b - a
 }

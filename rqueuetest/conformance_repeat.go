@@ -76,6 +76,34 @@ var repeatCases = []conformanceCase{
 			t.Errorf("admitted %v, want [a]", got)
 		}
 	}},
+	{"Renew/KeepsTheAdmissionRecord", func(t *testing.T, s *headgate.Store) {
+		// The record that recognises a repeat lives as long as the leases it names: a
+		// renewal extends it, so a deleting ack repeated after it is still known.
+		ctx := freeze(t, s)
+		zero := job("zero")
+		zero.Retention = 0
+		mustEnqueue(t, ctx, s, zero)
+		req := admitReq("w1", 1)
+		req.Lease = time.Second
+		claims := mustAdmitAs(t, ctx, s, req)
+		if len(claims) != 1 {
+			t.Fatalf("admitted %v", claimSummary(claims))
+		}
+		record := nsKey(s, "admission:"+req.LeaseID)
+		if ttl, err := s.Client().PTTL(ctx, record).Result(); err != nil || ttl <= 0 || ttl > time.Second {
+			t.Fatalf("the admission record's TTL %s, %v; want at most the 1s lease", ttl, err)
+		}
+		if lost, err := s.Renew(ctx, []headgate.LeaseRef{claims[0].LeaseRef()}, time.Hour); err != nil || len(lost) != 0 {
+			t.Fatalf("renew: lost %v, %v", lost, err)
+		}
+		if ttl, err := s.Client().PTTL(ctx, record).Result(); err != nil || ttl < 30*time.Minute {
+			t.Errorf("after a renewal of an hour the record's TTL is %s, %v; want about an hour", ttl, err)
+		}
+		mustAck(t, ctx, s, claims[0], headgate.OutcomeSuccess, nil)
+		if st, err := s.Ack(ctx, claims[0].LeaseRef(), headgate.OutcomeSuccess, nil); err != nil {
+			t.Errorf("repeated deleting ack after the renewal: %s, %v; want the first result", st, err)
+		}
+	}},
 	{"Ack/RepeatSameFence", func(t *testing.T, s *headgate.Store) {
 		ctx := freeze(t, s)
 		zero := job("zero")

@@ -46,9 +46,9 @@ type EventCounts struct {
 	BackpressureRejections map[string]int64
 	// Completed counts, by queue, the jobs acked as a success.
 	Completed map[string]int64
-	// Failed counts, by queue, the attempts acked as failed: a retry (retryable or
-	// archived after it), a snooze past the policy's limit, an undecodable payload. A
-	// skip and a reclaimed lease (Reclaims) are not counted here.
+	// Failed counts, by queue, the attempts that failed: acked as a retry (retryable or
+	// archived after it), a snooze past the policy's limit or an undecodable payload, and
+	// the leases ReclaimExpired took back (also counted in Reclaims). A skip is neither.
 	Failed map[string]int64
 }
 

@@ -121,7 +121,8 @@ func testGauges(t *testing.T, rdb redis.UniversalClient) {
 		QuarantinedFingerprints: 1,
 		RateTokens:              map[string]float64{"api": 4}, // 5 - 3 + 2 gained in 2s
 		Events: EventCounts{LeaseRejections: 5, Reclaims: 1, RateLimited: map[string]int64{"api": 1},
-			BackpressureRejections: map[string]int64{"c": 1}, Completed: map[string]int64{}, Failed: map[string]int64{}},
+			BackpressureRejections: map[string]int64{"c": 1}, Completed: map[string]int64{},
+			Failed: map[string]int64{"b": 1}}, // b3's lost lease
 		Waits: map[string]QueueWaits{
 			"a": {Partitions: 1, Oldest: 2 * time.Second, Wait: map[string]time.Duration{"": 2 * time.Second}},
 			// e's ring is in enqueue order; t3 is past the 2 partitions read.

@@ -2248,7 +2248,8 @@ local function admission_record(P, lease)
 end
 -- Outcome counters (keys.go Counters): by queue, the jobs that completed
 -- ("completed:<queue>") and the attempts that failed ("failed:<queue>": a retry, a snooze
--- past its limit, an undecodable payload; a skip is no failure). An ack tallies them in
+-- past its limit, an undecodable payload, a lease lost to a crash (reclaim.lua); a skip
+-- is no failure). An ack tallies them in
 -- memory, queue -> {completed, failed}, and flush_outcomes writes one HINCRBY per queue
 -- and outcome, whatever the batch's size. record_series.lua snapshots them into each
 -- queue's throughput series.
@@ -2264,7 +2265,8 @@ local function count_outcome(q, outcome, state)
   end
   if outcome == 'success' then
     d[1] = d[1] + 1
-  elseif outcome ~= 'skip' and (state == 'retryable' or state == 'archived' or state == 'undecodable') then
+  elseif outcome ~= 'skip' and (state == 'retryable' or state == 'archived' or state == 'undecodable'
+      or state == 'quarantined') then
     d[2] = d[2] + 1
   end
 end

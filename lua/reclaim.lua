@@ -18,6 +18,7 @@ counts, policy, ...) refuses the call with CorruptError before any write.
 
 KEYS[1]  namespace prefix; derived keys (lib.lua): leases, job:<id>, errors:<id>,
          scheduled, retained, quarantine, unique, policy, corrupt, clock, q:<queue>:counts, counters
+         (reclaimed, and failed:<queue>: lib.lua count_outcome)
 ARGV[1]  limit: the most jobs reclaimed in this call
 ARGV[2]  crash limit: the default when the policy has no crash_limit
 ARGV[3]  crash backoff base ms: the default when the policy has no crash_base
@@ -52,6 +53,8 @@ Cost     O(limit * log N)
 --- @include history_ok
 --- @include park_corrupt
 --- @include count_event
+--- @include count_outcome
+--- @include flush_outcomes
 local P = KEYS[1]
 local limit = tonumber(ARGV[1])
 local now = now_ms(P)
@@ -121,8 +124,11 @@ for i, id in ipairs(expired) do
     if j.step ~= '' then msg = 'lease expired in step ' .. j.step end
     if j.history then push_error(P, id, j, { outcome = 'lease_lost', state = state, msg = msg }, now) end
     reply[#reply + 1] = { id, j.fp, j.crash, quarantined }
+    -- A lost lease is a failed attempt in the queue's throughput (failed:<queue>).
+    count_outcome(j.queue, 'lease_lost', state)
   end
 end
 flush_counts(P)
+flush_outcomes(P)
 count_event(P, 'reclaimed', #reply - 1)
 return reply

@@ -193,8 +193,9 @@ headgate_backpressure_rejections_total{namespace="prom",queue="reports"} 1
 # HELP headgate_jobs_completed_total Jobs acked as a success, fleet-wide (the store's outcome counters).
 # TYPE headgate_jobs_completed_total counter
 headgate_jobs_completed_total{namespace="prom",queue="reports"} 1
-# HELP headgate_jobs_failed_total Attempts acked as failed (retried, archived or undecodable), fleet-wide (the store's outcome counters).
+# HELP headgate_jobs_failed_total Attempts that failed (acked as retried, archived or undecodable, or a lease reclaimed after a crash), fleet-wide (the store's outcome counters).
 # TYPE headgate_jobs_failed_total counter
+headgate_jobs_failed_total{namespace="prom",queue="crashy"} 1
 headgate_jobs_failed_total{namespace="prom",queue="reports"} 1
 # HELP headgate_queue_available_partitions Partitions of the queue with available work (not pinned to a worker).
 # TYPE headgate_queue_available_partitions gauge

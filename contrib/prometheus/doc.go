@@ -30,8 +30,8 @@
 //	headgate_rate_limited_total{class}         jobs set aside because their rate class lacked tokens
 //	headgate_backpressure_rejections_total{queue}  enqueue calls refused by a queue's limit
 //	headgate_jobs_completed_total{queue}           jobs acked as a success, by every worker
-//	headgate_jobs_failed_total{queue}              attempts acked as failed (retried, archived,
-//	                                               undecodable), by every worker
+//	headgate_jobs_failed_total{queue}              attempts that failed (retried, archived,
+//	                                               undecodable, a lease reclaimed), fleet-wide
 //	headgate_queue_available_partitions{queue}     partitions with available (unpinned) work
 //	headgate_queue_oldest_available_seconds{queue} longest wait of the partitions read
 //	headgate_partition_wait_seconds{queue,partition} wait of each partition's next job, for

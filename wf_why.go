@@ -85,10 +85,10 @@ type WorkflowExplanation struct {
 // WhyWorkflow explains why a workflow's run is not making progress: closed, paused,
 // sleeping on a timer, awaiting a signal, waiting for a child, or its task job not
 // running (with that job's own reasons, from Why) or running. It reads the workflow's
-// row, armed timers and history with plain reads, then the task job with Why: the reads
-// are not one snapshot, so a run that moves meanwhile may show a mix of two moments, as
-// any listing does. It returns an error matching ErrWorkflowNotFound for an id with no
-// workflow.
+// row, armed timers and the current run's history with plain reads, then the task job
+// with Why: the reads are not one snapshot, so a run that moves meanwhile may show a
+// mix of two moments, as any listing does. It returns an error matching
+// ErrWorkflowNotFound for an id with no workflow.
 func (s *Store) WhyWorkflow(ctx context.Context, id string) (*WorkflowExplanation, error) {
 	if err := validateRequired("id", id, true); err != nil {
 		return nil, err
@@ -105,9 +105,16 @@ func (s *Store) WhyWorkflow(ctx context.Context, id string) (*WorkflowExplanatio
 	if err != nil {
 		return nil, err
 	}
-	history, err := s.ReadHistory(ctx, id)
-	if err != nil {
-		return nil, err
+	// The current run's events alone: the earlier runs of a chain continued as new say
+	// nothing of why this one waits, and a long chain would make every why read them all.
+	var history []Event
+	for from := max(row.RunStartSeq, 1); from != 0 && from <= row.Head; {
+		page, next, err := s.ReadHistoryFrom(ctx, id, from, maxPage)
+		if err != nil {
+			return nil, err
+		}
+		history = append(history, page...)
+		from = next
 	}
 	now, err := s.Now(ctx)
 	if err != nil {
@@ -120,7 +127,7 @@ func (s *Store) WhyWorkflow(ctx context.Context, id string) (*WorkflowExplanatio
 		e.Reasons = []WorkflowReason{{Reason: WhyWorkflowClosed, Status: row.Status, At: row.ClosedAt}}
 		return e, nil
 	}
-	run := history
+	run := history // a history written with Append alone has no RunStartSeq: find its run
 	for i := len(history) - 1; i >= 0; i-- {
 		if history[i].Kind == EventWorkflowStarted {
 			run = history[i:]

@@ -18,6 +18,9 @@ func OnAck(w *Worker, fn func(jobID string, o headgate.Outcome, st headgate.Stat
 	w.onAck = fn
 }
 
+// OnDutyPass makes w call fn after each pass of a duty it holds; set it before Start.
+func OnDutyPass(w *Worker, fn func(duty string, err error)) { w.onDutyPass = fn }
+
 // DropCancelChannel closes w's subscription to the cancel channel, as a lost connection
 // would, so that cancels reach w only through its renewals.
 func DropCancelChannel(w *Worker) { _ = w.cancels.Close() }

@@ -89,6 +89,9 @@ func (w *Worker) dutyLoop(ctx context.Context, d duty) {
 			continue
 		}
 		wait, err := d.pass(ctx, fence)
+		if w.onDutyPass != nil {
+			w.onDutyPass(d.name, err)
+		}
 		var recovered <-chan struct{}
 		if errors.Is(err, headgate.ErrDutyLost) {
 			// The lease ran out between renewals (or the store clock jumped): claim again.

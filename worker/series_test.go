@@ -20,22 +20,26 @@ func TestSeriesDutySamplesEveryQueue(t *testing.T) {
 		b := setup(t, rdb, nil)
 		b.enqueueRaw(headgate.Envelope{ID: "idle", Kind: "test", Queue: "unserved"}, nil)
 		worker.Handle(b.worker, func(context.Context, *worker.Job[testArgs]) error { return nil })
-		b.start()
-		ctx := context.Background()
-		deadline := time.Now().Add(waitLimit)
-		for {
-			series, err := b.store.Series(ctx, epoch, "unserved")
-			mustOK(t, err)
-			if s := series["unserved"]; len(s) > 0 {
-				if len(s) != 1 || !s[0].At.Equal(epoch) || s[0].Completed != 0 || s[0].Failed != 0 {
-					t.Errorf("series = %+v, want one sample of zeros at the frozen clock", s)
+		passed := make(chan error, 1)
+		worker.OnDutyPass(b.worker, func(duty string, err error) {
+			if duty == worker.DutySeries {
+				select {
+				case passed <- err:
+				default:
 				}
-				return
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("no sample of queue unserved within %s", waitLimit)
-			}
-			time.Sleep(5 * time.Millisecond) // polls for the duty's first pass; the store clock stays frozen
+		})
+		b.start()
+		select {
+		case err := <-passed:
+			mustOK(t, err)
+		case <-time.After(waitLimit):
+			t.Fatalf("the series duty made no pass within %s", waitLimit)
+		}
+		series, err := b.store.Series(context.Background(), epoch, "unserved")
+		mustOK(t, err)
+		if s := series["unserved"]; len(s) != 1 || !s[0].At.Equal(epoch) || s[0].Completed != 0 || s[0].Failed != 0 {
+			t.Errorf("series = %+v, want one sample of zeros at the frozen clock", s)
 		}
 	})
 }

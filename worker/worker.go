@@ -83,6 +83,8 @@ type Worker struct {
 
 	// onAck, when set (by tests, before Start), sees every ack the store answered.
 	onAck func(jobID string, o headgate.Outcome, st headgate.State, err error)
+	// onDutyPass, when set (by tests, before Start), sees every duty pass that ended.
+	onDutyPass func(duty string, err error)
 }
 
 // New returns a worker for cfg.Namespace on rdb. It fails when the config is invalid.

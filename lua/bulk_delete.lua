@@ -37,6 +37,9 @@ Cost     O(batch * log N)
 --- @include need_leave_state
 --- @include leave_state
 --- @include bulk_load
+--- @include available_rems
+--- @include flush_unavailable
+--- @include BULK_JOB_FIELDS
 --- @include bulk_reply
 --- @include release_unique
 --- @include delete_job
@@ -46,7 +49,7 @@ local s = index_selection(ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], 
 local dry = ARGV[15] == '1'
 local ids, at, id, done = index_select(P, s)
 if not ids then return at end
-local jobs, skipped = bulk_load(P, ids, s.state)
+local jobs, skipped = bulk_load(P, ids, s.state, BULK_JOB_FIELDS)
 local kept = {}
 for _, m in ipairs(jobs) do
   if m[2].state == 'running' then
@@ -60,11 +63,14 @@ local bad = structure_error()
 if bad then return bad end
 if dry then return bulk_reply(at, id, done, #kept, skipped) end
 
+-- The batch only takes jobs out of partition sets: one ZREM per partition (flush_unavailable).
+available_rems = {}
 for _, m in ipairs(kept) do
   local jid, j = m[1], m[2]
   leave_state(P, jid, j)
   release_unique(P, jid, j)
   delete_job(P, jid, j)
 end
+flush_unavailable()
 flush_counts(P)
 return bulk_reply(at, id, done, #kept, skipped)

@@ -57,7 +57,7 @@ if bad then return bad end
 local ids, at, id, done = index_select(P, s)
 if not ids then return at end
 local jobs, skipped = bulk_load(P, ids, s.state, BULK_JOB_FIELDS)
-for _, m in ipairs(jobs) do need_leave_state(P, m[2]) end
+for _, j in ipairs(jobs) do need_leave_state(P, j) end
 bad = structure_error()
 if bad then return bad end
 if dry then return bulk_reply(at, id, done, #jobs, skipped) end
@@ -65,8 +65,8 @@ if dry then return bulk_reply(at, id, done, #jobs, skipped) end
 -- The batch only takes jobs out of partition sets: one ZREM per partition (flush_unavailable).
 available_rems = {}
 local running = {}
-for _, m in ipairs(jobs) do
-  local jid, j = m[1], m[2]
+for _, j in ipairs(jobs) do
+  local jid = j.id
   if j.state == 'running' then running[#running + 1] = string.format('%d', j.fence) .. ' ' .. jid .. '\n' .. j.lease end
   leave_state(P, jid, j)
   finalize(P, jid, j, 'cancelled', now)

@@ -51,12 +51,12 @@ local ids, at, id, done = index_select(P, s)
 if not ids then return at end
 local jobs, skipped = bulk_load(P, ids, s.state, BULK_JOB_FIELDS)
 local kept = {}
-for _, m in ipairs(jobs) do
-  if m[2].state == 'running' then
+for _, j in ipairs(jobs) do
+  if j.state == 'running' then
     skipped = skipped + 1
   else
-    need_leave_state(P, m[2])
-    kept[#kept + 1] = m
+    need_leave_state(P, j)
+    kept[#kept + 1] = j
   end
 end
 local bad = structure_error()
@@ -65,8 +65,8 @@ if dry then return bulk_reply(at, id, done, #kept, skipped) end
 
 -- The batch only takes jobs out of partition sets: one ZREM per partition (flush_unavailable).
 available_rems = {}
-for _, m in ipairs(kept) do
-  local jid, j = m[1], m[2]
+for _, j in ipairs(kept) do
+  local jid = j.id
   leave_state(P, jid, j)
   release_unique(P, jid, j)
   delete_job(P, jid, j)

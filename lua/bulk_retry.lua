@@ -70,10 +70,9 @@ need(K.unique(P), 'hash')
 -- The batch only adds to partition sets: one ZADD per partition (flush_available).
 available_adds = {}
 local routes = {}
--- The jobs retried, and each one's route (bulk_route).
-local jobs, route_of, taken = {}, {}, {}
-for _, m in ipairs(loaded) do
-  local jid, j = m[1], m[2]
+local jobs, taken = {}, {}
+for _, j in ipairs(loaded) do
+  local jid = j.id
   local ok = RETRYABLE[j.state]
   if ok and j.ukey ~= '' and j.uwin == 0 then
     -- The strict key must be free or still this job's, and not taken by another of the batch.
@@ -81,8 +80,8 @@ for _, m in ipairs(loaded) do
     if (hid and hid ~= jid) or taken[j.ukey] then ok = false else taken[j.ukey] = true end
   end
   if ok then
-    jobs[#jobs + 1] = m
-    route_of[#jobs] = bulk_route(P, routes, j)
+    jobs[#jobs + 1] = j
+    j.route = bulk_route(P, routes, j)
     if j.fp ~= '' then need(K.held(P, j.fp), 'set') end
   else
     skipped = skipped + 1
@@ -101,8 +100,8 @@ end
 if dry then return bulk_reply(at, id, done, #jobs, skipped) end
 
 local unretained = {}
-for i, m in ipairs(jobs) do
-  local jid, j, k = m[1], m[2], m[3]
+for i, j in ipairs(jobs) do
+  local jid, k = j.id, j.key
   unretained[i] = jid
   if keep then
     rcall('HDEL', k, 'fin')
@@ -110,7 +109,7 @@ for i, m in ipairs(jobs) do
     rcall('HDEL', k, 'fin', 'attempt', 'crash', 'snz')
   end
   if j.ukey ~= '' and j.uwin == 0 then rcall('HSET', K.unique(P), j.ukey, jid) end
-  bulk_make_available(P, jid, k, j, route_of[i], now)
+  bulk_make_available(P, jid, k, j, j.route, now)
 end
 if #jobs > 0 then
   for first = 1, #unretained, 1000 do

@@ -2186,58 +2186,70 @@ local function index_select(P, s)
         end
       end
     end
-    local list = {}
+    -- Entry times and ids in two lists, not a table per entry: a batch looks at a thousand.
+    local ats, mids, n = {}, {}, 0
     for i = 1, #r, 2 do
       local at = tonumber(r[i + 1])
-      if not s.cutoff or at <= s.cutoff then list[#list + 1] = { at, r[i] } end
+      if not s.cutoff or at <= s.cutoff then
+        n = n + 1
+        ats[n], mids[n] = at, r[i]
+      end
     end
-    lists[#lists + 1] = list
+    lists[#lists + 1] = { ats, mids }
   end
   -- Each index's entries are in order: one index is the order, several are merged.
-  local cands = lists[1] or {}
+  local cat, cid = {}, {}
+  if #lists == 1 then cat, cid = lists[1][1], lists[1][2] end
   if #lists > 1 then
-    local function before(a, b)
-      if a[1] ~= b[1] then
-        if s.desc then return a[1] > b[1] end
-        return a[1] < b[1]
+    local function before(a_at, a_id, b_at, b_id)
+      if a_at ~= b_at then
+        if s.desc then return a_at > b_at end
+        return a_at < b_at
       end
-      if s.desc then return bytes_less(b[2], a[2]) end
-      return bytes_less(a[2], b[2])
+      if s.desc then return bytes_less(b_id, a_id) end
+      return bytes_less(a_id, b_id)
     end
-    cands = {}
-    local heads = {}
+    local heads, n = {}, 0
     for i = 1, #lists do heads[i] = 1 end
-    while #cands < want + 1 do
-      local best = nil
+    while n < want + 1 do
+      local best, best_at, best_id = nil, nil, nil
       for i, list in ipairs(lists) do
-        local c = list[heads[i]]
-        if c and (not best or before(c, lists[best][heads[best]])) then best = i end
+        local at = list[1][heads[i]]
+        if at then
+          local id = list[2][heads[i]]
+          if not best or before(at, id, best_at, best_id) then best, best_at, best_id = i, at, id end
+        end
       end
       if not best then break end
-      cands[#cands + 1] = lists[best][heads[best]]
+      n = n + 1
+      cat[n], cid[n] = best_at, best_id
       heads[best] = heads[best] + 1
     end
   end
-  local ids, last, seen = {}, nil, 0
-  for _, c in ipairs(cands) do
-    if #ids >= s.limit or seen >= want then break end
+  local ids, nids, last, seen = {}, 0, nil, 0
+  for i = 1, #cat do
+    if nids >= s.limit or seen >= want then break end
     seen = seen + 1
-    last = c
+    last = i
+    local mid = cid[i]
     local ok = true
     if checked then
-      local v = rcall('HMGET', K.job(P, c[2]), 'part', 'tags', 'fp')
+      local v = rcall('HMGET', K.job(P, mid), 'part', 'tags', 'fp')
       if s.part ~= '' and v[1] ~= s.part then ok = false end
       if s.fp ~= '' and v[3] ~= s.fp then ok = false end
       if ok and s.tag ~= '' and not string.find('\n' .. (v[2] or '') .. '\n', '\n' .. s.tag .. '\n', 1, true) then
         ok = false
       end
     end
-    if ok then ids[#ids + 1] = c[2] end
+    if ok then
+      nids = nids + 1
+      ids[nids] = mid
+    end
   end
   -- Each index gave one entry more than can be looked at, so when every entry was looked
   -- at, every index is done.
-  local done = seen == #cands
-  if last then return ids, last[1], last[2], done end
+  local done = seen == #cat
+  if last then return ids, cat[last], cid[last], done end
   return ids, s.at, s.id, done
 end
 
@@ -2310,11 +2322,12 @@ end
 --- @include JOB_FIELDS
 local BULK_JOB_FIELDS = { 'kind', 'tags', unpack(JOB_FIELDS) }
 
--- Loads the jobs of a bulk batch that are still filed in the selected state, each {id,
--- job, its hash's key}, with the named fields (which must hold state, held, and what
--- index_move files a job under) checked as load_job_checked checks them; a job gone,
--- moved or unreadable since it was filed is skipped (the count). The checks of each
--- field are looked up once per call, not once per job.
+-- Loads the jobs of a bulk batch that are still filed in the selected state, with the
+-- named fields (which must hold state, held, and what index_move files a job under)
+-- checked as load_job_checked checks them, and the job's id and its hash's key as
+-- fields "id" and "key" (no job field has either name), so that a batch makes one table
+-- per job; a job gone, moved or unreadable since it was filed is skipped (the count).
+-- The checks of each field are looked up once per call, not once per job.
 --- @include K.job
 --- @include JOB_NUMBERS
 --- @include JOB_DEFAULTS
@@ -2357,7 +2370,8 @@ local function bulk_load(P, ids, state, fields)
       end
     end
     if j and JOB_STATES[j.state] and index_state(j) == state then
-      jobs[#jobs + 1] = { id, j, k }
+      j.id, j.key = id, k
+      jobs[#jobs + 1] = j
     else
       skipped = skipped + 1
     end

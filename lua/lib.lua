@@ -605,9 +605,9 @@ local function wake(P, q)
 end
 
 -- A call that makes many jobs available and takes none out (bulk_retry) collects their
--- partition set members here, partition key -> {score, member, ...} (the keys in order
--- at 1..n), and writes them with one ZADD per partition (flush_available) instead of one
--- per job. nil: index_available writes at once.
+-- partition set members here (bulk_route), partition key -> {score, member, ...} (the
+-- keys in order at 1..n), and writes them with one ZADD per partition (flush_available)
+-- instead of one per job.
 local available_adds = nil
 
 --- @include rcall
@@ -629,21 +629,9 @@ end
 --- @include partition_of
 --- @include ring_contains
 --- @include ring_push_back
---- @include available_adds
 local function index_available(P, id, q, part, sticky, prio, sched)
   local pz, ring, rs = partition_of(P, q, sticky, part)
-  if available_adds then
-    local a = available_adds[pz]
-    if not a then
-      a = {}
-      available_adds[pz] = a
-      available_adds[#available_adds + 1] = pz
-    end
-    a[#a + 1] = '0'
-    a[#a + 1] = rank(prio, sched, id)
-  else
-    rcall('ZADD', pz, '0', rank(prio, sched, id))
-  end
+  rcall('ZADD', pz, '0', rank(prio, sched, id))
   if not ring_contains(ring, part) then
     ring_push_back(ring, part)
     rcall('HDEL', rs, 'cr')

@@ -42,6 +42,9 @@ Cost     O(batch * log N)
 --- @include need_leave_state
 --- @include leave_state
 --- @include bulk_load
+--- @include available_rems
+--- @include flush_unavailable
+--- @include BULK_JOB_FIELDS
 --- @include bulk_reply
 --- @include finalize
 local P = KEYS[1]
@@ -53,19 +56,22 @@ local _, bad = load_policy_checked(P)
 if bad then return bad end
 local ids, at, id, done = index_select(P, s)
 if not ids then return at end
-local jobs, skipped = bulk_load(P, ids, s.state)
-for _, m in ipairs(jobs) do need_leave_state(P, m[2]) end
+local jobs, skipped = bulk_load(P, ids, s.state, BULK_JOB_FIELDS)
+for _, j in ipairs(jobs) do need_leave_state(P, j) end
 bad = structure_error()
 if bad then return bad end
 if dry then return bulk_reply(at, id, done, #jobs, skipped) end
 
+-- The batch only takes jobs out of partition sets: one ZREM per partition (flush_unavailable).
+available_rems = {}
 local running = {}
-for _, m in ipairs(jobs) do
-  local jid, j = m[1], m[2]
+for _, j in ipairs(jobs) do
+  local jid = j.id
   if j.state == 'running' then running[#running + 1] = string.format('%d', j.fence) .. ' ' .. jid .. '\n' .. j.lease end
   leave_state(P, jid, j)
   finalize(P, jid, j, 'cancelled', now)
 end
+flush_unavailable()
 flush_counts(P)
 for _, msg in ipairs(running) do rcall('PUBLISH', K.cancelled(P), msg) end
 return bulk_reply(at, id, done, #jobs, skipped)

@@ -37,6 +37,9 @@ Cost     O(batch * log N)
 --- @include need_leave_state
 --- @include leave_state
 --- @include bulk_load
+--- @include available_rems
+--- @include flush_unavailable
+--- @include BULK_JOB_FIELDS
 --- @include bulk_reply
 --- @include release_unique
 --- @include delete_job
@@ -46,25 +49,28 @@ local s = index_selection(ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], 
 local dry = ARGV[15] == '1'
 local ids, at, id, done = index_select(P, s)
 if not ids then return at end
-local jobs, skipped = bulk_load(P, ids, s.state)
+local jobs, skipped = bulk_load(P, ids, s.state, BULK_JOB_FIELDS)
 local kept = {}
-for _, m in ipairs(jobs) do
-  if m[2].state == 'running' then
+for _, j in ipairs(jobs) do
+  if j.state == 'running' then
     skipped = skipped + 1
   else
-    need_leave_state(P, m[2])
-    kept[#kept + 1] = m
+    need_leave_state(P, j)
+    kept[#kept + 1] = j
   end
 end
 local bad = structure_error()
 if bad then return bad end
 if dry then return bulk_reply(at, id, done, #kept, skipped) end
 
-for _, m in ipairs(kept) do
-  local jid, j = m[1], m[2]
+-- The batch only takes jobs out of partition sets: one ZREM per partition (flush_unavailable).
+available_rems = {}
+for _, j in ipairs(kept) do
+  local jid = j.id
   leave_state(P, jid, j)
   release_unique(P, jid, j)
   delete_job(P, jid, j)
 end
+flush_unavailable()
 flush_counts(P)
 return bulk_reply(at, id, done, #kept, skipped)

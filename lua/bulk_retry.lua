@@ -34,10 +34,10 @@ Replies  {0, next time, next id, done 0/1, retried, skipped} | {-9, key, why} Co
 Cost     O(batch * log N)
 ]]
 --- @include rcall
---- @include K.job
 --- @include K.unique
 --- @include K.limits
 --- @include K.retained
+--- @include K.held
 --- @include now_ms
 --- @include flush_counts
 --- @include unfinished
@@ -47,27 +47,32 @@ Cost     O(batch * log N)
 --- @include index_selection
 --- @include need
 --- @include structure_error
---- @include need_available
---- @include need_leave_state
 --- @include bulk_load
 --- @include bulk_reply
---- @include make_available
 --- @include available_adds
 --- @include flush_available
+--- @include bulk_route
+--- @include bulk_make_available
 local P = KEYS[1]
 local s = index_selection(ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10],
   ARGV[11], ARGV[12], ARGV[13], ARGV[14])
 local dry, keep = ARGV[15] == '1', ARGV[16] == '1'
 local RETRYABLE = { archived = true, undecodable = true, cancelled = true, quarantined = true, completed = true }
+-- What a retry reads of a job: its state, where it is filed, its route and rank, its
+-- strict unique key.
+local FIELDS = { 'state', 'held', 'queue', 'kind', 'part', 'tags', 'fp', 'sticky', 'prio', 'ukey', 'uwin' }
 local now = now_ms(P)
 local ids, at, id, done = index_select(P, s)
 if not ids then return at end
-local loaded, skipped = bulk_load(P, ids, s.state)
+local loaded, skipped = bulk_load(P, ids, s.state, FIELDS)
 need(K.limits(P), 'hash')
 need(K.unique(P), 'hash')
+-- The batch only adds to partition sets: one ZADD per partition (flush_available).
+available_adds = {}
+local routes = {}
 local jobs, taken = {}, {}
-for _, m in ipairs(loaded) do
-  local jid, j = m[1], m[2]
+for _, j in ipairs(loaded) do
+  local jid = j.id
   local ok = RETRYABLE[j.state]
   if ok and j.ukey ~= '' and j.uwin == 0 then
     -- The strict key must be free or still this job's, and not taken by another of the batch.
@@ -75,9 +80,9 @@ for _, m in ipairs(loaded) do
     if (hid and hid ~= jid) or taken[j.ukey] then ok = false else taken[j.ukey] = true end
   end
   if ok then
-    need_leave_state(P, j)
-    need_available(P, j)
-    jobs[#jobs + 1] = m
+    jobs[#jobs + 1] = j
+    j.route = bulk_route(P, routes, j)
+    if j.fp ~= '' then need(K.held(P, j.fp), 'set') end
   else
     skipped = skipped + 1
   end
@@ -94,26 +99,22 @@ if #jobs > 0 then
 end
 if dry then return bulk_reply(at, id, done, #jobs, skipped) end
 
--- The batch only adds to partition sets: one ZADD per partition (flush_available).
-available_adds = {}
-
 local unretained = {}
-for _, m in ipairs(jobs) do
-  local jid, j = m[1], m[2]
-  local k = K.job(P, jid)
-  unretained[#unretained + 1] = jid
+for i, j in ipairs(jobs) do
+  local jid, k = j.id, j.key
+  unretained[i] = jid
   if keep then
     rcall('HDEL', k, 'fin')
   else
     rcall('HDEL', k, 'fin', 'attempt', 'crash', 'snz')
-    j.attempt, j.crash = 0, 0
   end
   if j.ukey ~= '' and j.uwin == 0 then rcall('HSET', K.unique(P), j.ukey, jid) end
-  j.sched = now
-  make_available(P, jid, j, now)
+  bulk_make_available(P, jid, k, j, j.route, now)
 end
 if #jobs > 0 then
-  rcall('ZREM', K.retained(P), unpack(unretained))
+  for first = 1, #unretained, 1000 do
+    rcall('ZREM', K.retained(P), unpack(unretained, first, math.min(first + 999, #unretained)))
+  end
   wake(P, s.queue)
 end
 flush_available()

@@ -88,6 +88,20 @@ local function now_ms(P)
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
+-- A store time (ms) as the text Redis keeps of it, formatted once per call and value: a
+-- number given to redis.call costs Redis a float format every time, and the jobs of a
+-- call mostly share a few times.
+local ms_texts = {}
+--- @include ms_texts
+local function ms_text(ms)
+  local t = ms_texts[ms]
+  if not t then
+    t = string.format('%d', ms)
+    ms_texts[ms] = t
+  end
+  return t
+end
+
 local UNFINISHED = { pending = true, scheduled = true, available = true, running = true, retryable = true }
 
 -- The namespace policy (K.policy), read once per call and before the call's first write,
@@ -166,8 +180,17 @@ end
 -- Rank of an available job inside its partition: members of a partition ZSET all score 0,
 -- so ZRANGE order is this string's order: priority DESC, scheduled_at ASC, id ASC.
 local RANK_WIDTH = 25
+-- The head of the last rank formatted and its priority and time: the jobs of a call
+-- mostly share both.
+local rank_prio, rank_sched, rank_head = nil, nil, nil
+--- @include rank_prio
+--- @include rank_sched
+--- @include rank_head
 local function rank(prio, sched, id)
-  return string.format('%010d%015d', 2147483647 - prio, sched) .. id
+  if prio ~= rank_prio or sched ~= rank_sched then
+    rank_prio, rank_sched, rank_head = prio, sched, string.format('%010d%015d', 2147483647 - prio, sched)
+  end
+  return rank_head .. id
 end
 
 local function num(v) return tonumber(v) or 0 end
@@ -207,21 +230,21 @@ local DIM_PARTITION, DIM_TAG, DIM_FINGERPRINT = 'p', 't', 'f'
 -- fingerprint. Fields the caller's job table lacks are read from the job hash.
 local INDEX_FIELDS = { 'queue', 'kind', 'part', 'tags', 'fp' }
 -- Per call: id -> where the job is filed {state, at, queue, kind, part, tags, fp} once
--- this call moved or noted it; index key -> {order = ids, at = id -> score or false};
--- partition counts key -> state -> delta.
+-- this call moved or noted it; the moves of each touched index, {key, order = ids, at =
+-- id -> score or false}, in index_order and found by queue -> state -> kind in
+-- index_slots (a filter index's under its kind index's, by dimension -> value), so that
+-- a move builds no key name it built before; the partition counts' deltas, {key, n =
+-- state -> delta}, in pcount_order and by queue -> partition in pcount_delta; queue ->
+-- kind -> true for the kinds added to K.kinds.
 local index_filed = {}
-local index_ops, index_order = {}, {}
+local index_slots, index_order = {}, {}
 local pcount_delta, pcount_order = {}, {}
 local kinds_added = {}
 
 --- @include K.job
 --- @include INDEX_FIELDS
 local function index_fill(P, id, j)
-  local missing = false
-  for _, f in ipairs(INDEX_FIELDS) do
-    if j[f] == nil then missing = true end
-  end
-  if not missing then return end
+  if j.queue and j.kind and j.part and j.tags and j.fp then return end
   local v = redis.pcall('HMGET', K.job(P, id), unpack(INDEX_FIELDS))
   if type(v) ~= 'table' or v.err then v = {} end
   for i, f in ipairs(INDEX_FIELDS) do
@@ -229,63 +252,101 @@ local function index_fill(P, id, j)
   end
 end
 
---- @include index_ops
+-- The moves of the kind index of (q, state, kind), created empty when the call has none.
+--- @include K.job_index
+--- @include index_slots
 --- @include index_order
-local function index_put(key, id, score)
-  local o = index_ops[key]
-  if not o then
-    o = { order = {}, at = {} }
-    index_ops[key] = o
-    index_order[#index_order + 1] = key
+local function index_slot(P, q, state, kind)
+  local by_state = index_slots[q]
+  if not by_state then
+    by_state = {}
+    index_slots[q] = by_state
   end
-  if o.at[id] == nil then o.order[#o.order + 1] = id end
-  o.at[id] = score
+  local by_kind = by_state[state]
+  if not by_kind then
+    by_kind = {}
+    by_state[state] = by_kind
+  end
+  local o = by_kind[kind]
+  if not o then
+    o = { key = K.job_index(P, q, state, kind), order = {}, at = {} }
+    by_kind[kind] = o
+    index_order[#index_order + 1] = o
+  end
+  return o
 end
 
+-- The moves of the filter index under kind index o (index_slot of q, state, kind) for
+-- dimension dim and value.
+--- @include K.job_filter_index
+--- @include index_order
+local function index_filter_slot(P, o, q, state, kind, dim, value)
+  local by_value = o[dim]
+  if not by_value then
+    by_value = {}
+    o[dim] = by_value
+  end
+  local f = by_value[value]
+  if not f then
+    f = { key = K.job_filter_index(P, q, state, kind, dim, value), order = {}, at = {} }
+    by_value[value] = f
+    index_order[#index_order + 1] = f
+  end
+  return f
+end
+
+local function index_put(o, id, score)
+  local at = o.at
+  if at[id] == nil then
+    local order = o.order
+    order[#order + 1] = id
+  end
+  at[id] = score
+end
+
+--- @include K.partition_counts
 --- @include pcount_delta
 --- @include pcount_order
-local function pcount_add(key, state, n)
-  local d = pcount_delta[key]
-  if not d then
-    d = {}
-    pcount_delta[key] = d
-    pcount_order[#pcount_order + 1] = key
+local function pcount_add(P, q, part, state, n)
+  local by_part = pcount_delta[q]
+  if not by_part then
+    by_part = {}
+    pcount_delta[q] = by_part
   end
-  d[state] = (d[state] or 0) + n
+  local d = by_part[part]
+  if not d then
+    d = { key = K.partition_counts(P, q, part), n = {} }
+    by_part[part] = d
+    pcount_order[#pcount_order + 1] = d
+  end
+  d.n[state] = (d.n[state] or 0) + n
 end
-
--- The last entry time index_file formatted, and its text: the jobs of a call mostly share
--- one time.
-local index_at_ms, index_at_text = nil, nil
 
 -- Files (score = the entry time, ms) or unfiles (score = false) job id as f describes it
 -- in state: its kind index, its filter indexes, its partition's count.
---- @include K.job_index
---- @include K.job_filter_index
---- @include K.partition_counts
+--- @include index_slot
+--- @include index_filter_slot
 --- @include DIM_PARTITION
 --- @include DIM_TAG
 --- @include DIM_FINGERPRINT
 --- @include index_put
 --- @include pcount_add
---- @include index_at_ms
---- @include index_at_text
+--- @include ms_text
 local function index_file(P, id, f, state, score)
-  if score then
-    if score ~= index_at_ms then index_at_ms, index_at_text = score, string.format('%d', score) end
-    score = index_at_text
-  end
-  index_put(K.job_index(P, f.queue, state, f.kind), id, score)
+  if score then score = ms_text(score) end
+  local q, kind = f.queue, f.kind
+  local o = index_slot(P, q, state, kind)
+  index_put(o, id, score)
   if f.part ~= '' then
-    index_put(K.job_filter_index(P, f.queue, state, f.kind, DIM_PARTITION, f.part), id, score)
-    pcount_add(K.partition_counts(P, f.queue, f.part), state, score and 1 or -1)
+    index_put(index_filter_slot(P, o, q, state, kind, DIM_PARTITION, f.part), id, score)
+    pcount_add(P, q, f.part, state, score and 1 or -1)
   end
-  if f.fp ~= '' then index_put(K.job_filter_index(P, f.queue, state, f.kind, DIM_FINGERPRINT, f.fp), id, score) end
+  if f.fp ~= '' then index_put(index_filter_slot(P, o, q, state, kind, DIM_FINGERPRINT, f.fp), id, score) end
   if f.tags ~= '' then
     for tag in string.gmatch(f.tags, '[^\n]+') do
       -- A tag that starts with '_' (MetaTagPrefix) is metadata, not filed.
       if string.byte(tag) ~= 95 then
-        index_put(K.job_filter_index(P, f.queue, state, f.kind, DIM_TAG, tag), id, score)
+        index_put(index_filter_slot(P, o, q, state, kind, DIM_TAG, tag), id, score)
       end
     end
   end
@@ -327,10 +388,9 @@ end
 -- enters `to` at store time `at` (ms), or keeps the time it entered `from` when `at` is
 -- nil. A move within one state files the job again under a changed partition, tags or
 -- fingerprint, keeping its entry time. Enqueue adds a new job's kind to K.kinds.
---- @include K.job_index
 --- @include K.kinds
 --- @include index_filed
---- @include index_ops
+--- @include index_slot
 --- @include kinds_added
 --- @include index_fill
 --- @include index_file
@@ -347,25 +407,30 @@ local function index_move(P, id, j, from, to, at)
       at = nil
       if f ~= j then at = f.at end
       if at == nil then
-        local key = K.job_index(P, f.queue, from, f.kind)
-        local o = index_ops[key]
-        at = tonumber(o and o.at[id]) or tonumber(redis.pcall('ZSCORE', key, id)) or 0
+        local o = index_slot(P, f.queue, from, f.kind)
+        at = tonumber(o.at[id]) or tonumber(redis.pcall('ZSCORE', o.key, id)) or 0
       end
     end
     index_file(P, id, f, from, false)
   else
-    local qk = j.queue .. '\n' .. j.kind
-    if not kinds_added[qk] then
-      kinds_added[qk] = true
+    local added = kinds_added[j.queue]
+    if not added then
+      added = {}
+      kinds_added[j.queue] = added
+    end
+    if not added[j.kind] then
+      added[j.kind] = true
       redis.pcall('SADD', K.kinds(P, j.queue), j.kind)
     end
   end
   -- Only a job noted (index_note) needs its filing remembered: a later move of any other
-  -- finds its entry time in index_ops.
-  if to and index_filed[id] then
-    index_filed[id] = { state = to, at = at, queue = j.queue, kind = j.kind, part = j.part, tags = j.tags, fp = j.fp }
-  else
-    index_filed[id] = nil
+  -- finds its entry time in its index slot.
+  if index_filed[id] then
+    if to then
+      index_filed[id] = { state = to, at = at, queue = j.queue, kind = j.kind, part = j.part, tags = j.tags, fp = j.fp }
+    else
+      index_filed[id] = nil
+    end
   end
   if to then index_file(P, id, j, to, at) end
 end
@@ -373,16 +438,16 @@ end
 -- Writes the index moves of the call (flush_counts calls it). Batches are chunked to
 -- stay within what unpack takes.
 --- @include index_filed
---- @include index_ops
+--- @include index_slots
 --- @include index_order
 --- @include pcount_delta
 --- @include pcount_order
 local function flush_index()
-  for _, key in ipairs(index_order) do
-    local o = index_ops[key]
+  for _, o in ipairs(index_order) do
     local adds, rems = {}, {}
+    local at = o.at
     for _, id in ipairs(o.order) do
-      local s = o.at[id]
+      local s = at[id]
       if s then
         adds[#adds + 1] = s
         adds[#adds + 1] = id
@@ -390,15 +455,16 @@ local function flush_index()
         rems[#rems + 1] = id
       end
     end
+    local key = o.key
     for first = 1, #rems, 1000 do redis.pcall('ZREM', key, unpack(rems, first, math.min(first + 999, #rems))) end
     for first = 1, #adds, 1000 do redis.pcall('ZADD', key, unpack(adds, first, math.min(first + 999, #adds))) end
   end
-  for _, key in ipairs(pcount_order) do
-    for state, n in pairs(pcount_delta[key]) do
-      if n ~= 0 then redis.pcall('HINCRBY', key, state, n) end
+  for _, d in ipairs(pcount_order) do
+    for state, n in pairs(d.n) do
+      if n ~= 0 then redis.pcall('HINCRBY', d.key, state, n) end
     end
   end
-  index_filed, index_ops, index_order, pcount_delta, pcount_order = {}, {}, {}, {}, {}
+  index_filed, index_slots, index_order, pcount_delta, pcount_order = {}, {}, {}, {}, {}
 end
 
 -- State counts per queue move in memory during a call and are written once, by
@@ -539,9 +605,9 @@ local function wake(P, q)
 end
 
 -- A call that makes many jobs available and takes none out (bulk_retry) collects their
--- partition set members here, partition key -> {score, member, ...} (the keys in order
--- at 1..n), and writes them with one ZADD per partition (flush_available) instead of one
--- per job. nil: index_available writes at once.
+-- partition set members here (bulk_route), partition key -> {score, member, ...} (the
+-- keys in order at 1..n), and writes them with one ZADD per partition (flush_available)
+-- instead of one per job.
 local available_adds = nil
 
 --- @include rcall
@@ -563,41 +629,66 @@ end
 --- @include partition_of
 --- @include ring_contains
 --- @include ring_push_back
---- @include available_adds
 local function index_available(P, id, q, part, sticky, prio, sched)
   local pz, ring, rs = partition_of(P, q, sticky, part)
-  if available_adds then
-    local a = available_adds[pz]
-    if not a then
-      a = {}
-      available_adds[pz] = a
-      available_adds[#available_adds + 1] = pz
-    end
-    a[#a + 1] = '0'
-    a[#a + 1] = rank(prio, sched, id)
-  else
-    rcall('ZADD', pz, '0', rank(prio, sched, id))
-  end
+  rcall('ZADD', pz, '0', rank(prio, sched, id))
   if not ring_contains(ring, part) then
     ring_push_back(ring, part)
     rcall('HDEL', rs, 'cr')
   end
 end
 
--- Removes a job from its partition's available set; an emptied partition leaves its ring
--- and forgets its round-robin credit.
+-- A partition whose available set is empty leaves its ring and forgets its round-robin
+-- credit.
+--- @include rcall
+--- @include ring_remove
+local function partition_emptied(ring, rs, part)
+  ring_remove(ring, part)
+  rcall('HDEL', rs, 'd:' .. part, 'cr')
+  if rcall('HGET', rs, 'turn') == part then rcall('HDEL', rs, 'turn') end
+end
+
+-- A call that takes many jobs out of partition sets and puts none in (bulk_cancel,
+-- bulk_delete) collects the members here, partition key -> {ring, rs, part, members}
+-- (the keys in order at 1..n), and removes them with one ZREM per partition
+-- (flush_unavailable) instead of a ZREM and a ZCARD per job. nil: unindex_available
+-- writes at once.
+local available_rems = nil
+
+--- @include rcall
+--- @include available_rems
+--- @include partition_emptied
+local function flush_unavailable()
+  if not available_rems then return end
+  for _, pz in ipairs(available_rems) do
+    local r = available_rems[pz]
+    local m = r.members
+    for first = 1, #m, 1000 do rcall('ZREM', pz, unpack(m, first, math.min(first + 999, #m))) end
+    if rcall('ZCARD', pz) == 0 then partition_emptied(r.ring, r.rs, r.part) end
+  end
+  available_rems = {}
+end
+
+-- Removes a job from its partition's available set; an emptied partition leaves its ring.
 --- @include rcall
 --- @include rank
 --- @include partition_of
---- @include ring_remove
+--- @include partition_emptied
+--- @include available_rems
 local function unindex_available(P, id, q, part, sticky, prio, sched)
   local pz, ring, rs = partition_of(P, q, sticky, part)
-  rcall('ZREM', pz, rank(prio, sched, id))
-  if rcall('ZCARD', pz) == 0 then
-    ring_remove(ring, part)
-    rcall('HDEL', rs, 'd:' .. part, 'cr')
-    if rcall('HGET', rs, 'turn') == part then rcall('HDEL', rs, 'turn') end
+  if available_rems then
+    local r = available_rems[pz]
+    if not r then
+      r = { ring = ring, rs = rs, part = part, members = {} }
+      available_rems[pz] = r
+      available_rems[#available_rems + 1] = pz
+    end
+    r.members[#r.members + 1] = rank(prio, sched, id)
+    return
   end
+  rcall('ZREM', pz, rank(prio, sched, id))
+  if rcall('ZCARD', pz) == 0 then partition_emptied(ring, rs, part) end
 end
 
 -- Removes an available job from wherever admission would look for it: its partition,
@@ -751,14 +842,15 @@ end
 --- @include release_unique
 --- @include retention_of
 --- @include index_move
+--- @include ms_text
 local function finalize(P, id, j, state, now)
   local ret = retention_of(P, j, state)
   index_move(P, id, j, j.state, state, now)
-  rcall('HSET', K.job(P, id), 'state', state, 'fin', now)
+  rcall('HSET', K.job(P, id), 'state', state, 'fin', ms_text(now))
   move_count(P, j.queue, j.state, state)
   release_unique(P, id, j)
   if ret > 0 then
-    rcall('ZADD', K.retained(P), now + ret, id)
+    rcall('ZADD', K.retained(P), ms_text(now + ret), id)
   end
 end
 
@@ -808,10 +900,11 @@ end
 --- @include move_count
 --- @include index_available
 --- @include index_move
+--- @include ms_text
 local function make_available(P, id, j, now)
   local sched = j.sched
   if sched > now then sched = now end
-  rcall('HSET', K.job(P, id), 'state', 'available', 'sched', sched)
+  rcall('HSET', K.job(P, id), 'state', 'available', 'sched', ms_text(sched))
   if is_quarantined(P, j.fp) then
     -- Held: available, but counted "held" until the fingerprint is released.
     move_count(P, j.queue, j.state, 'held')
@@ -2081,58 +2174,70 @@ local function index_select(P, s)
         end
       end
     end
-    local list = {}
+    -- Entry times and ids in two lists, not a table per entry: a batch looks at a thousand.
+    local ats, mids, n = {}, {}, 0
     for i = 1, #r, 2 do
       local at = tonumber(r[i + 1])
-      if not s.cutoff or at <= s.cutoff then list[#list + 1] = { at, r[i] } end
+      if not s.cutoff or at <= s.cutoff then
+        n = n + 1
+        ats[n], mids[n] = at, r[i]
+      end
     end
-    lists[#lists + 1] = list
+    lists[#lists + 1] = { ats, mids }
   end
   -- Each index's entries are in order: one index is the order, several are merged.
-  local cands = lists[1] or {}
+  local cat, cid = {}, {}
+  if #lists == 1 then cat, cid = lists[1][1], lists[1][2] end
   if #lists > 1 then
-    local function before(a, b)
-      if a[1] ~= b[1] then
-        if s.desc then return a[1] > b[1] end
-        return a[1] < b[1]
+    local function before(a_at, a_id, b_at, b_id)
+      if a_at ~= b_at then
+        if s.desc then return a_at > b_at end
+        return a_at < b_at
       end
-      if s.desc then return bytes_less(b[2], a[2]) end
-      return bytes_less(a[2], b[2])
+      if s.desc then return bytes_less(b_id, a_id) end
+      return bytes_less(a_id, b_id)
     end
-    cands = {}
-    local heads = {}
+    local heads, n = {}, 0
     for i = 1, #lists do heads[i] = 1 end
-    while #cands < want + 1 do
-      local best = nil
+    while n < want + 1 do
+      local best, best_at, best_id = nil, nil, nil
       for i, list in ipairs(lists) do
-        local c = list[heads[i]]
-        if c and (not best or before(c, lists[best][heads[best]])) then best = i end
+        local at = list[1][heads[i]]
+        if at then
+          local id = list[2][heads[i]]
+          if not best or before(at, id, best_at, best_id) then best, best_at, best_id = i, at, id end
+        end
       end
       if not best then break end
-      cands[#cands + 1] = lists[best][heads[best]]
+      n = n + 1
+      cat[n], cid[n] = best_at, best_id
       heads[best] = heads[best] + 1
     end
   end
-  local ids, last, seen = {}, nil, 0
-  for _, c in ipairs(cands) do
-    if #ids >= s.limit or seen >= want then break end
+  local ids, nids, last, seen = {}, 0, nil, 0
+  for i = 1, #cat do
+    if nids >= s.limit or seen >= want then break end
     seen = seen + 1
-    last = c
+    last = i
+    local mid = cid[i]
     local ok = true
     if checked then
-      local v = rcall('HMGET', K.job(P, c[2]), 'part', 'tags', 'fp')
+      local v = rcall('HMGET', K.job(P, mid), 'part', 'tags', 'fp')
       if s.part ~= '' and v[1] ~= s.part then ok = false end
       if s.fp ~= '' and v[3] ~= s.fp then ok = false end
       if ok and s.tag ~= '' and not string.find('\n' .. (v[2] or '') .. '\n', '\n' .. s.tag .. '\n', 1, true) then
         ok = false
       end
     end
-    if ok then ids[#ids + 1] = c[2] end
+    if ok then
+      nids = nids + 1
+      ids[nids] = mid
+    end
   end
   -- Each index gave one entry more than can be looked at, so when every entry was looked
   -- at, every index is done.
-  local done = seen == #cands
-  if last then return ids, last[1], last[2], done end
+  local done = seen == #cat
+  if last then return ids, cat[last], cid[last], done end
   return ids, s.at, s.id, done
 end
 
@@ -2200,24 +2305,137 @@ local function leave_state(P, id, j)
   if j.state == 'running' then drop_lease(P, id) else unindex_job(P, id, j) end
 end
 
--- Loads the jobs of a bulk batch: those still filed in the selected state, with their
--- fields (the transitions' and what index_move files them under, so it reads no more);
--- a job gone, moved or unreadable since it was filed is skipped (the count).
---- @include load_job_checked
+-- The fields bulk_cancel and bulk_delete read of each job: the transitions' and what
+-- index_move files a job under, so that it reads no more.
 --- @include JOB_FIELDS
+local BULK_JOB_FIELDS = { 'kind', 'tags', unpack(JOB_FIELDS) }
+
+-- Loads the jobs of a bulk batch that are still filed in the selected state, with the
+-- named fields (which must hold state, held, and what index_move files a job under)
+-- checked as load_job_checked checks them, and the job's id and its hash's key as
+-- fields "id" and "key" (no job field has either name), so that a batch makes one table
+-- per job; a job gone, moved or unreadable since it was filed is skipped (the count).
+-- The checks of each field are looked up once per call, not once per job.
+--- @include K.job
+--- @include JOB_NUMBERS
+--- @include JOB_DEFAULTS
+--- @include JOB_RANGES
+--- @include JOB_STATES
 --- @include index_state
-local function bulk_load(P, ids, state)
-  local fields = { 'kind', 'tags', unpack(JOB_FIELDS) }
+local function bulk_load(P, ids, state, fields)
+  local n, numeric, absent, lo, hi = #fields, {}, {}, {}, {}
+  for i, f in ipairs(fields) do
+    numeric[i] = JOB_NUMBERS[f]
+    absent[i] = ''
+    if numeric[i] then absent[i] = JOB_DEFAULTS[f] or 0 end
+    local r = JOB_RANGES[f]
+    if r then lo[i], hi[i] = r[1], r[2] end
+  end
+  local floor = math.floor
   local jobs, skipped = {}, 0
   for _, id in ipairs(ids) do
-    local j, why = load_job_checked(P, id, fields)
-    if j and not why and index_state(j) == state then
-      jobs[#jobs + 1] = { id, j }
+    local k = K.job(P, id)
+    local v = redis.pcall('HMGET', k, unpack(fields))
+    local j = nil
+    if not v.err then
+      j = {}
+      for i = 1, n do
+        local x = v[i]
+        if x then
+          local l = lo[i]
+          if l then
+            local value = tonumber(x)
+            if not value or value ~= floor(value) or value < l or value > hi[i] then
+              j = nil
+              break
+            end
+            if numeric[i] then x = value end
+          end
+        else
+          x = absent[i]
+        end
+        j[fields[i]] = x
+      end
+    end
+    if j and JOB_STATES[j.state] and index_state(j) == state then
+      j.id, j.key = id, k
+      jobs[#jobs + 1] = j
     else
       skipped = skipped + 1
     end
   end
   return jobs, skipped
+end
+
+-- Where a bulk call makes the jobs of one partition available, {pz, ring, rs, adds}, by
+-- queue -> sticky worker -> partition in routes (the caller's table, one per call): the
+-- keys are built, and needed (need_leave_state, need_available for job j, the first of
+-- the route) once; adds collects the partition set's new members in available_adds,
+-- which the caller has set.
+--- @include partition_of
+--- @include available_adds
+--- @include need_leave_state
+--- @include need_available
+local function bulk_route(P, routes, j)
+  local by_sticky = routes[j.queue]
+  if not by_sticky then
+    by_sticky = {}
+    routes[j.queue] = by_sticky
+  end
+  local by_part = by_sticky[j.sticky]
+  if not by_part then
+    by_part = {}
+    by_sticky[j.sticky] = by_part
+  end
+  local r = by_part[j.part]
+  if not r then
+    need_leave_state(P, j)
+    need_available(P, j)
+    local pz, ring, rs = partition_of(P, j.queue, j.sticky, j.part)
+    r = { pz = pz, ring = ring, rs = rs, adds = {} }
+    by_part[j.part] = r
+    available_adds[pz] = r.adds
+    available_adds[#available_adds + 1] = pz
+  end
+  return r
+end
+
+-- make_available for a job of a bulk batch (bulk_retry) that becomes available now: job
+-- id, its hash k, on its route r (bulk_route). The partition set's member goes in with
+-- the batch's (flush_available); the partition joins its ring when the route's first job
+-- does, as index_available would have it.
+--- @include rcall
+--- @include K.held
+--- @include is_quarantined
+--- @include move_count
+--- @include index_move
+--- @include rank
+--- @include ring_contains
+--- @include ring_push_back
+--- @include ms_text
+local function bulk_make_available(P, id, k, j, r, now)
+  local now_text = ms_text(now)
+  if is_quarantined(P, j.fp) then
+    -- Held: available, but counted "held" until the fingerprint is released.
+    rcall('HSET', k, 'state', 'available', 'sched', now_text, 'held', '1')
+    move_count(P, j.queue, j.state, 'held')
+    index_move(P, id, j, j.state, 'held', now)
+    rcall('SADD', K.held(P, j.fp), id)
+    return
+  end
+  rcall('HSET', k, 'state', 'available', 'sched', now_text)
+  move_count(P, j.queue, j.state, 'available')
+  index_move(P, id, j, j.state, 'available', now)
+  local a = r.adds
+  a[#a + 1] = '0'
+  a[#a + 1] = rank(j.prio, now, id)
+  if not r.ringed then
+    r.ringed = true
+    if not ring_contains(r.ring, j.part) then
+      ring_push_back(r.ring, j.part)
+      rcall('HDEL', r.rs, 'cr')
+    end
+  end
 end
 
 -- The reply of a bulk call: the cursor after the batch, whether the selection is done,

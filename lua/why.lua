@@ -50,6 +50,7 @@ Replies  {0, state, now ms, {reason, field, value, ...}, ...} ("" state: parked 
 Cost     O((ring cap + worker cap) * log N)
 ]]
 --- @include rcall
+--- @include ms_text
 --- @include K.errors
 --- @include K.corrupt
 --- @include K.leases
@@ -81,7 +82,6 @@ local quantum, ring_cap, worker_cap = tonumber(ARGV[2]), tonumber(ARGV[3]), tonu
 local now = now_ms(P)
 local reasons = {}
 local function add(name, ...) reasons[#reasons + 1] = { name, ... } end
-local function ms_text(v) return string.format('%d', v) end
 
 local FIELDS = { 'state', 'queue', 'part', 'sticky', 'prio', 'sched', 'fp', 'held', 'attempt', 'maxa', 'rc',
   'lease', 'fence', 'parked', 'weight', 'kind', 'adm', 'by', 'fin' }

@@ -5,10 +5,12 @@
 // phase, dumps them after it, and prints the phase's instructions (Ir) per job. With
 // -workflows it counts the bench workflow's life instead (workflow.go: three no-op steps
 // and a 0 ms sleep): starts, then the drain (admission, history reads, commits, timers).
+// With -bulk it counts the bulk verbs by filter (bulk.go): cancel, retry, delete.
 // Instruction counts, unlike times, do not depend on the machine's load.
 //
 //	cd bench && go run ./callgrind -n 2000
 //	cd bench && go run ./callgrind -n 2000 -traced   # each job with its producer's trace context tag
+//	cd bench && go run ./callgrind -n 10000 -bulk    # bulk cancel, retry, delete by filter
 package main
 
 import (
@@ -51,14 +53,15 @@ func main() {
 	keep := flag.Bool("keep", false, "keep the callgrind output files (their directory is printed)")
 	traced := flag.Bool("traced", false, "trace every enqueue with contrib/otel, so each job carries its producer's trace context")
 	workflows := flag.Bool("workflows", false, "count the bench workflow's start and drain instead of jobs' phases")
+	bulk := flag.Bool("bulk", false, "count bulk cancel, retry and delete by filter of n jobs instead of jobs' phases")
 	flag.Parse()
-	if err := run(*n, *batch, *producers, *server, *keep, *traced, *workflows); err != nil {
+	if err := run(*n, *batch, *producers, *server, *keep, *traced, *workflows, *bulk); err != nil {
 		fmt.Fprintln(os.Stderr, "callgrind:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n, batch, producers int, server string, keep, traced, workflows bool) error {
+func run(n, batch, producers int, server string, keep, traced, workflows, bulk bool) error {
 	dir, err := os.MkdirTemp("", "headgate-callgrind-")
 	if err != nil {
 		return err
@@ -136,6 +139,9 @@ func run(n, batch, producers int, server string, keep, traced, workflows bool) e
 
 	if workflows {
 		return measureWorkflows(ctx, rdb, n, measure)
+	}
+	if bulk {
+		return measureBulk(ctx, rdb, n, measure)
 	}
 	if err := measure(fmt.Sprintf("enqueue (single, %d producers)", producers), n, func() error {
 		var next atomic.Int64

@@ -1,12 +1,15 @@
 package headgate
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/headgate/headgate/internal/reroute"
@@ -220,4 +223,112 @@ func (r *scriptRunner) load(ctx context.Context, fn function) error {
 		return nil
 	}
 	return err
+}
+
+// functions are the Redis Functions of this build, every script's.
+var functions = sync.OnceValue(func() []function {
+	entries, err := luaFiles.ReadDir("lua")
+	if err != nil {
+		panic(err)
+	}
+	var out []function
+	for _, e := range entries {
+		if name := strings.TrimSuffix(e.Name(), ".lua"); name != "lib" {
+			out = append(out, loadScript(name).fn)
+		}
+	}
+	return out
+})
+
+// forEachMaster calls fn on the server, or on every master of a cluster.
+func forEachMaster(ctx context.Context, rdb redis.UniversalClient, fn func(context.Context, *redis.Client) error) error {
+	switch c := rdb.(type) {
+	case *redis.ClusterClient:
+		return c.ForEachMaster(ctx, fn)
+	case *redis.Client:
+		return fn(ctx, c)
+	}
+	return fmt.Errorf("headgate: no Redis Functions on a %T", rdb)
+}
+
+// LoadFunctions loads the Redis Function library of every script of this build on the
+// server, or on every master of a cluster. Stores load what they call on first use, so
+// this is needed only where their ACL user may call functions but not load them (as
+// ACLRules's user): an operator runs it, as a user allowed FUNCTION LOAD, before such
+// clients of a new build start; until then, and for any library missing later, they
+// run EVAL.
+func LoadFunctions(ctx context.Context, rdb redis.UniversalClient) error {
+	return forEachMaster(ctx, rdb, func(ctx context.Context, c *redis.Client) error {
+		r := newScriptRunner(c, "", ScriptsAuto)
+		for _, fn := range functions() {
+			if err := r.load(ctx, fn); err != nil {
+				return fmt.Errorf("headgate: load %s on %s: %w", fn.name, c.Options().Addr, err)
+			}
+		}
+		return nil
+	})
+}
+
+// FunctionLibrary is a Redis Function library headgate loaded on a server.
+type FunctionLibrary struct {
+	Addr    string `json:"addr"`    // the server's
+	Name    string `json:"name"`    // FunctionPrefix, the script, a hash of its code
+	Current bool   `json:"current"` // of this build
+}
+
+// Functions lists the headgate libraries on the server, or on every master of a
+// cluster: those of this build and those of others, which accumulate as versions come
+// and go (functions persist in RDB and AOF files and replicate).
+func Functions(ctx context.Context, rdb redis.UniversalClient) ([]FunctionLibrary, error) {
+	return eachLibrary(ctx, rdb, func(context.Context, *redis.Client, FunctionLibrary) (bool, error) { return true, nil })
+}
+
+// PruneFunctions deletes the headgate libraries not of this build (Functions) and
+// returns them. A client of another build that still runs loads its library again on
+// its next call, so pruning never breaks one.
+func PruneFunctions(ctx context.Context, rdb redis.UniversalClient) ([]FunctionLibrary, error) {
+	return eachLibrary(ctx, rdb, func(ctx context.Context, c *redis.Client, l FunctionLibrary) (bool, error) {
+		if l.Current {
+			return false, nil
+		}
+		if err := c.FunctionDelete(ctx, l.Name).Err(); err != nil {
+			return false, fmt.Errorf("headgate: FUNCTION DELETE %s on %s: %w", l.Name, l.Addr, err)
+		}
+		return true, nil
+	})
+}
+
+// eachLibrary calls fn on each headgate library of each master and returns those fn
+// keeps, sorted.
+func eachLibrary(ctx context.Context, rdb redis.UniversalClient,
+	fn func(context.Context, *redis.Client, FunctionLibrary) (keep bool, err error)) ([]FunctionLibrary, error) {
+	current := map[string]bool{}
+	for _, f := range functions() {
+		current[f.name] = true
+	}
+	var mu sync.Mutex
+	var out []FunctionLibrary
+	err := forEachMaster(ctx, rdb, func(ctx context.Context, c *redis.Client) error {
+		libs, err := c.FunctionList(ctx, redis.FunctionListQuery{LibraryNamePattern: FunctionPrefix + "*"}).Result()
+		if err != nil {
+			return fmt.Errorf("headgate: FUNCTION LIST on %s: %w", c.Options().Addr, err)
+		}
+		for _, l := range libs {
+			lib := FunctionLibrary{Addr: c.Options().Addr, Name: l.Name, Current: current[l.Name]}
+			keep, err := fn(ctx, c, lib)
+			if err != nil {
+				return err
+			}
+			if keep {
+				mu.Lock()
+				out = append(out, lib)
+				mu.Unlock()
+			}
+		}
+		return nil
+	})
+	slices.SortFunc(out, func(a, b FunctionLibrary) int {
+		return cmp.Or(cmp.Compare(a.Addr, b.Addr), cmp.Compare(a.Name, b.Name))
+	})
+	return out, err
 }

@@ -9,6 +9,7 @@
 //
 //	cd bench && go run ./callgrind -n 2000
 //	cd bench && go run ./callgrind -n 2000 -traced   # each job with its producer's trace context tag
+//	cd bench && go run ./callgrind -n 2000 -scripts eval   # EVALSHA, not Redis Functions
 package main
 
 import (
@@ -51,14 +52,15 @@ func main() {
 	keep := flag.Bool("keep", false, "keep the callgrind output files (their directory is printed)")
 	traced := flag.Bool("traced", false, "trace every enqueue with contrib/otel, so each job carries its producer's trace context")
 	workflows := flag.Bool("workflows", false, "count the bench workflow's start and drain instead of jobs' phases")
+	scripts := flag.String("scripts", string(headgate.ScriptsDefault), "how the store runs its scripts: auto (Redis Functions) or eval")
 	flag.Parse()
-	if err := run(*n, *batch, *producers, *server, *keep, *traced, *workflows); err != nil {
+	if err := run(*n, *batch, *producers, *server, *keep, *traced, *workflows, headgate.ScriptMode(*scripts)); err != nil {
 		fmt.Fprintln(os.Stderr, "callgrind:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n, batch, producers int, server string, keep, traced, workflows bool) error {
+func run(n, batch, producers int, server string, keep, traced, workflows bool, scripts headgate.ScriptMode) error {
 	dir, err := os.MkdirTemp("", "headgate-callgrind-")
 	if err != nil {
 		return err
@@ -95,7 +97,7 @@ func run(n, batch, producers int, server string, keep, traced, workflows bool) e
 		}
 		time.Sleep(200 * time.Millisecond) // polling a starting process, not a test
 	}
-	cfg := &rqueue.Config{Namespace: "cg"}
+	cfg := &rqueue.Config{Namespace: "cg", Scripts: scripts}
 	if traced {
 		// Spans are sampled and dropped: what is counted is what the trace context tag
 		// costs Redis (one distinct tag per single enqueue, one per batch).
@@ -112,6 +114,17 @@ func run(n, batch, producers int, server string, keep, traced, workflows bool) e
 	// Warm-up: scripts loaded and keys created outside the counted phases.
 	if _, err := client.Enqueue(ctx, args, nil); err != nil {
 		return err
+	}
+	// Which command the store sends, as Redis counted it.
+	info, err := rdb.Info(ctx, "commandstats").Result()
+	if err != nil {
+		return err
+	}
+	for line := range strings.Lines(info) {
+		if strings.HasPrefix(line, "cmdstat_fcall:") || strings.HasPrefix(line, "cmdstat_eval") {
+			name, _, _ := strings.Cut(strings.TrimPrefix(line, "cmdstat_"), ":")
+			fmt.Printf("scripts (-scripts %s): %s\n", scripts, strings.ToUpper(name))
+		}
 	}
 
 	phase := 0

@@ -151,78 +151,57 @@ func TestFunctionsForcedEval(t *testing.T) {
 	}
 }
 
-// A user who may call functions but not load them (ACLRules's) falls back to EVAL at the
-// first refused FUNCTION LOAD, and tries no more loads; once an operator loads the
-// functions, a new client of the user runs FCALL.
-func TestFunctionsNoPermToLoad(t *testing.T) {
+// A user refused FUNCTION LOAD (ACLRules's) or FCALL itself falls back to EVAL at the
+// first refusal, and is refused nothing more; once an operator loads the functions, a
+// new client of a user who may call them runs FCALL.
+func TestFunctionsNoPerm(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	ctx := context.Background()
-	setUser(t, ctx, admin, "hg-np", "pw", "np")
-	connect := func() *redis.Client {
-		c := redis.NewClient(&redis.Options{Addr: srv.Addr(), Username: "hg-np", Password: "pw"})
+	store := func(user string) *headgate.Store {
+		t.Helper()
+		c := redis.NewClient(&redis.Options{Addr: srv.Addr(), Username: user, Password: "pw"})
 		t.Cleanup(func() { _ = c.Close() })
-		return c
-	}
-	s, err := headgate.NewStore(connect(), &headgate.StoreConfig{Namespace: "np"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, id := range []string{"a", "b", "c"} {
-		if _, err := s.Enqueue(ctx, headgate.Envelope{ID: id, Kind: "k"}); err != nil {
-			t.Fatalf("enqueue %s as the namespace user: %v", id, err)
+		s, err := headgate.NewStore(c, &headgate.StoreConfig{Namespace: user})
+		if err != nil {
+			t.Fatal(err)
 		}
+		return s
 	}
-	if d := deniedTimes(t, admin, "hg-np"); len(d) != 1 || d["command function|load"] != 1 {
-		t.Errorf("denials %v, want one FUNCTION LOAD, once", d)
-	}
-	if n := available(t, s); n != 3 {
-		t.Errorf("%d jobs available, want 3", n)
+	for _, c := range []struct{ user, rule, denied string }{
+		{"hg-load", "", "command function|load"},
+		{"hg-call", "-fcall", "command fcall"},
+	} {
+		setUser(t, ctx, admin, c.user, "pw", c.user)
+		if c.rule != "" {
+			if err := admin.Do(ctx, "ACL", "SETUSER", c.user, c.rule).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s := store(c.user)
+		for _, id := range []string{"a", "b", "c"} {
+			if _, err := s.Enqueue(ctx, headgate.Envelope{ID: id, Kind: "k"}); err != nil {
+				t.Fatalf("enqueue %s as %s: %v", id, c.user, err)
+			}
+		}
+		if d := deniedTimes(t, admin, c.user); len(d) != 1 || d[c.denied] != 1 {
+			t.Errorf("%s: denials %v, want %s, once", c.user, d, c.denied)
+		}
+		if n := available(t, s); n != 3 {
+			t.Errorf("%s: %d jobs available, want 3", c.user, n)
+		}
 	}
 
 	if err := headgate.LoadFunctions(ctx, admin); err != nil {
 		t.Fatal(err)
 	}
 	resetStats(t, admin)
-	s2, err := headgate.NewStore(connect(), &headgate.StoreConfig{Namespace: "np"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s2.Enqueue(ctx, headgate.Envelope{ID: "d", Kind: "k"}); err != nil {
+	if _, err := store("hg-load").Enqueue(ctx, headgate.Envelope{ID: "d", Kind: "k"}); err != nil {
 		t.Fatal(err)
 	}
 	if f, es, e := scriptCalls(t, admin); f != 1 || es+e != 0 {
 		t.Errorf("after LoadFunctions: %d FCALL, %d EVALSHA, %d EVAL; want one FCALL", f, es, e)
-	}
-}
-
-// A user refused FCALL itself falls back to EVAL for good.
-func TestFunctionsNoPermToCall(t *testing.T) {
-	t.Parallel()
-	srv := redistest.Start(t)
-	admin := srv.Client(t)
-	ctx := context.Background()
-	setUser(t, ctx, admin, "hg-nf", "pw", "nf")
-	if err := admin.Do(ctx, "ACL", "SETUSER", "hg-nf", "-fcall").Err(); err != nil {
-		t.Fatal(err)
-	}
-	c := redis.NewClient(&redis.Options{Addr: srv.Addr(), Username: "hg-nf", Password: "pw"})
-	t.Cleanup(func() { _ = c.Close() })
-	s, err := headgate.NewStore(c, &headgate.StoreConfig{Namespace: "nf"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, id := range []string{"a", "b"} {
-		if _, err := s.Enqueue(ctx, headgate.Envelope{ID: id, Kind: "k"}); err != nil {
-			t.Fatalf("enqueue %s: %v", id, err)
-		}
-	}
-	if d := deniedTimes(t, admin, "hg-nf"); len(d) != 1 || d["command fcall"] != 1 {
-		t.Errorf("denials %v, want one FCALL, once", d)
-	}
-	if n := available(t, s); n != 2 {
-		t.Errorf("%d jobs available, want 2", n)
 	}
 }
 

@@ -130,15 +130,17 @@ func (l *luaLib) function(name, body string) (function, error) {
 // scriptRunner runs scripts whose KEYS is one key prefix (a namespace's, the
 // registry's): as Redis Functions while the server allows it, else as EVALSHA/EVAL.
 type scriptRunner struct {
-	rdb    redis.UniversalClient
-	prefix string
+	rdb redis.UniversalClient
+	// keys is what every script takes as KEYS: the prefix, from which each script
+	// derives the keys its header lists.
+	keys []string
 	// eval is set once FCALL is known not to work for this client (no such command, or
 	// not permitted), or from the start under ScriptsEval: EVALSHA/EVAL from then on.
 	eval atomic.Bool
 }
 
 func newScriptRunner(rdb redis.UniversalClient, prefix string, mode ScriptMode) *scriptRunner {
-	r := &scriptRunner{rdb: rdb, prefix: prefix}
+	r := &scriptRunner{rdb: rdb, keys: []string{prefix}}
 	r.eval.Store(mode == ScriptsEval)
 	return r
 }
@@ -147,7 +149,7 @@ func newScriptRunner(rdb redis.UniversalClient, prefix string, mode ScriptMode) 
 // of its slot.
 func (r *scriptRunner) node(ctx context.Context) (redis.UniversalClient, error) {
 	if cc, ok := r.rdb.(*redis.ClusterClient); ok {
-		return cc.MasterForKey(ctx, r.prefix)
+		return cc.MasterForKey(ctx, r.keys[0])
 	}
 	return r.rdb, nil
 }
@@ -170,7 +172,11 @@ func (r *scriptRunner) run(ctx context.Context, sc script, jobID string, args ..
 // had it) is loaded and called again: nothing ran, as with NOSCRIPT.
 func (r *scriptRunner) call(ctx context.Context, sc script, args []any, send func([]any) *redis.Cmd) *redis.Cmd {
 	command := func(name, target string) []any {
-		return append([]any{name, target, 1, r.prefix}, args...)
+		c := []any{name, target, len(r.keys)}
+		for _, k := range r.keys {
+			c = append(c, k)
+		}
+		return append(c, args...)
 	}
 	if !r.eval.Load() {
 		cmd := send(command("fcall", sc.fn.name))

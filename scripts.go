@@ -355,10 +355,6 @@ var (
 	scriptRunSchedule    = loadScript("run_schedule")
 )
 
-// scriptKeys is what every script takes as KEYS: the namespace prefix, from which each
-// script derives the keys its header lists.
-func (s *Store) scriptKeys() []string { return []string{s.keys.Prefix()} }
-
 // run executes a script (functions.go: FCALL, or EVALSHA and EVAL) and returns its reply
 // after the status code, or the typed error the code stands for.
 func (s *Store) run(ctx context.Context, sc script, jobID string, args ...any) ([]any, error) {

@@ -2,6 +2,7 @@ package headgate
 
 import (
 	"context"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -51,6 +52,63 @@ func TestFunctionsLoad(t *testing.T) {
 		}
 		if f.Name != fn.name || strings.Join(f.Flags, ",") != strings.Join(wantFlags, ",") {
 			t.Errorf("%s: function %q flags %v, want %q flags %v", name, f.Name, f.Flags, fn.name, wantFlags)
+		}
+	}
+}
+
+// A function call starts from the state an EVAL would: what an earlier call left in the
+// library's values (a counter, a cache table) is set afresh, while its functions and
+// the tables holding them (K) persist. The library here is a small lib.lua of its own.
+func TestFunctionValuesResetPerCall(t *testing.T) {
+	t.Parallel()
+	l, err := parseLib(`--[[
+header
+]]
+local rcall = redis.call
+
+local K = {}
+function K.job(P, id) return P .. 'job:' .. id end
+
+local LIMIT = 3
+local calls, seen = 0, {}
+--- @include calls
+--- @include seen
+local function note(k)
+  calls = calls + 1
+  seen[k] = (seen[k] or 0) + 1
+  return seen[k]
+end
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fn, err := l.function("reset_probe", `--[[
+reset_probe.lua: counts within one call.
+]]
+--- @include rcall
+--- @include K.job
+--- @include LIMIT
+--- @include calls
+--- @include note
+note('a')
+local n = note('a')
+return {calls, n, LIMIT, K.job(KEYS[1], 'x'), rcall('TIME')[1] ~= nil and 1 or 0}
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb := redistest.Start(t).Client(t)
+	ctx := context.Background()
+	if err := rdb.FunctionLoad(ctx, fn.code).Err(); err != nil {
+		t.Fatalf("FUNCTION LOAD: %v\n%s", err, fn.code)
+	}
+	for i := range 3 {
+		got, err := rdb.FCall(ctx, fn.name, []string{"p:"}).Slice()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []any{int64(2), int64(2), int64(3), "p:job:x", int64(1)}; !reflect.DeepEqual(got, want) {
+			t.Errorf("call %d = %v, want %v: every call starts afresh", i+1, got, want)
 		}
 	}
 }

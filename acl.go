@@ -20,7 +20,11 @@ var aclScriptCommands = []string{
 
 // aclClientCommands are the commands workers, producers and inspectors send themselves.
 var aclClientCommands = []string{
-	"evalsha", "eval", // every transition (EVALSHA, EVAL when the server lacks the script)
+	// Every transition: FCALL of its Redis Function, or EVALSHA (EVAL when the server
+	// lacks the script). Not FUNCTION LOAD: a tenant who could load a library could plant
+	// code under a name other tenants' clients call; without it a client runs EVAL until
+	// an operator loads the functions (LoadFunctions).
+	"evalsha", "eval", "fcall",
 	"wait",                     // StoreConfig.DurableReplicas
 	"blpop",                    // the workers' wait for work
 	"subscribe", "unsubscribe", // the workers' cancel channel

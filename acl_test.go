@@ -186,6 +186,11 @@ func testACL(t *testing.T, admin redis.UniversalClient, connect func(user, passw
 		t.Fatal(err)
 	}
 
+	// The operator loads the functions, which A's user may call but not load.
+	if err := headgate.LoadFunctions(ctx, admin); err != nil {
+		t.Fatal(err)
+	}
+
 	// A's worker, producer and inspector, all as A's user.
 	w, err := worker.New(rdb, &worker.Config{Namespace: nsA, Concurrency: 2, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {

@@ -19,6 +19,16 @@ func TestConformance(t *testing.T) {
 	})
 }
 
+// TestConformanceEval runs the job contract on redis-server with ScriptsEval: the
+// EVALSHA/EVAL path, which the other backends take only on miniredis.
+func TestConformanceEval(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Shared(t)
+	rqueuetest.ExerciseBackend(t, func(t testing.TB) *headgate.Store {
+		return rqueuetest.NewStoreWith(t, rdb, headgate.StoreConfig{Scripts: headgate.ScriptsEval})
+	})
+}
+
 // TestConformanceValidation runs the refusals of invalid input, which Go decides before
 // any script runs, on one backend: miniredis.
 func TestConformanceValidation(t *testing.T) {

@@ -53,11 +53,18 @@ type cutConn struct {
 
 func (c *cutConn) Write(b []byte) (int, error) {
 	c.rc.mu.Lock()
-	if m := c.rc.marker; m != nil && bytes.Contains(bytes.ToLower(b), []byte("evalsha")) && bytes.Contains(b, m) {
+	if m := c.rc.marker; m != nil && isScriptCall(b) && bytes.Contains(b, m) {
 		c.cut, c.rc.marker = true, nil
 	}
 	c.rc.mu.Unlock()
 	return c.Conn.Write(b)
+}
+
+// isScriptCall reports whether a written command is a script call Redis runs: FCALL on
+// Redis 7, EVALSHA where the store runs EVAL.
+func isScriptCall(b []byte) bool {
+	b = bytes.ToLower(b)
+	return bytes.Contains(b, []byte("fcall")) || bytes.Contains(b, []byte("evalsha"))
 }
 
 func (c *cutConn) Read(b []byte) (int, error) {
@@ -117,7 +124,7 @@ func TestLostRepliesCostNothing(t *testing.T) {
 			}
 			return claims
 		}
-		// Load the scripts first, so that the calls cut below are EVALSHAs Redis runs.
+		// Load the scripts first, so that the calls cut below are FCALLs (EVALSHAs on miniredis) Redis runs.
 		if _, err := s.Enqueue(ctx, env("warm")); err != nil {
 			t.Fatal(err)
 		}

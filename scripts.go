@@ -2,7 +2,9 @@ package headgate
 
 import (
 	"context"
+	"crypto/sha1"
 	"embed"
+	"encoding/hex"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -49,11 +51,16 @@ const (
 )
 
 // script is one transition: the lib.lua definitions it includes, then lua/<name>.lua,
-// run as one EVAL.
+// run as one Redis Function call (FCALL) or as one EVAL (functions.go).
 type script struct {
 	name string
-	*redis.Script
+	src  string   // the EVAL form
+	sha  string   // its SHA1, for EVALSHA
+	fn   function // the Redis Function form
 }
+
+// Hash returns the SHA1 of the EVAL form.
+func (sc script) Hash() string { return sc.sha }
 
 // lib is lua/lib.lua, parsed once.
 var lib = mustParseLib()
@@ -81,7 +88,12 @@ func loadScript(name string) script {
 	if err != nil {
 		panic(err)
 	}
-	return script{name: name, Script: redis.NewScript(src)}
+	fn, err := lib.function(name, string(body))
+	if err != nil {
+		panic(err)
+	}
+	sum := sha1.Sum([]byte(src))
+	return script{name: name, src: src, sha: hex.EncodeToString(sum[:]), fn: fn}
 }
 
 // libDef is one top-level definition of lua/lib.lua with the comment above it.
@@ -89,6 +101,8 @@ type libDef struct {
 	names    []string // what it defines
 	includes []string // the definitions it uses, from its "--- @include" lines
 	text     string
+	code     string // text without the comment: from "local" or "function" on
+	value    bool   // "local x = ...": a value, not a function
 }
 
 // luaLib is lua/lib.lua split into its definitions, in file order.
@@ -113,7 +127,7 @@ func parseLib(src string) (*luaLib, error) {
 	for line := range strings.Lines(src) {
 		switch m := luaDefinition.FindStringSubmatch(line); {
 		case m != nil:
-			d := libDef{text: strings.Join(comments, "") + line, includes: includes}
+			d := libDef{text: strings.Join(comments, "") + line, code: line, value: m[3] != "", includes: includes}
 			for _, names := range m[1:] {
 				for n := range strings.SplitSeq(names, ",") {
 					if n = strings.TrimSpace(n); n != "" {
@@ -141,6 +155,7 @@ func parseLib(src string) (*luaLib, error) {
 				return nil, fmt.Errorf("lua/lib.lua: include line %q is not above a definition", strings.TrimSpace(line))
 			}
 			l.defs[len(l.defs)-1].text += line
+			l.defs[len(l.defs)-1].code += line
 		}
 	}
 	for _, d := range l.defs {
@@ -205,15 +220,20 @@ func (l *luaLib) closure(where string, includes []string) ([]bool, error) {
 	return in, visit(includes)
 }
 
+// included marks the definitions a script includes, transitively.
+func (l *luaLib) included(name, body string) ([]bool, error) {
+	includes, err := scriptIncludes(name, body)
+	if err != nil {
+		return nil, err
+	}
+	return l.closure("lua/"+name+".lua", includes)
+}
+
 // assemble returns a script's source: the definitions it includes, transitively, in
 // lib.lua's order, then the script. Lua runs a script's whole text on every call, so
 // leaving out what a script does not include keeps each call cheap.
 func (l *luaLib) assemble(name, body string) (string, error) {
-	includes, err := scriptIncludes(name, body)
-	if err != nil {
-		return "", err
-	}
-	in, err := l.closure("lua/"+name+".lua", includes)
+	in, err := l.included(name, body)
 	if err != nil {
 		return "", err
 	}
@@ -335,21 +355,10 @@ var (
 	scriptRunSchedule    = loadScript("run_schedule")
 )
 
-// scriptKeys is what every script takes as KEYS: the namespace prefix, from which each
-// script derives the keys its header lists.
-func (s *Store) scriptKeys() []string { return []string{s.keys.Prefix()} }
-
-// run executes a script (EVALSHA, then EVAL when the server lacks it, as after a restart
-// or failover) and returns its reply after the status code, or the typed error the code
-// stands for.
+// run executes a script (functions.go: FCALL, or EVALSHA and EVAL) and returns its reply
+// after the status code, or the typed error the code stands for.
 func (s *Store) run(ctx context.Context, sc script, jobID string, args ...any) ([]any, error) {
-	v, err := sc.Run(ctx, s.rdb, s.scriptKeys(), args...).Result()
-	if err != nil {
-		// After a failover, point a cluster client at the slot's new master before the
-		// caller retries.
-		reroute.AfterFailure(s.rdb, err)
-	}
-	return decodeReply(sc, jobID, v, err)
+	return s.scripts.run(ctx, sc, jobID, args...)
 }
 
 // runDurable is run followed, on the same connection, by WAIT for the configured number
@@ -360,38 +369,31 @@ func (s *Store) runDurable(ctx context.Context, sc script, args ...any) ([]any, 
 	if err != nil {
 		return nil, err
 	}
-	for _, eval := range []bool{false, true} {
+	var wait *redis.Cmd
+	cmd := s.scripts.call(ctx, sc, args, func(c []any) *redis.Cmd {
 		pipe := node.Pipeline()
-		var cmd *redis.Cmd
-		if eval {
-			cmd = sc.Eval(ctx, pipe, s.scriptKeys(), args...)
-		} else {
-			cmd = sc.EvalSha(ctx, pipe, s.scriptKeys(), args...)
-		}
-		wait := pipe.Do(ctx, "WAIT", s.cfg.DurableReplicas, ms(s.cfg.DurableTimeout))
+		cmd := pipe.Do(ctx, c...)
+		wait = pipe.Do(ctx, "WAIT", s.cfg.DurableReplicas, ms(s.cfg.DurableTimeout))
 		_, _ = pipe.Exec(ctx) // errors are read from each command
-		if !eval && redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
-			continue
-		}
-		if cmd.Err() != nil {
-			// A MOVED reply to a call on one node never reaches the cluster client's
-			// slot map by itself.
-			reroute.AfterFailure(s.rdb, cmd.Err())
-		}
-		reply, err := decodeReply(sc, "", cmd.Val(), cmd.Err())
-		if err != nil {
-			return nil, err
-		}
-		acked, err := wait.Int()
-		if err != nil {
-			return reply, fmt.Errorf("headgate: %s: wait for replicas: %w", sc.name, err)
-		}
-		if acked < s.cfg.DurableReplicas {
-			return reply, &NotDurableError{Replicas: acked, Wanted: s.cfg.DurableReplicas}
-		}
-		return reply, nil
+		return cmd
+	})
+	if cmd.Err() != nil {
+		// A MOVED reply to a call on one node never reaches the cluster client's slot
+		// map by itself.
+		reroute.AfterFailure(s.rdb, cmd.Err())
 	}
-	panic("unreachable")
+	reply, err := decodeReply(sc, "", cmd.Val(), cmd.Err())
+	if err != nil {
+		return nil, err
+	}
+	acked, err := wait.Int()
+	if err != nil {
+		return reply, fmt.Errorf("headgate: %s: wait for replicas: %w", sc.name, err)
+	}
+	if acked < s.cfg.DurableReplicas {
+		return reply, &NotDurableError{Replicas: acked, Wanted: s.cfg.DurableReplicas}
+	}
+	return reply, nil
 }
 
 func decodeReply(sc script, jobID string, v any, err error) ([]any, error) {

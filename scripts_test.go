@@ -44,7 +44,7 @@ func header(src string) string {
 // TestLuaHeaders checks that every script opens with its contract (purpose, KEYS, ARGV,
 // replies, cost) and that the KEYS it documents are what its Go caller passes.
 func TestLuaHeaders(t *testing.T) {
-	passed := len((&Store{keys: newKeys("ns")}).scriptKeys())
+	passed := len(newScriptRunner(nil, newKeys("ns").Prefix(), ScriptsAuto).keys)
 	for name, src := range scriptSources(t) {
 		h := header(src)
 		if h == "" {

@@ -142,6 +142,11 @@ func TestEnqueueOutOfMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// Every function loaded first (a server out of memory refuses FUNCTION LOAD).
+	if err := headgate.LoadFunctions(ctx, rdb); err != nil {
+		t.Fatal(err)
+	}
+
 	// The limit a little above what the server uses now, then a filler key past it.
 	info, err := rdb.Info(ctx, "memory").Result()
 	if err != nil {
@@ -180,6 +185,21 @@ func TestEnqueueOutOfMemory(t *testing.T) {
 	}
 	if _, err := store.GetJob(ctx, "during"); !errors.Is(err, headgate.ErrJobNotFound) {
 		t.Errorf("GetJob(during) = %v, want ErrJobNotFound", err)
+	}
+	// The read-only scripts still run: their functions carry the no-writes flag, without
+	// which Redis refuses an FCALL upfront at maxmemory.
+	if err := rdb.ConfigResetStat(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Why(ctx, "before", nil); err != nil {
+		t.Errorf("Why at maxmemory: %v", err)
+	}
+	page, err := store.ListJobs(ctx, headgate.JobFilter{Queue: headgate.QueueDefault, State: headgate.StateAvailable}, headgate.Page{})
+	if err != nil || len(page.Jobs) != 1 {
+		t.Errorf("ListJobs at maxmemory = %+v, %v; want the one job", page, err)
+	}
+	if f, es, e := scriptCalls(t, rdb); f != 2 || es+e != 0 {
+		t.Errorf("Why and ListJobs at maxmemory: %d FCALL, %d EVALSHA, %d EVAL; want 2 FCALL", f, es, e)
 	}
 
 	if err := rdb.Del(ctx, "filler").Err(); err != nil {

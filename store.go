@@ -51,6 +51,9 @@ type StoreConfig struct {
 	DurableReplicas int
 	// DurableTimeout bounds the wait for replicas. Defaults to DurableTimeoutDefault.
 	DurableTimeout time.Duration
+	// Scripts is how the store runs its scripts: ScriptsAuto (Redis Functions where the
+	// server allows, else EVAL) or ScriptsEval. Defaults to ScriptsDefault.
+	Scripts ScriptMode
 }
 
 // WithDefaults returns a copy of the config with zero fields set to their defaults.
@@ -61,6 +64,7 @@ func (c *StoreConfig) WithDefaults() *StoreConfig {
 	out.RetryCap = cmp.Or(out.RetryCap, RetryCapDefault)
 	out.CrashRetryBase = cmp.Or(out.CrashRetryBase, CrashRetryBaseDefault)
 	out.DurableTimeout = cmp.Or(out.DurableTimeout, DurableTimeoutDefault)
+	out.Scripts = cmp.Or(out.Scripts, ScriptsDefault)
 	return &out
 }
 
@@ -82,15 +86,16 @@ func (c *StoreConfig) validate() error {
 	case c.DurableTimeout < time.Millisecond:
 		return invalid("DurableTimeout", "must be at least 1ms")
 	}
-	return nil
+	return c.Scripts.validate()
 }
 
 // Store is the job store of one namespace on a Redis server or cluster. Every method
 // that changes state runs one Lua script; it is safe for concurrent use.
 type Store struct {
-	rdb  redis.UniversalClient
-	keys keys
-	cfg  StoreConfig
+	rdb     redis.UniversalClient
+	keys    keys
+	cfg     StoreConfig
+	scripts *scriptRunner
 }
 
 // NewStore returns the store of cfg.Namespace on rdb.
@@ -102,7 +107,8 @@ func NewStore(rdb redis.UniversalClient, cfg *StoreConfig) (*Store, error) {
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
-	return &Store{rdb: rdb, keys: newKeys(c.Namespace), cfg: *c}, nil
+	k := newKeys(c.Namespace)
+	return &Store{rdb: rdb, keys: k, cfg: *c, scripts: newScriptRunner(rdb, k.Prefix(), c.Scripts)}, nil
 }
 
 // Namespace returns the store's namespace.
@@ -114,8 +120,5 @@ func (s *Store) Client() redis.UniversalClient { return s.rdb }
 // node returns the client of the server holding the namespace: on a cluster, the master
 // of its slot, so that SCAN walks the right key space.
 func (s *Store) node(ctx context.Context) (redis.UniversalClient, error) {
-	if cc, ok := s.rdb.(*redis.ClusterClient); ok {
-		return cc.MasterForKey(ctx, s.keys.Prefix())
-	}
-	return s.rdb, nil
+	return s.scripts.node(ctx)
 }

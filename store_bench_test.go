@@ -148,7 +148,7 @@ func BenchmarkAck(b *testing.B) {
 }
 
 var (
-	usecRE  = regexp.MustCompile(`cmdstat_(evalsha|eval):calls=(\d+),usec=(\d+)`)
+	usecRE  = regexp.MustCompile(`cmdstat_(fcall|evalsha|eval):calls=(\d+),usec=(\d+)`)
 	callsRE = regexp.MustCompile(`cmdstat_([a-z|]+):calls=(\d+)`)
 )
 
@@ -176,7 +176,7 @@ func redisWork(b *testing.B, s *headgate.Store) (usec, calls float64) {
 	}
 	for _, m := range callsRE.FindAllStringSubmatch(info, -1) {
 		switch m[1] {
-		case "eval", "evalsha", "info", "config|resetstat", "config", "script|load", "script":
+		case "fcall", "function|load", "eval", "evalsha", "info", "config|resetstat", "config", "script|load", "script":
 			continue
 		}
 		v, _ := strconv.ParseFloat(m[2], 64)

@@ -1,6 +1,7 @@
 package headgate
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,7 +9,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/headgate/headgate/internal/reroute"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -76,14 +76,18 @@ type RegistryConfig struct {
 	// "hg:{registry:<Scope>}:" rather than "hg:{registry}:". Tests give each case a
 	// scope. Defaults to "": the deployment's registry.
 	Scope string
+	// Scripts is how the registry runs its scripts, as StoreConfig.Scripts. Defaults to
+	// ScriptsDefault.
+	Scripts ScriptMode
 }
 
 // Registry is the namespace registry: which namespaces exist, how they came to be, their
 // state and placement. It spans namespaces, so it lives in a slot of its own; every
 // change is one Lua script there, on the registry's store clock.
 type Registry struct {
-	rdb  redis.UniversalClient
-	keys keys
+	rdb     redis.UniversalClient
+	keys    keys
+	scripts *scriptRunner
 }
 
 // NewRegistry returns the namespace registry on rdb.
@@ -94,15 +98,16 @@ func NewRegistry(rdb redis.UniversalClient, cfg *RegistryConfig) (*Registry, err
 	if err := validateName("Scope", cfg.Scope, true); err != nil {
 		return nil, err
 	}
-	return &Registry{rdb: rdb, keys: registryKeys(cfg.Scope)}, nil
+	mode := cmp.Or(cfg.Scripts, ScriptsDefault)
+	if err := mode.validate(); err != nil {
+		return nil, err
+	}
+	k := registryKeys(cfg.Scope)
+	return &Registry{rdb: rdb, keys: k, scripts: newScriptRunner(rdb, k.Prefix(), mode)}, nil
 }
 
 func (r *Registry) run(ctx context.Context, sc script, name string, args ...any) ([]any, error) {
-	v, err := sc.Run(ctx, r.rdb, []string{r.keys.Prefix()}, args...).Result()
-	if err != nil {
-		reroute.AfterFailure(r.rdb, err)
-	}
-	return decodeReply(sc, name, v, err)
+	return r.scripts.run(ctx, sc, name, args...)
 }
 
 var namespaceFields = []string{"name", "origin", "state", "placement", "config", "created", "seen"}

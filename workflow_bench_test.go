@@ -93,7 +93,7 @@ func serverUsec(b *testing.B, s *Store) float64 {
 }
 
 // serverStats returns the server's time in commands and the number of commands run
-// (scripts' own commands counted, the EVALSHA around them not) since the last call.
+// (scripts' own commands counted, the FCALL or EVALSHA around them not) since the last call.
 func serverStats(b *testing.B, s *Store) (usec, calls float64) {
 	b.Helper()
 	ctx := context.Background()
@@ -102,7 +102,7 @@ func serverStats(b *testing.B, s *Store) (usec, calls float64) {
 		b.Fatal(err)
 	}
 	for _, m := range usecStat.FindAllStringSubmatch(info, -1) {
-		if m[1] == "evalsha" || m[1] == "eval" { // inner commands are counted on their own
+		if m[1] == "fcall" || m[1] == "evalsha" || m[1] == "eval" || m[1] == "function|load" { // inner commands are counted on their own
 			continue
 		}
 		n, _ := strconv.ParseFloat(m[2], 64)

@@ -24,7 +24,7 @@ import (
 // edges and divides by the jobs of the phase: jobs enqueued for "enqueue",
 // jobs handled for "worker". Commands run by Lua scripts are counted by
 // commandstats on their own line as well, and their time is also inside the
-// script's (evalsha) time, so the per-command times do not add up; INFO cpu
+// script's (fcall, or evalsha) time, so the per-command times do not add up; INFO cpu
 // (user+sys of the whole server, network I/O included) is the total. The
 // commandstats times are elapsed time inside the server, which a busy
 // machine inflates (the server gets preempted mid-command); INFO cpu is not.
@@ -293,10 +293,11 @@ func (t *tripCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 		err := next(ctx, cmd)
 		name := cmd.Name()
 		switch {
-		case err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT"):
-			// The script's first run on this server; go-redis sends EVAL next.
+		case err != nil && (strings.HasPrefix(err.Error(), "NOSCRIPT") || strings.Contains(err.Error(), "Function not found")):
+			// The script's first run on this server; the store sends EVAL, or loads
+			// the function and calls it again, next.
 			name = "noscript"
-		case name == "evalsha" || name == "eval":
+		case name == "fcall" || name == "evalsha" || name == "eval":
 			name = scriptName(cmd)
 		}
 		t.add(name)

@@ -4,7 +4,8 @@ lib.lua: definitions the scripts share. A script names the ones it uses in lines
 definition here names the ones it uses the same way, in the comment block above it.
 At load time scripts.go puts in front of each script exactly the definitions its
 includes reach, directly or through other definitions, in this file's order: the script
-still runs as one atomic EVAL, and each call pays only for what the script uses.
+still runs as one atomic EVAL (or Redis Function, functions.go), and each call pays only
+for what the script uses.
 
 Every top-level name is includable: rcall, each reply code (OK, E_NOT_FOUND, ...), each
 key builder K.<name> (which brings the table K along), each helper and constant. An

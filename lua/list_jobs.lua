@@ -2,6 +2,7 @@
 list_jobs.lua: a page of one queue's jobs in one state, oldest or newest first by the
 store time at which they entered the state, filtered by kind, partition, tag or
 fingerprint and by age, through the job indexes (index_select in lib.lua). Reads only.
+Flags: no-writes
 
 The walked index is the kind's (or each kind's, merged, when no kind is given), or the
 filter index of one filter; further filters are checked on each job, so with two or

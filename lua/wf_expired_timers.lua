@@ -1,6 +1,7 @@
 --[[
 wf_expired_timers.lua: reads (writes nothing) the armed timers due at a time, boundary
 included, ordered by fire time, then workflow id, then timer id (the ZSET's order).
+Flags: no-writes
 
 KEYS[1]  namespace prefix; derived keys (lib.lua): timers, wftimers:<workflow id>, clock
 ARGV[1]  as of (ms; -1 = the store clock now)

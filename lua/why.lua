@@ -2,6 +2,7 @@
 why.lua: explains, from the store's own state, why a job is not running now.
 
 Read-only: it writes nothing, so it may run at any time, as often as an operator likes.
+Flags: no-writes
 It returns every reason that applies, most decisive first:
 - corrupt: the job's data is unusable and it was parked (or would be) in `corrupt`;
 - running: admitted by worker "by" at "adm" under lease and fence, with the lease's end

@@ -40,7 +40,7 @@ func NewClient(rdb redis.UniversalClient, cfg *Config) (*Client, error) {
 		return nil, err
 	}
 	store, err := headgate.NewStore(rdb, &headgate.StoreConfig{Namespace: c.Namespace,
-		DurableReplicas: c.DurableReplicas, DurableTimeout: c.DurableTimeout})
+		DurableReplicas: c.DurableReplicas, DurableTimeout: c.DurableTimeout, Scripts: c.Scripts})
 	if err != nil {
 		return nil, err
 	}

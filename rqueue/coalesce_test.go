@@ -45,8 +45,9 @@ func (g *enqueueGate) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		args := cmd.Args()
 		name := strings.ToLower(cmd.Name())
-		// EVALSHA sha 1 prefix n 21 ...: the enqueue script's layout (ARGV[2] = 21 fields).
-		if (name != "evalsha" && name != "eval") || len(args) < 6 || fmt.Sprint(args[5]) != "21" {
+		// FCALL function 1 prefix n 21 ... (or EVALSHA sha ...): the enqueue script's
+		// layout (ARGV[2] = 21 fields).
+		if (name != "fcall" && name != "evalsha" && name != "eval") || len(args) < 6 || fmt.Sprint(args[5]) != "21" {
 			return next(ctx, cmd)
 		}
 		g.mu.Lock()
@@ -58,7 +59,8 @@ func (g *enqueueGate) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 			<-hold
 		}
 		err := next(ctx, cmd)
-		if !redis.HasErrorPrefix(err, "NOSCRIPT") {
+		// A call that found no script or function ran nothing; the store sends it again.
+		if !redis.HasErrorPrefix(err, "NOSCRIPT") && !redis.HasErrorPrefix(err, "Function not found") {
 			g.mu.Lock()
 			g.sizes = append(g.sizes, int(args[4].(int)))
 			g.mu.Unlock()

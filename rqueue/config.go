@@ -63,6 +63,10 @@ type Config struct {
 	// headgate.DurableTimeoutDefault (1s).
 	DurableTimeout time.Duration
 
+	// Scripts is how the client's store runs its scripts (headgate.StoreConfig.Scripts).
+	// Defaults to headgate.ScriptsDefault.
+	Scripts headgate.ScriptMode
+
 	// Logger receives the client's warnings: one WARN per enqueue whose jobs were written
 	// but not confirmed by DurableReplicas replicas in time. Errors the caller gets back
 	// are not logged. Defaults to slog.Default().

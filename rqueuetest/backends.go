@@ -19,7 +19,14 @@ func FreshNamespace(t testing.TB) string { return redistest.Namespace(t) }
 // at cleanup.
 func NewStore(t testing.TB, rdb redis.UniversalClient) *headgate.Store {
 	t.Helper()
-	s, err := headgate.NewStore(rdb, &headgate.StoreConfig{Namespace: FreshNamespace(t)})
+	return NewStoreWith(t, rdb, headgate.StoreConfig{})
+}
+
+// NewStoreWith is NewStore with cfg, its Namespace replaced by a fresh one.
+func NewStoreWith(t testing.TB, rdb redis.UniversalClient, cfg headgate.StoreConfig) *headgate.Store {
+	t.Helper()
+	cfg.Namespace = FreshNamespace(t)
+	s, err := headgate.NewStore(rdb, &cfg)
 	if err != nil {
 		t.Fatalf("new store: %v", err)
 	}

@@ -103,7 +103,7 @@ func scriptMicros(b *testing.B, rdb *redis.Client) float64 {
 	var total float64
 	for line := range strings.SplitSeq(info, "\n") {
 		name, stats, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if !ok || (name != "cmdstat_evalsha" && name != "cmdstat_eval") {
+		if !ok || (name != "cmdstat_fcall" && name != "cmdstat_evalsha" && name != "cmdstat_eval") {
 			continue
 		}
 		for kv := range strings.SplitSeq(stats, ",") {

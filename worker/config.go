@@ -151,6 +151,9 @@ type Config struct {
 	// CrashRetryBase is the backoff after a job's first lost lease; each further one
 	// doubles it, up to RetryCap. Defaults to headgate.CrashRetryBaseDefault (250ms).
 	CrashRetryBase time.Duration
+	// Scripts is how the worker's store runs its scripts (headgate.StoreConfig.Scripts).
+	// Defaults to headgate.ScriptsDefault.
+	Scripts headgate.ScriptMode
 
 	// ReclaimInterval is how often the worker holding the reclaim duty looks for expired
 	// leases. Defaults to ReclaimIntervalDefault (250ms).

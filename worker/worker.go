@@ -125,7 +125,7 @@ func New(rdb redis.UniversalClient, cfg *Config) (*Worker, error) {
 
 func (c *Config) storeConfig() *headgate.StoreConfig {
 	return &headgate.StoreConfig{Namespace: c.Namespace, CrashLimit: c.CrashLimit, RetryBase: c.RetryBase,
-		RetryCap: c.RetryCap, CrashRetryBase: c.CrashRetryBase}
+		RetryCap: c.RetryCap, CrashRetryBase: c.CrashRetryBase, Scripts: c.Scripts}
 }
 
 // ID returns the worker's id in the store.

@@ -14,9 +14,9 @@ import (
 // a bulk retry of the cancelled ones, and a bulk delete of the available ones again. The
 // jobs are enqueued outside the counted phases, in batches of 1,000, in a namespace of
 // their own.
-func measureBulk(ctx context.Context, rdb *redis.Client, n int,
+func measureBulk(ctx context.Context, rdb *redis.Client, n int, scripts headgate.ScriptMode,
 	measure func(name string, jobs int, f func() error) error) error {
-	store, err := headgate.NewStore(rdb, &headgate.StoreConfig{Namespace: "cgbulk"})
+	store, err := headgate.NewStore(rdb, &headgate.StoreConfig{Namespace: "cgbulk", Scripts: scripts})
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@
 //	cd bench && go run ./callgrind -n 2000
 //	cd bench && go run ./callgrind -n 2000 -traced   # each job with its producer's trace context tag
 //	cd bench && go run ./callgrind -n 10000 -bulk    # bulk cancel, retry, delete by filter
+//	cd bench && go run ./callgrind -n 2000 -scripts eval   # EVALSHA, not Redis Functions
 package main
 
 import (
@@ -54,14 +55,15 @@ func main() {
 	traced := flag.Bool("traced", false, "trace every enqueue with contrib/otel, so each job carries its producer's trace context")
 	workflows := flag.Bool("workflows", false, "count the bench workflow's start and drain instead of jobs' phases")
 	bulk := flag.Bool("bulk", false, "count bulk cancel, retry and delete by filter of n jobs instead of jobs' phases")
+	scripts := flag.String("scripts", string(headgate.ScriptsDefault), "how the store runs its scripts: auto (Redis Functions) or eval")
 	flag.Parse()
-	if err := run(*n, *batch, *producers, *server, *keep, *traced, *workflows, *bulk); err != nil {
+	if err := run(*n, *batch, *producers, *server, *keep, *traced, *workflows, *bulk, headgate.ScriptMode(*scripts)); err != nil {
 		fmt.Fprintln(os.Stderr, "callgrind:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n, batch, producers int, server string, keep, traced, workflows, bulk bool) error {
+func run(n, batch, producers int, server string, keep, traced, workflows, bulk bool, scripts headgate.ScriptMode) error {
 	dir, err := os.MkdirTemp("", "headgate-callgrind-")
 	if err != nil {
 		return err
@@ -98,7 +100,7 @@ func run(n, batch, producers int, server string, keep, traced, workflows, bulk b
 		}
 		time.Sleep(200 * time.Millisecond) // polling a starting process, not a test
 	}
-	cfg := &rqueue.Config{Namespace: "cg"}
+	cfg := &rqueue.Config{Namespace: "cg", Scripts: scripts}
 	if traced {
 		// Spans are sampled and dropped: what is counted is what the trace context tag
 		// costs Redis (one distinct tag per single enqueue, one per batch).
@@ -115,6 +117,17 @@ func run(n, batch, producers int, server string, keep, traced, workflows, bulk b
 	// Warm-up: scripts loaded and keys created outside the counted phases.
 	if _, err := client.Enqueue(ctx, args, nil); err != nil {
 		return err
+	}
+	// Which command the store sends, as Redis counted it.
+	info, err := rdb.Info(ctx, "commandstats").Result()
+	if err != nil {
+		return err
+	}
+	for line := range strings.Lines(info) {
+		if strings.HasPrefix(line, "cmdstat_fcall:") || strings.HasPrefix(line, "cmdstat_eval") {
+			name, _, _ := strings.Cut(strings.TrimPrefix(line, "cmdstat_"), ":")
+			fmt.Printf("scripts (-scripts %s): %s\n", scripts, strings.ToUpper(name))
+		}
 	}
 
 	phase := 0
@@ -141,7 +154,7 @@ func run(n, batch, producers int, server string, keep, traced, workflows, bulk b
 		return measureWorkflows(ctx, rdb, n, measure)
 	}
 	if bulk {
-		return measureBulk(ctx, rdb, n, measure)
+		return measureBulk(ctx, rdb, n, scripts, measure)
 	}
 	if err := measure(fmt.Sprintf("enqueue (single, %d producers)", producers), n, func() error {
 		var next atomic.Int64

@@ -152,6 +152,7 @@ var commands = []*command{
 	{name: "dashboard", args: "[-addr HOST:PORT] [-allow-actions] [-rate-classes A,B]", summary: "serve the web dashboard", flags: dashboardFlagSet, run: cmdDashboard},
 	{name: "demo", args: "[flags]", summary: "run a self-contained demo on an embedded Redis"},
 	aclCommand,
+	functionsCommand,
 	wfCommand,
 }
 
@@ -170,6 +171,7 @@ type cli struct {
 	bulk           bulkOpts // flags of the verbs by filter (bulk.go)
 
 	insp *inspector.Inspector
+	rdb  redis.UniversalClient // the connection, for what spans namespaces (functions.go)
 
 	tenants tenantsOpts // flags of the tenants command (tenants.go)
 }
@@ -260,6 +262,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	defer rdb.Close()
+	c.rdb = rdb
 	if c.insp, err = inspector.New(rdb, &inspector.Config{Namespace: c.namespace}); err != nil {
 		fmt.Fprintln(stderr, c.errorLine(err))
 		return exitUsage

@@ -91,8 +91,16 @@ func EnqueueMiddleware(cfg *Config) rqueue.EnqueueMiddleware {
 			if ts := carrier.Get("tracestate"); ts != "" && len(TracestateTag)+len(ts) <= headgate.MaxNameBytes {
 				tags = append(tags, TracestateTag+ts)
 			}
+			// A job without tags of its own, the usual one, shares the batch's: the
+			// store copies tags when it checks them, and the full slice expression
+			// makes an append by a later middleware copy too.
+			shared := tags[:len(tags):len(tags)]
 			for i := range envs {
-				envs[i].Tags = append(withoutTraceTags(envs[i].Tags), tags...)
+				if len(envs[i].Tags) == 0 {
+					envs[i].Tags = shared
+				} else {
+					envs[i].Tags = append(withoutTraceTags(envs[i].Tags), tags...)
+				}
 			}
 			res, err := next(ctx, envs)
 			if err != nil {

@@ -46,6 +46,7 @@ func run() error {
 		flush     = flag.Bool("flush", false, "allow FLUSHALL on the server given by -redis; every run wipes it")
 		redisBin  = flag.String("redis-server", "redis-server", "redis-server binary for the private server")
 		bullmqDir = flag.String("bullmq-dir", "", "directory holding bench.mjs (default: ./bullmq next to this source)")
+		rounds    = flag.Int("rounds", 1, "run the scenarios this many times, the systems in reverse order every other round; the table gives each metric's median, and ratios to the first system are printed round by round")
 	)
 	var durable durability
 	flag.Var(&durable, "durable", "private redis-server with an append-only file: -durable (appendfsync always) or -durable=everysec")
@@ -147,29 +148,34 @@ func run() error {
 
 	rep := &report{Env: env, Systems: names(selected), Skipped: skipped}
 	began := time.Now()
-	for _, sc := range list {
-		sc.Params.Redis = addr
-		for _, sys := range selected {
-			if ctx.Err() != nil {
-				return ctx.Err()
+	if *rounds < 1 {
+		return fmt.Errorf("-rounds %d: need at least 1", *rounds)
+	}
+	for round := range *rounds {
+		for _, sc := range list {
+			sc.Params.Redis = addr
+			for _, sys := range roundOrder(selected, round) {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				if !runsKind(sys, sc.Kind) {
+					continue
+				}
+				if err := rdb.FlushAll(ctx).Err(); err != nil {
+					return fmt.Errorf("FLUSHALL before %s/%s: %w", sys.Name(), sc.Name, err)
+				}
+				t0 := time.Now()
+				res, err := sys.Run(ctx, sc)
+				run := runResult{Scenario: sc.Name, Kind: sc.Kind, System: sys.Name(), Round: round, Result: res, Seconds: time.Since(t0).Seconds()}
+				if err != nil {
+					run.Error = err.Error()
+					logf("%-8s %-16s FAILED after %.1fs: %v", sys.Name(), sc.Name, run.Seconds, err)
+				} else {
+					logf("%-8s %-16s %s (%.1fs)", sys.Name(), sc.Name, summary(sc, res), run.Seconds)
+				}
+				logStats(sys.Name(), sc.Name, res.Stats)
+				rep.Runs = append(rep.Runs, run)
 			}
-			if !runsKind(sys, sc.Kind) {
-				continue
-			}
-			if err := rdb.FlushAll(ctx).Err(); err != nil {
-				return fmt.Errorf("FLUSHALL before %s/%s: %w", sys.Name(), sc.Name, err)
-			}
-			t0 := time.Now()
-			res, err := sys.Run(ctx, sc)
-			run := runResult{Scenario: sc.Name, Kind: sc.Kind, System: sys.Name(), Result: res, Seconds: time.Since(t0).Seconds()}
-			if err != nil {
-				run.Error = err.Error()
-				logf("%-8s %-16s FAILED after %.1fs: %v", sys.Name(), sc.Name, run.Seconds, err)
-			} else {
-				logf("%-8s %-16s %s (%.1fs)", sys.Name(), sc.Name, summary(sc, res), run.Seconds)
-			}
-			logStats(sys.Name(), sc.Name, res.Stats)
-			rep.Runs = append(rep.Runs, run)
 		}
 	}
 	// Leave the server empty, as a -redis server would want it.
@@ -182,6 +188,7 @@ func run() error {
 		return rep.writeJSON(os.Stdout)
 	}
 	rep.writeTable(os.Stdout)
+	rep.writePairedRatios(os.Stdout, list, *rounds)
 	return nil
 }
 

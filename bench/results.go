@@ -83,6 +83,7 @@ type runResult struct {
 	Scenario string `json:"scenario"`
 	Kind     Kind   `json:"kind"`
 	System   string `json:"system"`
+	Round    int    `json:"round,omitempty"` // -rounds: 0-based
 	Result
 	Error   string  `json:"error,omitempty"`
 	Seconds float64 `json:"seconds"` // wall time of the whole run, set-up included
@@ -107,13 +108,18 @@ type report struct {
 	Runs    []runResult       `json:"runs"`
 }
 
+// run is a system's run of a scenario; of several rounds' runs, their medians (medianRun).
 func (r *report) run(scenario, system string) (runResult, bool) {
+	var runs []runResult
 	for _, x := range r.Runs {
 		if x.Scenario == scenario && x.System == system {
-			return x, true
+			runs = append(runs, x)
 		}
 	}
-	return runResult{}, false
+	if len(runs) == 0 {
+		return runResult{}, false
+	}
+	return medianRun(runs), true
 }
 
 // build turns runs into rows, adding the derived admission ratio.

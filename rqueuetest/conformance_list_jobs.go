@@ -148,6 +148,20 @@ var listJobsCases = []conformanceCase{
 				t.Errorf("meta tag index key %q", k)
 			}
 		}
+		// Admission and ack move the jobs' index entries: a job whose only tag is a
+		// meta tag (m2) and one with an ordinary tag too (m1) alike.
+		if claims := mustAdmit(t, ctx, s, admitReq("w1", 4)); len(claims) != 4 {
+			t.Fatalf("admitted %d jobs, want 4", len(claims))
+		} else {
+			running := headgate.JobFilter{Queue: headgate.QueueDefault, State: headgate.StateRunning}
+			for tag, want := range map[string][]string{"red": {"m1", "m4"}, "_tp=a": {"m1", "m3"}, "_tp=b": {"m2"}} {
+				running.Tag = tag
+				if got := listIDs(t, ctx, s, running, headgate.Page{Oldest: true}); !slices.Equal(got, want) {
+					t.Errorf("running, tag %s: %v, want %v", tag, got, want)
+				}
+			}
+			ackAllSuccess(t, ctx, s, claims)
+		}
 	}},
 	{"ListJobs/Held", func(t *testing.T, s *headgate.Store) {
 		ctx := freeze(t, s)

@@ -51,7 +51,7 @@ func main() {
 	batch := flag.Int("batch", 100, "jobs per EnqueueMany call, admit capacity and acks per AckMany call")
 	server := flag.String("redis-server", "redis-server", "redis-server binary")
 	producers := flag.Int("producers", 1, "goroutines that share the single enqueues")
-	keep := flag.Bool("keep", false, "keep the callgrind output files (their directory is printed)")
+	keep := flag.Bool("keep", false, "keep the callgrind output files, one per phase (their directory is printed; README: reading a kept dump)")
 	traced := flag.Bool("traced", false, "trace every enqueue with contrib/otel, so each job carries its producer's trace context")
 	workflows := flag.Bool("workflows", false, "count the bench workflow's start and drain instead of jobs' phases")
 	bulk := flag.Bool("bulk", false, "count bulk cancel, retry and delete by filter of n jobs instead of jobs' phases")
@@ -68,7 +68,9 @@ func run(n, batch, producers int, server string, keep, traced, workflows, bulk b
 	if err != nil {
 		return err
 	}
-	if !keep {
+	if keep {
+		fmt.Println("callgrind output:", dir)
+	} else {
 		defer os.RemoveAll(dir)
 	}
 	port, err := freePort()
@@ -76,8 +78,9 @@ func run(n, batch, producers int, server string, keep, traced, workflows, bulk b
 		return err
 	}
 	// --hz 1: the server's cron runs once a second, not ten times, so an idle server
-	// adds little to a phase's count.
-	cmd := exec.Command("valgrind", "--tool=callgrind", "--callgrind-out-file="+filepath.Join(dir, "cg.out"),
+	// adds little to a phase's count. --compress-strings=no: each dump names its
+	// functions itself, so that a kept phase's file reads on its own.
+	cmd := exec.Command("valgrind", "--tool=callgrind", "--compress-strings=no", "--callgrind-out-file="+filepath.Join(dir, "cg.out"),
 		server, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--hz", "1")
 	cmd.Stdout, cmd.Stderr = nil, nil
 	if err := cmd.Start(); err != nil {

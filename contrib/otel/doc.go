@@ -10,10 +10,10 @@
 // starts a CONSUMER span "process <queue>" per attempt, linked to the producer's span
 // (or, with Config.Child, its child), with the messaging attributes of the OpenTelemetry
 // semantic conventions (messaging.system=headgate, messaging.destination.name,
-// messaging.message.id, messaging.operation.type) and headgate.kind, headgate.partition,
-// headgate.attempt, headgate.fence, headgate.rate_class and headgate.outcome. An attempt
-// that fails (retry) or panics sets the span's status to Error. StartStep starts a
-// child span per step of a handler.
+// messaging.message.id, messaging.operation.type) and headgate.kind, headgate.attempt,
+// headgate.fence, headgate.outcome, and headgate.partition and headgate.rate_class when
+// the job has them. An attempt that fails (retry) or panics sets the span's status to
+// Error. StartStep starts a child span per step of a handler.
 //
 // # Workflows
 //

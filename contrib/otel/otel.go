@@ -91,8 +91,16 @@ func EnqueueMiddleware(cfg *Config) rqueue.EnqueueMiddleware {
 			if ts := carrier.Get("tracestate"); ts != "" && len(TracestateTag)+len(ts) <= headgate.MaxNameBytes {
 				tags = append(tags, TracestateTag+ts)
 			}
+			// A job without tags of its own, the usual one, shares the batch's: the
+			// store copies tags when it checks them, and the full slice expression
+			// makes an append by a later middleware copy too.
+			shared := tags[:len(tags):len(tags)]
 			for i := range envs {
-				envs[i].Tags = append(withoutTraceTags(envs[i].Tags), tags...)
+				if len(envs[i].Tags) == 0 {
+					envs[i].Tags = shared
+				} else {
+					envs[i].Tags = append(withoutTraceTags(envs[i].Tags), tags...)
+				}
 			}
 			res, err := next(ctx, envs)
 			if err != nil {
@@ -125,11 +133,17 @@ func WorkerMiddleware(cfg *Config) worker.Middleware {
 			case producer.IsValid() && child:
 				ctx = trace.ContextWithRemoteSpanContext(ctx, producer)
 			case producer.IsValid():
-				opts = append(q.start[:len(q.start):len(q.start)], trace.WithNewRoot(),
-					trace.WithLinks(trace.Link{SpanContext: producer}))
+				opts = q.root
 			}
 			ctx, span := tracer.Start(ctx, q.name, opts...)
 			defer span.End()
+			if producer.IsValid() && !child && span.IsRecording() {
+				// Added after the start, not with trace.WithLinks: that option and the
+				// options slice it extends cost each attempt three allocations. The
+				// samplers of the SDK (ParentBased, TraceIDRatioBased, Always/Never) do
+				// not look at links.
+				span.AddLink(trace.Link{SpanContext: producer})
+			}
 			if strings.HasPrefix(env.Kind, workflowTaskPrefix) {
 				ctx = workflow.WithObserver(ctx, observer)
 			}
@@ -138,16 +152,22 @@ func WorkerMiddleware(cfg *Config) worker.Middleware {
 				return err
 			}
 			outcome := worker.OutcomeOf(err)
-			span.SetAttributes(
+			attrs := append(make([]attribute.KeyValue, 0, 8),
 				attribute.String("messaging.operation.name", "process"),
 				attribute.String("messaging.message.id", env.ID),
 				attribute.String("headgate.kind", env.Kind),
-				attribute.String("headgate.partition", env.PartitionKey),
 				attribute.Int("headgate.attempt", env.Attempt),
 				attribute.Int64("headgate.fence", c.Fence),
-				attribute.String("headgate.rate_class", env.RateClass),
-				attribute.String("headgate.outcome", outcome.String()),
-			)
+				attribute.String("headgate.outcome", outcome.String()))
+			// A job without a partition or a rate class has no such attribute: most
+			// jobs have neither, and a span's every attribute costs its copies.
+			if env.PartitionKey != "" {
+				attrs = append(attrs, attribute.String("headgate.partition", env.PartitionKey))
+			}
+			if env.RateClass != "" {
+				attrs = append(attrs, attribute.String("headgate.rate_class", env.RateClass))
+			}
+			span.SetAttributes(attrs...)
 			if err != nil && (outcome == headgate.OutcomeRetry || outcome == headgate.OutcomeUndecodable) {
 				msg := err.Error()
 				if worker.IsPanic(err) {
@@ -166,20 +186,23 @@ func WorkerMiddleware(cfg *Config) worker.Middleware {
 type queueSpans struct {
 	name  string                  // "process <queue>"
 	start []trace.SpanStartOption // kind and the attributes a sampler sees
+	root  []trace.SpanStartOption // start, as the root of a trace of its own
 }
 
 func spansOf(queues *sync.Map, queue string) *queueSpans {
 	if q, ok := queues.Load(queue); ok {
 		return q.(*queueSpans)
 	}
-	q, _ := queues.LoadOrStore(queue, &queueSpans{name: "process " + queue, start: []trace.SpanStartOption{
+	start := []trace.SpanStartOption{
 		trace.WithSpanKind(trace.SpanKindConsumer),
 		trace.WithAttributes(
 			attribute.String("messaging.system", "headgate"),
 			attribute.String("messaging.operation.type", "process"),
 			attribute.String("messaging.destination.name", queue),
 		),
-	}})
+	}
+	q, _ := queues.LoadOrStore(queue, &queueSpans{name: "process " + queue, start: start,
+		root: append(start[:len(start):len(start)], trace.WithNewRoot())})
 	return q.(*queueSpans)
 }
 

@@ -168,7 +168,13 @@ func TestWorkerSpanChildOption(t *testing.T) {
 	if process.Status.Code != codes.Error || process.Status.Description != "mailbox full" {
 		t.Errorf("failed attempt's span status %+v, want Error mailbox full", process.Status)
 	}
-	checkAttrs(t, process, map[string]string{"headgate.outcome": "retry"})
+	checkAttrs(t, process, map[string]string{"headgate.outcome": "retry", "headgate.attempt": "0"})
+	// The job has neither a partition nor a rate class: the span carries no empty one.
+	for _, k := range []string{"headgate.partition", "headgate.rate_class"} {
+		if v, ok := attrs(process)[k]; ok {
+			t.Errorf("process span of a job without %s has it: %q", k, v)
+		}
+	}
 }
 
 func TestTraceContextTags(t *testing.T) {

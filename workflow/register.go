@@ -27,6 +27,7 @@ func Register[In, Out any](w *worker.Worker, workflowType string, fn func(ctx Co
 	worker.HandleFunc(w, TaskKind(workflowType), func(ctx context.Context, claim *headgate.Claim) error {
 		return runTask(ctx, w, claim, body)
 	})
+	registerStepJobs(w, workflowType, body)
 }
 
 // runTask runs one task of a workflow and commits it. It returns worker.Settled when the

@@ -51,6 +51,9 @@ type StepOptions struct {
 // A failed attempt is retried after a durable backoff (opts); after the last one Step
 // returns a *StepError, every replay the same. fn runs at least once: a worker that
 // dies after fn and before the result was committed leaves the step to run again.
+// With opts.Job, each attempt runs as a job of its own on its queue, partition and rate
+// class (see StepJob): the task ends at the step, and the step job's commit brings the
+// run back with the outcome.
 func Step[T any](ctx Context, name string, fn func(ctx context.Context) (T, error), opts *StepOptions) (T, error) {
 	var zero T
 	if err := checkName(name); err != nil {
@@ -68,6 +71,9 @@ func Step[T any](ctx Context, name string, fn func(ctx context.Context) (T, erro
 		if o.Backoff <= 0 {
 			o.Backoff = StepBackoffDefault
 		}
+	}
+	if err := o.Job.validate(); err != nil {
+		return zero, fmt.Errorf("workflow: step %s: %w", name, err)
 	}
 	c := ctx.state()
 	t := c.t

@@ -45,6 +45,27 @@ type StepJob struct {
 	Weight int
 }
 
+// validate refuses a StepJob the store would refuse (nil is none: the step runs in
+// the task), so the code learns it from Step rather than from a failing commit.
+func (j *StepJob) validate() error {
+	if j == nil {
+		return nil
+	}
+	if err := headgate.ValidateQueueName("StepJob.Queue", j.Queue); err != nil {
+		return err
+	}
+	if err := headgate.ValidateName("StepJob.Partition", j.Partition); err != nil {
+		return err
+	}
+	if err := headgate.ValidateName("StepJob.RateClass", j.RateClass); err != nil {
+		return err
+	}
+	if j.Weight < 0 || j.Weight > headgate.MaxWeight {
+		return &headgate.InvalidError{Field: "StepJob.Weight", Reason: fmt.Sprintf("is %d, outside 0..%d", j.Weight, headgate.MaxWeight)}
+	}
+	return nil
+}
+
 // StepKind is the job kind of a workflow type's step jobs: "workflow-step:<type>".
 func StepKind(workflowType string) string { return "workflow-step:" + workflowType }
 

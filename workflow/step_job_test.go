@@ -323,3 +323,55 @@ func TestStepJobFreesTheTaskSlot(t *testing.T) {
 		}
 	})
 }
+
+// TestStepJobWhilePaused: a step job enqueued before its run was paused still runs; its
+// outcome is recorded and the run's next task waits for the resume.
+func TestStepJobWhilePaused(t *testing.T) {
+	onStepBackends(t, func(t *testing.T, env *workflowtest.Env) {
+		var pauseErr error
+		workflow.Register(env.Worker, "pay", func(ctx workflow.Context, _ struct{}) (string, error) {
+			return workflow.Step(ctx, "charge", func(ctx context.Context) (string, error) {
+				_, pauseErr = env.Client.Pause(ctx, "p-1", "maintenance")
+				return "ch", nil
+			}, &workflow.StepOptions{Job: paymentJob})
+		})
+		env.Start("pay", struct{}{}, "p-1")
+		env.Run()
+		if pauseErr != nil {
+			t.Fatal(pauseErr)
+		}
+		if st := env.Status("p-1"); st != headgate.WorkflowPaused {
+			t.Fatalf("status %s, want paused\n%s", st, env.Timeline("p-1"))
+		}
+		if tl := env.Timeline("p-1"); !strings.Contains(tl, "step_completed charge#1") {
+			t.Fatalf("the paused run's step result is not recorded:\n%s", tl)
+		}
+		if r, err := env.Client.Resume(env.Context(), "p-1", ""); err != nil || r != headgate.PauseApplied {
+			t.Fatalf("resume: %s, %v", r, err)
+		}
+		env.Run()
+		if got, err := workflowtest.Result[string](env, "p-1"); err != nil || got != "ch" {
+			t.Fatalf("result %q, %v after the resume\n%s", got, err, env.Timeline("p-1"))
+		}
+	})
+}
+
+// TestStepJobRefusesABadRoute: a StepJob the store cannot take is Step's error, before
+// anything is recorded.
+func TestStepJobRefusesABadRoute(t *testing.T) {
+	t.Parallel()
+	env := workflowtest.New(t)
+	workflow.Register(env.Worker, "pay", func(ctx workflow.Context, _ struct{}) (string, error) {
+		_, err := workflow.Step(ctx, "charge", func(context.Context) (string, error) { return "ch", nil },
+			&workflow.StepOptions{Job: &workflow.StepJob{Queue: "pay:ments"}})
+		if iv, ok := errors.AsType[*headgate.InvalidError](err); !ok || iv.Field != "StepJob.Queue" {
+			return "", fmt.Errorf("Step = %v, want an *InvalidError on StepJob.Queue", err)
+		}
+		return "refused", nil
+	})
+	env.Start("pay", struct{}{}, "p-1")
+	env.Run()
+	if got, err := workflowtest.Result[string](env, "p-1"); err != nil || got != "refused" {
+		t.Fatalf("result %q, %v\n%s", got, err, env.Timeline("p-1"))
+	}
+}

@@ -221,6 +221,36 @@ var wfCommitStepCases = []conformanceCase{
 		}
 		checkCounts(t, s)
 	}},
+	{"WfCommitStep/CrashingStepQuarantinedAlone", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		stepIDs := scheduleSteps(t, ctx, s, "w", "pay#1")
+		for crash := 1; crash <= 3; crash++ {
+			if c := admitOne(t, ctx, s, "steps"); c.Envelope.ID != stepIDs[0] {
+				t.Fatalf("crash %d: admitted %s, want the step job", crash, c.Envelope.ID)
+			}
+			advance(t, ctx, s, time.Hour)
+			r, err := s.ReclaimExpired(ctx, 10)
+			if err != nil || len(r) != 1 || r[0].Fingerprint != "wfstep:w/pay#1" || r[0].Quarantined != (crash == 3) {
+				t.Fatalf("reclaim %d: %+v, %v", crash, r, err)
+			}
+			advance(t, ctx, s, time.Hour)
+			mustPromote(t, ctx, s)
+		}
+		wantState(t, ctx, s, stepIDs[0], headgate.StateQuarantined)
+		// The workflow's tasks are not held by the step's fingerprint: a cancel runs.
+		if err := s.CancelWorkflow(ctx, "w", "the provider is down", "op"); err != nil {
+			t.Fatal(err)
+		}
+		task := admitOne(t, ctx, s, "wf")
+		mustCommit(t, ctx, s, headgate.TaskCommit{WorkflowID: "w", Lease: task.LeaseRef(), ExpectedHead: 3, End: true,
+			Events:      []headgate.Event{{Seq: 4, Kind: headgate.EventWorkflowCancelled}},
+			GiveUpSteps: []string{"pay#1"}})
+		wantState(t, ctx, s, stepIDs[0], headgate.StateDeleted)
+		if w, err := s.GetWorkflow(ctx, "w"); err != nil || w.Status != headgate.WorkflowCancelled {
+			t.Errorf("workflow %+v, %v; want cancelled", w, err)
+		}
+		checkCounts(t, s)
+	}},
 	{"WfCommitStep/ClosedRunRefuses", func(t *testing.T, s *headgate.Store) {
 		ctx := freeze(t, s)
 		scheduleSteps(t, ctx, s, "w", "pay#1")

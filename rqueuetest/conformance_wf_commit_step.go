@@ -68,17 +68,7 @@ var wfCommitStepCases = []conformanceCase{
 		stepIDs := scheduleSteps(t, ctx, s, "w", "pay#1")
 		first := admitOne(t, ctx, s, "steps")
 		stale := first.LeaseRef()
-		// The lease expires, the step job is reclaimed and admitted again: a new fence.
-		advance(t, ctx, s, time.Hour)
-		if _, err := s.ReclaimExpired(ctx, 10); err != nil {
-			t.Fatal(err)
-		}
-		advance(t, ctx, s, time.Hour)
-		mustPromote(t, ctx, s)
-		fresh := admitOne(t, ctx, s, "steps")
-		if fresh.Envelope.ID != stepIDs[0] || fresh.Fence == stale.Fence {
-			t.Fatalf("readmitted %s fence %d, stale fence %d", fresh.Envelope.ID, fresh.Fence, stale.Fence)
-		}
+		fresh := readmitAfterLeaseLoss(t, ctx, s, stale, "steps")
 		err := unchanged(t, ctx, s, "stale step commit", func() error {
 			_, err := s.CommitWorkflowStep(ctx, completed("w", "pay#1", stale))
 			return err

@@ -5,16 +5,16 @@ same lease id and fence, and it is the workflow's outstanding task: LeaseRejecte
 the history's head is the sequence the task read (SequenceConflict), so a stale worker
 can never append.
 
-Then: the task's events are appended (a checkpoint stops here, with the timers and
-children below; the task keeps running); timers are armed and retired; children are
+Then: the task's events are appended (a checkpoint stops here, with the timers, children
+and step jobs below; the task keeps running); timers are armed and retired; children are
 opened with their first tasks (a run that closes or continues as new names its armed
 timers to retire); steps that run as jobs of their own get their step jobs, and steps
-given up (a cancel) lose theirs, a running holder told on the cancel channel; a run that closed publishes on its closed channel, updates its
-visibility row and tells its parent. An ending commit also
-appends the events that waited in the inbox while the task ran (but a step job's events
-of a step the commit gives up), acks the task (deleted,
-as a success with no retention) and enqueues the next task when the inbox held events
-or the caller asks for one (a new run after continue-as-new).
+given up (a cancel) lose theirs, a running holder told on the cancel channel; a run that
+closed publishes on its closed channel, updates its visibility row and tells its parent.
+An ending commit also appends the events that waited in the inbox while the task ran
+(but a step job's events of a step the commit gives up), acks the task (deleted, as a
+success with no retention) and enqueues the next task when the inbox held events or the
+caller asks for one (a new run after continue-as-new).
 
 KEYS[1]  namespace prefix; derived keys (lib.lua): job:<id>, leases, queues, wf:<id>,
          wfh:<id>, wfruns:<id>, wfinbox:<id>, wftimers:<id>, wfsteps:<id>, wfids,

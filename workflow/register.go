@@ -17,10 +17,10 @@ func TaskKind(workflowType string) string { return "workflow:" + workflowType }
 // type's tasks beside its jobs: they are headgate jobs on the workflows' queues, so
 // partitions, fairness, rate classes and quarantine apply to them. w also serves the
 // type's step jobs (StepKind), for the steps that run as jobs of their own on the
-// queues w serves. fn's input and output
-// travel as JSON. Each task re-runs fn from the top over the run's history (see the
-// package documentation); fn must be deterministic outside Step. Register panics, like
-// worker.Handle, when the type is already registered or w has started.
+// queues w serves. fn's input and output travel as JSON. Each task re-runs fn from the
+// top over the run's history (see the package documentation); fn must be deterministic
+// outside Step. Register panics, like worker.Handle, when the type is already
+// registered or w has started.
 func Register[In, Out any](w *worker.Worker, workflowType string, fn func(ctx Context, in In) (Out, error)) {
 	if err := checkName(workflowType); err != nil {
 		panic(fmt.Sprintf("workflow.Register: workflow type: %v", err))

@@ -375,3 +375,41 @@ func TestStepJobRefusesABadRoute(t *testing.T) {
 		t.Fatalf("result %q, %v\n%s", got, err, env.Timeline("p-1"))
 	}
 }
+
+// TestStepJobSpendsItsRateClass: step jobs spend their rate class's tokens, not the
+// workflows' tasks: with one token an hour, the second run's step waits for the refill
+// while both runs' tasks ran.
+func TestStepJobSpendsItsRateClass(t *testing.T) {
+	onStepBackends(t, func(t *testing.T, env *workflowtest.Env) {
+		ctx := env.Context()
+		if err := env.Store.SetRateLimit(ctx, "psp", headgate.RateLimit{Limit: 1, Window: time.Hour, Burst: 1}); err != nil {
+			t.Fatal(err)
+		}
+		var charged []string
+		workflow.Register(env.Worker, "pay", func(ctx workflow.Context, id string) (string, error) {
+			return workflow.Step(ctx, "charge", func(context.Context) (string, error) {
+				charged = append(charged, id)
+				return "ch_" + id, nil
+			}, &workflow.StepOptions{Job: paymentJob})
+		})
+		env.Start("pay", "a", "pay-a")
+		env.Start("pay", "b", "pay-b")
+		env.Run()
+		if len(charged) != 1 {
+			t.Fatalf("charged %v with one token, want one run's step", charged)
+		}
+		waiting := "pay-b"
+		if charged[0] == "b" {
+			waiting = "pay-a"
+		}
+		if tl := env.Timeline(waiting); !strings.Contains(tl, "step_scheduled charge#1 queue=payments") {
+			t.Fatalf("the waiting run's task did not run to its step:\n%s", tl)
+		}
+		env.Advance(time.Hour)
+		for _, id := range []string{"pay-a", "pay-b"} {
+			if _, err := workflowtest.Result[string](env, id); err != nil {
+				t.Errorf("%s after the refill: %v", id, err)
+			}
+		}
+	})
+}

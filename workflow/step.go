@@ -167,7 +167,7 @@ func Step[T any](ctx Context, name string, fn func(ctx context.Context) (T, erro
 		t.fail(context.Cause(t.jobCtx))
 	}
 	if run {
-		t.ranStep(attempt, out, err, o)
+		t.ranStep(out, err, o)
 		t.block()
 	}
 	if err == nil {
@@ -193,13 +193,22 @@ func Step[T any](ctx Context, name string, fn func(ctx context.Context) (T, erro
 	if nerr != nil {
 		t.fail(fmt.Errorf("workflow: step %s: read the store clock: %w", key, nerr))
 	}
-	backoff := min(o.Backoff<<(attempt-1), StepBackoffCap)
-	fire := now.Add(backoff)
+	fire := now.Add(o.backoff(attempt))
 	t.record(headgate.Event{Kind: headgate.EventStepFailed, Name: key, Attempt: attempt,
 		Error: &headgate.WorkflowError{Message: msg}, FireAt: fire},
 		&headgate.TimerArm{TimerID: retryTimer(key, attempt), FireAt: fire})
 	t.block()
 	panic("unreachable")
+}
+
+// backoff is the wait before the retry that follows a failed attempt: Backoff, doubled
+// per retry up to StepBackoffCap (doubled step by step, so no shift overflows).
+func (o StepOptions) backoff(attempt int) time.Duration {
+	d := o.Backoff
+	for i := 1; i < attempt && d < StepBackoffCap; i++ {
+		d *= 2
+	}
+	return min(d, StepBackoffCap)
 }
 
 func retryTimer(key string, attempt int) string { return fmt.Sprintf("retry/%s/%d", key, attempt) }

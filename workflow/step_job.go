@@ -92,12 +92,11 @@ type stepJobs struct {
 	skip   string
 }
 
-// stepAttempt is the outcome of a step job's attempt.
+// stepAttempt is the outcome of a step job's attempt (its target's).
 type stepAttempt struct {
-	attempt int
-	result  []byte
-	err     error
-	opts    StepOptions
+	result []byte
+	err    error
+	opts   StepOptions
 }
 
 // isStepTarget reports whether this replay is the step job of the attempt of step key.
@@ -124,8 +123,8 @@ func (t *task) scheduleStep(key string, attempt int, j *StepJob) {
 
 // ranStep keeps the outcome of a step job's attempt for its handler to commit. The
 // caller holds t.mu.
-func (t *task) ranStep(attempt int, out any, err error, o StepOptions) {
-	a := &stepAttempt{attempt: attempt, err: err, opts: o}
+func (t *task) ranStep(out any, err error, o StepOptions) {
+	a := &stepAttempt{err: err, opts: o}
 	if err == nil {
 		if a.result, err = json.Marshal(out); err != nil {
 			a.err = fmt.Errorf("workflow: step %s: encode the result: %w", t.target.Step, err)
@@ -166,9 +165,8 @@ func runStepJob(ctx context.Context, w *worker.Worker, claim *headgate.Claim, bo
 	case t.row.RunID != p.RunID:
 		return skipStepJob(ctx, p, "the workflow is on run "+t.row.RunID)
 	}
-	t.w, t.lease, t.jobCtx = w, claim.LeaseRef(), ctx
-	t.queue, t.part = claim.Envelope.Queue, claim.Envelope.PartitionKey
-	t.replay, t.target = true, &p
+	// A replay: the task commits nothing, and only its target step runs.
+	t.jobCtx, t.replay, t.target = ctx, true, &p
 	if _, _, _, err := t.execute(body); err != nil {
 		return fmt.Errorf("workflow %q: step job for %s: %w", p.WorkflowID, p.Step, err)
 	}
@@ -204,12 +202,12 @@ func runStepJob(ctx context.Context, w *worker.Worker, claim *headgate.Claim, bo
 func stepCommit(ctx context.Context, store *headgate.Store, claim *headgate.Claim, p stepJobPayload, a *stepAttempt) (headgate.StepCommit, error) {
 	c := headgate.StepCommit{WorkflowID: p.WorkflowID, RunID: p.RunID, Step: p.Step, Lease: claim.LeaseRef()}
 	if a.err == nil {
-		c.Events = []headgate.Event{{Kind: headgate.EventStepCompleted, Name: p.Step, Attempt: a.attempt, Result: a.result}}
+		c.Events = []headgate.Event{{Kind: headgate.EventStepCompleted, Name: p.Step, Attempt: p.Attempt, Result: a.result}}
 		return c, nil
 	}
-	failed := headgate.Event{Kind: headgate.EventStepFailed, Name: p.Step, Attempt: a.attempt,
+	failed := headgate.Event{Kind: headgate.EventStepFailed, Name: p.Step, Attempt: p.Attempt,
 		Error: &headgate.WorkflowError{Message: a.err.Error()}}
-	if a.attempt > a.opts.Retries {
+	if p.Attempt > a.opts.Retries {
 		c.Events = []headgate.Event{failed}
 		return c, nil
 	}
@@ -217,7 +215,7 @@ func stepCommit(ctx context.Context, store *headgate.Store, claim *headgate.Clai
 	if err != nil {
 		return c, fmt.Errorf("workflow: step %s: read the store clock: %w", p.Step, err)
 	}
-	failed.FireAt = now.Add(min(a.opts.Backoff<<(a.attempt-1), StepBackoffCap)).Truncate(time.Millisecond)
+	failed.FireAt = now.Add(a.opts.backoff(p.Attempt)).Truncate(time.Millisecond)
 	next := p
 	next.Attempt++
 	payload, err := json.Marshal(next)

@@ -413,3 +413,16 @@ func TestStepJobSpendsItsRateClass(t *testing.T) {
 		}
 	})
 }
+
+// TestStepBackoffDoublesToTheCap: the wait before a retry doubles per attempt and stays
+// at StepBackoffCap however many attempts came before.
+func TestStepBackoffDoublesToTheCap(t *testing.T) {
+	t.Parallel()
+	o := workflow.StepOptions{Backoff: time.Second}
+	for attempt, want := range map[int]time.Duration{1: time.Second, 2: 2 * time.Second, 3: 4 * time.Second,
+		13: workflow.StepBackoffCap, 70: workflow.StepBackoffCap, 1000: workflow.StepBackoffCap} {
+		if got := workflow.StepBackoff(o, attempt); got != want {
+			t.Errorf("backoff after attempt %d = %s, want %s", attempt, got, want)
+		}
+	}
+}

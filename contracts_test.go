@@ -337,6 +337,25 @@ func TestLuaArgvMatchesGo(t *testing.T) {
 	must("set placement", err)
 	must("deprecate namespace", reg.Deprecate(ctx, "n"))
 	// The workflow runtime's transitions.
+	_, err = s.StartWorkflow(ctx, WorkflowStart{WorkflowID: "stepper", WorkflowType: "t", RunID: "r", Queue: "wfq"})
+	must("start workflow", err)
+	stepTasks, err := s.Admit(ctx, AdmitRequest{Worker: "w", LeaseID: "l4", Queues: []string{"wfq", "none"}, Capacity: 1, Lease: time.Minute})
+	must("admit task", err)
+	_, err = s.CommitWorkflowTask(ctx, TaskCommit{WorkflowID: "stepper", Lease: stepTasks[0].LeaseRef(), ExpectedHead: 1, End: true,
+		Events:   []Event{{Seq: 2, Kind: EventStepScheduled, Name: "s#1", Attempt: 1, Queue: "steps"}},
+		StepJobs: []StepJob{{Step: "s#1", Queue: "steps"}}})
+	must("schedule a step job", err)
+	stepJobs, err := s.Admit(ctx, AdmitRequest{Worker: "w", LeaseID: "l5", Queues: []string{"steps"}, Capacity: 1, Lease: time.Minute})
+	must("admit step job", err)
+	if len(stepJobs) != 1 {
+		t.Fatalf("admitted %d step jobs, want 1", len(stepJobs))
+	}
+	retryAt := time.UnixMilli(1_700_000_100_000)
+	_, err = s.CommitWorkflowStep(ctx, StepCommit{WorkflowID: "stepper", RunID: "r", Step: "s#1", Lease: stepJobs[0].LeaseRef(),
+		Events: []Event{{Kind: EventStepFailed, Name: "s#1", Attempt: 1, FireAt: retryAt},
+			{Kind: EventStepScheduled, Name: "s#1", Attempt: 2, FireAt: retryAt}},
+		Retry: &StepJob{Step: "s#1", Queue: "steps", RunAt: retryAt}})
+	must("commit a step job's failed attempt", err)
 	_, err = s.StartWorkflow(ctx, WorkflowStart{WorkflowID: "run", WorkflowType: "t", Queue: "wfq"})
 	must("start workflow", err)
 	must("signal workflow", s.SignalWorkflow(ctx, "run", "go", []byte("1")))
@@ -419,7 +438,7 @@ func TestLuaArgvMatchesGo(t *testing.T) {
 		scriptWfPutWorkerDeployment, scriptWfSetDesiredState, scriptWfDeleteWorkerDeployment,
 		scriptWfWriteRawWorkerDeployment, scriptWfPutWorkloop, scriptWfRemoveWorkloop, scriptWfPutInvariantRecord,
 		scriptRetry, scriptEdit, scriptDelete, scriptWfStart, scriptWfSignal, scriptWfFireTimers, scriptWfCommitTask,
-		scriptWfPause, scriptWfResume, scriptWfTerminate, scriptWfRetry, scriptPutSchedule, scriptPauseSchedule, scriptRemoveSchedule,
+		scriptWfCommitStep, scriptWfPause, scriptWfResume, scriptWfTerminate, scriptWfRetry, scriptPutSchedule, scriptPauseSchedule, scriptRemoveSchedule,
 		scriptFireSchedule, scriptRunSchedule, scriptHeartbeat, scriptWhy,
 		scriptListJobs, scriptBulkCancel, scriptBulkRetry, scriptBulkDelete, scriptRecordSeries} {
 		scripts[sc.name] = sc

@@ -280,6 +280,11 @@ func (k keys) NamespaceIndex() string { return k.prefix + "nsidx" }
 // "<kind>\n<recorded ms>\n<event body>"; the task's commit appends them to the history.
 func (k keys) WorkflowInbox(id string) string { return k.prefix + "wfinbox:" + id }
 
+// WorkflowSteps is a HASH: step key ("charge#1") -> the id of the step job the step
+// waits for, for the steps of the workflow's run that run as jobs of their own. A step
+// job's commit is refused unless its step still waits for it there.
+func (k keys) WorkflowSteps(id string) string { return k.prefix + "wfsteps:" + id }
+
 // WorkflowClosed is a pub/sub channel, not a key: the commit that closes a workflow's
 // run publishes its status on it, so that a waiter for the outcome need not poll.
 func (k keys) WorkflowClosed(id string) string { return k.prefix + "wfclosed:" + id }

@@ -40,6 +40,7 @@ const (
 	replyUndecodable      = -21
 	replyWorkflowNotFound = -22
 	replyWorkflowClosed   = -23
+	replyStepNotPending   = -24
 )
 
 // Reply codes of the schedule scripts (lua/lib.lua, -30 and below).
@@ -344,6 +345,7 @@ var (
 	scriptWfResume     = loadScript("wf_resume")
 	scriptWfTerminate  = loadScript("wf_terminate")
 	scriptWfRetry      = loadScript("wf_retry")
+	scriptWfCommitStep = loadScript("wf_commit_step")
 )
 
 // The schedule transitions, one script each.
@@ -459,6 +461,8 @@ func replyError(script, jobID string, code int64, rest []any) error {
 		return fmt.Errorf("%w: %q", ErrWorkflowNotFound, jobID)
 	case replyWorkflowClosed:
 		return &WorkflowClosedError{WorkflowID: jobID, Status: WorkflowStatus(asString(rest, 0))}
+	case replyStepNotPending:
+		return stepNotPending(jobID, asString(rest, 0))
 
 	case replyScheduleNotFound:
 		return fmt.Errorf("%w: %q", ErrScheduleNotFound, jobID)

@@ -190,6 +190,7 @@ func TestLuaKeysMatchGo(t *testing.T) {
 		{`K.ns_index(P)`, k.NamespaceIndex()},
 		{`K.wf_inbox(P, 'w:1')`, k.WorkflowInbox("w:1")},
 		{`K.wf_closed(P, 'w:1')`, k.WorkflowClosed("w:1")},
+		{`K.wf_steps(P, 'w:1')`, k.WorkflowSteps("w:1")},
 		{`K.counters(P)`, k.Counters()},
 		{`K.schedule(P, 's:1')`, k.Schedule("s:1")},
 		{`K.schedules(P)`, k.Schedules()},

@@ -36,6 +36,14 @@ type TaskCommit struct {
 	// ParentEvent, when the run closes and has a parent, is delivered to the parent
 	// (child_completed or child_failed).
 	ParentEvent *Event
+	// StepJobs are enqueued: steps that run as jobs of their own, each waiting for its
+	// job from then on (their RunAt is now).
+	StepJobs []StepJob
+	// GiveUpSteps are steps (keys) that no longer wait for their step jobs: the jobs are
+	// dropped (a running holder is told on the cancel channel, and its commit is
+	// refused), and an ending commit leaves out those steps' events that a step job put
+	// in the inbox meanwhile.
+	GiveUpSteps []string
 }
 
 // TimerArm is a timer a task arms.
@@ -51,6 +59,8 @@ type TaskCommitted struct {
 	Head int64
 	// NextTaskID is the job id of the task enqueued after this one, or "".
 	NextTaskID string
+	// StepJobIDs are the job ids of StepJobs, in their order.
+	StepJobIDs []string
 }
 
 // CommitWorkflowTask applies a workflow task's work in one script. It is refused with
@@ -120,8 +130,23 @@ func (s *Store) CommitWorkflowTask(ctx context.Context, c TaskCommit) (*TaskComm
 		children = append(children, [7]string{ch.WorkflowID, string(body), ch.WorkflowType, ch.RunID, ch.PackageVersion,
 			ch.Queue, ch.Partition})
 	}
-	lists := make([]any, 3)
-	for i, v := range []any{arm, retire, children} {
+	steps := make([][]any, 0, len(c.StepJobs))
+	for i, j := range c.StepJobs {
+		a, err := j.args(fmt.Sprintf("StepJobs[%d]", i), false)
+		if err != nil {
+			return nil, err
+		}
+		steps = append(steps, a)
+	}
+	giveUp := make([]string, 0, len(c.GiveUpSteps))
+	for i, step := range c.GiveUpSteps {
+		if err := validateRequired(fmt.Sprintf("GiveUpSteps[%d]", i), step, true); err != nil {
+			return nil, err
+		}
+		giveUp = append(giveUp, step)
+	}
+	lists := make([]any, 5)
+	for i, v := range []any{arm, retire, children, steps, giveUp} {
 		b, err := json.Marshal(v)
 		if err != nil {
 			return nil, err
@@ -140,7 +165,11 @@ func (s *Store) CommitWorkflowTask(ctx context.Context, c TaskCommit) (*TaskComm
 	if err != nil {
 		return nil, err
 	}
-	return &TaskCommitted{Head: asInt(reply, 0), NextTaskID: asString(reply, 1)}, nil
+	res := &TaskCommitted{Head: asInt(reply, 0), NextTaskID: asString(reply, 1)}
+	for i := range c.StepJobs {
+		res.StepJobIDs = append(res.StepJobIDs, asString(reply, 2+i))
+	}
+	return res, nil
 }
 
 func flag(b bool) int {

@@ -36,7 +36,9 @@ const (
 	// its EventWorkflowStarted follows in the same history.
 	EventWorkflowContinuedAsNew EventKind = "workflow_continued_as_new"
 
-	// EventStepScheduled records a step sent to run as a job of its own (Name, Attempt).
+	// EventStepScheduled records a step sent to run as a job of its own (Name, Attempt,
+	// where the job runs: Queue, Partition, RateClass; FireAt when it is a retry due
+	// after its backoff).
 	EventStepScheduled EventKind = "step_scheduled"
 	// EventStepCompleted memoizes a step's Result (Name, Attempt).
 	EventStepCompleted EventKind = "step_completed"
@@ -161,6 +163,11 @@ type Event struct {
 
 	ChildWorkflowID string `json:"child,omitempty"`
 	ChildRunID      string `json:"child_run,omitempty"`
+
+	// Queue, Partition and RateClass are where a scheduled step's job runs.
+	Queue     string `json:"queue,omitempty"`
+	Partition string `json:"part,omitempty"`
+	RateClass string `json:"rc,omitempty"`
 }
 
 // MaxAppendEvents is the most events one Append takes.
@@ -178,7 +185,8 @@ func validateEvent(field string, e Event) error {
 		field, v string
 	}{{"RunID", e.RunID}, {"ParentWorkflowID", e.ParentWorkflowID}, {"ParentRunID", e.ParentRunID},
 		{"PackageVersion", e.PackageVersion}, {"WorkflowType", e.WorkflowType}, {"TimerID", e.TimerID},
-		{"ChildWorkflowID", e.ChildWorkflowID}, {"ChildRunID", e.ChildRunID}}
+		{"ChildWorkflowID", e.ChildWorkflowID}, {"ChildRunID", e.ChildRunID}, {"Queue", e.Queue},
+		{"Partition", e.Partition}, {"RateClass", e.RateClass}}
 	for _, n := range names {
 		if err := validateName(field+"."+n.field, n.v, true); err != nil {
 			return err

@@ -1712,10 +1712,12 @@ end
 -- in the inbox and the commit appends them after its own, then enqueues the next task.
 function K.wf_inbox(P, id) return P .. 'wfinbox:' .. id end
 function K.wf_closed(P, id) return P .. 'wfclosed:' .. id end -- a pub/sub channel, not a key
+function K.wf_steps(P, id) return P .. 'wfsteps:' .. id end
 
 -- Workflow runtime reply codes.
 local E_WORKFLOW_NOT_FOUND = -22 -- the workflow id has no history
 local E_WORKFLOW_CLOSED = -23 -- {E_WORKFLOW_CLOSED, status}: the run is over
+local E_STEP_NOT_PENDING = -24 -- {E_STEP_NOT_PENDING, why}: the step waits for no such step job
 
 -- The runtime fields of a workflow's row and the state of its outstanding task ('' when
 -- it has none, or when the task job is gone or finished).
@@ -1883,8 +1885,8 @@ local function wf_stage_task(P, tid)
 end
 
 -- Removes a workflow's task job whatever its state, as a terminated run needs no more
--- tasks: a running one's holder is told on the cancel channel, and its commit is refused
--- since the job is gone. The caller checked wf_need_task, K.scheduled and K.leases.
+-- tasks (or a step job, as a step given up needs no more attempts): a running one's
+-- holder is told on the cancel channel, and its commit is refused since the job is gone. The caller checked wf_need_task, K.scheduled and K.leases.
 --- @include rcall
 --- @include K.cancelled
 --- @include load_job
@@ -2061,6 +2063,63 @@ local function write_schedule_job(P, e, now)
   index_move(P, e.id, e, nil, 'available', now)
   index_available(P, e.id, e.queue, e.part, e.sticky, e.prio, e.sched)
   wake(P, e.queue)
+end
+
+-- Workflow step jobs (here, below new_job_fields, which they use). A step job runs a
+-- workflow step as a job of its own: s = {step (its key, "charge#1"), queue, part, rc,
+-- weight (text), payload, at (ms it is due)}. wf_enqueue_step enqueues it as a job of
+-- kind "workflow-step:<type>", fingerprinted by the step (so a step that keeps killing
+-- its worker quarantines that step's jobs only, and the run's tasks still run: it can
+-- be cancelled), scheduled when it is due later than now, and records that the step
+-- waits for it (K.wf_steps). Returns the job id. The caller checked wf_need_step.
+--- @include rcall
+--- @include K.wf
+--- @include K.job
+--- @include K.queues
+--- @include K.scheduled
+--- @include K.wf_steps
+--- @include new_job_fields
+--- @include move_count
+--- @include index_move
+--- @include make_available
+--- @include wake
+local function wf_enqueue_step(P, id, w, s, now)
+  local n = rcall('HINCRBY', K.wf(P, id), 'steps', 1)
+  local sid = 'wfs:' .. id .. ':' .. n
+  local j = { kind = 'workflow-step:' .. w.type, queue = s.queue, part = s.part, rc = s.rc, weight = s.weight,
+    payload = s.payload, fp = 'wfstep:' .. id .. '/' .. s.step, prio = 0, ret = '0', maxa = '25', schema = '1',
+    sticky = '', tags = '', ukey = '', state = 'available', sched = now }
+  if s.at > now then j.state, j.sched = 'scheduled', s.at end
+  local now_text = string.format('%d', now)
+  rcall('HSET', K.job(P, sid), unpack(new_job_fields(j, string.format('%d', j.sched), now_text)))
+  rcall('SADD', K.queues(P), s.queue)
+  if j.state == 'scheduled' then
+    move_count(P, s.queue, nil, 'scheduled')
+    index_move(P, sid, j, nil, 'scheduled', now)
+    rcall('ZADD', K.scheduled(P), j.sched, sid)
+  else
+    j.state = nil
+    make_available(P, sid, j, now)
+    wake(P, s.queue)
+  end
+  rcall('HSET', K.wf_steps(P, id), s.step, sid)
+  return sid
+end
+
+-- The structures wf_enqueue_step writes for step job s of workflow id, checked before
+-- any write.
+--- @include need
+--- @include need_counts
+--- @include need_available
+--- @include K.queues
+--- @include K.scheduled
+--- @include K.wf_steps
+local function wf_need_step(P, id, s)
+  need(K.queues(P), 'set')
+  need(K.scheduled(P), 'zset')
+  need(K.wf_steps(P, id), 'hash')
+  need_counts(P, s.queue)
+  need_available(P, { queue = s.queue, part = s.part, sticky = '', fp = 'wfstep:' .. id .. '/' .. s.step })
 end
 
 -- Worker heartbeats (keys.go, "Worker heartbeats").

@@ -5,20 +5,23 @@ same lease id and fence, and it is the workflow's outstanding task: LeaseRejecte
 the history's head is the sequence the task read (SequenceConflict), so a stale worker
 can never append.
 
-Then: the task's events are appended (a checkpoint stops here, with the timers and
-children below; the task keeps running); timers are armed and retired; children are
+Then: the task's events are appended (a checkpoint stops here, with the timers, children
+and step jobs below; the task keeps running); timers are armed and retired; children are
 opened with their first tasks (a run that closes or continues as new names its armed
-timers to retire); a run that closed publishes on its closed channel, updates its
-visibility row and tells its parent. An ending commit also
-appends the events that waited in the inbox while the task ran, acks the task (deleted,
-as a success with no retention) and enqueues the next task when the inbox held events
-or the caller asks for one (a new run after continue-as-new).
+timers to retire); steps that run as jobs of their own get their step jobs, and steps
+given up (a cancel) lose theirs, a running holder told on the cancel channel; a run that
+closed publishes on its closed channel, updates its visibility row and tells its parent.
+An ending commit also appends the events that waited in the inbox while the task ran
+(but a step job's events of a step the commit gives up), acks the task (deleted, as a
+success with no retention) and enqueues the next task when the inbox held events or the
+caller asks for one (a new run after continue-as-new).
 
 KEYS[1]  namespace prefix; derived keys (lib.lua): job:<id>, leases, queues, wf:<id>,
-         wfh:<id>, wfruns:<id>, wfinbox:<id>, wftimers:<id>, wfids, wfstatus:<s>, wfq:*,
-         timers, vis:<id>, visq:*, q:<queue>:{counts,ring,drr,p:<part>,wake}, unique,
-         quarantine, held:<fp>, retained, clock; the same for children and the parent;
-         channel wfclosed:<id>
+         wfh:<id>, wfruns:<id>, wfinbox:<id>, wftimers:<id>, wfsteps:<id>, wfids,
+         wfstatus:<s>, wfq:*, timers, vis:<id>, visq:*, scheduled,
+         q:<queue>:{counts,ring,drr,p:<part>,wake}, unique, quarantine, held:<fp>, retained,
+         clock; the same for children, step jobs and the parent; channels wfclosed:<id>,
+         cancelled
 ARGV[1]  workflow id
 ARGV[2]  task job id, ARGV[3] lease id, ARGV[4] fence
 ARGV[5]  expected head
@@ -29,13 +32,16 @@ ARGV[10] timers to arm: a JSON array of [timer id, fire ms (a string), armed seq
 ARGV[11] timers to retire, whatever their arming: a JSON array of timer ids
 ARGV[12] children: a JSON array of [child id, workflow_started body, type, run id,
          package version, queue, partition]
-ARGV[13] number of events n (as in wf_append.lua); then n groups of 9:
+ARGV[13] step jobs to enqueue: a JSON array of [step key, queue, partition, rate class,
+         weight, payload]
+ARGV[14] steps given up: a JSON array of step keys whose step jobs are dropped
+ARGV[15] number of events n (as in wf_append.lua); then n groups of 9:
          seq, kind, recorded ms (0 = the store clock), body, workflow type, run id,
          parent workflow id, parent run id, package version
-Replies  {0, head, next task id or ''}
+Replies  {0, head, next task id or '', the step jobs' ids in ARGV[13]'s order...}
          {-5}                       LeaseRejected: not the task's current holder
          {-20, expected, found}     SequenceConflict
-Cost     O((n + inbox (at most 1000) + timers + children) * log N)
+Cost     O((n + inbox (at most 1000) + timers + children + steps) * log N)
 ]]
 --- @include rcall
 --- @include OK
@@ -53,6 +59,7 @@ Cost     O((n + inbox (at most 1000) + timers + children) * log N)
 --- @include K.wf_inbox
 --- @include K.wf_timers
 --- @include K.wf_closed
+--- @include K.wf_steps
 --- @include K.timers
 --- @include K.unique
 --- @include SEP
@@ -67,6 +74,12 @@ Cost     O((n + inbox (at most 1000) + timers + children) * log N)
 --- @include wf_deliver
 --- @include wf_open
 --- @include wf_record_visibility
+--- @include wf_enqueue_step
+--- @include wf_need_step
+--- @include wf_drop_task
+--- @include load_job
+--- @include need_available
+--- @include K.scheduled
 --- @include release_unique
 --- @include delete_job
 --- @include flush_counts
@@ -76,10 +89,10 @@ local expected = tonumber(ARGV[5])
 local ending = ARGV[6] == '1'
 local want_next = ARGV[7] == '1'
 local parent_kind, parent_body = ARGV[8], ARGV[9]
-local n = tonumber(ARGV[13])
+local n = tonumber(ARGV[15])
 local events = {}
 for i = 1, n do
-  local b = 13 + (i - 1) * 9
+  local b = 15 + (i - 1) * 9
   events[i] = { seq = ARGV[b + 1], kind = ARGV[b + 2], at = tonumber(ARGV[b + 3]), body = ARGV[b + 4],
     type = ARGV[b + 5], run = ARGV[b + 6], parent = ARGV[b + 7], prun = ARGV[b + 8], pkg = ARGV[b + 9] }
 end
@@ -90,6 +103,12 @@ local children = {}
 for _, c in ipairs(cjson.decode(ARGV[12])) do
   children[#children + 1] = { id = c[1], body = c[2], type = c[3], run = c[4], pkg = c[5], queue = c[6], part = c[7] }
 end
+local steps = {}
+for _, s in ipairs(cjson.decode(ARGV[13])) do
+  steps[#steps + 1] = { step = s[1], queue = s[2], part = s[3], rc = s[4], weight = s[5], payload = s[6], at = 0 }
+end
+local given_up = {}
+for _, step in ipairs(cjson.decode(ARGV[14])) do given_up[#given_up + 1] = { step = step } end
 local now = now_ms(P)
 
 -- 1. the fence, the sequence, and every structure the writes touch.
@@ -101,6 +120,7 @@ need(K.leases(P), 'zset')
 need(K.timers(P), 'zset')
 need_counts(P, j.queue)
 if j.ukey ~= '' then need(K.unique(P), 'hash') end
+if #steps > 0 or #given_up > 0 then need(K.wf_steps(P, id), 'hash') end
 local bad = structure_error()
 if bad then return bad end
 local w = wf_load(P, id)
@@ -126,6 +146,18 @@ if parent_kind ~= '' and w.parent ~= '' then
     wf_need_task(P, parent_route)
   end
 end
+for _, s in ipairs(steps) do wf_need_step(P, id, s) end
+local giving_up = {}
+for _, g in ipairs(given_up) do
+  giving_up[g.step] = true
+  g.job = rcall('HGET', K.wf_steps(P, id), g.step)
+  local sj = g.job and load_job(P, g.job)
+  if sj then
+    need(K.scheduled(P), 'zset')
+    need_counts(P, sj.queue)
+    need_available(P, sj)
+  end
+end
 bad = structure_error()
 if bad then return bad end
 
@@ -133,8 +165,13 @@ if bad then return bad end
 local old_status, old_run = w.status, w.run
 for _, e in ipairs(inbox) do
   local kind, at, body = string.match(e, '^(.-)\n(.-)\n(.*)$')
-  events[#events + 1] = { seq = w.head + #events + 1, kind = kind, at = tonumber(at), body = body, type = '', run = '',
-    parent = '', prun = '', pkg = '' }
+  -- A step job committed into the inbox before this task gave its step up: the code
+  -- took the cancelled path, so the step's result is not history.
+  local stale = #given_up > 0 and string.sub(kind, 1, 5) == 'step_' and giving_up[cjson.decode(body).name]
+  if not stale then
+    events[#events + 1] = { seq = w.head + #events + 1, kind = kind, at = tonumber(at), body = body, type = '', run = '',
+      parent = '', prun = '', pkg = '' }
+  end
 end
 if #inbox > 0 then rcall('LTRIM', K.wf_inbox(P, id), #inbox, -1) end
 local runseq = nil
@@ -154,6 +191,12 @@ for _, c in ipairs(children) do
       { queue = c.queue, part = c.part }, now)
   end
 end
+for _, g in ipairs(given_up) do
+  rcall('HDEL', K.wf_steps(P, id), g.step)
+  if g.job then wf_drop_task(P, g.job) end
+end
+local step_ids = {}
+for i, s in ipairs(steps) do step_ids[i] = wf_enqueue_step(P, id, w, s, now) end
 if WF_CLOSED[w.status] and not WF_CLOSED[old_status] then
   rcall('PUBLISH', K.wf_closed(P, id), w.status)
   if parent_route then wf_deliver(P, w.parent, parent_kind, parent_body, now) end
@@ -174,4 +217,4 @@ if ending then
   if (want_next or #inbox > 0) and not WF_CLOSED[w.status] then next_task = wf_enqueue_task(P, id, w, r, now) end
 end
 flush_counts(P)
-return { OK, w.head, next_task }
+return { OK, w.head, next_task, unpack(step_ids) }

@@ -93,23 +93,30 @@ var wfStartCases = []conformanceCase{
 	}},
 }
 
+// readmitAfterLeaseLoss lets the lease of held expire, reclaims the job and admits it
+// again from queue, under a new fence.
+func readmitAfterLeaseLoss(t testing.TB, ctx context.Context, s *headgate.Store, held headgate.LeaseRef, queue string) headgate.Claim {
+	t.Helper()
+	advance(t, ctx, s, time.Hour)
+	if _, err := s.ReclaimExpired(ctx, 10); err != nil {
+		t.Fatal(err)
+	}
+	advance(t, ctx, s, time.Hour)
+	mustPromote(t, ctx, s)
+	fresh := admitOne(t, ctx, s, queue)
+	if fresh.Envelope.ID != held.JobID || fresh.Fence == held.Fence {
+		t.Fatalf("readmitted %s fence %d, the lost lease's job %s fence %d", fresh.Envelope.ID, fresh.Fence, held.JobID, held.Fence)
+	}
+	return fresh
+}
+
 // wfCommitTaskCases cover CommitWorkflowTask and FireTimers.
 var wfCommitTaskCases = []conformanceCase{
 	{"WfCommit/StaleWorkerRefused", func(t *testing.T, s *headgate.Store) {
 		ctx := freeze(t, s)
 		task := startRun(t, ctx, s, "w")
 		stale := task.LeaseRef()
-		// The lease expires, the task is reclaimed and admitted again: a new fence.
-		advance(t, ctx, s, time.Hour)
-		if _, err := s.ReclaimExpired(ctx, 10); err != nil {
-			t.Fatal(err)
-		}
-		advance(t, ctx, s, time.Hour)
-		mustPromote(t, ctx, s)
-		fresh := admitOne(t, ctx, s, "wf")
-		if fresh.Envelope.ID != stale.JobID || fresh.Fence == stale.Fence {
-			t.Fatalf("readmitted %s fence %d, stale fence %d", fresh.Envelope.ID, fresh.Fence, stale.Fence)
-		}
+		fresh := readmitAfterLeaseLoss(t, ctx, s, stale, "wf")
 		c := headgate.TaskCommit{WorkflowID: "w", Lease: stale, ExpectedHead: 1, End: true,
 			Events: []headgate.Event{{Seq: 2, Kind: headgate.EventWorkflowCompleted}}}
 		err := unchanged(t, ctx, s, "stale commit", func() error {

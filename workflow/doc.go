@@ -47,6 +47,12 @@
 // quarantine apply to them as to any job, and a task that keeps killing its worker is
 // quarantined like a job (its fingerprint is the workflow's).
 //
+// A step with StepOptions.Job runs as a job of its own instead, of kind
+// "workflow-step:<type>" on its own queue, partition and rate class (see StepJob): the
+// task that reaches it enqueues the step job in its commit and ends, and the step job
+// replays the history to the step, runs it there and commits its outcome with the
+// run's next task. Register the workflow type on the workers of the step's queue too.
+//
 // # Guarantees
 //
 //   - Commits are exactly once past the fence. A task's commit, and each checkpoint,
@@ -64,6 +70,9 @@
 //     result before it is committed, so the rerun is the only difference. Make steps
 //     idempotent (an id derived from
 //     the workflow id and step name serves as an idempotency key).
+//   - A step job's commit is fenced like a task's: by the job's lease and by the step
+//     still waiting for that job in the open run, so a stale or duplicate step job
+//     writes nothing (*headgate.LeaseRejectedError, *headgate.StepNotPendingError).
 //   - Time is the store's. Timers fire on Redis's clock (or a test's frozen one), so a
 //     fleet agrees on when a sleep ends whatever the hosts' clocks say.
 //

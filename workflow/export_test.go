@@ -8,3 +8,6 @@ func SetClock(now func() time.Time) (restore func()) {
 	old := clockFn.Swap(&now)
 	return func() { clockFn.Store(old) }
 }
+
+// StepBackoff is the wait o makes before the retry that follows attempt.
+func StepBackoff(o StepOptions, attempt int) time.Duration { return o.backoff(attempt) }

@@ -15,10 +15,12 @@ func TaskKind(workflowType string) string { return "workflow:" + workflowType }
 
 // Register registers fn as the code of a workflow type on w, which then serves the
 // type's tasks beside its jobs: they are headgate jobs on the workflows' queues, so
-// partitions, fairness, rate classes and quarantine apply to them. fn's input and output
-// travel as JSON. Each task re-runs fn from the top over the run's history (see the
-// package documentation); fn must be deterministic outside Step. Register panics, like
-// worker.Handle, when the type is already registered or w has started.
+// partitions, fairness, rate classes and quarantine apply to them. w also serves the
+// type's step jobs (StepKind), for the steps that run as jobs of their own on the
+// queues w serves. fn's input and output travel as JSON. Each task re-runs fn from the
+// top over the run's history (see the package documentation); fn must be deterministic
+// outside Step. Register panics, like worker.Handle, when the type is already
+// registered or w has started.
 func Register[In, Out any](w *worker.Worker, workflowType string, fn func(ctx Context, in In) (Out, error)) {
 	if err := checkName(workflowType); err != nil {
 		panic(fmt.Sprintf("workflow.Register: workflow type: %v", err))
@@ -27,6 +29,7 @@ func Register[In, Out any](w *worker.Worker, workflowType string, fn func(ctx Co
 	worker.HandleFunc(w, TaskKind(workflowType), func(ctx context.Context, claim *headgate.Claim) error {
 		return runTask(ctx, w, claim, body)
 	})
+	registerStepJobs(w, workflowType, body)
 }
 
 // runTask runs one task of a workflow and commits it. It returns worker.Settled when the

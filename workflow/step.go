@@ -35,6 +35,10 @@ type StepOptions struct {
 	// the step again. Without it a quick step's result rides in the task's next commit
 	// (see CheckpointAfter).
 	Checkpoint bool
+	// Job runs each attempt of the step as a headgate job of its own, on its queue,
+	// partition and rate class, rather than inside the workflow's task: see StepJob.
+	// Defaults to nil: the step runs in the task.
+	Job *StepJob
 }
 
 // Step runs fn as the named step of the run, once: its result is recorded in the history
@@ -47,6 +51,9 @@ type StepOptions struct {
 // A failed attempt is retried after a durable backoff (opts); after the last one Step
 // returns a *StepError, every replay the same. fn runs at least once: a worker that
 // dies after fn and before the result was committed leaves the step to run again.
+// With opts.Job, each attempt runs as a job of its own on its queue, partition and rate
+// class (see StepJob): the task ends at the step, and the step job's commit brings the
+// run back with the outcome.
 func Step[T any](ctx Context, name string, fn func(ctx context.Context) (T, error), opts *StepOptions) (T, error) {
 	var zero T
 	if err := checkName(name); err != nil {
@@ -64,6 +71,9 @@ func Step[T any](ctx Context, name string, fn func(ctx context.Context) (T, erro
 		if o.Backoff <= 0 {
 			o.Backoff = StepBackoffDefault
 		}
+	}
+	if err := o.Job.validate(); err != nil {
+		return zero, fmt.Errorf("workflow: step %s: %w", name, err)
 	}
 	c := ctx.state()
 	t := c.t
@@ -83,8 +93,25 @@ func Step[T any](ctx Context, name string, fn func(ctx context.Context) (T, erro
 		e, _ = t.match(c.scope, classStep, key)
 		last, replayed = e, true
 	}
+	run := false // a step job's attempt: this replay runs fn, and the job's handler commits
 	if replayed {
 		switch {
+		case last.Kind == headgate.EventStepScheduled:
+			// The attempt runs as a step job, whose commit brings its outcome.
+			target := t.isStepTarget(key, last.Attempt)
+			if c.cancelledLocked() {
+				if target {
+					t.skip = "the run was cancelled before the step ran"
+					t.block()
+				}
+				t.givenUp = append(t.givenUp, key)
+				t.mu.Unlock()
+				return zero, ErrCancelled
+			}
+			if !target {
+				t.block()
+			}
+			attempt, run = last.Attempt, true
 		case last.Kind == headgate.EventStepCompleted:
 			t.mu.Unlock()
 			var out T
@@ -96,25 +123,34 @@ func Step[T any](ctx Context, name string, fn func(ctx context.Context) (T, erro
 			t.mu.Unlock()
 			return zero, &StepError{Step: key, Attempt: last.Attempt, Message: errorText(last)}
 		}
-		// A retry is due when its timer fired, unless the run was cancelled first.
-		timer := retryTimer(key, last.Attempt)
-		fired := t.fired[timer]
-		if c.cancelledLocked() && (fired == 0 || t.cancelSeq < fired) {
-			t.retire = append(t.retire, timer)
-			t.mu.Unlock()
-			return zero, ErrCancelled
+		if !run {
+			// A retry is due when its timer fired, unless the run was cancelled first.
+			timer := retryTimer(key, last.Attempt)
+			fired := t.fired[timer]
+			if c.cancelledLocked() && (fired == 0 || t.cancelSeq < fired) {
+				t.retire = append(t.retire, timer)
+				t.mu.Unlock()
+				return zero, ErrCancelled
+			}
+			if fired == 0 {
+				t.block()
+			}
+			attempt = last.Attempt + 1
 		}
-		if fired == 0 {
-			t.block()
-		}
-		attempt = last.Attempt + 1
 	} else if c.cancelledLocked() {
 		t.mu.Unlock()
 		return zero, ErrCancelled
 	}
-	if t.replay {
-		// A replay test runs no new work.
-		t.block()
+	if !run {
+		if t.replay {
+			// A replay test, or a step job's replay of what came before its step, runs
+			// no new work.
+			t.block()
+		}
+		if o.Job != nil {
+			t.scheduleStep(key, attempt, o.Job)
+			t.block()
+		}
 	}
 	t.mu.Unlock()
 
@@ -129,6 +165,10 @@ func Step[T any](ctx Context, name string, fn func(ctx context.Context) (T, erro
 	if t.jobCtx.Err() != nil {
 		// The task was lost or handed back: what fn did is not recorded here.
 		t.fail(context.Cause(t.jobCtx))
+	}
+	if run {
+		t.ranStep(out, err, o)
+		t.block()
 	}
 	if err == nil {
 		b, jerr := json.Marshal(out)
@@ -153,13 +193,22 @@ func Step[T any](ctx Context, name string, fn func(ctx context.Context) (T, erro
 	if nerr != nil {
 		t.fail(fmt.Errorf("workflow: step %s: read the store clock: %w", key, nerr))
 	}
-	backoff := min(o.Backoff<<(attempt-1), StepBackoffCap)
-	fire := now.Add(backoff)
+	fire := now.Add(o.backoff(attempt))
 	t.record(headgate.Event{Kind: headgate.EventStepFailed, Name: key, Attempt: attempt,
 		Error: &headgate.WorkflowError{Message: msg}, FireAt: fire},
 		&headgate.TimerArm{TimerID: retryTimer(key, attempt), FireAt: fire})
 	t.block()
 	panic("unreachable")
+}
+
+// backoff is the wait before the retry that follows a failed attempt: Backoff, doubled
+// per retry up to StepBackoffCap (doubled step by step, so no shift overflows).
+func (o StepOptions) backoff(attempt int) time.Duration {
+	d := o.Backoff
+	for i := 1; i < attempt && d < StepBackoffCap; i++ {
+		d *= 2
+	}
+	return min(d, StepBackoffCap)
 }
 
 func retryTimer(key string, attempt int) string { return fmt.Sprintf("retry/%s/%d", key, attempt) }

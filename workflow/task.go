@@ -45,6 +45,7 @@ type task struct {
 	retire   []string
 	children []headgate.WorkflowStart
 	armed    bool
+	stepJobs // steps that run as jobs of their own (StepOptions.Job)
 
 	fatal   error // a non-determinism, a failed checkpoint: the task fails
 	blocked bool  // the code waits: the task ends
@@ -100,7 +101,7 @@ const (
 // false for the events that come from outside (signals, timers fired, ...).
 func commandOf(e headgate.Event) (class, key string, ok bool) {
 	switch e.Kind {
-	case headgate.EventStepCompleted, headgate.EventStepFailed:
+	case headgate.EventStepScheduled, headgate.EventStepCompleted, headgate.EventStepFailed:
 		return classStep, e.Name, true
 	case headgate.EventTimerStarted:
 		class, _, _ := strings.Cut(e.TimerID, "/")
@@ -223,7 +224,7 @@ func (t *task) checkpoint() {
 // commitLocked commits what is pending; the caller holds t.mu.
 func (t *task) commitLocked(end, next bool, parent *headgate.Event) (*headgate.TaskCommitted, error) {
 	c := headgate.TaskCommit{WorkflowID: t.wfID, Lease: t.lease, ExpectedHead: t.head, End: end, NextTask: next,
-		RetireTimers: t.retire, Children: t.children, ParentEvent: parent}
+		RetireTimers: t.retire, Children: t.children, ParentEvent: parent, StepJobs: t.scheduled, GiveUpSteps: t.givenUp}
 	for i, p := range t.pending {
 		e := p.e
 		e.Seq = t.head + int64(i) + 1
@@ -242,7 +243,7 @@ func (t *task) commitLocked(end, next bool, parent *headgate.Event) (*headgate.T
 		t.armed = true
 	}
 	t.head, t.committed = res.Head, clock()
-	t.pending, t.retire, t.children = nil, nil, nil
+	t.pending, t.retire, t.children, t.scheduled = nil, nil, nil, nil
 	return res, nil
 }
 

@@ -47,14 +47,17 @@ type Env struct {
 	ctx context.Context
 }
 
-// New returns an env on the embedded miniredis the test binary shares.
-func New(t testing.TB) *Env {
+// New returns an env on the embedded miniredis the test binary shares. Its worker
+// serves queues, in order (the default queue when none is given): name the queues of
+// steps that run as jobs of their own (workflow.StepJob) beside the workflows' queue.
+func New(t testing.TB, queues ...string) *Env {
 	t.Helper()
-	return NewOn(t, redistest.Miniredis(t))
+	return NewOn(t, redistest.Miniredis(t), queues...)
 }
 
-// NewOn returns an env on rdb, in a fresh namespace deleted when the test ends.
-func NewOn(t testing.TB, rdb redis.UniversalClient) *Env {
+// NewOn returns an env on rdb, in a fresh namespace deleted when the test ends, whose
+// worker serves queues as New's does.
+func NewOn(t testing.TB, rdb redis.UniversalClient, queues ...string) *Env {
 	t.Helper()
 	store := rqueuetest.NewStore(t, rdb)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -62,7 +65,7 @@ func NewOn(t testing.TB, rdb redis.UniversalClient) *Env {
 	if err := store.FreezeClock(ctx, Epoch); err != nil {
 		t.Fatalf("workflowtest: freeze the store clock: %v", err)
 	}
-	w, err := worker.New(rdb, &worker.Config{Namespace: store.Namespace(), ID: "workflowtest"})
+	w, err := worker.New(rdb, &worker.Config{Namespace: store.Namespace(), ID: "workflowtest", Queues: queues})
 	if err != nil {
 		t.Fatalf("workflowtest: new worker: %v", err)
 	}
@@ -157,6 +160,9 @@ func (e *Env) Timeline(id string) string {
 			if s != "" {
 				fmt.Fprintf(&b, " %s", s)
 			}
+		}
+		if ev.Queue != "" {
+			fmt.Fprintf(&b, " queue=%s", ev.Queue)
 		}
 		if ev.Error != nil {
 			fmt.Fprintf(&b, " error=%q", ev.Error.Message)

@@ -7,6 +7,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -247,6 +249,9 @@ type wfEventJSON struct {
 	FireAt     *string         `json:"fire_at,omitempty"`
 	ChildID    string          `json:"child_id,omitempty"`
 	ChildRunID string          `json:"child_run_id,omitempty"`
+	Queue      string          `json:"queue,omitempty"`
+	Partition  string          `json:"partition,omitempty"`
+	RateClass  string          `json:"rate_class,omitempty"`
 	Reason     string          `json:"reason,omitempty"`
 	Operator   string          `json:"operator,omitempty"`
 	Error      string          `json:"error,omitempty"`
@@ -284,8 +289,8 @@ func recorded(b []byte) json.RawMessage {
 func timelineEntry(e, prev headgate.Event, due map[string]time.Time, loc *time.Location) wfEventJSON {
 	j := wfEventJSON{Seq: e.Seq, At: utcTime(e.RecordedAt), Kind: string(e.Kind), RunID: e.RunID, Type: e.WorkflowType,
 		Name: e.Name, Attempt: e.Attempt, TimerID: e.TimerID, FireAt: utcTime(e.FireAt), ChildID: e.ChildWorkflowID,
-		ChildRunID: e.ChildRunID, Reason: e.Reason, Operator: e.Operator,
-		Input: recorded(e.Input), Result: recorded(e.Result), Payload: recorded(e.Payload)}
+		ChildRunID: e.ChildRunID, Queue: e.Queue, Partition: e.Partition, RateClass: e.RateClass, Reason: e.Reason,
+		Operator: e.Operator, Input: recorded(e.Input), Result: recorded(e.Result), Payload: recorded(e.Payload)}
 	if e.Error != nil {
 		j.Error = e.Error.Message
 	}
@@ -318,7 +323,10 @@ func timelineEntry(e, prev headgate.Event, due map[string]time.Time, loc *time.L
 	case headgate.EventWorkflowContinuedAsNew:
 		t = "continued as new: next run " + e.RunID
 	case headgate.EventStepScheduled:
-		t = fmt.Sprintf("step %s scheduled as a job (attempt %d)", e.Name, e.Attempt)
+		t = fmt.Sprintf("step %s scheduled as a job on %s (attempt %d)", e.Name, stepJobRoute(e), e.Attempt)
+		if !e.FireAt.IsZero() {
+			t += ", due at " + zonedTime(e.FireAt, loc)
+		}
 	case headgate.EventStepCompleted, headgate.EventStepFailed:
 		d := e.RecordedAt.Sub(prev.RecordedAt)
 		if prev.Seq != 0 {
@@ -399,24 +407,65 @@ func cmdWfShow(ctx context.Context, c *cli, id string) error {
 			due[fmt.Sprintf("retry/%s/%d", e.Name, e.Attempt)] = e.FireAt
 		}
 	}
+	waiting := waitingStepJobs(w, history)
 	if c.wf.json {
 		out := struct {
 			Workflow wfSummaryJSON `json:"workflow"`
 			Runs     []wfRunJSON   `json:"runs"`
 			Timeline []wfEventJSON `json:"timeline"`
-		}{Workflow: wfSummaryOf(w), Runs: []wfRunJSON{}, Timeline: timeline}
+			// StepJobs are the timeline's step_scheduled entries whose step waits for
+			// its job.
+			StepJobs []wfEventJSON `json:"waiting_step_jobs"`
+		}{Workflow: wfSummaryOf(w), Runs: []wfRunJSON{}, Timeline: timeline, StepJobs: []wfEventJSON{}}
+		for _, i := range waiting {
+			out.StepJobs = append(out.StepJobs, timeline[i])
+		}
 		for _, r := range runs {
 			out.Runs = append(out.Runs, wfRunJSON{RunID: r.RunID, Status: string(r.Status),
 				StartedAt: utcTime(r.StartedAt), ClosedAt: utcTime(r.ClosedAt)})
 		}
 		return c.printJSON(out)
 	}
-	return printWorkflow(c.stdout, w, len(runs), history, timeline, loc)
+	return printWorkflow(c.stdout, w, len(runs), history, timeline, waiting, loc)
+}
+
+// stepJobRoute is where a scheduled step's job runs: "queue Q, partition P, rate class R".
+func stepJobRoute(e headgate.Event) string {
+	r := "queue " + e.Queue
+	if e.Partition != "" {
+		r += ", partition " + e.Partition
+	}
+	if e.RateClass != "" {
+		r += ", rate class " + e.RateClass
+	}
+	return r
+}
+
+// waitingStepJobs returns the indexes in history of the step_scheduled events of the
+// open run whose steps have no outcome yet: the steps waiting for (or running as) their
+// step jobs.
+func waitingStepJobs(w *headgate.WorkflowSummary, history []headgate.Event) []int {
+	if w.Status.Closed() {
+		return nil
+	}
+	waiting := map[string]int{}
+	for i, e := range history {
+		switch e.Kind {
+		case headgate.EventWorkflowStarted:
+			clear(waiting)
+		case headgate.EventStepScheduled:
+			waiting[e.Name] = i
+		case headgate.EventStepCompleted, headgate.EventStepFailed:
+			delete(waiting, e.Name)
+		}
+	}
+	return slices.Sorted(maps.Values(waiting))
 }
 
 // printWorkflow writes a workflow's row and its history as a timeline: one line per
 // event, with its store time and the time since the run started.
-func printWorkflow(out io.Writer, w *headgate.WorkflowSummary, runs int, history []headgate.Event, timeline []wfEventJSON, loc *time.Location) error {
+func printWorkflow(out io.Writer, w *headgate.WorkflowSummary, runs int, history []headgate.Event, timeline []wfEventJSON,
+	waiting []int, loc *time.Location) error {
 	var b strings.Builder
 	line := func(k, v string) { fmt.Fprintf(&b, "%-10s %s\n", k+":", v) }
 	line("Workflow", w.WorkflowID)
@@ -432,6 +481,10 @@ func printWorkflow(out io.Writer, w *headgate.WorkflowSummary, runs int, history
 	line("Started", zonedTime(w.StartedAt, loc))
 	line("Closed", zonedTime(w.ClosedAt, loc))
 	line("Updated", zonedTime(w.UpdatedAt, loc))
+	for _, i := range waiting {
+		e := history[i]
+		line("Waiting", fmt.Sprintf("step %s, attempt %d, as a job on %s", e.Name, e.Attempt, stepJobRoute(e)))
+	}
 	fmt.Fprintf(&b, "\nTimeline (%d events):\n", len(history))
 	var runStart time.Time
 	for i, e := range history {

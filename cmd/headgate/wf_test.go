@@ -108,6 +108,9 @@ type wfEvent struct {
 	FireAt     *string         `json:"fire_at"`
 	ChildID    string          `json:"child_id"`
 	ChildRunID string          `json:"child_run_id"`
+	Queue      string          `json:"queue"`
+	Partition  string          `json:"partition"`
+	RateClass  string          `json:"rate_class"`
 	Reason     string          `json:"reason"`
 	Operator   string          `json:"operator"`
 	Error      string          `json:"error"`
@@ -125,7 +128,8 @@ type wfShow struct {
 		StartedAt *string `json:"started_at"`
 		ClosedAt  *string `json:"closed_at"`
 	} `json:"runs"`
-	Timeline []wfEvent `json:"timeline"`
+	Timeline        []wfEvent `json:"timeline"`
+	WaitingStepJobs []wfEvent `json:"waiting_step_jobs"`
 }
 
 type wfVerb struct {
@@ -355,5 +359,33 @@ func TestWfVerbs(t *testing.T) {
 		if code, _, errOut := b.wf(t, args...); code != exitUsage {
 			t.Errorf("wf %v: exit %d, want %d: %s", args, code, exitUsage, errOut)
 		}
+	}
+}
+
+// TestWfShowStepJob: a step that waits for its step job shows where the job runs, in
+// the timeline and as the run's Waiting line (waiting_step_jobs with -json).
+func TestWfShowStepJob(t *testing.T) {
+	t.Parallel()
+	b := setupWf(t) // its worker does not serve "payments": the step job waits
+	workflow.Register(b.env.Worker, "pay", func(ctx workflow.Context, _ struct{}) (string, error) {
+		return workflow.Step(ctx, "charge", func(context.Context) (string, error) { return "ch", nil },
+			&workflow.StepOptions{Job: &workflow.StepJob{Queue: "payments", Partition: "t-7", RateClass: "psp"}})
+	})
+	b.env.Start("pay", struct{}{}, "p1")
+	b.env.Run()
+	out := b.mustWf(t, "show", "p1", "-tz", "UTC")
+	for _, want := range []string{
+		"Waiting:   step charge#1, attempt 1, as a job on queue payments, partition t-7, rate class psp\n",
+		"step charge#1 scheduled as a job on queue payments, partition t-7, rate class psp (attempt 1)\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("wf show lacks %q:\n%s", want, out)
+		}
+	}
+	var show wfShow
+	b.wfJSON(t, exitOK, &show, "show", "p1")
+	if w := show.WaitingStepJobs; len(w) != 1 || w[0].Kind != "step_scheduled" || w[0].Name != "charge#1" ||
+		w[0].Queue != "payments" || w[0].Partition != "t-7" || w[0].RateClass != "psp" || w[0].Attempt != 1 {
+		t.Errorf("show -json waiting_step_jobs: %+v", w)
 	}
 }

@@ -336,13 +336,15 @@ func TestLuaArgvMatchesGo(t *testing.T) {
 	_, err = reg.SetPlacement(ctx, "n", NamespacePlacement{Mode: PlacementUnplaced})
 	must("set placement", err)
 	must("deprecate namespace", reg.Deprecate(ctx, "n"))
-	// The workflow runtime's transitions.
+	// The workflow runtime's transitions. Type t is routed to package version h above, so
+	// its runs' tasks are on h's task queue.
+	wfq := VersionedQueue("wfq", "h")
 	_, err = s.StartWorkflow(ctx, WorkflowStart{WorkflowID: "run", WorkflowType: "t", Queue: "wfq"})
 	must("start workflow", err)
 	must("signal workflow", s.SignalWorkflow(ctx, "run", "go", []byte("1")))
 	_, _, err = s.FireTimers(ctx, 10)
 	must("fire timers", err)
-	tasks, err := s.Admit(ctx, AdmitRequest{Worker: "w", LeaseID: "l2", Queues: []string{"wfq", "none"}, Capacity: 1, Lease: time.Minute})
+	tasks, err := s.Admit(ctx, AdmitRequest{Worker: "w", LeaseID: "l2", Queues: []string{wfq, "none"}, Capacity: 1, Lease: time.Minute})
 	must("admit task", err)
 	if len(tasks) != 1 {
 		t.Fatalf("admitted %d workflow tasks, want 1", len(tasks))
@@ -359,7 +361,7 @@ func TestLuaArgvMatchesGo(t *testing.T) {
 	must("terminate workflow", s.TerminateWorkflow(ctx, "held", "why", "op"))
 	_, err = s.StartWorkflow(ctx, WorkflowStart{WorkflowID: "failing", WorkflowType: "t", Queue: "wfq"})
 	must("start workflow", err)
-	tasks, err = s.Admit(ctx, AdmitRequest{Worker: "w", LeaseID: "l3", Queues: []string{"wfq", "none"}, Capacity: 1, Lease: time.Minute})
+	tasks, err = s.Admit(ctx, AdmitRequest{Worker: "w", LeaseID: "l3", Queues: []string{wfq, "none"}, Capacity: 1, Lease: time.Minute})
 	must("admit task", err)
 	_, err = s.CommitWorkflowTask(ctx, TaskCommit{WorkflowID: "failing", Lease: tasks[0].LeaseRef(), ExpectedHead: 1, End: true,
 		Events: []Event{{Seq: 2, Kind: EventStepCompleted, Name: "a#1"},

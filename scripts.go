@@ -38,6 +38,7 @@ const (
 	replyUndecodable      = -21
 	replyWorkflowNotFound = -22
 	replyWorkflowClosed   = -23
+	replyVersionDraining  = -24
 )
 
 // Reply codes of the schedule scripts (lua/lib.lua, -30 and below).
@@ -457,6 +458,8 @@ func replyError(script, jobID string, code int64, rest []any) error {
 		return fmt.Errorf("%w: %q", ErrWorkflowNotFound, jobID)
 	case replyWorkflowClosed:
 		return &WorkflowClosedError{WorkflowID: jobID, Status: WorkflowStatus(asString(rest, 0))}
+	case replyVersionDraining:
+		return &VersionDrainingError{WorkflowID: jobID, Version: asString(rest, 0)}
 
 	case replyScheduleNotFound:
 		return fmt.Errorf("%w: %q", ErrScheduleNotFound, jobID)

@@ -12,7 +12,9 @@ timers to retire); a run that closed publishes on its closed channel, updates it
 visibility row and tells its parent. An ending commit also
 appends the events that waited in the inbox while the task ran, acks the task (deleted,
 as a success with no retention) and enqueues the next task when the inbox held events
-or the caller asks for one (a new run after continue-as-new).
+or the caller asks for one (a new run after continue-as-new). A new run's
+workflow_started names its package version, and the run's tasks move to that version's
+task queue (wf_task_queue); children are opened on the version their start names.
 
 KEYS[1]  namespace prefix; derived keys (lib.lua): job:<id>, leases, queues, wf:<id>,
          wfh:<id>, wfruns:<id>, wfinbox:<id>, wftimers:<id>, wfids, wfstatus:<s>, wfq:*,
@@ -28,7 +30,8 @@ ARGV[8]  parent event kind ('' = none: child_completed | child_failed), ARGV[9] 
 ARGV[10] timers to arm: a JSON array of [timer id, fire ms (a string), armed seq]
 ARGV[11] timers to retire, whatever their arming: a JSON array of timer ids
 ARGV[12] children: a JSON array of [child id, workflow_started body, type, run id,
-         package version, queue, partition]
+         package version, queue (the child's own: its tasks go on its task queue),
+         partition]
 ARGV[13] number of events n (as in wf_append.lua); then n groups of 9:
          seq, kind, recorded ms (0 = the store clock), body, workflow type, run id,
          parent workflow id, parent run id, package version
@@ -66,6 +69,7 @@ Cost     O((n + inbox (at most 1000) + timers + children) * log N)
 --- @include wf_enqueue_task
 --- @include wf_deliver
 --- @include wf_open
+--- @include wf_task_queue
 --- @include wf_record_visibility
 --- @include release_unique
 --- @include delete_job
@@ -108,6 +112,10 @@ local r = wf_route(P, id)
 if r.task ~= tid then return { E_LEASE_REJECTED } end
 if w.head ~= expected then return { E_SEQUENCE_CONFLICT, expected, w.head } end
 local inbox = {}
+for _, e in ipairs(events) do
+  -- A new run (continue-as-new) may be on another version: its tasks go to its queue.
+  if e.kind == 'workflow_started' then r.queue = wf_task_queue(r.base, e.pkg) end
+end
 if ending then
   inbox = rcall('LRANGE', K.wf_inbox(P, id), 0, 999)
   wf_need_task(P, r)
@@ -115,7 +123,7 @@ end
 for _, c in ipairs(children) do
   wf_need_row(P, c.id)
   c.exists = wf_load(P, c.id).head > 0
-  if not c.exists then wf_need_task(P, { queue = c.queue, part = c.part }) end
+  if not c.exists then wf_need_task(P, { queue = wf_task_queue(c.queue, c.pkg), part = c.part }) end
 end
 local parent_route = nil
 if parent_kind ~= '' and w.parent ~= '' then

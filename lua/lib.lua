@@ -1658,12 +1658,12 @@ local E_WORKFLOW_CLOSED = -23 -- {E_WORKFLOW_CLOSED, status}: the run is over
 local E_VERSION_DRAINING = -24 -- {E_VERSION_DRAINING, version}: no new run starts on it
 
 -- The queue a workflow's tasks go on: its own queue (base) while the run is on no
--- package version, else "<base>@<version>" with the version's '%', ':', '{' and '}'
--- percent-encoded, as a queue name takes no colon or brace. Only the workers that serve
--- the version admit from that queue (VersionedQueue in wf_version.go does the same).
+-- package version, else "<base>@<version>" with the version's '%' and ':' percent-encoded,
+-- as a queue name takes no colon. Only the workers that serve the version admit from
+-- that queue (VersionedQueue in wf_version.go does the same).
 local function wf_task_queue(base, pkg)
   if pkg == '' then return base end
-  local enc = string.gsub(pkg, '[%%:{}]', function(c) return string.format('%%%02X', string.byte(c)) end)
+  local enc = string.gsub(pkg, '[%%:]', function(c) return string.format('%%%02X', string.byte(c)) end)
   return base .. '@' .. enc
 end
 

@@ -2,7 +2,7 @@
 wf_start.lua: starts a workflow run under an id, idempotently: an id that has a history
 already is left as it is and its current run is returned. A new id gets its
 workflow_started event (seq 1), its route (queue, partition), its visibility row and its
-first task, a job on the route that any worker serving the workflow type admits.
+first task, a job on the route that a worker serving the workflow type admits.
 
 The run is pinned to a package version: the one given, else the workflow type's package
 route (none: the run is unversioned). Its tasks go on the version's task queue

@@ -187,14 +187,20 @@ func wfSummaryOf(w *headgate.WorkflowSummary) wfSummaryJSON {
 		StartedAt: utcTime(w.StartedAt), ClosedAt: utcTime(w.ClosedAt), UpdatedAt: utcTime(w.UpdatedAt)}
 }
 
-func cmdWfList(ctx context.Context, c *cli, args []string) error {
+// wfPage checks the arguments of a paged listing (none, and -limit) and returns the
+// zone to print its times in.
+func (c *cli) wfPage(args []string) (*time.Location, error) {
 	if err := wantArgs(args, 0); err != nil {
-		return err
+		return nil, err
 	}
 	if c.wf.limit < 1 || c.wf.limit > 1000 {
-		return usagef("-limit %d is outside 1..1000", c.wf.limit)
+		return nil, usagef("-limit %d is outside 1..1000", c.wf.limit)
 	}
-	loc, err := c.zone()
+	return c.zone()
+}
+
+func cmdWfList(ctx context.Context, c *cli, args []string) error {
+	loc, err := c.wfPage(args)
 	if err != nil {
 		return err
 	}

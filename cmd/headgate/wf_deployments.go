@@ -34,13 +34,7 @@ func wfDeploymentOf(d *headgate.WorkerDeployment) wfDeploymentJSON {
 // cmdWfDeployments lists the worker deployments: the versions each serves and its
 // desired state, undecodable rows apart.
 func cmdWfDeployments(ctx context.Context, c *cli, args []string) error {
-	if err := wantArgs(args, 0); err != nil {
-		return err
-	}
-	if c.wf.limit < 1 || c.wf.limit > 1000 {
-		return usagef("-limit %d is outside 1..1000", c.wf.limit)
-	}
-	loc, err := c.zone()
+	loc, err := c.wfPage(args)
 	if err != nil {
 		return err
 	}

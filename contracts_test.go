@@ -336,16 +336,18 @@ func TestLuaArgvMatchesGo(t *testing.T) {
 	_, err = reg.SetPlacement(ctx, "n", NamespacePlacement{Mode: PlacementUnplaced})
 	must("set placement", err)
 	must("deprecate namespace", reg.Deprecate(ctx, "n"))
-	// The workflow runtime's transitions.
+	// The workflow runtime's transitions. Type t is routed to package version h above, so
+	// its runs' tasks are on h's task queue.
+	wfq := VersionedQueue("wfq", "h")
 	_, err = s.StartWorkflow(ctx, WorkflowStart{WorkflowID: "stepper", WorkflowType: "t", RunID: "r", Queue: "wfq"})
 	must("start workflow", err)
-	stepTasks, err := s.Admit(ctx, AdmitRequest{Worker: "w", LeaseID: "l4", Queues: []string{"wfq", "none"}, Capacity: 1, Lease: time.Minute})
+	stepTasks, err := s.Admit(ctx, AdmitRequest{Worker: "w", LeaseID: "l4", Queues: []string{wfq, "none"}, Capacity: 1, Lease: time.Minute})
 	must("admit task", err)
 	_, err = s.CommitWorkflowTask(ctx, TaskCommit{WorkflowID: "stepper", Lease: stepTasks[0].LeaseRef(), ExpectedHead: 1, End: true,
 		Events:   []Event{{Seq: 2, Kind: EventStepScheduled, Name: "s#1", Attempt: 1, Queue: "steps"}},
 		StepJobs: []StepJob{{Step: "s#1", Queue: "steps"}}})
 	must("schedule a step job", err)
-	stepJobs, err := s.Admit(ctx, AdmitRequest{Worker: "w", LeaseID: "l5", Queues: []string{"steps"}, Capacity: 1, Lease: time.Minute})
+	stepJobs, err := s.Admit(ctx, AdmitRequest{Worker: "w", LeaseID: "l5", Queues: []string{VersionedQueue("steps", "h")}, Capacity: 1, Lease: time.Minute})
 	must("admit step job", err)
 	if len(stepJobs) != 1 {
 		t.Fatalf("admitted %d step jobs, want 1", len(stepJobs))
@@ -354,14 +356,14 @@ func TestLuaArgvMatchesGo(t *testing.T) {
 	_, err = s.CommitWorkflowStep(ctx, StepCommit{WorkflowID: "stepper", RunID: "r", Step: "s#1", Lease: stepJobs[0].LeaseRef(),
 		Events: []Event{{Kind: EventStepFailed, Name: "s#1", Attempt: 1, FireAt: retryAt},
 			{Kind: EventStepScheduled, Name: "s#1", Attempt: 2, FireAt: retryAt}},
-		Retry: &StepJob{Step: "s#1", Queue: "steps", RunAt: retryAt}})
+		Retry: &StepJob{Step: "s#1", Queue: VersionedQueue("steps", "h"), RunAt: retryAt}})
 	must("commit a step job's failed attempt", err)
 	_, err = s.StartWorkflow(ctx, WorkflowStart{WorkflowID: "run", WorkflowType: "t", Queue: "wfq"})
 	must("start workflow", err)
 	must("signal workflow", s.SignalWorkflow(ctx, "run", "go", []byte("1")))
 	_, _, err = s.FireTimers(ctx, 10)
 	must("fire timers", err)
-	tasks, err := s.Admit(ctx, AdmitRequest{Worker: "w", LeaseID: "l2", Queues: []string{"wfq", "none"}, Capacity: 1, Lease: time.Minute})
+	tasks, err := s.Admit(ctx, AdmitRequest{Worker: "w", LeaseID: "l2", Queues: []string{wfq, "none"}, Capacity: 1, Lease: time.Minute})
 	must("admit task", err)
 	if len(tasks) != 1 {
 		t.Fatalf("admitted %d workflow tasks, want 1", len(tasks))
@@ -378,7 +380,7 @@ func TestLuaArgvMatchesGo(t *testing.T) {
 	must("terminate workflow", s.TerminateWorkflow(ctx, "held", "why", "op"))
 	_, err = s.StartWorkflow(ctx, WorkflowStart{WorkflowID: "failing", WorkflowType: "t", Queue: "wfq"})
 	must("start workflow", err)
-	tasks, err = s.Admit(ctx, AdmitRequest{Worker: "w", LeaseID: "l3", Queues: []string{"wfq", "none"}, Capacity: 1, Lease: time.Minute})
+	tasks, err = s.Admit(ctx, AdmitRequest{Worker: "w", LeaseID: "l3", Queues: []string{wfq, "none"}, Capacity: 1, Lease: time.Minute})
 	must("admit task", err)
 	_, err = s.CommitWorkflowTask(ctx, TaskCommit{WorkflowID: "failing", Lease: tasks[0].LeaseRef(), ExpectedHead: 1, End: true,
 		Events: []Event{{Seq: 2, Kind: EventStepCompleted, Name: "a#1"},

@@ -234,6 +234,11 @@ func (k keys) Deployments() string { return k.prefix + "deploys" }
 // DeploymentIndex is a ZSET of worker deployment names, all scored 0 (name order).
 func (k keys) DeploymentIndex() string { return k.prefix + "deployidx" }
 
+// VersionDeployments is a HASH of counts over the worker deployments: "n:<version>" ->
+// how many list the version, "a:<version>" -> how many of those are active. A version
+// with deployments and no active one is draining: no new run starts on it.
+func (k keys) VersionDeployments() string { return k.prefix + "verdeploys" }
+
 // Workloops is a HASH: workloop id -> record bytes.
 func (k keys) Workloops() string { return k.prefix + "loops" }
 

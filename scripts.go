@@ -41,6 +41,7 @@ const (
 	replyWorkflowNotFound = -22
 	replyWorkflowClosed   = -23
 	replyStepNotPending   = -24
+	replyVersionDraining  = -25
 )
 
 // Reply codes of the schedule scripts (lua/lib.lua, -30 and below).
@@ -463,6 +464,8 @@ func replyError(script, jobID string, code int64, rest []any) error {
 		return &WorkflowClosedError{WorkflowID: jobID, Status: WorkflowStatus(asString(rest, 0))}
 	case replyStepNotPending:
 		return stepNotPending(jobID, asString(rest, 0))
+	case replyVersionDraining:
+		return &VersionDrainingError{WorkflowID: jobID, Version: asString(rest, 0)}
 
 	case replyScheduleNotFound:
 		return fmt.Errorf("%w: %q", ErrScheduleNotFound, jobID)

@@ -181,6 +181,7 @@ func TestLuaKeysMatchGo(t *testing.T) {
 		{`K.package_routes(P)`, k.PackageRoutes()},
 		{`K.package_route_index(P)`, k.PackageRouteIndex()},
 		{`K.deployments(P)`, k.Deployments()},
+		{`K.version_deployments(P)`, k.VersionDeployments()},
 		{`K.deployment_index(P)`, k.DeploymentIndex()},
 		{`K.workloops(P)`, k.Workloops()},
 		{`K.workloop_index(P)`, k.WorkloopIndex()},

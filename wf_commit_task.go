@@ -118,6 +118,9 @@ func (s *Store) CommitWorkflowTask(ctx context.Context, c TaskCommit) (*TaskComm
 		if err := validateName(field+".Partition", ch.Partition, true); err != nil {
 			return nil, err
 		}
+		if err := validateVersion(field+".PackageVersion", ch.Queue, ch.PackageVersion); err != nil {
+			return nil, err
+		}
 		started := Event{Seq: 1, Kind: EventWorkflowStarted, WorkflowType: ch.WorkflowType, RunID: ch.RunID,
 			ParentWorkflowID: c.WorkflowID, PackageVersion: ch.PackageVersion, Input: ch.Input}
 		if err := validateEvent(field, started); err != nil {

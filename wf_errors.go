@@ -57,3 +57,17 @@ type WorkflowClosedError struct {
 func (e *WorkflowClosedError) Error() string {
 	return fmt.Sprintf("headgate: workflow %q is %s: its run is over", e.WorkflowID, e.Status)
 }
+
+// VersionDrainingError: a new run was to start on package Version, which the worker
+// deployments that list it are all draining (or drained), so no new run starts on it.
+// Nothing was written; route the workflow type to a version an active deployment
+// serves (PutPackageRoute), or set one of its deployments active again.
+type VersionDrainingError struct {
+	WorkflowID string
+	Version    string
+}
+
+func (e *VersionDrainingError) Error() string {
+	return fmt.Sprintf("headgate: workflow %q: version %q is draining: no new run starts on it; route the type to another version",
+		e.WorkflowID, e.Version)
+}

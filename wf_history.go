@@ -36,9 +36,12 @@ type WorkflowSummary struct {
 	// RunStartSeq is the seq of the current run's workflow_started event, for workflows
 	// the runtime started (0 for histories written with Append alone).
 	RunStartSeq int64
+	// Queue is the queue the workflow was started on ("" for histories written with
+	// Append alone); its tasks go on VersionedQueue(Queue, PackageVersion).
+	Queue string
 }
 
-var workflowRowFields = []string{"head", "status", "type", "run", "parent", "prun", "pkg", "started", "closed", "updated", "runseq"}
+var workflowRowFields = []string{"head", "status", "type", "run", "parent", "prun", "pkg", "started", "closed", "updated", "runseq", "queue"}
 
 func summaryFromRow(id string, v []any) *WorkflowSummary {
 	if len(v) != len(workflowRowFields) || v[0] == nil {
@@ -54,7 +57,7 @@ func summaryFromRow(id string, v []any) *WorkflowSummary {
 	}
 	return &WorkflowSummary{WorkflowID: id, Head: n(0), Status: WorkflowStatus(f(1)), WorkflowType: f(2),
 		RunID: f(3), ParentWorkflowID: f(4), ParentRunID: f(5), PackageVersion: f(6), StartedAt: t(7),
-		ClosedAt: t(8), UpdatedAt: t(9), RunStartSeq: n(10)}
+		ClosedAt: t(8), UpdatedAt: t(9), RunStartSeq: n(10), Queue: f(11)}
 }
 
 // GetWorkflow returns a workflow's row, or ErrWorkflowNotFound when it has no history.

@@ -14,11 +14,16 @@ type WorkflowStart struct {
 	RunID string
 	// Input is the run's input as the runtime encoded it.
 	Input []byte
-	// PackageVersion is the content hash of the code the run is pinned to; may be empty.
+	// PackageVersion is the package version (content hash) the run is pinned to. Empty:
+	// the workflow type's package route (PutPackageRoute), and without one the run is
+	// unversioned. StartWorkflow refuses a version that is draining (see SetDesiredState)
+	// with *VersionDrainingError; a task's children are not refused, as they belong to
+	// a run that exists.
 	PackageVersion string
 	// Queue and Partition route the workflow's tasks (and, by default, its children's):
-	// the queue's workers admit them, with the partition's fair share. Queue defaults to
-	// QueueDefault.
+	// the queue's workers admit them, with the partition's fair share; a run on a
+	// version has its tasks on VersionedQueue(Queue, version), which only the workers
+	// serving the version admit. Queue defaults to QueueDefault.
 	Queue     string
 	Partition string
 }
@@ -38,7 +43,8 @@ type WorkflowStarted struct {
 // StartWorkflow starts a run under st.WorkflowID, idempotently: an id that has a history
 // is left as it is and its current run is reported (Started false), whatever its status.
 // A new id gets its workflow_started event, its visibility row and its first task, in one
-// script.
+// script. The run is pinned to st.PackageVersion or the type's route; a version that
+// is draining is refused with *VersionDrainingError, and nothing is written.
 func (s *Store) StartWorkflow(ctx context.Context, st WorkflowStart) (*WorkflowStarted, error) {
 	if st.Queue == "" {
 		st.Queue = QueueDefault
@@ -53,6 +59,9 @@ func (s *Store) StartWorkflow(ctx context.Context, st WorkflowStart) (*WorkflowS
 		return nil, err
 	}
 	if err := validateName("Partition", st.Partition, true); err != nil {
+		return nil, err
+	}
+	if err := validateVersion("PackageVersion", st.Queue, st.PackageVersion); err != nil {
 		return nil, err
 	}
 	started := Event{Seq: 1, Kind: EventWorkflowStarted, WorkflowType: st.WorkflowType, RunID: st.RunID,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -41,7 +42,9 @@ const (
 	// WorkflowReason.ChildStatus ("" when the child has no row).
 	WhyWorkflowWaitingForChild WorkflowWhyReason = "waiting_for_child"
 	// WhyWorkflowTaskNotRunning: the run's task job WorkflowReason.Task is not running;
-	// WorkflowReason.TaskWhy is that job's own explanation (Store.Why).
+	// WorkflowReason.TaskWhy is that job's own explanation (Store.Why). For a run pinned
+	// to package version WorkflowReason.Version whose task no live worker admits, the
+	// sentence says that no worker serves the version.
 	WhyWorkflowTaskNotRunning WorkflowWhyReason = "task_not_running"
 	// WhyWorkflowRunning: the run's task job WorkflowReason.Task is running;
 	// WorkflowReason.TaskWhy holds its running reason (worker, lease, since, until).
@@ -60,6 +63,7 @@ type WorkflowReason struct {
 	ChildRun    string         `json:"child_run,omitempty"`
 	ChildStatus WorkflowStatus `json:"child_status,omitempty"`
 	Task        string         `json:"task,omitempty"`
+	Version     string         `json:"version,omitempty"`
 	Step        string         `json:"step,omitempty"`
 	Message     string         `json:"message,omitempty"`
 	Attempt     int            `json:"attempt,omitempty"`
@@ -153,7 +157,7 @@ func (s *Store) WhyWorkflow(ctx context.Context, id string) (*WorkflowExplanatio
 		e.Reasons = append(e.Reasons, WorkflowReason{Reason: WhyWorkflowPaused, Since: pausedAt})
 	}
 	if task != "" {
-		r, err := s.taskReason(ctx, task)
+		r, err := s.taskReason(ctx, task, row.PackageVersion)
 		if err != nil {
 			return nil, err
 		}
@@ -185,14 +189,14 @@ func (s *Store) WhyWorkflow(ctx context.Context, id string) (*WorkflowExplanatio
 	return e, nil
 }
 
-// taskReason is the reason of a run with an outstanding task job: running or not, with
-// the job's own explanation.
-func (s *Store) taskReason(ctx context.Context, task string) (WorkflowReason, error) {
+// taskReason is the reason of a run on package version (or none) with an outstanding
+// task job: running or not, with the job's own explanation.
+func (s *Store) taskReason(ctx context.Context, task, version string) (WorkflowReason, error) {
 	why, err := s.Why(ctx, task, nil)
 	if err != nil {
 		return WorkflowReason{}, fmt.Errorf("headgate: why workflow task %q: %w", task, err)
 	}
-	r := WorkflowReason{Reason: WhyWorkflowTaskNotRunning, Task: task, TaskWhy: why}
+	r := WorkflowReason{Reason: WhyWorkflowTaskNotRunning, Task: task, Version: version, TaskWhy: why}
 	if why.State == StateRunning {
 		r.Reason = WhyWorkflowRunning
 	}
@@ -259,7 +263,11 @@ func (r WorkflowReason) Sentence(now time.Time) string {
 		}
 		return fmt.Sprintf("it waits for child workflow %s (%s) since %s", r.Child, status, whenFrom(r.Since, now))
 	case WhyWorkflowTaskNotRunning:
-		return fmt.Sprintf("its task job %s is not running (%s)", r.Task, r.TaskWhy.State)
+		s := fmt.Sprintf("its task job %s is not running (%s)", r.Task, r.TaskWhy.State)
+		if r.Version != "" && slices.ContainsFunc(r.TaskWhy.Reasons, func(tr Reason) bool { return tr.Reason == WhyNoLiveWorker }) {
+			s += fmt.Sprintf(": no worker serves version %s", r.Version)
+		}
+		return s
 	case WhyWorkflowRunning:
 		return fmt.Sprintf("its task job %s is running", r.Task)
 	}

@@ -63,3 +63,21 @@ func (i *Inspector) RetryWorkflow(ctx context.Context, id string) (string, error
 func (i *Inspector) WorkflowRuns(ctx context.Context, id string) ([]headgate.RunSummary, error) {
 	return i.store.ReadRunChain(ctx, id)
 }
+
+// WorkerDeployments lists the worker deployments in name order, a page at a time
+// (undecodable rows apart): the versions each serves and its desired state.
+func (i *Inspector) WorkerDeployments(ctx context.Context, cursor string, limit int) (*headgate.WorkerDeploymentListing, string, error) {
+	return i.store.ListWorkerDeployments(ctx, cursor, limit)
+}
+
+// SetDeploymentState sets a worker deployment's desired state: draining (or drained)
+// stops new runs starting on its versions unless another deployment that lists them is
+// active, while the runs on them finish. It returns the deployment as stored, nil when
+// there is none.
+func (i *Inspector) SetDeploymentState(ctx context.Context, name string, desired headgate.DesiredState) (*headgate.WorkerDeployment, error) {
+	d, err := i.store.SetDesiredState(ctx, name, desired)
+	if d == nil {
+		return nil, err
+	}
+	return d, i.audit(err, "worker deployment state set", "deployment", name, "desired", string(desired))
+}

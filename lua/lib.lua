@@ -1269,6 +1269,7 @@ function K.package_routes(P) return P .. 'routes' end
 function K.package_route_index(P) return P .. 'routeidx' end
 function K.deployments(P) return P .. 'deploys' end
 function K.deployment_index(P) return P .. 'deployidx' end
+function K.version_deployments(P) return P .. 'verdeploys' end
 function K.workloops(P) return P .. 'loops' end
 function K.workloop_index(P) return P .. 'loopidx' end
 function K.workloops_due(P) return P .. 'loopdue' end
@@ -1474,6 +1475,40 @@ end
 local function deployment_row(created, updated, desired, desired_at, spec)
   return string.format('{"created":%d,"updated":%d,"desired":"%s","desired_at":%d}', created, updated, desired,
     desired_at) .. '\n' .. spec
+end
+
+-- Moves K.version_deployments by sign (1 as a stored deployment row arrives, -1 as it
+-- goes) for each version the row lists: its 'n:' count and, for an active deployment,
+-- its 'a:' count. An undecodable row (row may be nil) counts for nothing. The caller
+-- checked that K.version_deployments is a hash. Cost O(versions listed).
+--- @include rcall
+--- @include K.version_deployments
+--- @include deployment_parse
+local function deployment_count(P, row, sign)
+  local m, spec = nil, nil
+  if row then m, spec = deployment_parse(row) end
+  if not m then return end
+  local ok, d = pcall(cjson.decode, spec)
+  if not ok or type(d) ~= 'table' or type(d.versions) ~= 'table' then return end
+  local key = K.version_deployments(P)
+  for _, v in ipairs(d.versions) do
+    if type(v) == 'string' then
+      local fields = { 'n:' .. v }
+      if m.desired == 'active' then fields[2] = 'a:' .. v end
+      for _, f in ipairs(fields) do
+        if rcall('HINCRBY', key, f, sign) <= 0 then rcall('HDEL', key, f) end
+      end
+    end
+  end
+end
+
+-- Whether version v is draining: worker deployments list it and none of them is active,
+-- so no new run starts on it. A version no deployment lists is not draining.
+--- @include rcall
+--- @include K.version_deployments
+local function version_draining(P, v)
+  local c = rcall('HMGET', K.version_deployments(P), 'n:' .. v, 'a:' .. v)
+  return (tonumber(c[1]) or 0) > 0 and (tonumber(c[2]) or 0) == 0
 end
 
 -- What an operator's edit may change, as bits of its mask (edit.go and retry.go pass the
@@ -1705,7 +1740,8 @@ end
 
 
 -- Workflow runtime (keys.go, "Workflow runtime keys"). A workflow's row also holds its
--- route and task: 'queue', 'part' (where its tasks run), 'task' (the id of its
+-- route and task: 'queue', 'part' (where its tasks run: a run on a package version 'pkg'
+-- runs them on wf_task_queue(queue, pkg)), 'task' (the id of its
 -- outstanding task job, '' when none), 'tasks' (task ids minted), 'runseq' (seq of the
 -- current run's workflow_started). While the task runs, the history is written only by
 -- its commit (fenced); events from outside (signals, timers, children, operators) wait
@@ -1718,17 +1754,31 @@ function K.wf_steps(P, id) return P .. 'wfsteps:' .. id end
 local E_WORKFLOW_NOT_FOUND = -22 -- the workflow id has no history
 local E_WORKFLOW_CLOSED = -23 -- {E_WORKFLOW_CLOSED, status}: the run is over
 local E_STEP_NOT_PENDING = -24 -- {E_STEP_NOT_PENDING, why}: the step waits for no such step job
+local E_VERSION_DRAINING = -25 -- {E_VERSION_DRAINING, version}: no new run starts on it
 
--- The runtime fields of a workflow's row and the state of its outstanding task ('' when
--- it has none, or when the task job is gone or finished).
+-- The queue a workflow's tasks go on: its own queue (base) while the run is on no
+-- package version, else "<base>@<version>" with the version's '%' and ':' percent-encoded,
+-- as a queue name takes no colon. Only the workers that serve the version admit from
+-- that queue (VersionedQueue in wf_version.go does the same).
+local function wf_task_queue(base, pkg)
+  if pkg == '' then return base end
+  local enc = string.gsub(pkg, '[%%:]', function(c) return string.format('%%%02X', string.byte(c)) end)
+  return base .. '@' .. enc
+end
+
+-- The runtime fields of a workflow's row (r.base its own queue, r.queue its task queue)
+-- and the state of its outstanding task ('' when it has none, or when the task job is
+-- gone or finished).
 --- @include rcall
 --- @include str
 --- @include K.wf
 --- @include K.job
 --- @include UNFINISHED
+--- @include wf_task_queue
 local function wf_route(P, id)
-  local v = rcall('HMGET', K.wf(P, id), 'queue', 'part', 'task', 'runseq')
-  local r = { queue = str(v[1]), part = str(v[2]), task = str(v[3]), runseq = tonumber(v[4]) or 0, task_state = '' }
+  local v = rcall('HMGET', K.wf(P, id), 'queue', 'part', 'task', 'runseq', 'pkg')
+  local r = { base = str(v[1]), queue = wf_task_queue(str(v[1]), str(v[5])), pkg = str(v[5]), part = str(v[2]),
+    task = str(v[3]), runseq = tonumber(v[4]) or 0, task_state = '' }
   if r.task ~= '' then
     local st = rcall('HGET', K.job(P, r.task), 'state')
     if st and UNFINISHED[st] then r.task_state = st end
@@ -1846,20 +1896,23 @@ local function wf_deliver(P, id, kind, body, now)
 end
 
 -- Opens a workflow: the history's first workflow_started event (started = {body, type,
--- run, parent, prun, pkg}), its route, visibility row and first task. The caller checked
--- that the id has no history, and wf_need_row and wf_need_task.
+-- run, parent, prun, pkg}), its route (route.queue is the workflow's own queue; its
+-- tasks go on wf_task_queue of it), visibility row and first task. The caller checked
+-- that the id has no history, and wf_need_row and wf_need_task of the task queue.
 --- @include rcall
 --- @include K.wf
 --- @include wf_load
 --- @include wf_append_events
 --- @include wf_enqueue_task
 --- @include wf_record_visibility
+--- @include wf_task_queue
 local function wf_open(P, id, started, route, now)
   local w = wf_load(P, id)
   wf_append_events(P, id, w, { { seq = 1, kind = 'workflow_started', at = now, body = started.body, type = started.type,
     run = started.run, parent = started.parent, prun = started.prun, pkg = started.pkg } }, now)
   rcall('HSET', K.wf(P, id), 'queue', route.queue, 'part', route.part, 'runseq', 1)
-  local r = { queue = route.queue, part = route.part, task = '', task_state = '', runseq = 1 }
+  local r = { base = route.queue, queue = wf_task_queue(route.queue, started.pkg), part = route.part, task = '',
+    task_state = '', runseq = 1 }
   wf_record_visibility(P, id, { run = started.run, type = started.type, status = 'running', started = now, closed = '',
     parent = started.parent, pkg = started.pkg, memo = '' }, now)
   return wf_enqueue_task(P, id, w, r, now)

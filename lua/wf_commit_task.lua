@@ -14,7 +14,9 @@ closed publishes on its closed channel, updates its visibility row and tells its
 An ending commit also appends the events that waited in the inbox while the task ran
 (but a step job's events of a step the commit gives up), acks the task (deleted, as a
 success with no retention) and enqueues the next task when the inbox held events or the
-caller asks for one (a new run after continue-as-new).
+caller asks for one (a new run after continue-as-new). A new run's workflow_started names
+its package version, and the run's tasks move to that version's task queue
+(wf_task_queue); children are opened on the version their start names.
 
 KEYS[1]  namespace prefix; derived keys (lib.lua): job:<id>, leases, queues, wf:<id>,
          wfh:<id>, wfruns:<id>, wfinbox:<id>, wftimers:<id>, wfsteps:<id>, wfids,
@@ -31,8 +33,10 @@ ARGV[8]  parent event kind ('' = none: child_completed | child_failed), ARGV[9] 
 ARGV[10] timers to arm: a JSON array of [timer id, fire ms (a string), armed seq]
 ARGV[11] timers to retire, whatever their arming: a JSON array of timer ids
 ARGV[12] children: a JSON array of [child id, workflow_started body, type, run id,
-         package version, queue, partition]
-ARGV[13] step jobs to enqueue: a JSON array of [step key, queue, partition, rate class,
+         package version, queue (the child's own: its tasks go on its task queue),
+         partition]
+ARGV[13] step jobs to enqueue: a JSON array of [step key, queue (the step's own: the job goes on
+         the run version's queue of it, as tasks do), partition, rate class,
          weight, payload]
 ARGV[14] steps given up: a JSON array of step keys whose step jobs are dropped
 ARGV[15] number of events n (as in wf_append.lua); then n groups of 9:
@@ -73,6 +77,7 @@ Cost     O((n + inbox (at most 1000) + timers + children + steps) * log N)
 --- @include wf_enqueue_task
 --- @include wf_deliver
 --- @include wf_open
+--- @include wf_task_queue
 --- @include wf_record_visibility
 --- @include wf_enqueue_step
 --- @include wf_need_step
@@ -127,7 +132,14 @@ local w = wf_load(P, id)
 local r = wf_route(P, id)
 if r.task ~= tid then return { E_LEASE_REJECTED } end
 if w.head ~= expected then return { E_SEQUENCE_CONFLICT, expected, w.head } end
+-- A run's step jobs go on its version's queue of the step's queue, as its tasks do: only
+-- workers on the run's code replay it to the step.
+for _, s in ipairs(steps) do s.queue = wf_task_queue(s.queue, r.pkg) end
 local inbox = {}
+for _, e in ipairs(events) do
+  -- A new run (continue-as-new) may be on another version: its tasks go to its queue.
+  if e.kind == 'workflow_started' then r.queue = wf_task_queue(r.base, e.pkg) end
+end
 if ending then
   inbox = rcall('LRANGE', K.wf_inbox(P, id), 0, 999)
   wf_need_task(P, r)
@@ -135,7 +147,7 @@ end
 for _, c in ipairs(children) do
   wf_need_row(P, c.id)
   c.exists = wf_load(P, c.id).head > 0
-  if not c.exists then wf_need_task(P, { queue = c.queue, part = c.part }) end
+  if not c.exists then wf_need_task(P, { queue = wf_task_queue(c.queue, c.pkg), part = c.part }) end
 end
 local parent_route = nil
 if parent_kind ~= '' and w.parent ~= '' then

@@ -18,7 +18,7 @@ func ExerciseWorkflowStore(t *testing.T, newStore NewStoreFunc) {
 	var all []conformanceCase
 	for _, cases := range [][]conformanceCase{wfAppendCases, wfHistoryCases, wfListCases, wfTimerCases,
 		wfVisibilityCases, wfRegistryCases, wfPackageCases, wfDeploymentCases, wfWorkloopCases, wfStartCases,
-		wfCommitTaskCases, wfCommitStepCases, wfPauseCases, wfResumeCases, wfTerminateCases, wfRetryCases} {
+		wfCommitTaskCases, wfCommitStepCases, wfPauseCases, wfResumeCases, wfTerminateCases, wfRetryCases, wfVersionCases} {
 		all = append(all, cases...)
 	}
 	for _, c := range all {

@@ -33,6 +33,8 @@ type Worker struct {
 	stopMu   sync.Mutex // serializes Stop callers: the first one shuts down
 	stopErr  error
 
+	queuesExpanded bool // set by ExpandQueues, which may rewrite cfg.Queues once
+
 	// Set by Start.
 	waiter      *waiter         // the connection of the blocking wait for work
 	cancels     *redis.PubSub   // the namespace's cancel channel

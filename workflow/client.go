@@ -50,6 +50,12 @@ type StartOptions struct {
 	Queue string
 	// Partition is the fairness partition (tenant) of its tasks.
 	Partition string
+	// Version pins the run to a package version: only workers that serve it
+	// (ServeVersions) run its tasks, and its children inherit it. Empty: the version the
+	// workflow type's package route names (Store.PutPackageRoute), and without a route
+	// the run is unversioned. Start refuses a version that is draining with
+	// *headgate.VersionDrainingError.
+	Version string
 }
 
 // Run is a started (or existing) run.
@@ -72,7 +78,7 @@ func (c *Client) Start(ctx context.Context, workflowType string, in any, opts St
 		return nil, fmt.Errorf("workflow: encode the input: %w", err)
 	}
 	r, err := c.store.StartWorkflow(ctx, headgate.WorkflowStart{WorkflowID: opts.ID, WorkflowType: workflowType,
-		Input: input, Queue: opts.Queue, Partition: opts.Partition})
+		Input: input, PackageVersion: opts.Version, Queue: opts.Queue, Partition: opts.Partition})
 	if err != nil {
 		return nil, err
 	}

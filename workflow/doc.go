@@ -82,6 +82,16 @@
 // terminate, and retry a failed run from its last good point: through Client, package
 // inspector or the store's methods.
 //
+// # Versions
+//
+// A run is pinned to the package version it started on (StartOptions.Version, else the
+// workflow type's package route, Store.PutPackageRoute; unversioned without either), and
+// only the workers that serve that version (ServeVersions) run its tasks. Children
+// inherit the version; ContinueAsNew starts the next run on the type's current route,
+// which is how a long-lived chain moves to new code. A version whose worker
+// deployments are all draining takes no new run (*headgate.VersionDrainingError) while
+// the runs on it finish.
+//
 // # Testing
 //
 // Package workflowtest runs workflows in a test with the store clock frozen: tasks run

@@ -48,7 +48,9 @@ func runTask(ctx context.Context, w *worker.Worker, claim *headgate.Claim, body 
 	ctx, endTask := observeTask(ctx, t)
 	defer func() { endTask(err) }()
 	t.w, t.lease, t.jobCtx = w, claim.LeaseRef(), ctx
-	t.queue, t.part = claim.Envelope.Queue, claim.Envelope.PartitionKey
+	// The workflow's own queue, not the task's: a child goes on its version's task
+	// queue of it.
+	t.queue, t.part = t.row.Queue, claim.Envelope.PartitionKey
 	if t.row.Status.Closed() || t.row.Status == headgate.WorkflowPaused {
 		// Nothing to run: a task enqueued before the run closed, or admitted as a
 		// pause arrived.
@@ -66,6 +68,13 @@ func runTask(ctx context.Context, w *worker.Worker, claim *headgate.Claim, body 
 			return err
 		}
 	}
+	version := t.row.PackageVersion
+	if end != nil && end.Kind == headgate.EventWorkflowContinuedAsNew {
+		// The new run starts on the type's current route: how a chain moves to new code.
+		if version, err = nextRunVersion(ctx, store, t.row); err != nil {
+			return fmt.Errorf("workflow %q: continue as new: %w", wfID, err)
+		}
+	}
 	t.mu.Lock()
 	if end != nil {
 		// A run that ends leaves no timer armed (a new run starts with none).
@@ -74,7 +83,7 @@ func runTask(ctx context.Context, w *worker.Worker, claim *headgate.Claim, body 
 		if end.Kind == headgate.EventWorkflowContinuedAsNew {
 			t.record(headgate.Event{Kind: headgate.EventWorkflowStarted, WorkflowType: t.row.WorkflowType,
 				RunID: end.RunID, Input: end.Input, ParentWorkflowID: t.row.ParentWorkflowID,
-				ParentRunID: t.row.ParentRunID, PackageVersion: t.row.PackageVersion}, nil)
+				ParentRunID: t.row.ParentRunID, PackageVersion: version}, nil)
 		}
 	}
 	_, err = t.commitLocked(true, next, parent)

@@ -43,8 +43,10 @@ type Env struct {
 	// job handlers before the first Run.
 	Worker *worker.Worker
 
-	t   testing.TB
-	ctx context.Context
+	t      testing.TB
+	ctx    context.Context
+	rdb    redis.UniversalClient
+	queues []string // what Worker serves, and every NewWorker
 }
 
 // New returns an env on the embedded miniredis the test binary shares. Its worker
@@ -69,7 +71,23 @@ func NewOn(t testing.TB, rdb redis.UniversalClient, queues ...string) *Env {
 	if err != nil {
 		t.Fatalf("workflowtest: new worker: %v", err)
 	}
-	return &Env{Client: workflow.NewClientFromStore(store), Store: store, Worker: w, t: t, ctx: ctx}
+	return &Env{Client: workflow.NewClientFromStore(store), Store: store, Worker: w, t: t, ctx: ctx, rdb: rdb, queues: queues}
+}
+
+// NewWorker returns another never-started worker of the env's namespace, with id, that
+// serves the env's queues and the package versions given (workflow.ServeVersions;
+// none: unversioned runs only): a fleet whose workers run different code. Register its
+// workflow types on it and drive it with RunWith.
+func (e *Env) NewWorker(id string, versions ...string) *worker.Worker {
+	e.t.Helper()
+	w, err := worker.New(e.rdb, &worker.Config{Namespace: e.Store.Namespace(), ID: id, Queues: e.queues})
+	if err != nil {
+		e.t.Fatalf("workflowtest: new worker %q: %v", id, err)
+	}
+	if len(versions) > 0 {
+		workflow.ServeVersions(w, versions...)
+	}
+	return w
 }
 
 // Context returns the env's context, done when the test ends.
@@ -100,6 +118,12 @@ func (e *Env) Signal(id, name string, payload any) {
 // retry waits for its backoff to pass (Advance).
 func (e *Env) Run() []worker.Attempt {
 	e.t.Helper()
+	return e.RunWith(e.Worker)
+}
+
+// RunWith is Run with w taking the tasks: those of the queues it serves alone.
+func (e *Env) RunWith(w *worker.Worker) []worker.Attempt {
+	e.t.Helper()
 	var all []worker.Attempt
 	for range 100_000 {
 		if _, _, err := e.Store.FireTimers(e.ctx, 1000); err != nil {
@@ -108,7 +132,7 @@ func (e *Env) Run() []worker.Attempt {
 		if _, _, err := e.Store.PromoteDue(e.ctx, 1000); err != nil {
 			e.t.Fatalf("workflowtest: promote due jobs: %v", err)
 		}
-		attempts, err := e.Worker.Work(e.ctx, 1)
+		attempts, err := w.Work(e.ctx, 1)
 		if err != nil {
 			e.t.Fatalf("workflowtest: run tasks: %v", err)
 		}

@@ -38,7 +38,9 @@
 //	dashboard [-addr HOST:PORT] [-allow-actions]
 //	                                   serve the web dashboard (read-only unless -allow-actions)
 //	wf list [-status S] [-type T] | show ID | signal ID NAME JSON | cancel|pause|resume|terminate|retry ID
-//	                                   durable workflows: list, a run's timeline, signal, operator verbs
+//	     | deployments | drain|activate DEPLOYMENT
+//	                                   durable workflows: list, a run's timeline, signal, operator verbs;
+//	                                   worker deployments, and draining their versions of new runs
 //	cancel|retry|delete -state S [-queue Q] [-kind K] [-partition P] [-tag T] [-fingerprint F]
 //	     [-older-than D] [-dry-run] [-cursor C] [-json]
 //	                                   the same by filter, in batches of 1,000 with a progress

@@ -18,8 +18,8 @@ import (
 // wfCommand is the wf command: durable workflows of the namespace, listed, shown as a
 // timeline, signalled and steered by the operator verbs.
 var wfCommand = &command{name: "wf",
-	args:    "list [-status S] [-type T] | show ID | signal ID NAME JSON | cancel|pause|resume|terminate|retry ID",
-	summary: "durable workflows: list, show a run's timeline, signal, cancel, pause, resume, terminate, retry",
+	args:    "list [-status S] [-type T] | show ID | signal ID NAME JSON | cancel|pause|resume|terminate|retry ID | deployments | drain|activate DEPLOYMENT",
+	summary: "durable workflows: list, show a run's timeline, signal, cancel, pause, resume, terminate, retry; worker deployments, drained and activated",
 	flags:   wfFlags, run: cmdWf}
 
 // wfOpts are the flags of the wf command.
@@ -37,21 +37,24 @@ func wfFlags(fs *flag.FlagSet, c *cli) {
 	fs.BoolVar(&c.wf.json, "json", false, "print one JSON document on stdout")
 	fs.StringVar(&c.wf.status, "status", "", "list: only workflows in `STATUS` (running, paused, completed, failed, cancelled, terminated, continued_as_new)")
 	fs.StringVar(&c.wf.typ, "type", "", "list: only workflows of `TYPE`")
-	fs.IntVar(&c.wf.limit, "limit", 50, "list: at most `N` workflows (1..1000)")
-	fs.StringVar(&c.wf.after, "after", "", "list: continue after `CURSOR` (printed by the previous page)")
+	fs.IntVar(&c.wf.limit, "limit", 50, "list, deployments: at most `N` rows (1..1000)")
+	fs.StringVar(&c.wf.after, "after", "", "list, deployments: continue after `CURSOR` (printed by the previous page)")
 	fs.StringVar(&c.wf.reason, "reason", "", "cancel, pause, resume, terminate: the `REASON` recorded in the history")
 	fs.StringVar(&c.wf.tz, "tz", "Local", "show, list: print times in time `ZONE` (UTC, Europe/Paris, Local)")
 }
 
 func cmdWf(ctx context.Context, c *cli, args []string) error {
 	if len(args) == 0 {
-		return usagef("name a subcommand: list, show, signal, cancel, pause, resume, terminate or retry")
+		return usagef("name a subcommand: list, show, signal, cancel, pause, resume, terminate, retry, deployments, drain or activate")
 	}
 	sub, args := args[0], args[1:]
-	if sub != "list" && (c.wf.status != "" || c.wf.typ != "" || c.wf.after != "") {
-		return usagef("-status, -type and -after go with list")
+	if sub != "list" && (c.wf.status != "" || c.wf.typ != "") {
+		return usagef("-status and -type go with list")
 	}
-	if c.wf.reason != "" && (sub == "list" || sub == "show" || sub == "signal" || sub == "retry") {
+	if sub != "list" && sub != "deployments" && c.wf.after != "" {
+		return usagef("-after goes with list and deployments")
+	}
+	if c.wf.reason != "" && sub != "cancel" && sub != "pause" && sub != "resume" && sub != "terminate" {
 		return usagef("-reason goes with cancel, pause, resume and terminate")
 	}
 	switch sub {
@@ -77,6 +80,10 @@ func cmdWf(ctx context.Context, c *cli, args []string) error {
 			return err
 		}
 		return c.wfVerb(ctx, sub, args[0], func() (string, string, error) { return c.wfApply(ctx, sub, args[0]) })
+	case "deployments":
+		return cmdWfDeployments(ctx, c, args)
+	case "drain", "activate":
+		return cmdWfSetDeploymentState(ctx, c, sub, args)
 	}
 	return usagef("unknown wf subcommand %q", short(sub))
 }
@@ -182,14 +189,20 @@ func wfSummaryOf(w *headgate.WorkflowSummary) wfSummaryJSON {
 		StartedAt: utcTime(w.StartedAt), ClosedAt: utcTime(w.ClosedAt), UpdatedAt: utcTime(w.UpdatedAt)}
 }
 
-func cmdWfList(ctx context.Context, c *cli, args []string) error {
+// wfPage checks the arguments of a paged listing (none, and -limit) and returns the
+// zone to print its times in.
+func (c *cli) wfPage(args []string) (*time.Location, error) {
 	if err := wantArgs(args, 0); err != nil {
-		return err
+		return nil, err
 	}
 	if c.wf.limit < 1 || c.wf.limit > 1000 {
-		return usagef("-limit %d is outside 1..1000", c.wf.limit)
+		return nil, usagef("-limit %d is outside 1..1000", c.wf.limit)
 	}
-	loc, err := c.zone()
+	return c.zone()
+}
+
+func cmdWfList(ctx context.Context, c *cli, args []string) error {
+	loc, err := c.wfPage(args)
 	if err != nil {
 		return err
 	}

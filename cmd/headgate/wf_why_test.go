@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headgate/headgate/workflow"
 	"github.com/headgate/headgate/workflowtest"
 )
 
@@ -18,6 +19,7 @@ type workflowWhyOut struct {
 		Sentence string  `json:"sentence"`
 		Timer    string  `json:"timer"`
 		Task     string  `json:"task"`
+		Version  string  `json:"version"`
 		At       *string `json:"at"`
 		Since    *string `json:"since"`
 		TaskWhy  *whyOut `json:"task_why"`
@@ -63,5 +65,24 @@ func TestWhyCommandWorkflow(t *testing.T) {
 	code, _, errOut := b.run(t, "why", "nope")
 	if code != exitError || !strings.Contains(errOut, "job not found") || !strings.Contains(errOut, "no workflow has that id") {
 		t.Errorf("why nope: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// TestWhyCommandWorkflowVersion: a run whose version no live worker serves says so.
+func TestWhyCommandWorkflowVersion(t *testing.T) {
+	t.Parallel()
+	b := setupWf(t)
+	if _, err := b.env.Client.Start(b.ctx, "shipment", "o1", workflow.StartOptions{ID: "ship-9", Version: "v9"}); err != nil {
+		t.Fatal(err)
+	}
+	text := b.mustRun(t, "why", "ship-9")
+	if !strings.Contains(text, "is not running (available): no worker serves version v9\n") ||
+		!strings.Contains(text, "no live worker serves its queue default@v9") {
+		t.Fatalf("why ship-9:\n%s", text)
+	}
+	var out workflowWhyOut
+	b.runJSON(t, exitOK, &out, "why", "ship-9")
+	if len(out.Reasons) != 1 || out.Reasons[0].Version != "v9" {
+		t.Fatalf("why ship-9 -json: %+v", out)
 	}
 }

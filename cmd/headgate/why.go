@@ -111,6 +111,7 @@ type workflowReasonJSON struct {
 	ChildRun    string   `json:"child_run,omitempty"`
 	ChildStatus string   `json:"child_status,omitempty"`
 	Task        string   `json:"task,omitempty"`
+	Version     string   `json:"version,omitempty"`
 	Step        string   `json:"step,omitempty"`
 	Attempt     int      `json:"attempt,omitempty"`
 	Message     string   `json:"message,omitempty"`
@@ -124,7 +125,7 @@ func workflowWhyDoc(e *inspector.WorkflowExplanation) workflowWhyJSON {
 	for _, r := range e.Reasons {
 		j := workflowReasonJSON{Reason: string(r.Reason), Sentence: r.Sentence(e.Now), Status: string(r.Status),
 			Timer: r.Timer, Signal: r.Signal, Child: r.Child, ChildRun: r.ChildRun, ChildStatus: string(r.ChildStatus),
-			Task: r.Task, Step: r.Step, Attempt: r.Attempt, Message: r.Message, At: jsonUTC(r.At), Since: jsonUTC(r.Since)}
+			Task: r.Task, Version: r.Version, Step: r.Step, Attempt: r.Attempt, Message: r.Message, At: jsonUTC(r.At), Since: jsonUTC(r.Since)}
 		if r.TaskWhy != nil {
 			doc := whyDoc(r.TaskWhy)
 			j.TaskWhy = &doc

@@ -1,0 +1,164 @@
+package rqueuetest
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/headgate/headgate"
+)
+
+// wantRunVersion checks that workflow id's row, its current run's workflow_started and
+// its visibility row are all on version.
+func wantRunVersion(t testing.TB, ctx context.Context, s *headgate.Store, id, version string) {
+	t.Helper()
+	row, err := s.GetWorkflow(ctx, id)
+	if err != nil || row.PackageVersion != version {
+		t.Fatalf("workflow %s: %+v, %v; want version %q", id, row, err, version)
+	}
+	h := mustHistory(t, ctx, s, id)
+	if e := h[row.RunStartSeq-1]; e.Kind != headgate.EventWorkflowStarted || e.PackageVersion != version {
+		t.Errorf("workflow %s: run started with %+v, want version %q", id, e, version)
+	}
+	if v, err := s.GetVisibility(ctx, id); err != nil || v.PackageVersion != version {
+		t.Errorf("workflow %s: visibility %+v, %v; want version %q", id, v, err, version)
+	}
+}
+
+// wfVersionCases cover how StartWorkflow and CommitWorkflowTask pin runs to package
+// versions, and how the worker deployments' desired states drain a version.
+var wfVersionCases = []conformanceCase{
+	{"WfVersion/StartPinsToTheRouteOrTheGivenVersion", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		const hash = "sha256:a%c"
+		if err := s.PutPackageRoute(ctx, "checkout", hash); err != nil {
+			t.Fatal(err)
+		}
+		routed, err := s.StartWorkflow(ctx, headgate.WorkflowStart{WorkflowID: "o-1", WorkflowType: "checkout", Queue: "wf",
+			Input: []byte(`{"n":1}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantRunVersion(t, ctx, s, "o-1", hash)
+		if h := mustHistory(t, ctx, s, "o-1"); string(h[0].Input) != `{"n":1}` || h[0].WorkflowType != "checkout" {
+			t.Errorf("routed start's event %+v: the version was added, the rest kept", h[0])
+		}
+		// The task queue's escaping is the same in Go and Lua, and escapes what a queue
+		// name cannot hold.
+		if q := getJob(t, ctx, s, routed.TaskID).Queue; q != headgate.VersionedQueue("wf", hash) || q != "wf@sha256%3Aa%25c" {
+			t.Errorf("routed task on queue %q, want %q", q, headgate.VersionedQueue("wf", hash))
+		}
+		named, err := s.StartWorkflow(ctx, headgate.WorkflowStart{WorkflowID: "o-2", WorkflowType: "checkout", Queue: "wf",
+			PackageVersion: "v9"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantRunVersion(t, ctx, s, "o-2", "v9")
+		if q := getJob(t, ctx, s, named.TaskID).Queue; q != "wf@v9" {
+			t.Errorf("named version's task on queue %q, want wf@v9", q)
+		}
+		unrouted, err := s.StartWorkflow(ctx, headgate.WorkflowStart{WorkflowID: "o-3", WorkflowType: "refund", Queue: "wf"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantRunVersion(t, ctx, s, "o-3", "")
+		if q := getJob(t, ctx, s, unrouted.TaskID).Queue; q != "wf" {
+			t.Errorf("unversioned task on queue %q, want wf", q)
+		}
+	}},
+	{"WfVersion/ChildrenInheritAndContinueAsNewMoves", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		if _, err := s.StartWorkflow(ctx, headgate.WorkflowStart{WorkflowID: "p", WorkflowType: "t", RunID: "r1", Queue: "wf",
+			PackageVersion: "v1"}); err != nil {
+			t.Fatal(err)
+		}
+		task := admitOne(t, ctx, s, "wf@v1")
+		mustCommit(t, ctx, s, headgate.TaskCommit{WorkflowID: "p", Lease: task.LeaseRef(), ExpectedHead: 1, End: true,
+			Events: []headgate.Event{{Seq: 2, Kind: headgate.EventChildStarted, Name: "c#1", ChildWorkflowID: "p/c#1"}},
+			Children: []headgate.WorkflowStart{{WorkflowID: "p/c#1", WorkflowType: "t", RunID: "cr", Queue: "wf",
+				PackageVersion: "v1"}}})
+		if child := admitOne(t, ctx, s, "wf@v1"); string(child.Envelope.Payload) != "p/c#1" {
+			t.Fatalf("admitted %q from wf@v1, want the child's task", child.Envelope.Payload)
+		}
+		wantRunVersion(t, ctx, s, "p/c#1", "v1")
+
+		if err := s.SignalWorkflow(ctx, "p", "go", nil); err != nil {
+			t.Fatal(err)
+		}
+		task = admitOne(t, ctx, s, "wf@v1")
+		next := mustCommit(t, ctx, s, headgate.TaskCommit{WorkflowID: "p", Lease: task.LeaseRef(), ExpectedHead: 3, End: true,
+			NextTask: true, Events: []headgate.Event{
+				{Seq: 4, Kind: headgate.EventWorkflowContinuedAsNew, RunID: "r2"},
+				{Seq: 5, Kind: headgate.EventWorkflowStarted, WorkflowType: "t", RunID: "r2", PackageVersion: "v2"}}})
+		if q := getJob(t, ctx, s, next.NextTaskID).Queue; q != "wf@v2" {
+			t.Fatalf("the new run's first task is on %q, want wf@v2", q)
+		}
+		wantRunVersion(t, ctx, s, "p", "v2")
+	}},
+	{"WfVersion/DrainingRefusesNewRuns", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		start := func(id, version string) error {
+			_, err := s.StartWorkflow(ctx, headgate.WorkflowStart{WorkflowID: id, WorkflowType: "t", Queue: "wf",
+				PackageVersion: version})
+			return err
+		}
+		refused := func(what, id string) {
+			t.Helper()
+			err := start(id, "v1")
+			var draining *headgate.VersionDrainingError
+			if !errors.As(err, &draining) || draining.Version != "v1" || draining.WorkflowID != id {
+				t.Fatalf("%s: start on v1: %v, want VersionDrainingError", what, err)
+			}
+			if _, err := s.GetWorkflow(ctx, id); !errors.Is(err, headgate.ErrWorkflowNotFound) {
+				t.Fatalf("%s: the refused start wrote %s: %v", what, id, err)
+			}
+		}
+		started := func(what, id string) {
+			t.Helper()
+			if err := start(id, "v1"); err != nil {
+				t.Fatalf("%s: start on v1: %v", what, err)
+			}
+		}
+		put := func(name string, versions ...string) {
+			t.Helper()
+			if _, _, err := s.PutWorkerDeployment(ctx, headgate.WorkerDeployment{Name: name, Versions: versions}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		setState := func(name string, d headgate.DesiredState) {
+			t.Helper()
+			if _, err := s.SetDesiredState(ctx, name, d); err != nil {
+				t.Fatal(err)
+			}
+		}
+		started("no deployment lists v1", "a")
+		put("blue", "v1", "v2")
+		setState("blue", headgate.DesiredDraining)
+		refused("blue draining", "b")
+		if err := start("b", "v2"); !errors.As(err, new(*headgate.VersionDrainingError)) {
+			t.Fatalf("start on v2 of draining blue: %v, want VersionDrainingError", err)
+		}
+		put("green", "v1")
+		started("green active beside draining blue", "c")
+		setState("green", headgate.DesiredDrained)
+		refused("both not active", "d")
+		// A poisoned row counts for nothing, so green's versions leave with its record;
+		// a decodable raw row counts like a put.
+		if err := s.WriteRawWorkerDeployment(ctx, "green", []byte("poison")); err != nil {
+			t.Fatal(err)
+		}
+		refused("green poisoned, blue draining", "d")
+		setState("blue", headgate.DesiredActive)
+		started("blue active", "d")
+		put("blue", "v2")
+		started("blue's new spec drops v1: no deployment lists it", "e")
+		setState("blue", headgate.DesiredDraining)
+		put("red", "v1")
+		setState("red", headgate.DesiredDraining)
+		refused("red draining", "f")
+		if _, _, err := s.DeleteWorkerDeployment(ctx, "red"); err != nil {
+			t.Fatal(err)
+		}
+		started("red deleted", "f")
+	}},
+}

@@ -34,6 +34,7 @@ Replies  {0, next time, next id, done 0/1, retried, skipped} | {-9, key, why} Co
 Cost     O(batch * log N)
 ]]
 --- @include rcall
+--- @include call_chunked
 --- @include K.unique
 --- @include K.limits
 --- @include K.retained
@@ -112,9 +113,7 @@ for i, j in ipairs(jobs) do
   bulk_make_available(P, jid, k, j, j.route, now)
 end
 if #jobs > 0 then
-  for first = 1, #unretained, 1000 do
-    rcall('ZREM', K.retained(P), unpack(unretained, first, math.min(first + 999, #unretained)))
-  end
+  call_chunked(rcall, 'ZREM', K.retained(P), unretained, 1000)
   wake(P, s.queue)
 end
 flush_available()

@@ -35,6 +35,7 @@ Replies  {0, state_1, scheduled_at_1, replayed_1 (0/1), ..., replayed_n}
 Cost     O(n * log N): a constant number of commands per job.
 ]]
 --- @include rcall
+--- @include call_chunked
 --- @include K.job
 --- @include K.queues
 --- @include K.scheduled
@@ -310,9 +311,7 @@ for _, e in ipairs(jobs) do
 end
 for _, pz in ipairs(filed_order) do
   local ranks = filed[pz]
-  for first = 1, #ranks, 2 * CHUNK do
-    rcall('ZADD', pz, unpack(ranks, first, math.min(first + 2 * CHUNK - 1, #ranks)))
-  end
+  call_chunked(rcall, 'ZADD', pz, ranks, 2 * CHUNK)
   if not ring_contains(ranks.ring, ranks.part) then ring_push_back(ranks.ring, ranks.part) end
 end
 for q in pairs(woken) do wake(P, q) end

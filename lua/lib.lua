@@ -22,6 +22,13 @@ segment that may contain ':' always comes last and no two keys can collide.
 ]]
 local rcall = redis.call
 
+-- Calls cmd on key with args, at most step of them a call: unpack puts its values on
+-- Lua's C stack, which holds about 8,000. An even step keeps score-member pairs together.
+-- call is rcall, or redis.pcall for an advisory write.
+local function call_chunked(call, cmd, key, args, step)
+  for first = 1, #args, step do call(cmd, key, unpack(args, first, math.min(first + step - 1, #args))) end
+end
+
 local K = {}
 function K.job(P, id) return P .. 'job:' .. id end
 function K.errors(P, id) return P .. 'errors:' .. id end
@@ -446,6 +453,7 @@ end
 --- @include index_order
 --- @include pcount_delta
 --- @include pcount_order
+--- @include call_chunked
 local function flush_index()
   for _, o in ipairs(index_order) do
     local adds, rems = {}, {}
@@ -459,9 +467,8 @@ local function flush_index()
         rems[#rems + 1] = id
       end
     end
-    local key = o.key
-    for first = 1, #rems, 1000 do redis.pcall('ZREM', key, unpack(rems, first, math.min(first + 999, #rems))) end
-    for first = 1, #adds, 1000 do redis.pcall('ZADD', key, unpack(adds, first, math.min(first + 999, #adds))) end
+    call_chunked(redis.pcall, 'ZREM', o.key, rems, 1000)
+    call_chunked(redis.pcall, 'ZADD', o.key, adds, 1000)
   end
   for _, d in ipairs(pcount_order) do
     for state, n in pairs(d.n) do
@@ -615,12 +622,12 @@ end
 local available_adds = nil
 
 --- @include rcall
+--- @include call_chunked
 --- @include available_adds
 local function flush_available()
   if not available_adds then return end
   for _, pz in ipairs(available_adds) do
-    local a = available_adds[pz]
-    for first = 1, #a, 2000 do rcall('ZADD', pz, unpack(a, first, math.min(first + 1999, #a))) end
+    call_chunked(rcall, 'ZADD', pz, available_adds[pz], 2000)
   end
   available_adds = {}
 end
@@ -660,14 +667,14 @@ end
 local available_rems = nil
 
 --- @include rcall
+--- @include call_chunked
 --- @include available_rems
 --- @include partition_emptied
 local function flush_unavailable()
   if not available_rems then return end
   for _, pz in ipairs(available_rems) do
     local r = available_rems[pz]
-    local m = r.members
-    for first = 1, #m, 1000 do rcall('ZREM', pz, unpack(m, first, math.min(first + 999, #m))) end
+    call_chunked(rcall, 'ZREM', pz, r.members, 1000)
     if rcall('ZCARD', pz) == 0 then partition_emptied(r.ring, r.rs, r.part) end
   end
   available_rems = {}

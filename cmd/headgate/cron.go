@@ -39,7 +39,7 @@ func cronFlags(fs *flag.FlagSet, c *cli) {
 	fs.StringVar(&o.start, "start", "", "add, update: RFC 3339 `TIME` anchoring -every ticks (default: the add)")
 	fs.StringVar(&o.zone, "zone", "", "add, update: IANA `ZONE` -cron is read in (default UTC)")
 	fs.StringVar(&o.kind, "kind", "", "add, update: the job's `KIND` (required)")
-	fs.StringVar(&o.payload, "payload", "", "add, update: the job's payload (`JSON`, stored as given)")
+	fs.StringVar(&o.payload, "payload", "", "add, update: the job's payload (`JSON`, stored as msgpack, as workers decode it)")
 	fs.StringVar(&o.queue, "queue", "", "add, update: the job's `QUEUE` (default: default)")
 	fs.StringVar(&o.partition, "partition", "", "add, update: the job's partition `P`")
 	fs.IntVar(&o.priority, "priority", 0, "add, update: the job's priority `N`")
@@ -152,13 +152,20 @@ func cmdCron(ctx context.Context, c *cli, args []string) error {
 // schedule is the definition the add and update flags describe.
 func (o *cronOpts) schedule(name string) (inspector.Schedule, error) {
 	sc := inspector.Schedule{Name: name, Cron: o.cron, Zone: o.zone,
-		Job: headgate.Envelope{Kind: o.kind, Payload: []byte(o.payload), Queue: o.queue, PartitionKey: o.partition,
+		Job: headgate.Envelope{Kind: o.kind, Queue: o.queue, PartitionKey: o.partition,
 			Priority: int32(o.priority), MaxAttempts: o.maxAttempts, UniqueKey: o.unique, UniqueWindow: o.uniqueWindow,
 			Retention: o.retention},
 		Misfire: inspector.Misfire{Policy: headgate.MisfirePolicy(o.misfire), Grace: o.grace, Max: o.catchUpMax,
 			Window: o.catchUpWindow}}
 	if o.priority != int(int32(o.priority)) {
 		return sc, usagef("-priority %d is out of range", o.priority)
+	}
+	if o.payload != "" {
+		b, err := payloadFromJSON(o.payload)
+		if err != nil {
+			return sc, err
+		}
+		sc.Job.Payload = b
 	}
 	if o.tags != "" {
 		sc.Job.Tags = strings.Split(o.tags, ",")
@@ -232,7 +239,7 @@ func scheduleJSONOf(st *inspector.ScheduleState) scheduleJSON {
 	}
 	e := st.Job
 	j.Job.Kind, j.Job.Queue, j.Job.Partition, j.Job.Priority = e.Kind, e.Queue, e.PartitionKey, e.Priority
-	j.Job.MaxAttempts, j.Job.UniqueKey, j.Job.Tags, j.Job.Payload = e.MaxAttempts, e.UniqueKey, e.Tags, string(e.Payload)
+	j.Job.MaxAttempts, j.Job.UniqueKey, j.Job.Tags, j.Job.Payload = e.MaxAttempts, e.UniqueKey, e.Tags, payloadJSON(e.Payload)
 	return j
 }
 

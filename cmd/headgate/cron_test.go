@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/vmihailenco/msgpack/v5"
 )
 
 func TestCronCommand(t *testing.T) {
@@ -72,5 +74,42 @@ func TestCronCommand(t *testing.T) {
 	}
 	if _, err := b.store.GetSchedule(b.ctx, "x"); err == nil {
 		t.Errorf("a refused add wrote a schedule")
+	}
+}
+
+// TestCronPayloadEncodesMsgpack: a schedule's -payload is JSON on the command line and
+// msgpack in the jobs its ticks enqueue, as a worker's handler decodes it; -json shows it
+// as JSON again.
+func TestCronPayloadEncodesMsgpack(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.mustRun(t, "cron", "add", "mail", "-every", "1h", "-kind", "email", "-payload", `{"to":"ada@example.com","n":3}`)
+	var run struct {
+		Name     string `json:"name"`
+		JobID    string `json:"job_id"`
+		Replayed bool   `json:"replayed"`
+	}
+	b.runJSON(t, exitOK, &run, "cron", "run-now", "mail")
+	j, err := b.store.GetJob(b.ctx, run.JobID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var args struct {
+		To string `msgpack:"to"`
+		N  int    `msgpack:"n"`
+	}
+	if err := msgpack.Unmarshal(j.Payload, &args); err != nil || args.To != "ada@example.com" || args.N != 3 {
+		t.Errorf("the tick's payload %q: %+v, %v", j.Payload, args, err)
+	}
+	var list struct {
+		Schedules []scheduleJSON `json:"schedules"`
+	}
+	b.runJSON(t, exitOK, &list, "cron", "list")
+	if len(list.Schedules) != 1 || list.Schedules[0].Job.Payload != `{"n":3,"to":"ada@example.com"}` {
+		t.Errorf("list -json: %+v", list.Schedules)
+	}
+	if code, _, errOut := b.run(t, "cron", "add", "bad", "-every", "1h", "-kind", "email", "-payload", "{"); code != exitUsage ||
+		!strings.Contains(errOut, "-payload is not JSON") {
+		t.Errorf("cron add -payload {: exit %d, %s", code, errOut)
 	}
 }

@@ -170,6 +170,26 @@ func formatBytes(b []byte, payload bool) string {
 	return fmt.Sprintf("%d bytes: %s", len(b), h)
 }
 
+// payloadFromJSON is the payload an operator gives as JSON (-payload), as workers decode
+// it: msgpack (see msgpackjson.Encode). JSON text stored as given would park the job as
+// undecodable at its next attempt.
+func payloadFromJSON(s string) ([]byte, error) {
+	b, err := msgpackjson.Encode([]byte(s))
+	if err != nil {
+		return nil, usagef("-payload is not JSON: %v", err)
+	}
+	return b, nil
+}
+
+// payloadJSON renders a stored payload for -json output: msgpack as JSON text, other
+// bytes as they are.
+func payloadJSON(b []byte) string {
+	if s, ok := msgpackJSON(b); ok {
+		return s
+	}
+	return string(b)
+}
+
 // msgpackJSON decodes b as exactly one msgpack value and renders it as JSON.
 func msgpackJSON(b []byte) (string, bool) {
 	v, ok := msgpackjson.Decode(b)

@@ -55,7 +55,7 @@ func retryFlags(fs *flag.FlagSet, c *cli) {
 func editFlags(fs *flag.FlagSet, c *cli) {
 	jsonFlag(fs, c)
 	atFlag(fs, c, "new scheduled time")
-	fs.Var(&c.verbs.payload, "payload", "new payload (`JSON`, stored as given)")
+	fs.Var(&c.verbs.payload, "payload", "new payload (`JSON`, stored as msgpack, as workers decode it)")
 	fs.Var(&c.verbs.priority, "priority", "new priority `N` (higher first)")
 	fs.Var(&c.verbs.maxAttempts, "max-attempts", "new maximum of attempts `N`")
 	fs.Var(&c.verbs.partition, "partition", "new partition `P` (\"\" for none)")
@@ -186,10 +186,11 @@ func cmdEdit(ctx context.Context, c *cli, args []string) error {
 	var e inspector.JobEdit
 	o := &c.verbs
 	if o.payload.set {
-		if !json.Valid([]byte(o.payload.v)) {
-			return usagef("-payload is not JSON")
+		b, err := payloadFromJSON(o.payload.v)
+		if err != nil {
+			return err
 		}
-		e.Payload = new([]byte(o.payload.v))
+		e.Payload = &b
 	}
 	if o.priority.set {
 		n, err := strconv.ParseInt(o.priority.v, 10, 32)

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vmihailenco/msgpack/v5"
+
 	"github.com/headgate/headgate"
 )
 
@@ -90,7 +92,13 @@ func TestEditCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if j.Priority != 7 || string(j.Payload) != `{"x":1}` || strings.Join(j.Tags, ",") != "blue,red" ||
+	var args struct {
+		X int `msgpack:"x"`
+	}
+	if err := msgpack.Unmarshal(j.Payload, &args); err != nil || args.X != 1 {
+		t.Errorf("edited payload %q: %+v, %v", j.Payload, args, err)
+	}
+	if j.Priority != 7 || strings.Join(j.Tags, ",") != "blue,red" ||
 		j.PartitionKey != "t9" || j.MaxAttempts != 3 || j.State != headgate.StateScheduled {
 		t.Errorf("edited job: %+v", j)
 	}
@@ -181,5 +189,41 @@ func TestQuarantineReleaseRetry(t *testing.T) {
 		"released fingerprint fp: 0 held job(s) returned to admission\nno quarantined job to retry\n")
 	if code, _, _ := b.run(t, "quarantine", "-retry"); code != exitUsage {
 		t.Errorf("quarantine -retry without release: exit %d", code)
+	}
+}
+
+// TestEditPayloadEncodesMsgpack: -payload takes JSON and stores the msgpack a worker
+// decodes (payloads are msgpack.Marshal(args), see worker.Handle), so an edited job
+// runs with the new args instead of being parked as undecodable.
+func TestEditPayloadEncodesMsgpack(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	old, err := msgpack.Marshal(map[string]any{"to": "ada@example.com", "n": 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.enqueue(t, headgate.Envelope{ID: "a", Kind: "email", Payload: old})
+	b.mustRun(t, "edit", "a", "-payload", `{"to":"bob@example.com","n":42,"big":18446744073709551615,"f":1.5,"tags":["x"],"none":null}`)
+	j, err := b.store.GetJob(b.ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var args struct {
+		To   string   `msgpack:"to"`
+		N    int      `msgpack:"n"`
+		Big  uint64   `msgpack:"big"`
+		F    float64  `msgpack:"f"`
+		Tags []string `msgpack:"tags"`
+		None *string  `msgpack:"none"`
+	}
+	if err := msgpack.Unmarshal(j.Payload, &args); err != nil {
+		t.Fatalf("the edited payload %q does not decode as msgpack: %v", j.Payload, err)
+	}
+	if args.To != "bob@example.com" || args.N != 42 || args.Big != 18446744073709551615 || args.F != 1.5 ||
+		len(args.Tags) != 1 || args.Tags[0] != "x" || args.None != nil {
+		t.Errorf("edited args: %+v", args)
+	}
+	if out := b.mustRun(t, "job", "a"); !strings.Contains(out, `"to":"bob@example.com"`) {
+		t.Errorf("job a after the edit:\n%s", out)
 	}
 }

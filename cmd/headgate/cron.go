@@ -95,7 +95,7 @@ func cmdCron(ctx context.Context, c *cli, args []string) error {
 			return c.printJSON(scheduleJSONOf(st))
 		}
 		fmt.Fprintf(c.stdout, "%s schedule %s (revision %d), next due %s\n", map[string]string{"add": "added", "update": "updated"}[verb],
-			name, st.Revision, formatTime(st.NextDue))
+			name, st.Revision, formatTime(st.NextTick))
 		return nil
 	case "pause", "resume":
 		f := c.insp.PauseSchedule
@@ -214,6 +214,7 @@ type scheduleJSON struct {
 	Revision    int64   `json:"revision"`
 	Mark        *string `json:"mark"`
 	NextDue     *string `json:"next_due"`
+	NextTick    *string `json:"next_tick"`
 	Fired       int64   `json:"fired"`
 	Skipped     int64   `json:"skipped"`
 	Refused     int64   `json:"refused"`
@@ -227,7 +228,7 @@ type scheduleJSON struct {
 
 func scheduleJSONOf(st *inspector.ScheduleState) scheduleJSON {
 	j := scheduleJSON{Name: st.Name, Cron: st.Cron, Start: jsonTime(st.Start), Zone: st.Zone, Paused: st.Paused,
-		Revision: st.Revision, Mark: jsonTime(st.Mark), NextDue: jsonTime(st.NextDue), Fired: st.Fired,
+		Revision: st.Revision, Mark: jsonTime(st.Mark), NextDue: jsonTime(st.NextDue), NextTick: jsonTime(st.NextTick), Fired: st.Fired,
 		Skipped: st.Skipped, Refused: st.Refused, Runs: st.Runs, LastTick: jsonTime(st.LastTick), LastJobID: st.LastJobID,
 		LastSkipped: jsonTime(st.LastSkippedTick), LastRefused: jsonTime(st.LastRefusedTick), LastRefusal: st.LastRefusal}
 	if st.Interval != 0 {
@@ -277,7 +278,7 @@ func cronList(ctx context.Context, c *cli, o *cronOpts) error {
 			state = "paused"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", st.Name, when, st.Zone, st.Misfire.Policy, state,
-			formatTime(st.NextDue), formatTime(st.LastTick), strconv.FormatInt(st.Fired, 10),
+			formatTime(st.NextTick), formatTime(st.LastTick), strconv.FormatInt(st.Fired, 10),
 			strconv.FormatInt(st.Skipped, 10), strconv.FormatInt(st.Refused, 10), st.LastRefusal)
 	}
 	return tw.Flush()

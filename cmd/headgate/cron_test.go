@@ -14,7 +14,7 @@ func TestCronCommand(t *testing.T) {
 	requireOutput(t, b.mustRun(t, "cron", "add", "nightly", "-cron", "30 2 * * *", "-zone", "Europe/Berlin", "-kind", "report",
 		"-payload", `{"full":true}`, "-queue", "reports", "-tags", "b,a", "-misfire", "catch_up", "-catch-up-max", "3",
 		"-catch-up-window", "6h"),
-		"added schedule nightly (revision 1), next due 2030-01-02T03:04:05Z\n")
+		"added schedule nightly (revision 1), next due 2030-01-03T01:30:00Z\n") // 02:30 in Berlin, not the add
 	var st scheduleJSON
 	b.runJSON(t, exitOK, &st, "cron", "update", "nightly", "-cron", "0 3 * * *", "-zone", "Europe/Berlin", "-kind", "report", "-priority", "4")
 	if st.Revision != 2 || st.Cron != "0 3 * * *" || st.Job.Priority != 4 || st.Misfire.Policy != "fire_once" || st.Zone != "Europe/Berlin" {
@@ -41,6 +41,18 @@ func TestCronCommand(t *testing.T) {
 	if j, err := b.store.GetJob(b.ctx, run.JobID); err != nil || j.Kind != "report" || j.Priority != 4 {
 		t.Errorf("run-now job: %+v, %v", j, err)
 	}
+	requireOutput(t, b.mustRun(t, "cron", "add", "hourly", "-cron", "@hourly", "-kind", "report"),
+		"added schedule hourly (revision 1), next due 2030-01-02T04:00:00Z\n")
+	var hourly scheduleJSON
+	b.runJSON(t, exitOK, &hourly, "cron", "update", "hourly", "-cron", "@hourly", "-kind", "report")
+	if hourly.NextTick == nil || *hourly.NextTick != "2030-01-02T04:00:00.000Z" || hourly.NextDue == nil ||
+		*hourly.NextDue != "2030-01-02T03:04:05.000Z" {
+		t.Errorf("update -json: next tick %v, next due %v; want 04:00 and the update's 03:04:05", hourly.NextTick, hourly.NextDue)
+	}
+	if out := b.mustRun(t, "cron", "list"); !strings.Contains(out, "hourly   @hourly    UTC            fire_once  active  2030-01-02T04:00:00Z") {
+		t.Errorf("list shows the next tick as NEXT DUE:\n%s", out)
+	}
+	requireOutput(t, b.mustRun(t, "cron", "remove", "hourly"), "removed schedule hourly\n")
 	out := b.mustRun(t, "cron", "list")
 	if !strings.Contains(out, "nightly  0 3 * * *  Europe/Berlin  fire_once  paused") {
 		t.Errorf("list:\n%s", out)

@@ -120,7 +120,6 @@ func TestBulkCommands(t *testing.T) {
 		{[]string{"retry", "-state", "cancelled", "-at", "1h"}, exitUsage, "-at goes with job ids"},
 		{[]string{"delete", "-state", "running"}, exitError, "can be deleted"},
 		{[]string{"cancel", "-state", "available", "-cursor", "x"}, exitError, "invalid Cursor"},
-		{[]string{"cancel", "j01", "-json"}, exitUsage, "-json goes with -state"},
 	} {
 		code, _, errOut := b.run(t, tc.args...)
 		if code != tc.code || !strings.Contains(errOut, tc.want) {

@@ -273,25 +273,33 @@ func cmdCancel(ctx context.Context, c *cli, args []string) error {
 	if c.bulk.byFilter() {
 		return cmdBulk(ctx, c, args, bulkVerb{"cancel", "cancelled", c.insp.BulkCancel})
 	}
-	if c.verbs.json {
-		return usagef("-json goes with -state (cancel by filter)")
-	}
 	if len(args) == 0 {
 		return usagef("name at least one job id")
 	}
-	var failed int
+	type cancelled struct {
+		ID string `json:"id"`
+	}
+	out := struct {
+		Cancelled []cancelled   `json:"cancelled"`
+		Failed    []verbFailure `json:"failed"`
+	}{Cancelled: []cancelled{}, Failed: []verbFailure{}}
 	for _, id := range args {
 		if err := c.insp.Cancel(ctx, id); err != nil {
-			// The store's errors quote the id whole (up to 256 bytes); cut it here.
-			msg := strings.ReplaceAll(err.Error(), id, short(id))
-			fmt.Fprintf(c.stderr, "%s: %s\n", short(id), msg)
-			failed++
+			out.Failed = append(out.Failed, c.failLine(id, err))
 			continue
 		}
-		fmt.Fprintf(c.stdout, "cancelled %s\n", id)
+		out.Cancelled = append(out.Cancelled, cancelled{id})
+		if !c.verbs.json {
+			fmt.Fprintf(c.stdout, "cancelled %s\n", id)
+		}
 	}
-	if failed > 0 {
-		return fmt.Errorf("%d of %d job(s) not cancelled", failed, len(args))
+	if c.verbs.json {
+		if err := c.printJSON(out); err != nil {
+			return err
+		}
+	}
+	if len(out.Failed) > 0 {
+		return fmt.Errorf("%d of %d job(s) not cancelled", len(out.Failed), len(args))
 	}
 	return nil
 }

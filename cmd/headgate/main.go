@@ -124,7 +124,7 @@ var commands = []*command{
 		summary: "list jobs, a page at a time", flags: jobsFlags, run: cmdJobs},
 	{name: "job", args: "ID [-json]", summary: "one job: fields, payload, progress, output, result, errors",
 		flags: jsonFlag, run: cmdJob},
-	{name: "cancel", args: "ID... | -state S [filter] [-dry-run] [-json]", summary: "cancel unfinished jobs, by id or by filter", flags: cancelFlags, run: cmdCancel},
+	{name: "cancel", args: "ID... [-json] | -state S [filter] [-dry-run] [-json]", summary: "cancel unfinished jobs, by id or by filter", flags: cancelFlags, run: cmdCancel},
 	{name: "release", args: "ID...", summary: "let staged (pending) jobs run", run: cmdRelease},
 	{name: "pause", args: "QUEUE [-create]", summary: "stop admission from a queue (enqueues continue)",
 		flags: pauseFlags, run: cmdPause},

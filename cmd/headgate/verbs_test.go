@@ -227,3 +227,31 @@ func TestEditPayloadEncodesMsgpack(t *testing.T) {
 		t.Errorf("job a after the edit:\n%s", out)
 	}
 }
+
+// TestCancelByIDJSON: cancel by id takes -json like retry and delete by id: one document
+// with the jobs cancelled and those refused, exit 1 when any was refused.
+func TestCancelByIDJSON(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.enqueue(t, headgate.Envelope{ID: "a"}, headgate.Envelope{ID: "b"})
+	var out struct {
+		Cancelled []struct {
+			ID string `json:"id"`
+		} `json:"cancelled"`
+		Failed []failedJSON `json:"failed"`
+	}
+	b.runJSON(t, exitError, &out, "cancel", "a", "nope")
+	if len(out.Cancelled) != 1 || out.Cancelled[0].ID != "a" {
+		t.Errorf("cancelled %+v, want a", out.Cancelled)
+	}
+	if len(out.Failed) != 1 || out.Failed[0].ID != "nope" || !strings.Contains(out.Failed[0].Error, "not found") {
+		t.Errorf("failed %+v, want nope not found", out.Failed)
+	}
+	if j, err := b.store.GetJob(b.ctx, "a"); err != nil || j.State != headgate.StateCancelled {
+		t.Errorf("a after cancel -json: %+v, %v", j, err)
+	}
+	b.runJSON(t, exitOK, &out, "cancel", "b")
+	if len(out.Cancelled) != 1 || out.Cancelled[0].ID != "b" || len(out.Failed) != 0 {
+		t.Errorf("cancel b -json: %+v", out)
+	}
+}

@@ -273,6 +273,9 @@ func cmdCancel(ctx context.Context, c *cli, args []string) error {
 	if c.bulk.byFilter() {
 		return cmdBulk(ctx, c, args, bulkVerb{"cancel", "cancelled", c.insp.BulkCancel})
 	}
+	if err := c.bulk.byIDs(); err != nil {
+		return err
+	}
 	if len(args) == 0 {
 		return usagef("name at least one job id")
 	}

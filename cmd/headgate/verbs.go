@@ -141,6 +141,9 @@ func cmdRetry(ctx context.Context, c *cli, args []string) error {
 		}
 		return cmdBulk(ctx, c, args, bulkVerb{"retry", "retried", c.insp.BulkRetry})
 	}
+	if err := c.bulk.byIDs(); err != nil {
+		return err
+	}
 	if len(args) == 0 {
 		return usagef("name at least one job id")
 	}
@@ -244,6 +247,9 @@ func cmdEdit(ctx context.Context, c *cli, args []string) error {
 func cmdDelete(ctx context.Context, c *cli, args []string) error {
 	if c.bulk.byFilter() {
 		return cmdBulk(ctx, c, args, bulkVerb{"delete", "deleted", c.insp.BulkDelete})
+	}
+	if err := c.bulk.byIDs(); err != nil {
+		return err
 	}
 	if len(args) == 0 {
 		return usagef("name at least one job id")

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -17,7 +19,7 @@ func TestCronCommand(t *testing.T) {
 		"added schedule nightly (revision 1), next due 2030-01-03T01:30:00Z\n") // 02:30 in Berlin, not the add
 	var st scheduleJSON
 	b.runJSON(t, exitOK, &st, "cron", "update", "nightly", "-cron", "0 3 * * *", "-zone", "Europe/Berlin", "-kind", "report", "-priority", "4")
-	if st.Revision != 2 || st.Cron != "0 3 * * *" || st.Job.Priority != 4 || st.Misfire.Policy != "fire_once" || st.Zone != "Europe/Berlin" {
+	if st.Revision != 2 || st.Cron != "0 3 * * *" || st.Job.Priority != 4 || st.Misfire.Policy != "catch_up" || st.Zone != "Europe/Berlin" { // what update does not name stays
 		t.Errorf("update -json: %+v", st)
 	}
 	var paused struct {
@@ -54,7 +56,7 @@ func TestCronCommand(t *testing.T) {
 	}
 	requireOutput(t, b.mustRun(t, "cron", "remove", "hourly"), "removed schedule hourly\n")
 	out := b.mustRun(t, "cron", "list")
-	if !strings.Contains(out, "nightly  0 3 * * *  Europe/Berlin  fire_once  paused") {
+	if !strings.Contains(out, "nightly  0 3 * * *  Europe/Berlin  catch_up  paused") {
 		t.Errorf("list:\n%s", out)
 	}
 	var list struct {
@@ -123,5 +125,52 @@ func TestCronPayloadEncodesMsgpack(t *testing.T) {
 	if code, _, errOut := b.run(t, "cron", "add", "bad", "-every", "1h", "-kind", "email", "-payload", "{"); code != exitUsage ||
 		!strings.Contains(errOut, "-payload is not JSON") {
 		t.Errorf("cron add -payload {: exit %d, %s", code, errOut)
+	}
+}
+
+// TestCronUpdateKeepsWhatIsNotGiven: cron update changes the fields its flags name and
+// keeps the rest of the stored definition. It used to build the definition from the flags
+// alone, so "cron update nightly -cron '0 4 * * *' -kind report" moved the schedule to
+// UTC, its jobs to the default queue, and dropped their payload, tags and misfire policy.
+func TestCronUpdateKeepsWhatIsNotGiven(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.mustRun(t, "cron", "add", "nightly", "-cron", "30 2 * * *", "-zone", "Europe/Berlin", "-kind", "report",
+		"-payload", `{"full":true}`, "-queue", "reports", "-partition", "t1", "-priority", "3", "-max-attempts", "5",
+		"-unique", "nightly", "-unique-window", "1h", "-tags", "b,a", "-retention", "2h", "-misfire", "catch_up",
+		"-catch-up-max", "3", "-catch-up-window", "6h", "-grace", "2m")
+	before, err := b.store.GetSchedule(b.ctx, "nightly")
+	if err != nil {
+		t.Fatal(err)
+	}
+	requireOutput(t, b.mustRun(t, "cron", "update", "nightly", "-cron", "0 4 * * *"),
+		"updated schedule nightly (revision 2), next due 2030-01-03T03:00:00Z\n") // 04:00 in Berlin
+	st, err := b.store.GetSchedule(b.ctx, "nightly")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := before.Schedule
+	want.Cron = "0 4 * * *"
+	if got := fmt.Sprintf("%+v", st.Schedule); got != fmt.Sprintf("%+v", want) {
+		t.Errorf("after update -cron:\n got %s\nwant %s", got, fmt.Sprintf("%+v", want))
+	}
+	// The flags given replace their fields, an empty -tags and -payload included.
+	b.mustRun(t, "cron", "update", "nightly", "-every", "90m", "-queue", "q2", "-tags", "", "-payload", "", "-misfire", "skip")
+	st, err = b.store.GetSchedule(b.ctx, "nightly")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Cron != "" || st.Interval != 90*time.Minute || st.Job.Queue != "q2" || len(st.Job.Tags) != 0 ||
+		len(st.Job.Payload) != 0 || st.Misfire.Policy != "skip" || st.Job.Kind != "report" || st.Job.PartitionKey != "t1" ||
+		st.Job.UniqueKey != "nightly" {
+		t.Errorf("after update -every -queue -tags '' -payload '' -misfire skip: %+v", st.Schedule)
+	}
+	if code, _, errOut := b.run(t, "cron", "update", "nope", "-cron", "@daily"); code != exitError ||
+		!strings.Contains(errOut, "schedule not found") {
+		t.Errorf("update of an unknown schedule: exit %d, %s", code, errOut)
+	}
+	if code, _, errOut := b.run(t, "cron", "update", "nightly", "-cron", "@daily", "-every", "1h"); code != exitUsage ||
+		!strings.Contains(errOut, "not both") {
+		t.Errorf("update -cron -every: exit %d, %s", code, errOut)
 	}
 }

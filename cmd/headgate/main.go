@@ -28,7 +28,7 @@
 //	edit ID [-payload JSON] [-priority N] [-max-attempts N] [-at TIME] [-partition P] [-tags a,b]
 //	                                   change a job that is not running or finished
 //	delete ID...                       delete jobs that are not running
-//	cron list | add|update NAME -cron EXPR|-every D -kind K [flags] | pause|resume|remove|run-now NAME
+//	cron list | add NAME -cron EXPR|-every D -kind K [flags] | update NAME [flags] | pause|resume|remove|run-now NAME
 //	                                   the namespace's schedules (-json on every verb)
 //	why ID [-json] [-quantum N]        why a job (or a workflow) is not running now, every reason with its numbers
 //	workers [-json]                    the workers' heartbeats: live, stopped or dead
@@ -147,7 +147,7 @@ var commands = []*command{
 	{name: "workers", args: "[-json]", summary: "the workers' heartbeats: queues, kinds, in flight, last seen, live or not", flags: workersFlags, run: cmdWorkers},
 	{name: "policy", args: "[show [-json] | set FIELD VALUE...]",
 		summary: "the namespace's fleet-wide policy: backoff, crash limit, retention, snooze limit", flags: policyFlags, run: cmdPolicy},
-	{name: "cron", args: "list | add|update NAME -cron EXPR|-every D -kind K [flags] | pause|resume|remove|run-now NAME [-json]",
+	{name: "cron", args: "list | add NAME -cron EXPR|-every D -kind K [flags] | update NAME [flags] | pause|resume|remove|run-now NAME [-json]",
 		summary: "the namespace's schedules: list, add, update, pause, resume, remove, run one now", flags: cronFlags, run: cmdCron},
 	{name: "tenants", args: "QUEUE [-offset N] [-limit N] [-json]",
 		summary: "a queue's partitions with waiting work in turn order: backlog, running, share of running, waits", flags: tenantsFlags, run: cmdTenants},

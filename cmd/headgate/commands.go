@@ -414,9 +414,28 @@ func cmdRate(ctx context.Context, c *cli, args []string) error {
 	return nil
 }
 
+// requireQuarantined refuses a release of a fingerprint that is not quarantined: the
+// release would change nothing and say "released", while a mistyped fingerprint leaves
+// the one meant quarantined.
+func (c *cli) requireQuarantined(ctx context.Context, fp string) error {
+	q, err := c.insp.Quarantined(ctx)
+	if err != nil {
+		return err
+	}
+	for _, f := range q {
+		if f.Fingerprint == fp {
+			return nil
+		}
+	}
+	return fmt.Errorf("fingerprint %q is not quarantined; nothing released (headgate quarantine lists those that are)", short(fp))
+}
+
 func cmdQuarantine(ctx context.Context, c *cli, args []string) error {
 	switch {
 	case len(args) == 2 && args[0] == "release":
+		if err := c.requireQuarantined(ctx, args[1]); err != nil {
+			return err
+		}
 		n, err := c.insp.ReleaseQuarantine(ctx, args[1])
 		if err != nil {
 			return err

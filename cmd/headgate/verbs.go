@@ -316,6 +316,9 @@ func cmdQuarantineRelease(ctx context.Context, c *cli, args []string) error {
 		return c.printJSON(out)
 	}
 	fpName := args[1]
+	if err := c.requireQuarantined(ctx, fpName); err != nil {
+		return err
+	}
 	out := struct {
 		Fingerprint string   `json:"fingerprint"`
 		Released    int      `json:"released_held"`

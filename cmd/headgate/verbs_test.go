@@ -185,8 +185,11 @@ func TestQuarantineReleaseRetry(t *testing.T) {
 	if j, err := b.store.GetJob(b.ctx, "crasher"); err != nil || j.State != headgate.StateAvailable || j.Held || j.CrashAttempt != 0 {
 		t.Errorf("crasher after release -retry: %+v, %v", j, err)
 	}
-	requireOutput(t, b.mustRun(t, "quarantine", "release", "fp", "-retry"),
-		"released fingerprint fp: 0 held job(s) returned to admission\nno quarantined job to retry\n")
+	// Released, the fingerprint is no longer quarantined: a second release is refused.
+	if code, _, errOut := b.run(t, "quarantine", "release", "fp", "-retry"); code != exitError ||
+		!strings.Contains(errOut, `fingerprint "fp" is not quarantined`) {
+		t.Errorf("second release -retry: exit %d, %s", code, errOut)
+	}
 	if code, _, _ := b.run(t, "quarantine", "-retry"); code != exitUsage {
 		t.Errorf("quarantine -retry without release: exit %d", code)
 	}
@@ -253,5 +256,20 @@ func TestCancelByIDJSON(t *testing.T) {
 	b.runJSON(t, exitOK, &out, "cancel", "b")
 	if len(out.Cancelled) != 1 || out.Cancelled[0].ID != "b" || len(out.Failed) != 0 {
 		t.Errorf("cancel b -json: %+v", out)
+	}
+}
+
+// TestQuarantineReleaseUnknownFingerprint: releasing a fingerprint that is not
+// quarantined (a typo) said "released" and exited 0, while the one meant stayed
+// quarantined. It is an error now, with or without -retry and -json.
+func TestQuarantineReleaseUnknownFingerprint(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for _, args := range [][]string{{"quarantine", "release", "nope"}, {"quarantine", "release", "nope", "-retry"},
+		{"quarantine", "release", "nope", "-json"}} {
+		code, out, errOut := b.run(t, args...)
+		if code != exitError || out != "" || !strings.Contains(errOut, `fingerprint "nope" is not quarantined`) {
+			t.Errorf("headgate %v: exit %d, stdout %q, stderr %q; want exit %d and not quarantined", args, code, out, errOut, exitError)
+		}
 	}
 }

@@ -193,7 +193,7 @@ func (o *cronOpts) schedule(base inspector.Schedule) (inspector.Schedule, error)
 	if set["payload"] {
 		sc.Job.Payload = nil
 		if o.payload != "" {
-			b, err := payloadFromJSON(o.payload)
+			b, err := payloadFromJSON(o.payload, base.Job.Payload)
 			if err != nil {
 				return sc, err
 			}

@@ -189,7 +189,11 @@ func cmdEdit(ctx context.Context, c *cli, args []string) error {
 	var e inspector.JobEdit
 	o := &c.verbs
 	if o.payload.set {
-		b, err := payloadFromJSON(o.payload.v)
+		d, err := c.insp.Job(ctx, id)
+		if err != nil {
+			return err
+		}
+		b, err := payloadFromJSON(o.payload.v, d.Job.Payload)
 		if err != nil {
 			return err
 		}

@@ -273,3 +273,29 @@ func TestQuarantineReleaseUnknownFingerprint(t *testing.T) {
 		}
 	}
 }
+
+// TestEditPayloadKeepsJSONPayloads: a job whose payload is JSON text (enqueued through
+// the Store by a program whose handlers read JSON) gets the new payload as JSON text too:
+// -payload follows the encoding the job has.
+func TestEditPayloadKeepsJSONPayloads(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.enqueue(t, headgate.Envelope{ID: "a", Payload: []byte(`{"n":1}`)})
+	b.mustRun(t, "edit", "a", "-payload", `{"n": 2}`)
+	if j, err := b.store.GetJob(b.ctx, "a"); err != nil || string(j.Payload) != `{"n": 2}` {
+		t.Errorf("edited JSON payload: %+v, %v; want the JSON as given", j, err)
+	}
+	b.mustRun(t, "cron", "add", "c", "-every", "1h", "-kind", "test")
+	sc, err := b.store.GetSchedule(b.ctx, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.Job.Payload = []byte(`{"full":true}`)
+	if _, err := b.store.UpdateSchedule(b.ctx, sc.Schedule); err != nil {
+		t.Fatal(err)
+	}
+	b.mustRun(t, "cron", "update", "c", "-payload", `{"full":false}`)
+	if sc, err := b.store.GetSchedule(b.ctx, "c"); err != nil || string(sc.Job.Payload) != `{"full":false}` {
+		t.Errorf("updated JSON payload of a schedule: %+v, %v", sc, err)
+	}
+}

@@ -245,6 +245,20 @@ func testACL(t *testing.T, admin redis.UniversalClient, connect func(user, passw
 	if err := insp.Pause(ctx, "default"); err != nil {
 		t.Errorf("Pause as %s: %v", userA, err)
 	}
+	// The listings of workflows, deployments and schedules (headgate wf list, wf
+	// deployments, cron list) read sorted sets in member order.
+	if _, _, err := insp.Workflows(ctx, headgate.WorkflowFilter{}, "", 10); err != nil {
+		t.Errorf("Workflows as %s: %v", userA, err)
+	}
+	if _, _, err := insp.Workflows(ctx, headgate.WorkflowFilter{WorkflowType: "checkout"}, "", 10); err != nil {
+		t.Errorf("Workflows of a type as %s: %v", userA, err)
+	}
+	if _, _, err := insp.WorkerDeployments(ctx, "", 10); err != nil {
+		t.Errorf("WorkerDeployments as %s: %v", userA, err)
+	}
+	if _, _, err := insp.Schedules(ctx, "", 10); err != nil {
+		t.Errorf("Schedules as %s: %v", userA, err)
+	}
 	if err := insp.Resume(ctx, "default"); err != nil {
 		t.Errorf("Resume as %s: %v", userA, err)
 	}

@@ -82,6 +82,10 @@ func (s *Store) readSchedules(ctx context.Context, names []string) ([]*ScheduleS
 		}
 		if due, err := dues[i].Result(); err == nil {
 			st.NextDue = fromMs(int64(due))
+			// A definition that no longer parses has no ticks to show; its fire reports it.
+			if k, err := st.tickerOf(); err == nil {
+				st.NextTick = k.next(st.Mark)
+			}
 		}
 		out[i] = st
 	}

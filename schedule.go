@@ -208,6 +208,12 @@ type ScheduleState struct {
 	// NextDue is when a worker looks at the schedule next; zero while paused or when no
 	// tick is left.
 	NextDue time.Time
+	// NextTick is the schedule's next tick: the first after Mark; zero while paused or
+	// when no tick is left. It differs from NextDue until a worker first looks at a
+	// schedule that was added, updated or resumed (NextDue is then that moment). A
+	// NextTick before the store's now is overdue: the cron duty's next pass deals with it
+	// under the misfire policy.
+	NextTick time.Time
 	// Fired counts the jobs the ticks enqueued; Skipped the ticks the misfire policy
 	// skipped; Refused the ticks whose job the namespace refused (Backpressure,
 	// Quarantined, a held unique key, an id taken by another job), and Runs the RunNow

@@ -31,7 +31,9 @@ func lexPage(ctx context.Context, rdb redis.UniversalClient, key, lo, hi, cursor
 			lo = after
 		}
 	}
-	members, err := rdb.ZRangeByLex(ctx, key, &redis.ZRangeBy{Min: lo, Max: hi, Count: int64(limit + 1)}).Result()
+	// ZRANGE ... BYLEX rather than ZRANGEBYLEX: the least-privilege ACL (acl.go) grants
+	// ZRANGE, which the scripts need anyway.
+	members, err := rdb.ZRangeArgs(ctx, redis.ZRangeArgs{Key: key, Start: lo, Stop: hi, ByLex: true, Count: int64(limit + 1)}).Result()
 	if err != nil {
 		return nil, "", err
 	}

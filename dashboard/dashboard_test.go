@@ -1131,7 +1131,9 @@ func TestCron(t *testing.T) {
 		return m
 	}
 	r := row()
-	for _, want := range []string{"every 1m0s", "report → q", "active", "<td>2030-01-02 03:04:05.000 UTC</td>", `action="/cron/pause"`, `action="/cron/run"`, `name="name" value="nightly"`} {
+	for _, want := range []string{"every 1m0s", "report → q", "active",
+		"<td>2030-01-02 03:05:05.000 UTC</td>", // next due: its first tick, a minute after the add
+		`action="/cron/pause"`, `action="/cron/run"`, `name="name" value="nightly"`} {
 		if !strings.Contains(r, want) {
 			t.Errorf("nightly row lacks %q: %s", want, r)
 		}

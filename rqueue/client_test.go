@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"reflect"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -194,6 +195,39 @@ func TestEnqueue(t *testing.T) {
 			}
 			if j := b.job(t, "order-7"); j.PartitionKey != "acme" {
 				t.Errorf("partition = %q, want acme", j.PartitionKey)
+			}
+		})
+
+		// A caller-chosen id replays only while its job is stored: a job deleted at success
+		// (Retention 0, the default) frees its id, and the same enqueue runs the work again.
+		t.Run("IDReplaysWhileTheJobIsStored", func(t *testing.T) {
+			t.Parallel()
+			b := setup(t, rdb, nil)
+			calls := 0
+			complete := func(id string) {
+				t.Helper()
+				calls++ // a lease id is unique to its admission call
+				c, err := b.store.Admit(b.ctx, headgate.AdmitRequest{Worker: "w", LeaseID: "l-" + strconv.Itoa(calls),
+					Queues: []string{rqueue.QueueDefault}, Capacity: 1, Lease: time.Minute})
+				if err != nil || len(c) != 1 || c[0].Envelope.ID != id {
+					t.Fatalf("admit %s: %+v, %v", id, c, err)
+				}
+				if _, err := b.store.Ack(b.ctx, c[0].LeaseRef(), headgate.OutcomeSuccess, nil); err != nil {
+					t.Fatalf("ack %s: %v", id, err)
+				}
+			}
+			b.mustEnqueue(t, emailArgs{To: "a"}, &rqueue.EnqueueOpts{ID: "hook-1"})
+			complete("hook-1")
+			if again := b.mustEnqueue(t, emailArgs{To: "a"}, &rqueue.EnqueueOpts{ID: "hook-1"}); again.Replayed ||
+				again.State != headgate.StateAvailable {
+				t.Errorf("enqueue after a success at retention 0 = %+v, want a new available job", again)
+			}
+			b.mustEnqueue(t, emailArgs{To: "b"}, &rqueue.EnqueueOpts{ID: "hook-2", Retention: time.Hour})
+			complete("hook-1")
+			complete("hook-2")
+			if again := b.mustEnqueue(t, emailArgs{To: "b"}, &rqueue.EnqueueOpts{ID: "hook-2", Retention: time.Hour}); !again.Replayed ||
+				again.State != headgate.StateCompleted {
+				t.Errorf("enqueue of a retained completed id = %+v, want replayed, completed", again)
 			}
 		})
 

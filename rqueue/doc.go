@@ -44,6 +44,12 @@ success that writes nothing (Result.Replayed), so an id derived from the work (a
 number, a webhook delivery id) makes retried enqueues safe. Args may derive it
 themselves in their EnqueueOpts method.
 
+An id replays only while its job is stored. A job that succeeds with Retention 0 (the
+default) is deleted at once, and one that ended otherwise is evicted after its
+retention; its id is then free, and enqueueing it again makes a new job that runs the
+work again. Give such jobs a Retention at least as long as a redelivery may come late,
+or make them unique by a key as well.
+
 # Uniqueness
 
 UniqueOpts make a job unique by (queue, kind, key): strictly, until the holder finishes,

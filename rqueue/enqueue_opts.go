@@ -31,6 +31,8 @@ type EnqueueOpts struct {
 	// ID is the job's id. Enqueueing an id again with the same kind, fingerprint and
 	// queue is an idempotent success that writes nothing, so a caller-chosen id makes a
 	// retried enqueue safe; reusing an id for different content is *headgate.IDConflictError.
+	// This holds while the job is stored: once it is deleted (at success with Retention 0)
+	// or evicted, the id makes a new job (see "Ids and idempotency" in the package doc).
 	// Defaults to NewID().
 	ID string
 

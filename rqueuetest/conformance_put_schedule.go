@@ -107,6 +107,42 @@ var putScheduleCases = []conformanceCase{
 			t.Errorf("second page: %d schedules, next %q, %v", len(page), next, err)
 		}
 	}},
+	{"PutSchedule/NextTickIsTheFirstTickAfterTheMark", func(t *testing.T, s *headgate.Store) {
+		// NextDue of a schedule no worker has looked at yet is the add itself; NextTick
+		// is when its first tick fires, which is what an operator asks "next due" for.
+		ctx := freeze(t, s)
+		sc := minuteSchedule("nightly")
+		sc.Cron, sc.Zone = "30 2 * * *", "Europe/Berlin"
+		mustAddSchedule(t, ctx, s, sc)
+		mustAddSchedule(t, ctx, s, headgate.Schedule{Name: "every", Interval: 90 * time.Second, Job: sc.Job})
+		nightly := time.Date(2023, 11, 15, 1, 30, 0, 0, time.UTC) // 02:30 in Berlin (CET)
+		if st := mustGetSchedule(t, ctx, s, "nightly"); !st.NextTick.Equal(nightly) || !st.NextDue.Equal(epoch) {
+			t.Errorf("added: next tick %s, next due %s; want %s and the add's %s", st.NextTick, st.NextDue, nightly, epoch)
+		}
+		if st := mustGetSchedule(t, ctx, s, "every"); !st.NextTick.Equal(epoch.Add(90 * time.Second)) {
+			t.Errorf("added interval: next tick %s, want %s", st.NextTick, epoch.Add(90*time.Second))
+		}
+		if _, err := s.PauseSchedule(ctx, "nightly"); err != nil {
+			t.Fatal(err)
+		}
+		if st := mustGetSchedule(t, ctx, s, "nightly"); !st.NextTick.IsZero() {
+			t.Errorf("paused: next tick %s, want none", st.NextTick)
+		}
+		advance(t, ctx, s, 24*time.Hour)
+		if _, err := s.ResumeSchedule(ctx, "nightly"); err != nil {
+			t.Fatal(err)
+		}
+		if st := mustGetSchedule(t, ctx, s, "nightly"); !st.NextTick.Equal(nightly.Add(24 * time.Hour)) {
+			t.Errorf("resumed a day later: next tick %s, want %s (the pause's tick does not fire)", st.NextTick, nightly.Add(24*time.Hour))
+		}
+		// Once fired, the next tick is the one the cron duty waits for.
+		advance(t, ctx, s, 3*time.Hour+17*time.Minute) // 20 s after the tick
+		mustFire(t, ctx, s, cronFence(t, ctx, s, "a"), "nightly")
+		if st := mustGetSchedule(t, ctx, s, "nightly"); st.Fired != 1 || !st.NextTick.Equal(nightly.Add(48*time.Hour)) ||
+			!st.NextDue.Equal(st.NextTick) {
+			t.Errorf("fired: %d fired, next tick %s, next due %s; want 1, both %s", st.Fired, st.NextTick, st.NextDue, nightly.Add(48*time.Hour))
+		}
+	}},
 }
 
 // scheduleValidationCases: each definition that does not hold together is refused with

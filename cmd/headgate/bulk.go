@@ -30,6 +30,23 @@ func cancelFlags(fs *flag.FlagSet, c *cli) {
 // byFilter reports whether a verb runs by filter (-state given) rather than on ids.
 func (o *bulkOpts) byFilter() bool { return o.filter.state != "" }
 
+// byIDs refuses the flags of a run by filter on a verb given job ids: ignored, they would
+// let "delete ID -dry-run" delete the job, or "-kind K" act on a job of another kind.
+func (o *bulkOpts) byIDs() error {
+	f := o.filter
+	for _, v := range []struct {
+		name string
+		set  bool
+	}{{"dry-run", o.dryRun}, {"cursor", o.cursor != ""}, {"queue", f.queue != "default"}, {"kind", f.kind != ""},
+		{"partition", f.partition != ""}, {"tag", f.tag != ""}, {"fingerprint", f.fingerprint != ""},
+		{"older-than", f.olderThan != 0}} {
+		if v.set {
+			return usagef("-%s goes with -state (a run by filter), not with job ids", v.name)
+		}
+	}
+	return nil
+}
+
 // bulkVerb is what cmdBulk needs of one verb.
 type bulkVerb struct {
 	name, done string // "cancel", "cancelled"

@@ -120,11 +120,35 @@ func TestBulkCommands(t *testing.T) {
 		{[]string{"retry", "-state", "cancelled", "-at", "1h"}, exitUsage, "-at goes with job ids"},
 		{[]string{"delete", "-state", "running"}, exitError, "can be deleted"},
 		{[]string{"cancel", "-state", "available", "-cursor", "x"}, exitError, "invalid Cursor"},
-		{[]string{"cancel", "j01", "-json"}, exitUsage, "-json goes with -state"},
 	} {
 		code, _, errOut := b.run(t, tc.args...)
 		if code != tc.code || !strings.Contains(errOut, tc.want) {
 			t.Errorf("headgate %v: exit %d, stderr %q; want exit %d and %q", tc.args, code, errOut, tc.code, tc.want)
 		}
 	}
+}
+
+// TestByIDRefusesFilterFlags: -dry-run, -cursor and the filter flags belong to a verb by
+// filter. Given with job ids they were ignored and the verb acted, so a dry run of
+// "delete ID -dry-run" deleted the job: now they are a usage error and nothing changes.
+func TestByIDRefusesFilterFlags(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.enqueue(t, headgate.Envelope{ID: "a", Kind: "email"})
+	for _, verb := range []string{"cancel", "delete", "retry"} {
+		for _, flags := range [][]string{{"-dry-run"}, {"-cursor", "x"}, {"-kind", "email"}, {"-partition", "p"},
+			{"-tag", "t"}, {"-fingerprint", "f"}, {"-older-than", "1h"}, {"-queue", "mail"}} {
+			args := append([]string{verb, "a"}, flags...)
+			code, out, errOut := b.run(t, args...)
+			if code != exitUsage || !strings.Contains(errOut, flags[0]+" goes with -state") || out != "" {
+				t.Errorf("headgate %v: exit %d, stdout %q, stderr %q; want exit %d and %q", args, code, out, errOut, exitUsage,
+					flags[0]+" goes with -state")
+			}
+		}
+	}
+	if j, err := b.store.GetJob(b.ctx, "a"); err != nil || j.State != headgate.StateAvailable {
+		t.Errorf("a after the refused verbs: %+v, %v; want it available, untouched", j, err)
+	}
+	// -queue default is the flag's default: by id it changes nothing and is accepted.
+	requireOutput(t, b.mustRun(t, "cancel", "a", "-queue", "default"), "cancelled a\n")
 }

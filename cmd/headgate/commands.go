@@ -273,25 +273,36 @@ func cmdCancel(ctx context.Context, c *cli, args []string) error {
 	if c.bulk.byFilter() {
 		return cmdBulk(ctx, c, args, bulkVerb{"cancel", "cancelled", c.insp.BulkCancel})
 	}
-	if c.verbs.json {
-		return usagef("-json goes with -state (cancel by filter)")
+	if err := c.bulk.byIDs(); err != nil {
+		return err
 	}
 	if len(args) == 0 {
 		return usagef("name at least one job id")
 	}
-	var failed int
+	type cancelled struct {
+		ID string `json:"id"`
+	}
+	out := struct {
+		Cancelled []cancelled   `json:"cancelled"`
+		Failed    []verbFailure `json:"failed"`
+	}{Cancelled: []cancelled{}, Failed: []verbFailure{}}
 	for _, id := range args {
 		if err := c.insp.Cancel(ctx, id); err != nil {
-			// The store's errors quote the id whole (up to 256 bytes); cut it here.
-			msg := strings.ReplaceAll(err.Error(), id, short(id))
-			fmt.Fprintf(c.stderr, "%s: %s\n", short(id), msg)
-			failed++
+			out.Failed = append(out.Failed, c.failLine(id, err))
 			continue
 		}
-		fmt.Fprintf(c.stdout, "cancelled %s\n", id)
+		out.Cancelled = append(out.Cancelled, cancelled{id})
+		if !c.verbs.json {
+			fmt.Fprintf(c.stdout, "cancelled %s\n", id)
+		}
 	}
-	if failed > 0 {
-		return fmt.Errorf("%d of %d job(s) not cancelled", failed, len(args))
+	if c.verbs.json {
+		if err := c.printJSON(out); err != nil {
+			return err
+		}
+	}
+	if len(out.Failed) > 0 {
+		return fmt.Errorf("%d of %d job(s) not cancelled", len(out.Failed), len(args))
 	}
 	return nil
 }
@@ -403,9 +414,28 @@ func cmdRate(ctx context.Context, c *cli, args []string) error {
 	return nil
 }
 
+// requireQuarantined refuses a release of a fingerprint that is not quarantined: the
+// release would change nothing and say "released", while a mistyped fingerprint leaves
+// the one meant quarantined.
+func (c *cli) requireQuarantined(ctx context.Context, fp string) error {
+	q, err := c.insp.Quarantined(ctx)
+	if err != nil {
+		return err
+	}
+	for _, f := range q {
+		if f.Fingerprint == fp {
+			return nil
+		}
+	}
+	return fmt.Errorf("fingerprint %q is not quarantined; nothing released (headgate quarantine lists those that are)", short(fp))
+}
+
 func cmdQuarantine(ctx context.Context, c *cli, args []string) error {
 	switch {
 	case len(args) == 2 && args[0] == "release":
+		if err := c.requireQuarantined(ctx, args[1]); err != nil {
+			return err
+		}
 		n, err := c.insp.ReleaseQuarantine(ctx, args[1])
 		if err != nil {
 			return err

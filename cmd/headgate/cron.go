@@ -25,13 +25,14 @@ type cronOpts struct {
 	misfire                         string
 	grace, catchUpWindow            time.Duration
 	catchUpMax                      int
+	fs                              *flag.FlagSet // to tell the flags given from the defaults
 }
 
 // cronFlagSets holds each invocation's cron flags.
 var cronFlagSets sync.Map // *cli -> *cronOpts
 
 func cronFlags(fs *flag.FlagSet, c *cli) {
-	o := &cronOpts{}
+	o := &cronOpts{fs: fs}
 	cronFlagSets.Store(c, o)
 	fs.BoolVar(&o.json, "json", false, "print one JSON document on stdout")
 	fs.StringVar(&o.cron, "cron", "", "add, update: 5-field cron `EXPR` or descriptor (@hourly, @daily...)")
@@ -39,7 +40,7 @@ func cronFlags(fs *flag.FlagSet, c *cli) {
 	fs.StringVar(&o.start, "start", "", "add, update: RFC 3339 `TIME` anchoring -every ticks (default: the add)")
 	fs.StringVar(&o.zone, "zone", "", "add, update: IANA `ZONE` -cron is read in (default UTC)")
 	fs.StringVar(&o.kind, "kind", "", "add, update: the job's `KIND` (required)")
-	fs.StringVar(&o.payload, "payload", "", "add, update: the job's payload (`JSON`, stored as given)")
+	fs.StringVar(&o.payload, "payload", "", "add, update: the job's payload (`JSON`, stored as msgpack, as workers decode it)")
 	fs.StringVar(&o.queue, "queue", "", "add, update: the job's `QUEUE` (default: default)")
 	fs.StringVar(&o.partition, "partition", "", "add, update: the job's partition `P`")
 	fs.IntVar(&o.priority, "priority", 0, "add, update: the job's priority `N`")
@@ -76,7 +77,16 @@ func cmdCron(ctx context.Context, c *cli, args []string) error {
 	name := rest[0]
 	switch verb {
 	case "add", "update":
-		sc, err := o.schedule(name)
+		base := inspector.Schedule{Name: name}
+		if verb == "update" {
+			// An update changes the fields its flags name; the rest stays as stored.
+			st, err := c.insp.Schedule(ctx, name)
+			if err != nil {
+				return err
+			}
+			base = st.Schedule
+		}
+		sc, err := o.schedule(base)
 		if err != nil {
 			return err
 		}
@@ -95,7 +105,7 @@ func cmdCron(ctx context.Context, c *cli, args []string) error {
 			return c.printJSON(scheduleJSONOf(st))
 		}
 		fmt.Fprintf(c.stdout, "%s schedule %s (revision %d), next due %s\n", map[string]string{"add": "added", "update": "updated"}[verb],
-			name, st.Revision, formatTime(st.NextDue))
+			name, st.Revision, formatTime(st.NextTick))
 		return nil
 	case "pause", "resume":
 		f := c.insp.PauseSchedule
@@ -149,33 +159,74 @@ func cmdCron(ctx context.Context, c *cli, args []string) error {
 	return usagef("unknown verb %q: list, add, update, pause, resume, remove, run-now", verb)
 }
 
-// schedule is the definition the add and update flags describe.
-func (o *cronOpts) schedule(name string) (inspector.Schedule, error) {
-	sc := inspector.Schedule{Name: name, Cron: o.cron, Zone: o.zone,
-		Job: headgate.Envelope{Kind: o.kind, Payload: []byte(o.payload), Queue: o.queue, PartitionKey: o.partition,
-			Priority: int32(o.priority), MaxAttempts: o.maxAttempts, UniqueKey: o.unique, UniqueWindow: o.uniqueWindow,
-			Retention: o.retention},
-		Misfire: inspector.Misfire{Policy: headgate.MisfirePolicy(o.misfire), Grace: o.grace, Max: o.catchUpMax,
-			Window: o.catchUpWindow}}
-	if o.priority != int(int32(o.priority)) {
+// schedule is base with the fields the add and update flags given set: all of an add's
+// definition, what an update changes.
+func (o *cronOpts) schedule(base inspector.Schedule) (inspector.Schedule, error) {
+	set := map[string]bool{}
+	if o.fs != nil {
+		o.fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	}
+	sc := base
+	if set["cron"] && set["every"] {
+		return sc, usagef("give -cron or -every, not both")
+	}
+	if set["priority"] && o.priority != int(int32(o.priority)) {
 		return sc, usagef("-priority %d is out of range", o.priority)
 	}
-	if o.tags != "" {
-		sc.Job.Tags = strings.Split(o.tags, ",")
+	if set["cron"] {
+		sc.Cron, sc.Interval, sc.Start = o.cron, 0, time.Time{}
 	}
-	if o.every != "" {
+	if set["every"] {
 		d, err := time.ParseDuration(o.every)
 		if err != nil {
 			return sc, usagef("-every %q is not a duration", short(o.every))
 		}
-		sc.Interval = d
+		sc.Cron, sc.Interval = "", d
 	}
-	if o.start != "" {
+	if set["start"] {
 		t, err := time.Parse(time.RFC3339, o.start)
 		if err != nil {
 			return sc, usagef("-start %q is not an RFC 3339 time", short(o.start))
 		}
 		sc.Start = t
+	}
+	if set["payload"] {
+		sc.Job.Payload = nil
+		if o.payload != "" {
+			b, err := payloadFromJSON(o.payload, base.Job.Payload)
+			if err != nil {
+				return sc, err
+			}
+			sc.Job.Payload = b
+		}
+	}
+	if set["tags"] {
+		sc.Job.Tags = nil
+		if o.tags != "" {
+			sc.Job.Tags = strings.Split(o.tags, ",")
+		}
+	}
+	j, m := &sc.Job, &sc.Misfire
+	for name, apply := range map[string]func(){
+		"zone": func() { sc.Zone = o.zone }, "kind": func() { j.Kind = o.kind }, "queue": func() { j.Queue = o.queue },
+		"partition": func() { j.PartitionKey = o.partition }, "priority": func() { j.Priority = int32(o.priority) },
+		"max-attempts": func() { j.MaxAttempts = o.maxAttempts }, "unique": func() { j.UniqueKey = o.unique },
+		"unique-window": func() { j.UniqueWindow = o.uniqueWindow }, "retention": func() { j.Retention = o.retention },
+		"misfire": func() { m.Policy = headgate.MisfirePolicy(o.misfire) }, "grace": func() { m.Grace = o.grace },
+		"catch-up-max": func() { m.Max = o.catchUpMax }, "catch-up-window": func() { m.Window = o.catchUpWindow },
+	} {
+		if set[name] {
+			apply()
+		}
+	}
+	if set["misfire"] && m.Policy != headgate.MisfireCatchUp {
+		// Max and Window are catch_up's: moving off it drops them unless given.
+		if !set["catch-up-max"] {
+			m.Max = 0
+		}
+		if !set["catch-up-window"] {
+			m.Window = 0
+		}
 	}
 	return sc, nil
 }
@@ -207,6 +258,7 @@ type scheduleJSON struct {
 	Revision    int64   `json:"revision"`
 	Mark        *string `json:"mark"`
 	NextDue     *string `json:"next_due"`
+	NextTick    *string `json:"next_tick"`
 	Fired       int64   `json:"fired"`
 	Skipped     int64   `json:"skipped"`
 	Refused     int64   `json:"refused"`
@@ -220,7 +272,7 @@ type scheduleJSON struct {
 
 func scheduleJSONOf(st *inspector.ScheduleState) scheduleJSON {
 	j := scheduleJSON{Name: st.Name, Cron: st.Cron, Start: jsonTime(st.Start), Zone: st.Zone, Paused: st.Paused,
-		Revision: st.Revision, Mark: jsonTime(st.Mark), NextDue: jsonTime(st.NextDue), Fired: st.Fired,
+		Revision: st.Revision, Mark: jsonTime(st.Mark), NextDue: jsonTime(st.NextDue), NextTick: jsonTime(st.NextTick), Fired: st.Fired,
 		Skipped: st.Skipped, Refused: st.Refused, Runs: st.Runs, LastTick: jsonTime(st.LastTick), LastJobID: st.LastJobID,
 		LastSkipped: jsonTime(st.LastSkippedTick), LastRefused: jsonTime(st.LastRefusedTick), LastRefusal: st.LastRefusal}
 	if st.Interval != 0 {
@@ -232,7 +284,7 @@ func scheduleJSONOf(st *inspector.ScheduleState) scheduleJSON {
 	}
 	e := st.Job
 	j.Job.Kind, j.Job.Queue, j.Job.Partition, j.Job.Priority = e.Kind, e.Queue, e.PartitionKey, e.Priority
-	j.Job.MaxAttempts, j.Job.UniqueKey, j.Job.Tags, j.Job.Payload = e.MaxAttempts, e.UniqueKey, e.Tags, string(e.Payload)
+	j.Job.MaxAttempts, j.Job.UniqueKey, j.Job.Tags, j.Job.Payload = e.MaxAttempts, e.UniqueKey, e.Tags, payloadJSON(e.Payload)
 	return j
 }
 
@@ -270,7 +322,7 @@ func cronList(ctx context.Context, c *cli, o *cronOpts) error {
 			state = "paused"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", st.Name, when, st.Zone, st.Misfire.Policy, state,
-			formatTime(st.NextDue), formatTime(st.LastTick), strconv.FormatInt(st.Fired, 10),
+			formatTime(st.NextTick), formatTime(st.LastTick), strconv.FormatInt(st.Fired, 10),
 			strconv.FormatInt(st.Skipped, 10), strconv.FormatInt(st.Refused, 10), st.LastRefusal)
 	}
 	return tw.Flush()

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/vmihailenco/msgpack/v5"
 )
 
 func TestCronCommand(t *testing.T) {
@@ -12,10 +16,10 @@ func TestCronCommand(t *testing.T) {
 	requireOutput(t, b.mustRun(t, "cron", "add", "nightly", "-cron", "30 2 * * *", "-zone", "Europe/Berlin", "-kind", "report",
 		"-payload", `{"full":true}`, "-queue", "reports", "-tags", "b,a", "-misfire", "catch_up", "-catch-up-max", "3",
 		"-catch-up-window", "6h"),
-		"added schedule nightly (revision 1), next due 2030-01-02T03:04:05Z\n")
+		"added schedule nightly (revision 1), next due 2030-01-03T01:30:00Z\n") // 02:30 in Berlin, not the add
 	var st scheduleJSON
 	b.runJSON(t, exitOK, &st, "cron", "update", "nightly", "-cron", "0 3 * * *", "-zone", "Europe/Berlin", "-kind", "report", "-priority", "4")
-	if st.Revision != 2 || st.Cron != "0 3 * * *" || st.Job.Priority != 4 || st.Misfire.Policy != "fire_once" || st.Zone != "Europe/Berlin" {
+	if st.Revision != 2 || st.Cron != "0 3 * * *" || st.Job.Priority != 4 || st.Misfire.Policy != "catch_up" || st.Zone != "Europe/Berlin" { // what update does not name stays
 		t.Errorf("update -json: %+v", st)
 	}
 	var paused struct {
@@ -39,8 +43,20 @@ func TestCronCommand(t *testing.T) {
 	if j, err := b.store.GetJob(b.ctx, run.JobID); err != nil || j.Kind != "report" || j.Priority != 4 {
 		t.Errorf("run-now job: %+v, %v", j, err)
 	}
+	requireOutput(t, b.mustRun(t, "cron", "add", "hourly", "-cron", "@hourly", "-kind", "report"),
+		"added schedule hourly (revision 1), next due 2030-01-02T04:00:00Z\n")
+	var hourly scheduleJSON
+	b.runJSON(t, exitOK, &hourly, "cron", "update", "hourly", "-cron", "@hourly", "-kind", "report")
+	if hourly.NextTick == nil || *hourly.NextTick != "2030-01-02T04:00:00.000Z" || hourly.NextDue == nil ||
+		*hourly.NextDue != "2030-01-02T03:04:05.000Z" {
+		t.Errorf("update -json: next tick %v, next due %v; want 04:00 and the update's 03:04:05", hourly.NextTick, hourly.NextDue)
+	}
+	if out := b.mustRun(t, "cron", "list"); !strings.Contains(out, "hourly   @hourly    UTC            fire_once  active  2030-01-02T04:00:00Z") {
+		t.Errorf("list shows the next tick as NEXT DUE:\n%s", out)
+	}
+	requireOutput(t, b.mustRun(t, "cron", "remove", "hourly"), "removed schedule hourly\n")
 	out := b.mustRun(t, "cron", "list")
-	if !strings.Contains(out, "nightly  0 3 * * *  Europe/Berlin  fire_once  paused") {
+	if !strings.Contains(out, "nightly  0 3 * * *  Europe/Berlin  catch_up  paused") {
 		t.Errorf("list:\n%s", out)
 	}
 	var list struct {
@@ -72,5 +88,89 @@ func TestCronCommand(t *testing.T) {
 	}
 	if _, err := b.store.GetSchedule(b.ctx, "x"); err == nil {
 		t.Errorf("a refused add wrote a schedule")
+	}
+}
+
+// TestCronPayloadEncodesMsgpack: a schedule's -payload is JSON on the command line and
+// msgpack in the jobs its ticks enqueue, as a worker's handler decodes it; -json shows it
+// as JSON again.
+func TestCronPayloadEncodesMsgpack(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.mustRun(t, "cron", "add", "mail", "-every", "1h", "-kind", "email", "-payload", `{"to":"ada@example.com","n":3}`)
+	var run struct {
+		Name     string `json:"name"`
+		JobID    string `json:"job_id"`
+		Replayed bool   `json:"replayed"`
+	}
+	b.runJSON(t, exitOK, &run, "cron", "run-now", "mail")
+	j, err := b.store.GetJob(b.ctx, run.JobID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var args struct {
+		To string `msgpack:"to"`
+		N  int    `msgpack:"n"`
+	}
+	if err := msgpack.Unmarshal(j.Payload, &args); err != nil || args.To != "ada@example.com" || args.N != 3 {
+		t.Errorf("the tick's payload %q: %+v, %v", j.Payload, args, err)
+	}
+	var list struct {
+		Schedules []scheduleJSON `json:"schedules"`
+	}
+	b.runJSON(t, exitOK, &list, "cron", "list")
+	if len(list.Schedules) != 1 || list.Schedules[0].Job.Payload != `{"n":3,"to":"ada@example.com"}` {
+		t.Errorf("list -json: %+v", list.Schedules)
+	}
+	if code, _, errOut := b.run(t, "cron", "add", "bad", "-every", "1h", "-kind", "email", "-payload", "{"); code != exitUsage ||
+		!strings.Contains(errOut, "-payload is not JSON") {
+		t.Errorf("cron add -payload {: exit %d, %s", code, errOut)
+	}
+}
+
+// TestCronUpdateKeepsWhatIsNotGiven: cron update changes the fields its flags name and
+// keeps the rest of the stored definition. It used to build the definition from the flags
+// alone, so "cron update nightly -cron '0 4 * * *' -kind report" moved the schedule to
+// UTC, its jobs to the default queue, and dropped their payload, tags and misfire policy.
+func TestCronUpdateKeepsWhatIsNotGiven(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.mustRun(t, "cron", "add", "nightly", "-cron", "30 2 * * *", "-zone", "Europe/Berlin", "-kind", "report",
+		"-payload", `{"full":true}`, "-queue", "reports", "-partition", "t1", "-priority", "3", "-max-attempts", "5",
+		"-unique", "nightly", "-unique-window", "1h", "-tags", "b,a", "-retention", "2h", "-misfire", "catch_up",
+		"-catch-up-max", "3", "-catch-up-window", "6h", "-grace", "2m")
+	before, err := b.store.GetSchedule(b.ctx, "nightly")
+	if err != nil {
+		t.Fatal(err)
+	}
+	requireOutput(t, b.mustRun(t, "cron", "update", "nightly", "-cron", "0 4 * * *"),
+		"updated schedule nightly (revision 2), next due 2030-01-03T03:00:00Z\n") // 04:00 in Berlin
+	st, err := b.store.GetSchedule(b.ctx, "nightly")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := before.Schedule
+	want.Cron = "0 4 * * *"
+	if got := fmt.Sprintf("%+v", st.Schedule); got != fmt.Sprintf("%+v", want) {
+		t.Errorf("after update -cron:\n got %s\nwant %s", got, fmt.Sprintf("%+v", want))
+	}
+	// The flags given replace their fields, an empty -tags and -payload included.
+	b.mustRun(t, "cron", "update", "nightly", "-every", "90m", "-queue", "q2", "-tags", "", "-payload", "", "-misfire", "skip")
+	st, err = b.store.GetSchedule(b.ctx, "nightly")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Cron != "" || st.Interval != 90*time.Minute || st.Job.Queue != "q2" || len(st.Job.Tags) != 0 ||
+		len(st.Job.Payload) != 0 || st.Misfire.Policy != "skip" || st.Job.Kind != "report" || st.Job.PartitionKey != "t1" ||
+		st.Job.UniqueKey != "nightly" {
+		t.Errorf("after update -every -queue -tags '' -payload '' -misfire skip: %+v", st.Schedule)
+	}
+	if code, _, errOut := b.run(t, "cron", "update", "nope", "-cron", "@daily"); code != exitError ||
+		!strings.Contains(errOut, "schedule not found") {
+		t.Errorf("update of an unknown schedule: exit %d, %s", code, errOut)
+	}
+	if code, _, errOut := b.run(t, "cron", "update", "nightly", "-cron", "@daily", "-every", "1h"); code != exitUsage ||
+		!strings.Contains(errOut, "not both") {
+		t.Errorf("update -cron -every: exit %d, %s", code, errOut)
 	}
 }

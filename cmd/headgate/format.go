@@ -170,6 +170,36 @@ func formatBytes(b []byte, payload bool) string {
 	return fmt.Sprintf("%d bytes: %s", len(b), h)
 }
 
+// payloadFromJSON is the payload an operator gives as JSON (-payload) in the encoding of
+// the payload it replaces, old: msgpack, as workers decode args (msgpackjson.Encode), for
+// a new payload or one that was msgpack; the JSON as given for a payload that was JSON
+// text (a program that enqueues through the Store and reads JSON). JSON text stored for a
+// worker that decodes msgpack would park the job as undecodable at its next attempt.
+func payloadFromJSON(s string, old []byte) ([]byte, error) {
+	if len(old) > 0 && json.Valid(old) {
+		if _, isMsgpack := msgpackjson.Decode(old); !isMsgpack {
+			if !json.Valid([]byte(s)) {
+				return nil, usagef("-payload is not JSON")
+			}
+			return []byte(s), nil
+		}
+	}
+	b, err := msgpackjson.Encode([]byte(s))
+	if err != nil {
+		return nil, usagef("-payload is not JSON: %v", err)
+	}
+	return b, nil
+}
+
+// payloadJSON renders a stored payload for -json output: msgpack as JSON text, other
+// bytes as they are.
+func payloadJSON(b []byte) string {
+	if s, ok := msgpackJSON(b); ok {
+		return s
+	}
+	return string(b)
+}
+
 // msgpackJSON decodes b as exactly one msgpack value and renders it as JSON.
 func msgpackJSON(b []byte) (string, bool) {
 	v, ok := msgpackjson.Decode(b)

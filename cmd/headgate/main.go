@@ -28,7 +28,7 @@
 //	edit ID [-payload JSON] [-priority N] [-max-attempts N] [-at TIME] [-partition P] [-tags a,b]
 //	                                   change a job that is not running or finished
 //	delete ID...                       delete jobs that are not running
-//	cron list | add|update NAME -cron EXPR|-every D -kind K [flags] | pause|resume|remove|run-now NAME
+//	cron list | add NAME -cron EXPR|-every D -kind K [flags] | update NAME [flags] | pause|resume|remove|run-now NAME
 //	                                   the namespace's schedules (-json on every verb)
 //	why ID [-json] [-quantum N]        why a job (or a workflow) is not running now, every reason with its numbers
 //	workers [-json]                    the workers' heartbeats: live, stopped or dead
@@ -124,7 +124,7 @@ var commands = []*command{
 		summary: "list jobs, a page at a time", flags: jobsFlags, run: cmdJobs},
 	{name: "job", args: "ID [-json]", summary: "one job: fields, payload, progress, output, result, errors",
 		flags: jsonFlag, run: cmdJob},
-	{name: "cancel", args: "ID... | -state S [filter] [-dry-run] [-json]", summary: "cancel unfinished jobs, by id or by filter", flags: cancelFlags, run: cmdCancel},
+	{name: "cancel", args: "ID... [-json] | -state S [filter] [-dry-run] [-json]", summary: "cancel unfinished jobs, by id or by filter", flags: cancelFlags, run: cmdCancel},
 	{name: "release", args: "ID...", summary: "let staged (pending) jobs run", run: cmdRelease},
 	{name: "pause", args: "QUEUE [-create]", summary: "stop admission from a queue (enqueues continue)",
 		flags: pauseFlags, run: cmdPause},
@@ -136,18 +136,18 @@ var commands = []*command{
 	{name: "quarantine", args: "[release FINGERPRINT] [-retry]",
 		summary: "list quarantined fingerprints, or release one (-retry: and retry its job)",
 		flags:   quarantineFlags, run: cmdQuarantineRelease},
-	{name: "retry", args: "ID... [-at TIME] [-keep-attempts] | -state S [filter] [-dry-run] [-json]", summary: "run finished jobs again, by id or by filter",
+	{name: "retry", args: "ID... [-at TIME] [-keep-attempts] [-json] | -state S [filter] [-dry-run] [-json]", summary: "run finished jobs again, by id or by filter",
 		flags: retryFlags, run: cmdRetry},
 	{name: "edit", args: "ID -FIELD VALUE...",
 		summary: "change -payload, -priority, -max-attempts, -at, -partition, -tags of a waiting job",
 		flags:   editFlags, run: cmdEdit},
-	{name: "delete", args: "ID... | -state S [filter] [-dry-run] [-json]", summary: "delete jobs that are not running, by id or by filter (a tenant: -partition P)", flags: deleteFlags, run: cmdDelete},
+	{name: "delete", args: "ID... [-json] | -state S [filter] [-dry-run] [-json]", summary: "delete jobs that are not running, by id or by filter (a tenant: -partition P)", flags: deleteFlags, run: cmdDelete},
 	{name: "corrupt", args: "[-json]", summary: "list the jobs parked because their data could not be used", flags: jsonFlag, run: cmdCorrupt},
 	{name: "why", args: "ID [-json] [-quantum N]", summary: "why a job, or else a workflow, is not running now: every reason, with its numbers", flags: whyFlags, run: cmdWhy},
 	{name: "workers", args: "[-json]", summary: "the workers' heartbeats: queues, kinds, in flight, last seen, live or not", flags: workersFlags, run: cmdWorkers},
 	{name: "policy", args: "[show [-json] | set FIELD VALUE...]",
 		summary: "the namespace's fleet-wide policy: backoff, crash limit, retention, snooze limit", flags: policyFlags, run: cmdPolicy},
-	{name: "cron", args: "list | add|update NAME -cron EXPR|-every D -kind K [flags] | pause|resume|remove|run-now NAME [-json]",
+	{name: "cron", args: "list | add NAME -cron EXPR|-every D -kind K [flags] | update NAME [flags] | pause|resume|remove|run-now NAME [-json]",
 		summary: "the namespace's schedules: list, add, update, pause, resume, remove, run one now", flags: cronFlags, run: cmdCron},
 	{name: "tenants", args: "QUEUE [-offset N] [-limit N] [-json]",
 		summary: "a queue's partitions with waiting work in turn order: backlog, running, share of running, waits", flags: tenantsFlags, run: cmdTenants},

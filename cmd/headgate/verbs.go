@@ -55,7 +55,7 @@ func retryFlags(fs *flag.FlagSet, c *cli) {
 func editFlags(fs *flag.FlagSet, c *cli) {
 	jsonFlag(fs, c)
 	atFlag(fs, c, "new scheduled time")
-	fs.Var(&c.verbs.payload, "payload", "new payload (`JSON`, stored as given)")
+	fs.Var(&c.verbs.payload, "payload", "new payload (`JSON`, stored as msgpack, as workers decode it)")
 	fs.Var(&c.verbs.priority, "priority", "new priority `N` (higher first)")
 	fs.Var(&c.verbs.maxAttempts, "max-attempts", "new maximum of attempts `N`")
 	fs.Var(&c.verbs.partition, "partition", "new partition `P` (\"\" for none)")
@@ -141,6 +141,9 @@ func cmdRetry(ctx context.Context, c *cli, args []string) error {
 		}
 		return cmdBulk(ctx, c, args, bulkVerb{"retry", "retried", c.insp.BulkRetry})
 	}
+	if err := c.bulk.byIDs(); err != nil {
+		return err
+	}
 	if len(args) == 0 {
 		return usagef("name at least one job id")
 	}
@@ -186,10 +189,15 @@ func cmdEdit(ctx context.Context, c *cli, args []string) error {
 	var e inspector.JobEdit
 	o := &c.verbs
 	if o.payload.set {
-		if !json.Valid([]byte(o.payload.v)) {
-			return usagef("-payload is not JSON")
+		d, err := c.insp.Job(ctx, id)
+		if err != nil {
+			return err
 		}
-		e.Payload = new([]byte(o.payload.v))
+		b, err := payloadFromJSON(o.payload.v, d.Job.Payload)
+		if err != nil {
+			return err
+		}
+		e.Payload = &b
 	}
 	if o.priority.set {
 		n, err := strconv.ParseInt(o.priority.v, 10, 32)
@@ -243,6 +251,9 @@ func cmdEdit(ctx context.Context, c *cli, args []string) error {
 func cmdDelete(ctx context.Context, c *cli, args []string) error {
 	if c.bulk.byFilter() {
 		return cmdBulk(ctx, c, args, bulkVerb{"delete", "deleted", c.insp.BulkDelete})
+	}
+	if err := c.bulk.byIDs(); err != nil {
+		return err
 	}
 	if len(args) == 0 {
 		return usagef("name at least one job id")
@@ -309,6 +320,9 @@ func cmdQuarantineRelease(ctx context.Context, c *cli, args []string) error {
 		return c.printJSON(out)
 	}
 	fpName := args[1]
+	if err := c.requireQuarantined(ctx, fpName); err != nil {
+		return err
+	}
 	out := struct {
 		Fingerprint string   `json:"fingerprint"`
 		Released    int      `json:"released_held"`

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vmihailenco/msgpack/v5"
+
 	"github.com/headgate/headgate"
 )
 
@@ -90,7 +92,13 @@ func TestEditCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if j.Priority != 7 || string(j.Payload) != `{"x":1}` || strings.Join(j.Tags, ",") != "blue,red" ||
+	var args struct {
+		X int `msgpack:"x"`
+	}
+	if err := msgpack.Unmarshal(j.Payload, &args); err != nil || args.X != 1 {
+		t.Errorf("edited payload %q: %+v, %v", j.Payload, args, err)
+	}
+	if j.Priority != 7 || strings.Join(j.Tags, ",") != "blue,red" ||
 		j.PartitionKey != "t9" || j.MaxAttempts != 3 || j.State != headgate.StateScheduled {
 		t.Errorf("edited job: %+v", j)
 	}
@@ -177,9 +185,117 @@ func TestQuarantineReleaseRetry(t *testing.T) {
 	if j, err := b.store.GetJob(b.ctx, "crasher"); err != nil || j.State != headgate.StateAvailable || j.Held || j.CrashAttempt != 0 {
 		t.Errorf("crasher after release -retry: %+v, %v", j, err)
 	}
-	requireOutput(t, b.mustRun(t, "quarantine", "release", "fp", "-retry"),
-		"released fingerprint fp: 0 held job(s) returned to admission\nno quarantined job to retry\n")
+	// Released, the fingerprint is no longer quarantined: a second release is refused.
+	if code, _, errOut := b.run(t, "quarantine", "release", "fp", "-retry"); code != exitError ||
+		!strings.Contains(errOut, `fingerprint "fp" is not quarantined`) {
+		t.Errorf("second release -retry: exit %d, %s", code, errOut)
+	}
 	if code, _, _ := b.run(t, "quarantine", "-retry"); code != exitUsage {
 		t.Errorf("quarantine -retry without release: exit %d", code)
+	}
+}
+
+// TestEditPayloadEncodesMsgpack: -payload takes JSON and stores the msgpack a worker
+// decodes (payloads are msgpack.Marshal(args), see worker.Handle), so an edited job
+// runs with the new args instead of being parked as undecodable.
+func TestEditPayloadEncodesMsgpack(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	old, err := msgpack.Marshal(map[string]any{"to": "ada@example.com", "n": 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.enqueue(t, headgate.Envelope{ID: "a", Kind: "email", Payload: old})
+	b.mustRun(t, "edit", "a", "-payload", `{"to":"bob@example.com","n":42,"big":18446744073709551615,"f":1.5,"tags":["x"],"none":null}`)
+	j, err := b.store.GetJob(b.ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var args struct {
+		To   string   `msgpack:"to"`
+		N    int      `msgpack:"n"`
+		Big  uint64   `msgpack:"big"`
+		F    float64  `msgpack:"f"`
+		Tags []string `msgpack:"tags"`
+		None *string  `msgpack:"none"`
+	}
+	if err := msgpack.Unmarshal(j.Payload, &args); err != nil {
+		t.Fatalf("the edited payload %q does not decode as msgpack: %v", j.Payload, err)
+	}
+	if args.To != "bob@example.com" || args.N != 42 || args.Big != 18446744073709551615 || args.F != 1.5 ||
+		len(args.Tags) != 1 || args.Tags[0] != "x" || args.None != nil {
+		t.Errorf("edited args: %+v", args)
+	}
+	if out := b.mustRun(t, "job", "a"); !strings.Contains(out, `"to":"bob@example.com"`) {
+		t.Errorf("job a after the edit:\n%s", out)
+	}
+}
+
+// TestCancelByIDJSON: cancel by id takes -json like retry and delete by id: one document
+// with the jobs cancelled and those refused, exit 1 when any was refused.
+func TestCancelByIDJSON(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.enqueue(t, headgate.Envelope{ID: "a"}, headgate.Envelope{ID: "b"})
+	var out struct {
+		Cancelled []struct {
+			ID string `json:"id"`
+		} `json:"cancelled"`
+		Failed []failedJSON `json:"failed"`
+	}
+	b.runJSON(t, exitError, &out, "cancel", "a", "nope")
+	if len(out.Cancelled) != 1 || out.Cancelled[0].ID != "a" {
+		t.Errorf("cancelled %+v, want a", out.Cancelled)
+	}
+	if len(out.Failed) != 1 || out.Failed[0].ID != "nope" || !strings.Contains(out.Failed[0].Error, "not found") {
+		t.Errorf("failed %+v, want nope not found", out.Failed)
+	}
+	if j, err := b.store.GetJob(b.ctx, "a"); err != nil || j.State != headgate.StateCancelled {
+		t.Errorf("a after cancel -json: %+v, %v", j, err)
+	}
+	b.runJSON(t, exitOK, &out, "cancel", "b")
+	if len(out.Cancelled) != 1 || out.Cancelled[0].ID != "b" || len(out.Failed) != 0 {
+		t.Errorf("cancel b -json: %+v", out)
+	}
+}
+
+// TestQuarantineReleaseUnknownFingerprint: releasing a fingerprint that is not
+// quarantined (a typo) said "released" and exited 0, while the one meant stayed
+// quarantined. It is an error now, with or without -retry and -json.
+func TestQuarantineReleaseUnknownFingerprint(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for _, args := range [][]string{{"quarantine", "release", "nope"}, {"quarantine", "release", "nope", "-retry"},
+		{"quarantine", "release", "nope", "-json"}} {
+		code, out, errOut := b.run(t, args...)
+		if code != exitError || out != "" || !strings.Contains(errOut, `fingerprint "nope" is not quarantined`) {
+			t.Errorf("headgate %v: exit %d, stdout %q, stderr %q; want exit %d and not quarantined", args, code, out, errOut, exitError)
+		}
+	}
+}
+
+// TestEditPayloadKeepsJSONPayloads: a job whose payload is JSON text (enqueued through
+// the Store by a program whose handlers read JSON) gets the new payload as JSON text too:
+// -payload follows the encoding the job has.
+func TestEditPayloadKeepsJSONPayloads(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.enqueue(t, headgate.Envelope{ID: "a", Payload: []byte(`{"n":1}`)})
+	b.mustRun(t, "edit", "a", "-payload", `{"n": 2}`)
+	if j, err := b.store.GetJob(b.ctx, "a"); err != nil || string(j.Payload) != `{"n": 2}` {
+		t.Errorf("edited JSON payload: %+v, %v; want the JSON as given", j, err)
+	}
+	b.mustRun(t, "cron", "add", "c", "-every", "1h", "-kind", "test")
+	sc, err := b.store.GetSchedule(b.ctx, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.Job.Payload = []byte(`{"full":true}`)
+	if _, err := b.store.UpdateSchedule(b.ctx, sc.Schedule); err != nil {
+		t.Fatal(err)
+	}
+	b.mustRun(t, "cron", "update", "c", "-payload", `{"full":false}`)
+	if sc, err := b.store.GetSchedule(b.ctx, "c"); err != nil || string(sc.Job.Payload) != `{"full":false}` {
+		t.Errorf("updated JSON payload of a schedule: %+v, %v", sc, err)
 	}
 }

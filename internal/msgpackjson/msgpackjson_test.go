@@ -50,3 +50,44 @@ func repeat(b byte, n int) []byte {
 	}
 	return out
 }
+
+func TestEncode(t *testing.T) {
+	for _, tc := range []struct {
+		in, want string // want: Decode's JSON of the encoding; "" when Encode must refuse
+	}{
+		{`{"b":[1,-2,1.5,"x",true,null],"a":{"k":18446744073709551615}}`, `{"a":{"k":18446744073709551615},"b":[1,-2,1.5,"x",true,null]}`},
+		{`7`, `7`},
+		{`"text"`, `"text"`},
+		{`{`, ""},
+		{`1 2`, ""},
+		{``, ""},
+	} {
+		b, err := Encode([]byte(tc.in))
+		if tc.want == "" {
+			if err == nil {
+				t.Errorf("Encode(%q) = %x, want an error", tc.in, b)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("Encode(%q): %v", tc.in, err)
+			continue
+		}
+		v, ok := Decode(b)
+		got, err := json.Marshal(v)
+		if !ok || err != nil || string(got) != tc.want {
+			t.Errorf("Encode(%q) decodes to %s (ok %v, %v), want %s", tc.in, got, ok, err, tc.want)
+		}
+	}
+	// Whole numbers are msgpack integers, so they decode into Go integer fields.
+	b, err := Encode([]byte(`{"n":3}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var args struct {
+		N int `msgpack:"n"`
+	}
+	if err := msgpack.Unmarshal(b, &args); err != nil || args.N != 3 {
+		t.Errorf("decoded into a struct: %+v, %v", args, err)
+	}
+}

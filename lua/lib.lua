@@ -237,6 +237,8 @@ local DIM_PARTITION, DIM_TAG, DIM_FINGERPRINT = 'p', 't', 'f'
 -- What index_move files a job under: its queue, kind, partition, tags ("\n"-joined) and
 -- fingerprint. Fields the caller's job table lacks are read from the job hash.
 local INDEX_FIELDS = { 'queue', 'kind', 'part', 'tags', 'fp' }
+-- A job hash of the default queue leaves out 'queue' (JOB_DEFAULTS, QueueDefault in Go).
+local QUEUE_DEFAULT = 'default'
 -- Per call: id -> where the job is filed {state, at, queue, kind, part, tags, fp} once
 -- this call moved or noted it; the moves of each touched index, {key, order = ids, at =
 -- id -> score or false}, in index_order and found by queue -> state -> kind in
@@ -251,12 +253,13 @@ local kinds_added = {}
 
 --- @include K.job
 --- @include INDEX_FIELDS
+--- @include QUEUE_DEFAULT
 local function index_fill(P, id, j)
   if j.queue and j.kind and j.part and j.tags and j.fp then return end
   local v = redis.pcall('HMGET', K.job(P, id), unpack(INDEX_FIELDS))
   if type(v) ~= 'table' or v.err then v = {} end
   for i, f in ipairs(INDEX_FIELDS) do
-    if j[f] == nil then j[f] = v[i] or '' end
+    if j[f] == nil then j[f] = v[i] or (f == 'queue' and QUEUE_DEFAULT) or '' end
   end
 end
 
@@ -735,21 +738,21 @@ local JOB_NUMBERS = { prio = true, sched = true, ret = true, uwin = true, attemp
   crash = true, charge = true, fence = true, weight = true, snz = true, errb = true }
 -- Enqueue leaves out fields at their default; absent fields read as these, else '' or 0.
 -- jobFromHash in envelope.go reads the same fields with the same defaults
--- (TestLuaJobFieldsMatchGo).
-local JOB_DEFAULTS = { maxa = 25, weight = 1, schema = 1 }
+-- (TestLuaJobFieldsMatchGo). 'created' is left out when it equals 'sched' (keep_created).
+--- @include QUEUE_DEFAULT
+local JOB_DEFAULTS = { maxa = 25, weight = 1, schema = 1, queue = QUEUE_DEFAULT }
 
 -- Reads the named fields of a job into j (a new table when j is nil); nil when the job
 -- does not exist. Absent fields read as '' or 0.
 --- @include rcall
 --- @include K.job
---- @include str
 --- @include JOB_NUMBERS
 --- @include JOB_DEFAULTS
 local function load_fields(P, id, fields, j)
   local v = rcall('HMGET', K.job(P, id), unpack(fields))
   j = j or {}
   for i, f in ipairs(fields) do
-    if JOB_NUMBERS[f] then j[f] = tonumber(v[i]) or JOB_DEFAULTS[f] or 0 else j[f] = str(v[i]) end
+    if JOB_NUMBERS[f] then j[f] = tonumber(v[i]) or JOB_DEFAULTS[f] or 0 else j[f] = v[i] or JOB_DEFAULTS[f] or '' end
   end
   if j.state == '' then return nil end
   return j
@@ -889,6 +892,17 @@ local function delete_job(P, id, j)
   move_count(P, j.queue, j.state, nil)
 end
 
+-- A new job's hash leaves out 'created' when it equals 'sched' (new_job_fields), so
+-- whatever writes 'sched' first stores 'created' from it when it is absent. Cost: one
+-- HEXISTS per rescheduling, two more commands the first time.
+--- @include rcall
+local function keep_created(k)
+  if rcall('HEXISTS', k, 'created') == 0 then
+    local sched = rcall('HGET', k, 'sched')
+    if sched then rcall('HSET', k, 'created', sched) end
+  end
+end
+
 -- Reschedules a job (scheduled or retryable) to run at `at`.
 --- @include rcall
 --- @include K.job
@@ -896,8 +910,10 @@ end
 --- @include move_count
 --- @include index_move
 --- @include index_clock
+--- @include keep_created
 local function schedule(P, id, j, state, at)
   index_move(P, id, j, j.state, state, index_clock(P))
+  keep_created(K.job(P, id))
   rcall('HSET', K.job(P, id), 'state', state, 'sched', at)
   rcall('ZADD', K.scheduled(P), at, id)
   move_count(P, j.queue, j.state, state)
@@ -912,9 +928,11 @@ end
 --- @include index_available
 --- @include index_move
 --- @include ms_text
+--- @include keep_created
 local function make_available(P, id, j, now)
   local sched = j.sched
   if sched > now then sched = now end
+  keep_created(K.job(P, id))
   rcall('HSET', K.job(P, id), 'state', 'available', 'sched', ms_text(sched))
   if is_quarantined(P, j.fp) then
     -- Held: available, but counted "held" until the fingerprint is released.
@@ -1065,7 +1083,6 @@ local JOB_STATES = { pending = true, scheduled = true, available = true, running
 --- @include bad_job_field
 --- @include JOB_NUMBERS
 --- @include JOB_DEFAULTS
---- @include str
 --- @include JOB_STATES
 local function load_job_checked(P, id, fields)
   local v, why = safe_hmget(K.job(P, id), unpack(fields))
@@ -1074,7 +1091,7 @@ local function load_job_checked(P, id, fields)
   for i, f in ipairs(fields) do
     local bad = bad_job_field(f, v[i])
     if bad then return nil, bad end
-    if JOB_NUMBERS[f] then j[f] = tonumber(v[i]) or JOB_DEFAULTS[f] or 0 else j[f] = str(v[i]) end
+    if JOB_NUMBERS[f] then j[f] = tonumber(v[i]) or JOB_DEFAULTS[f] or 0 else j[f] = v[i] or JOB_DEFAULTS[f] or '' end
   end
   if j.state == '' then return nil, nil end
   if j.state and not JOB_STATES[j.state] then return nil, 'state is ' .. string.sub(j.state, 1, 64) end
@@ -1980,11 +1997,16 @@ local E_SCHEDULE_MOVED = -32 -- {E_SCHEDULE_MOVED, rev, mark, paused}: recompute
 local E_DUTY_LOST = -33 -- {E_DUTY_LOST}: the caller's fenced duty lease is not the current one
 
 -- The fields of a new job's hash. Fields at their default are left out (see
--- JOB_DEFAULTS): every field costs in each script that writes or reads the hash.
+-- JOB_DEFAULTS), and 'created' when it equals 'sched' (keep_created): every field costs
+-- in each script that writes or reads the hash, and a job hash of a few fields fewer
+-- takes a smaller allocation.
 --- @include payload_fields
+--- @include QUEUE_DEFAULT
 local function new_job_fields(e, sched_text, now_text)
-  local fields = { 'kind', e.kind, 'queue', e.queue, 'state', e.state, 'sched', sched_text, 'created', now_text }
+  local fields = { 'kind', e.kind, 'state', e.state, 'sched', sched_text }
   local n = #fields
+  if e.queue ~= QUEUE_DEFAULT then fields[n + 1], fields[n + 2], n = 'queue', e.queue, n + 2 end
+  if sched_text ~= now_text then fields[n + 1], fields[n + 2], n = 'created', now_text, n + 2 end
   if e.payload ~= '' then
     payload_fields(e.payload, fields)
     n = #fields
@@ -2068,11 +2090,14 @@ end
 --- @include need_counts
 --- @include structure_error
 --- @include unique_holder
+--- @include JOB_DEFAULTS
 local function schedule_job_verdict(P, e, now, call)
   local have, why = safe_hmget(K.job(P, e.id), 'kind', 'fp', 'queue')
   if not have then return 'corrupt', corrupt_reply(K.job(P, e.id), why) end
   if have[1] then
-    if have[1] ~= e.kind or str(have[2]) ~= e.fp or have[3] ~= e.queue then return 'refused', { E_ID_CONFLICT, e.id } end
+    if have[1] ~= e.kind or str(have[2]) ~= e.fp or (have[3] or JOB_DEFAULTS.queue) ~= e.queue then
+      return 'refused', { E_ID_CONFLICT, e.id }
+    end
     return 'replayed'
   end
   if is_quarantined(P, e.fp) then return 'refused', { E_QUARANTINED, e.fp } end
@@ -2449,7 +2474,7 @@ local function bulk_load(P, ids, state, fields)
   local n, numeric, absent, lo, hi = #fields, {}, {}, {}, {}
   for i, f in ipairs(fields) do
     numeric[i] = JOB_NUMBERS[f]
-    absent[i] = ''
+    absent[i] = JOB_DEFAULTS[f] or ''
     if numeric[i] then absent[i] = JOB_DEFAULTS[f] or 0 end
     local r = JOB_RANGES[f]
     if r then lo[i], hi[i] = r[1], r[2] end
@@ -2536,8 +2561,10 @@ end
 --- @include ring_contains
 --- @include ring_push_back
 --- @include ms_text
+--- @include keep_created
 local function bulk_make_available(P, id, k, j, r, now)
   local now_text = ms_text(now)
+  keep_created(k)
   if is_quarantined(P, j.fp) then
     -- Held: available, but counted "held" until the fingerprint is released.
     rcall('HSET', k, 'state', 'available', 'sched', now_text, 'held', '1')

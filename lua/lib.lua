@@ -186,8 +186,12 @@ local function quarantine(P, fp, id)
 end
 
 -- Rank of an available job inside its partition: members of a partition ZSET all score 0,
--- so ZRANGE order is this string's order: priority DESC, scheduled_at ASC, id ASC.
-local RANK_WIDTH = 25
+-- so ZRANGE order is this string's order: priority DESC, scheduled_at ASC, id ASC. The
+-- rank is RANK_WIDTH bytes before the id, big-endian binary: 4 of inverted priority
+-- (2^31 - 1 - prio) and 7 of scheduled_at (ms, below 2^53 by JOB_RANGES), so its 5th
+-- byte is below 32. A member is Redis memory per available job: 11 bytes and a short id
+-- fit a 32-byte allocation where the 25 digits of legacy_rank took 48 or 64.
+local RANK_WIDTH = 11
 -- The head of the last rank formatted and its priority and time: the jobs of a call
 -- mostly share both.
 local rank_prio, rank_sched, rank_head = nil, nil, nil
@@ -196,9 +200,39 @@ local rank_prio, rank_sched, rank_head = nil, nil, nil
 --- @include rank_head
 local function rank(prio, sched, id)
   if prio ~= rank_prio or sched ~= rank_sched then
-    rank_prio, rank_sched, rank_head = prio, sched, string.format('%010d%015d', 2147483647 - prio, sched)
+    local u, floor = 2147483647 - prio, math.floor
+    rank_prio, rank_sched = prio, sched
+    rank_head = string.char(floor(u / 16777216), floor(u / 65536) % 256, floor(u / 256) % 256, u % 256,
+      floor(sched / 281474976710656), floor(sched / 1099511627776) % 256, floor(sched / 4294967296) % 256,
+      floor(sched / 16777216) % 256, floor(sched / 65536) % 256, floor(sched / 256) % 256, sched % 256)
   end
   return rank_head .. id
+end
+
+-- The rank of partition members written before ranks were binary: 25 digits (10 of
+-- inverted priority, 15 of scheduled_at), so its 5th byte is a digit. Such members sort
+-- before every binary rank of priority 0 or less; they are read (rank_id) and removed
+-- (unindex_available) as before.
+local LEGACY_RANK_WIDTH = 25
+local function legacy_rank(prio, sched, id)
+  return string.format('%010d%015d', 2147483647 - prio, sched) .. id
+end
+
+-- The legacy rank of the job of binary rank m (rank).
+--- @include RANK_WIDTH
+local function legacy_of_rank(m)
+  local b1, b2, b3, b4, s1, s2, s3, s4, s5, s6, s7 = string.byte(m, 1, RANK_WIDTH)
+  local u = ((b1 * 256 + b2) * 256 + b3) * 256 + b4
+  local sched = (((((s1 * 256 + s2) * 256 + s3) * 256 + s4) * 256 + s5) * 256 + s6) * 256 + s7
+  return string.format('%010d%015d', u, sched) .. string.sub(m, RANK_WIDTH + 1)
+end
+
+-- The job id of partition member m, of either rank.
+--- @include RANK_WIDTH
+--- @include LEGACY_RANK_WIDTH
+local function rank_id(m)
+  if (string.byte(m, 5) or 0) < 48 then return string.sub(m, RANK_WIDTH + 1) end
+  return string.sub(m, LEGACY_RANK_WIDTH + 1)
 end
 
 local function num(v) return tonumber(v) or 0 end
@@ -673,12 +707,22 @@ local available_rems = nil
 --- @include call_chunked
 --- @include available_rems
 --- @include partition_emptied
+--- @include legacy_of_rank
 local function flush_unavailable()
   if not available_rems then return end
   for _, pz in ipairs(available_rems) do
     local r = available_rems[pz]
+    local before = rcall('ZCARD', pz)
     call_chunked(rcall, 'ZREM', pz, r.members, 1000)
-    if rcall('ZCARD', pz) == 0 then partition_emptied(r.ring, r.rs, r.part) end
+    local left = rcall('ZCARD', pz)
+    -- Fewer removed than asked: some were filed under their legacy rank.
+    if left > 0 and before - left < #r.members then
+      local legacy = {}
+      for i, m in ipairs(r.members) do legacy[i] = legacy_of_rank(m) end
+      call_chunked(rcall, 'ZREM', pz, legacy, 1000)
+      left = rcall('ZCARD', pz)
+    end
+    if left == 0 then partition_emptied(r.ring, r.rs, r.part) end
   end
   available_rems = {}
 end
@@ -686,6 +730,7 @@ end
 -- Removes a job from its partition's available set; an emptied partition leaves its ring.
 --- @include rcall
 --- @include rank
+--- @include legacy_rank
 --- @include partition_of
 --- @include partition_emptied
 --- @include available_rems
@@ -701,7 +746,7 @@ local function unindex_available(P, id, q, part, sticky, prio, sched)
     r.members[#r.members + 1] = rank(prio, sched, id)
     return
   end
-  rcall('ZREM', pz, rank(prio, sched, id))
+  if rcall('ZREM', pz, rank(prio, sched, id)) == 0 then rcall('ZREM', pz, legacy_rank(prio, sched, id)) end
   if rcall('ZCARD', pz) == 0 then partition_emptied(ring, rs, part) end
 end
 

@@ -211,8 +211,8 @@ end
 
 -- The rank of partition members written before ranks were binary: 25 digits (10 of
 -- inverted priority, 15 of scheduled_at), so its 5th byte is a digit. Such members sort
--- before every binary rank of priority 0 or less; they are read (rank_id) and removed
--- (unindex_available) as before.
+-- before the binary ranks of every priority up to 1,291,845,631 (whose first byte is past
+-- '2'); they are read (rank_id) and removed (unindex_available) as before.
 local LEGACY_RANK_WIDTH = 25
 local function legacy_rank(prio, sched, id)
   return string.format('%010d%015d', 2147483647 - prio, sched) .. id

@@ -19,15 +19,8 @@ func TestJobHashLeavesOutDefaults(t *testing.T) {
 	t.Parallel()
 	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
 		ctx := context.Background()
-		ns := redistest.Namespace(t)
-		s, err := NewStore(rdb, &StoreConfig{Namespace: ns})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t0 := time.UnixMilli(1_800_000_000_000)
-		if err := s.FreezeClock(ctx, t0); err != nil {
-			t.Fatal(err)
-		}
+		s, must := frozenStore(t, rdb)
+		t0 := frozenEpoch
 		later := t0.Add(time.Hour)
 		envs := []Envelope{
 			{ID: "acked", Kind: "k"},
@@ -96,9 +89,7 @@ func TestJobHashLeavesOutDefaults(t *testing.T) {
 		// Every rescheduling keeps the creation time: an ack's retry (and the promotion
 		// after it), an edit of an available and of a pending job, an operator's retry, a
 		// bulk retry.
-		if err := s.AdvanceClock(ctx, time.Minute); err != nil {
-			t.Fatal(err)
-		}
+		must(s.AdvanceClock(ctx, time.Minute))
 		claims, err := s.Admit(ctx, AdmitRequest{Worker: "w", LeaseID: "l", Queues: []string{QueueDefault}, Capacity: 1, Lease: time.Minute})
 		if err != nil || len(claims) != 1 || claims[0].Envelope.ID != "acked" {
 			t.Fatalf("admit: %v, %v; want retried", claims, err)
@@ -107,9 +98,7 @@ func TestJobHashLeavesOutDefaults(t *testing.T) {
 			t.Fatalf("ack retry: %s, %v", st, err)
 		}
 		created("acked", QueueDefault)
-		if err := s.AdvanceClock(ctx, time.Minute); err != nil {
-			t.Fatal(err)
-		}
+		must(s.AdvanceClock(ctx, time.Minute))
 		if n, _, err := s.PromoteDue(ctx, 10); err != nil || n != 1 {
 			t.Fatalf("promote: %d, %v; want 1", n, err)
 		}
@@ -122,13 +111,9 @@ func TestJobHashLeavesOutDefaults(t *testing.T) {
 			created(id, QueueDefault)
 		}
 		for _, id := range []string{"operator", "bulk"} {
-			if err := s.Cancel(ctx, id); err != nil {
-				t.Fatal(err)
-			}
+			must(s.Cancel(ctx, id))
 		}
-		if err := s.AdvanceClock(ctx, time.Minute); err != nil {
-			t.Fatal(err)
-		}
+		must(s.AdvanceClock(ctx, time.Minute))
 		if _, err := s.Retry(ctx, "operator", nil); err != nil {
 			t.Fatal(err)
 		}

@@ -26,15 +26,8 @@ func TestPartitionLegacyRanks(t *testing.T) {
 	t.Parallel()
 	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
 		ctx := context.Background()
-		ns := redistest.Namespace(t)
-		s, err := NewStore(rdb, &StoreConfig{Namespace: ns})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t0 := time.UnixMilli(1_800_000_000_000)
-		if err := s.FreezeClock(ctx, t0); err != nil {
-			t.Fatal(err)
-		}
+		s, must := frozenStore(t, rdb)
+		t0 := frozenEpoch
 		pk := s.keys.Partition(QueueDefault, "")
 		members := func() []string {
 			t.Helper()
@@ -62,12 +55,8 @@ func TestPartitionLegacyRanks(t *testing.T) {
 			if m[rankWidth:] == "y1" {
 				prio = 5
 			}
-			if err := rdb.ZRem(ctx, pk, m).Err(); err != nil {
-				t.Fatal(err)
-			}
-			if err := rdb.ZAdd(ctx, pk, redis.Z{Member: legacyRankOf(m, prio, t0.UnixMilli())}).Err(); err != nil {
-				t.Fatal(err)
-			}
+			must(rdb.ZRem(ctx, pk, m).Err())
+			must(rdb.ZAdd(ctx, pk, redis.Z{Member: legacyRankOf(m, prio, t0.UnixMilli())}).Err())
 		}
 		whyAfter, err := s.Why(ctx, "z2", nil)
 		if err != nil {
@@ -80,9 +69,7 @@ func TestPartitionLegacyRanks(t *testing.T) {
 		if _, err := s.Enqueue(ctx, Envelope{ID: "a1", Kind: "k", Priority: 9}, Envelope{ID: "a2", Kind: "kb"}); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.AdvanceClock(ctx, time.Minute); err != nil {
-			t.Fatal(err)
-		}
+		must(s.AdvanceClock(ctx, time.Minute))
 		g, err := s.Gauges(ctx, &GaugesOptions{Partitions: 1})
 		if err != nil {
 			t.Fatal(err)
@@ -90,9 +77,7 @@ func TestPartitionLegacyRanks(t *testing.T) {
 		if w := g.Waits[QueueDefault].Wait[""]; w != time.Minute {
 			t.Errorf("gauge wait of the legacy head: %s, want 1m", w)
 		}
-		if err := s.Cancel(ctx, "z3"); err != nil {
-			t.Fatal(err)
-		}
+		must(s.Cancel(ctx, "z3"))
 		if r, err := s.BulkCancel(ctx, JobFilter{Queue: QueueDefault, State: StateAvailable, Kind: "kb"}, nil); err != nil || r.Moved != 2 {
 			t.Fatalf("bulk cancel: %+v, %v; want 2 moved", r, err)
 		}

@@ -977,7 +977,8 @@ end
 local function make_available(P, id, j, now)
   local sched = j.sched
   if sched > now then sched = now end
-  keep_created(K.job(P, id))
+  -- A new job (no state yet: a workflow's task or step) has the 'sched' it was written with.
+  if j.state then keep_created(K.job(P, id)) end
   rcall('HSET', K.job(P, id), 'state', 'available', 'sched', ms_text(sched))
   if is_quarantined(P, j.fp) then
     -- Held: available, but counted "held" until the fingerprint is released.

@@ -660,7 +660,7 @@ func TestLuaJobFieldsMatchGo(t *testing.T) {
 	var raw [3]json.RawMessage
 	var fields []string
 	var numbers map[string]bool
-	var defaults map[string]int64
+	var defaults map[string]any // numbers (JSON float64) and the default queue's name
 	if err := json.Unmarshal([]byte(out), &raw); err != nil {
 		t.Fatal(err)
 	}
@@ -686,6 +686,9 @@ func TestLuaJobFieldsMatchGo(t *testing.T) {
 		want := ""
 		if d, ok := defaults[f]; ok {
 			want = fmt.Sprint(d)
+			if n, isNum := d.(float64); isNum {
+				want = strconv.FormatInt(int64(n), 10)
+			}
 		} else if numbers[f] {
 			want = "0"
 		}

@@ -394,7 +394,9 @@ func payloadFromHash(h map[string]string) []byte {
 
 // jobFromHash decodes a job hash (HGETALL) into a Job. Enqueue leaves out fields at
 // their default (JOB_DEFAULTS in lua/lib.lua); they read back as the default here, and
-// TestLuaJobFieldsMatchGo holds the field names and defaults to lib.lua's. The lease
+// TestLuaJobFieldsMatchGo holds the field names and defaults to lib.lua's. It leaves out
+// "created" while it equals "sched" (keep_created in lib.lua stores it before the first
+// write of "sched"). The lease
 // expiry is not in the hash but in the leases ZSET.
 func jobFromHash(id string, h map[string]string) *Job {
 	// A field that does not parse as an int64 (absent, corrupt, out of range) reads as 0,
@@ -411,7 +413,7 @@ func jobFromHash(id string, h map[string]string) *Job {
 			ID:            id,
 			Kind:          h["kind"],
 			Payload:       payloadFromHash(h),
-			Queue:         h["queue"],
+			Queue:         cmp.Or(h["queue"], QueueDefault),
 			PartitionKey:  h["part"],
 			Fingerprint:   h["fp"],
 			Priority:      int32(i64("prio")),
@@ -430,7 +432,7 @@ func jobFromHash(id string, h map[string]string) *Job {
 		State:       State(h["state"]),
 		Fence:       i64("fence"),
 		LeaseID:     h["lease"],
-		CreatedAt:   fromMs(i64("created")),
+		CreatedAt:   fromMs(cmp.Or(i64("created"), i64("sched"))),
 		FinalizedAt: fromMs(i64("fin")),
 		Held:        h["held"] == "1",
 	}

@@ -1,6 +1,7 @@
 package headgate
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"reflect"
@@ -43,7 +44,8 @@ func FuzzJobFromHash(f *testing.F) {
 			v, err := strconv.ParseInt(h[field], 10, 64)
 			return v, err == nil
 		}
-		if j.ID != id || j.State != State(h["state"]) || j.Kind != h["kind"] || j.Queue != h["queue"] {
+		// A job of the default queue leaves "queue" out (JOB_DEFAULTS in lua/lib.lua).
+		if j.ID != id || j.State != State(h["state"]) || j.Kind != h["kind"] || j.Queue != cmp.Or(h["queue"], QueueDefault) {
 			t.Errorf("strings not as stored: %+v from %q", j, h)
 		}
 		// Absent, zero or unparseable: the default; otherwise what is stored.
@@ -64,6 +66,14 @@ func FuzzJobFromHash(f *testing.F) {
 		}
 		if v, ok := parsed("sched"); ok && v != 0 && j.ScheduledAt.UnixMilli() != v {
 			t.Errorf("sched %q decodes as %v", h["sched"], j.ScheduledAt)
+		}
+		// "created" is left out while it equals "sched" (new_job_fields).
+		created, ok := parsed("created")
+		if !ok || created == 0 {
+			created, ok = parsed("sched")
+		}
+		if ok && created != 0 && j.CreatedAt.UnixMilli() != created {
+			t.Errorf("created %q (sched %q) decodes as %v", h["created"], h["sched"], j.CreatedAt)
 		}
 		// A stored duration that is not negative never decodes as a negative one, however
 		// large (ms * 1e6 overflows time.Duration past 292 years).

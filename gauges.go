@@ -185,11 +185,11 @@ func (s *Store) readWaits(ctx context.Context, g *Gauges, rings []*redis.IntCmd,
 		w := QueueWaits{Partitions: rings[i].Val(), Wait: map[string]time.Duration{}}
 		for j, part := range heads[i].Val() {
 			member := next[i][j].Val()
-			if len(member) == 0 || len(member[0]) < rankWidth {
+			if len(member) == 0 {
 				continue
 			}
-			due, err := strconv.ParseInt(member[0][rankWidth-15:rankWidth], 10, 64)
-			if err != nil {
+			due, ok := rankDue(member[0])
+			if !ok {
 				continue
 			}
 			wait := max(g.Now.Sub(time.UnixMilli(due)), 0)
@@ -201,9 +201,31 @@ func (s *Store) readWaits(ctx context.Context, g *Gauges, rings []*redis.IntCmd,
 	return nil
 }
 
-// rankWidth is RANK_WIDTH of lua/lib.lua: a partition member is 10 digits of inverted
-// priority, 15 of due time (ms), then the job id.
-const rankWidth = 25
+// rankWidth is RANK_WIDTH of lua/lib.lua: a partition member is 4 bytes of inverted
+// priority and 7 of due time (ms), big-endian, then the job id; legacyRankWidth is
+// LEGACY_RANK_WIDTH, of members written before: 10 digits of inverted priority, 15 of
+// due time. A legacy rank's 5th byte is a digit, a binary rank's is below 32.
+const (
+	rankWidth       = 11
+	legacyRankWidth = 25
+)
+
+// rankDue is the due time (ms) in a partition member's rank, of either kind; false when
+// the member does not parse.
+func rankDue(m string) (int64, bool) {
+	if len(m) >= legacyRankWidth && m[4] >= '0' {
+		due, err := strconv.ParseInt(m[legacyRankWidth-15:legacyRankWidth], 10, 64)
+		return due, err == nil
+	}
+	if len(m) < rankWidth || m[4] >= '0' {
+		return 0, false
+	}
+	var due int64
+	for _, b := range []byte(m[4:rankWidth]) {
+		due = due<<8 | int64(b)
+	}
+	return due, true
+}
 
 // eventCounts parses the counters hash (lua/lib.lua count_event).
 func eventCounts(h map[string]string) EventCounts {

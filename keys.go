@@ -23,7 +23,8 @@ func (k keys) Prefix() string { return k.prefix }
 
 // Job is a HASH: one job's fields (see JOB_FIELDS in lua/lib.lua and jobFromHash). A
 // payload of 65 to 1,024 bytes is stored in 64-byte pieces ("payload", "pl1", ...; see
-// payload_fields), so that a small job's hash keeps Redis's listpack encoding.
+// payload_fields), so that a small job's hash keeps Redis's listpack encoding; "queue" is
+// left out for the default queue and "created" while it equals "sched" (new_job_fields).
 func (k keys) Job(id string) string { return k.prefix + "job:" + id }
 
 // JobPattern is the SCAN pattern of every job hash of the namespace, and the length of
@@ -62,7 +63,8 @@ func (k keys) Ring(queue string) string { return k.prefix + "q:" + queue + ":rin
 func (k keys) RingState(queue string) string { return k.prefix + "q:" + queue + ":drr" }
 
 // Partition is a ZSET of a partition's unpinned available jobs, all scored 0, members
-// ranked by priority, scheduled time and id (see rank in lua/lib.lua).
+// ranked by priority, scheduled time and id: an 11-byte binary rank, then the id (see
+// rank in lua/lib.lua; members of 25 digits, then the id, are read too: legacy_rank).
 func (k keys) Partition(queue, partition string) string {
 	return k.prefix + "q:" + queue + ":p:" + partition
 }

@@ -141,11 +141,11 @@ func (s *Store) PartitionStats(ctx context.Context, queue string, offset, limit 
 // due at now; 0 when the member does not parse or is not due.
 func memberWait(cmd *redis.StringSliceCmd, now time.Time) time.Duration {
 	m := cmd.Val()
-	if len(m) == 0 || len(m[0]) < rankWidth {
+	if len(m) == 0 {
 		return 0
 	}
-	due, err := strconv.ParseInt(m[0][rankWidth-15:rankWidth], 10, 64)
-	if err != nil {
+	due, ok := rankDue(m[0])
+	if !ok {
 		return 0
 	}
 	return max(now.Sub(time.UnixMilli(due)), 0)

@@ -83,7 +83,7 @@ Cost     O((budget + capacity) * log N): every examined or returned job is a bou
 --- @include OK
 --- @include now_ms
 --- @include is_quarantined
---- @include RANK_WIDTH
+--- @include rank_id
 --- @include num
 --- @include str
 --- @include move_count
@@ -414,7 +414,7 @@ local function turn(r, q, part)
     for i = 1, math.min(want, #members) do
       if credit < 1 or admitted >= capacity or budget <= 0 then break end
       local m = members[i]
-      local id = string.sub(m, RANK_WIDTH + 1)
+      local id = rank_id(m)
       local jk = K.job(P, id)
       local h, why = read_candidate(jk)
       budget = budget - 1

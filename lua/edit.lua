@@ -51,6 +51,7 @@ Cost     O(log N)
 --- @include make_available
 --- @include park_unreadable_job
 --- @include index_move
+--- @include keep_created
 local P = KEYS[1]
 local id = ARGV[1]
 local e = { mask = tonumber(ARGV[2]), payload = ARGV[3], prio = ARGV[4], maxa = ARGV[5], sched = tonumber(ARGV[6]),
@@ -100,6 +101,7 @@ else
   apply_edit(P, id, j, e)
   if timed then
     if j.state == 'pending' then
+      keep_created(K.job(P, id))
       rcall('HSET', K.job(P, id), 'sched', e.sched)
     else
       schedule(P, id, j, j.state, e.sched)

@@ -80,6 +80,7 @@ Cost     O(n * log N): a constant number of commands per job.
 --- @include count_event
 --- @include index_move
 --- @include index_note
+--- @include QUEUE_DEFAULT
 local P = KEYS[1]
 local n = tonumber(ARGV[1])
 local F = tonumber(ARGV[2])
@@ -114,7 +115,7 @@ for first = 1, n, CHUNK do
       local have, why = safe_hmget(K.job(P, e.id), 'kind', 'fp', 'queue', 'state', 'sched')
       if not have then return corrupt_reply(K.job(P, e.id), why) end
       if have[1] then
-        if have[1] ~= e.kind or str(have[2]) ~= e.fp or have[3] ~= e.queue then
+        if have[1] ~= e.kind or str(have[2]) ~= e.fp or (have[3] or QUEUE_DEFAULT) ~= e.queue then
           return { E_ID_CONFLICT, e.id }
         end
         e.replay = true

@@ -186,8 +186,12 @@ local function quarantine(P, fp, id)
 end
 
 -- Rank of an available job inside its partition: members of a partition ZSET all score 0,
--- so ZRANGE order is this string's order: priority DESC, scheduled_at ASC, id ASC.
-local RANK_WIDTH = 25
+-- so ZRANGE order is this string's order: priority DESC, scheduled_at ASC, id ASC. The
+-- rank is RANK_WIDTH bytes before the id, big-endian binary: 4 of inverted priority
+-- (2^31 - 1 - prio) and 7 of scheduled_at (ms, below 2^53 by JOB_RANGES), so its 5th
+-- byte is below 32. A member is Redis memory per available job: 11 bytes and a short id
+-- fit a 32-byte allocation where the 25 digits of legacy_rank took 48 or 64.
+local RANK_WIDTH = 11
 -- The head of the last rank formatted and its priority and time: the jobs of a call
 -- mostly share both.
 local rank_prio, rank_sched, rank_head = nil, nil, nil
@@ -196,9 +200,39 @@ local rank_prio, rank_sched, rank_head = nil, nil, nil
 --- @include rank_head
 local function rank(prio, sched, id)
   if prio ~= rank_prio or sched ~= rank_sched then
-    rank_prio, rank_sched, rank_head = prio, sched, string.format('%010d%015d', 2147483647 - prio, sched)
+    local u, floor = 2147483647 - prio, math.floor
+    rank_prio, rank_sched = prio, sched
+    rank_head = string.char(floor(u / 16777216), floor(u / 65536) % 256, floor(u / 256) % 256, u % 256,
+      floor(sched / 281474976710656), floor(sched / 1099511627776) % 256, floor(sched / 4294967296) % 256,
+      floor(sched / 16777216) % 256, floor(sched / 65536) % 256, floor(sched / 256) % 256, sched % 256)
   end
   return rank_head .. id
+end
+
+-- The rank of partition members written before ranks were binary: 25 digits (10 of
+-- inverted priority, 15 of scheduled_at), so its 5th byte is a digit. Such members sort
+-- before the binary ranks of every priority up to 1,291,845,631 (whose first byte is past
+-- '2'); they are read (rank_id) and removed (unindex_available) as before.
+local LEGACY_RANK_WIDTH = 25
+local function legacy_rank(prio, sched, id)
+  return string.format('%010d%015d', 2147483647 - prio, sched) .. id
+end
+
+-- The legacy rank of the job of binary rank m (rank).
+--- @include RANK_WIDTH
+local function legacy_of_rank(m)
+  local b1, b2, b3, b4, s1, s2, s3, s4, s5, s6, s7 = string.byte(m, 1, RANK_WIDTH)
+  local u = ((b1 * 256 + b2) * 256 + b3) * 256 + b4
+  local sched = (((((s1 * 256 + s2) * 256 + s3) * 256 + s4) * 256 + s5) * 256 + s6) * 256 + s7
+  return string.format('%010d%015d', u, sched) .. string.sub(m, RANK_WIDTH + 1)
+end
+
+-- The job id of partition member m, of either rank.
+--- @include RANK_WIDTH
+--- @include LEGACY_RANK_WIDTH
+local function rank_id(m)
+  if (string.byte(m, 5) or 0) < 48 then return string.sub(m, RANK_WIDTH + 1) end
+  return string.sub(m, LEGACY_RANK_WIDTH + 1)
 end
 
 local function num(v) return tonumber(v) or 0 end
@@ -237,6 +271,8 @@ local DIM_PARTITION, DIM_TAG, DIM_FINGERPRINT = 'p', 't', 'f'
 -- What index_move files a job under: its queue, kind, partition, tags ("\n"-joined) and
 -- fingerprint. Fields the caller's job table lacks are read from the job hash.
 local INDEX_FIELDS = { 'queue', 'kind', 'part', 'tags', 'fp' }
+-- A job hash of the default queue leaves out 'queue' (JOB_DEFAULTS, QueueDefault in Go).
+local QUEUE_DEFAULT = 'default'
 -- Per call: id -> where the job is filed {state, at, queue, kind, part, tags, fp} once
 -- this call moved or noted it; the moves of each touched index, {key, order = ids, at =
 -- id -> score or false}, in index_order and found by queue -> state -> kind in
@@ -251,12 +287,13 @@ local kinds_added = {}
 
 --- @include K.job
 --- @include INDEX_FIELDS
+--- @include QUEUE_DEFAULT
 local function index_fill(P, id, j)
   if j.queue and j.kind and j.part and j.tags and j.fp then return end
   local v = redis.pcall('HMGET', K.job(P, id), unpack(INDEX_FIELDS))
   if type(v) ~= 'table' or v.err then v = {} end
   for i, f in ipairs(INDEX_FIELDS) do
-    if j[f] == nil then j[f] = v[i] or '' end
+    if j[f] == nil then j[f] = v[i] or (f == 'queue' and QUEUE_DEFAULT) or '' end
   end
 end
 
@@ -670,12 +707,22 @@ local available_rems = nil
 --- @include call_chunked
 --- @include available_rems
 --- @include partition_emptied
+--- @include legacy_of_rank
 local function flush_unavailable()
   if not available_rems then return end
   for _, pz in ipairs(available_rems) do
     local r = available_rems[pz]
+    local before = rcall('ZCARD', pz)
     call_chunked(rcall, 'ZREM', pz, r.members, 1000)
-    if rcall('ZCARD', pz) == 0 then partition_emptied(r.ring, r.rs, r.part) end
+    local left = rcall('ZCARD', pz)
+    -- Fewer removed than asked: some were filed under their legacy rank.
+    if left > 0 and before - left < #r.members then
+      local legacy = {}
+      for i, m in ipairs(r.members) do legacy[i] = legacy_of_rank(m) end
+      call_chunked(rcall, 'ZREM', pz, legacy, 1000)
+      left = rcall('ZCARD', pz)
+    end
+    if left == 0 then partition_emptied(r.ring, r.rs, r.part) end
   end
   available_rems = {}
 end
@@ -683,6 +730,7 @@ end
 -- Removes a job from its partition's available set; an emptied partition leaves its ring.
 --- @include rcall
 --- @include rank
+--- @include legacy_rank
 --- @include partition_of
 --- @include partition_emptied
 --- @include available_rems
@@ -698,7 +746,7 @@ local function unindex_available(P, id, q, part, sticky, prio, sched)
     r.members[#r.members + 1] = rank(prio, sched, id)
     return
   end
-  rcall('ZREM', pz, rank(prio, sched, id))
+  if rcall('ZREM', pz, rank(prio, sched, id)) == 0 then rcall('ZREM', pz, legacy_rank(prio, sched, id)) end
   if rcall('ZCARD', pz) == 0 then partition_emptied(ring, rs, part) end
 end
 
@@ -735,21 +783,21 @@ local JOB_NUMBERS = { prio = true, sched = true, ret = true, uwin = true, attemp
   crash = true, charge = true, fence = true, weight = true, snz = true, errb = true }
 -- Enqueue leaves out fields at their default; absent fields read as these, else '' or 0.
 -- jobFromHash in envelope.go reads the same fields with the same defaults
--- (TestLuaJobFieldsMatchGo).
-local JOB_DEFAULTS = { maxa = 25, weight = 1, schema = 1 }
+-- (TestLuaJobFieldsMatchGo). 'created' is left out when it equals 'sched' (keep_created).
+--- @include QUEUE_DEFAULT
+local JOB_DEFAULTS = { maxa = 25, weight = 1, schema = 1, queue = QUEUE_DEFAULT }
 
 -- Reads the named fields of a job into j (a new table when j is nil); nil when the job
 -- does not exist. Absent fields read as '' or 0.
 --- @include rcall
 --- @include K.job
---- @include str
 --- @include JOB_NUMBERS
 --- @include JOB_DEFAULTS
 local function load_fields(P, id, fields, j)
   local v = rcall('HMGET', K.job(P, id), unpack(fields))
   j = j or {}
   for i, f in ipairs(fields) do
-    if JOB_NUMBERS[f] then j[f] = tonumber(v[i]) or JOB_DEFAULTS[f] or 0 else j[f] = str(v[i]) end
+    if JOB_NUMBERS[f] then j[f] = tonumber(v[i]) or JOB_DEFAULTS[f] or 0 else j[f] = v[i] or JOB_DEFAULTS[f] or '' end
   end
   if j.state == '' then return nil end
   return j
@@ -889,6 +937,17 @@ local function delete_job(P, id, j)
   move_count(P, j.queue, j.state, nil)
 end
 
+-- A new job's hash leaves out 'created' when it equals 'sched' (new_job_fields), so
+-- whatever writes 'sched' first stores 'created' from it when it is absent. Cost: one
+-- HEXISTS per rescheduling, two more commands the first time.
+--- @include rcall
+local function keep_created(k)
+  if rcall('HEXISTS', k, 'created') == 0 then
+    local sched = rcall('HGET', k, 'sched')
+    if sched then rcall('HSET', k, 'created', sched) end
+  end
+end
+
 -- Reschedules a job (scheduled or retryable) to run at `at`.
 --- @include rcall
 --- @include K.job
@@ -896,8 +955,10 @@ end
 --- @include move_count
 --- @include index_move
 --- @include index_clock
+--- @include keep_created
 local function schedule(P, id, j, state, at)
   index_move(P, id, j, j.state, state, index_clock(P))
+  keep_created(K.job(P, id))
   rcall('HSET', K.job(P, id), 'state', state, 'sched', at)
   rcall('ZADD', K.scheduled(P), at, id)
   move_count(P, j.queue, j.state, state)
@@ -912,9 +973,12 @@ end
 --- @include index_available
 --- @include index_move
 --- @include ms_text
+--- @include keep_created
 local function make_available(P, id, j, now)
   local sched = j.sched
   if sched > now then sched = now end
+  -- A new job (no state yet: a workflow's task or step) has the 'sched' it was written with.
+  if j.state then keep_created(K.job(P, id)) end
   rcall('HSET', K.job(P, id), 'state', 'available', 'sched', ms_text(sched))
   if is_quarantined(P, j.fp) then
     -- Held: available, but counted "held" until the fingerprint is released.
@@ -1065,7 +1129,6 @@ local JOB_STATES = { pending = true, scheduled = true, available = true, running
 --- @include bad_job_field
 --- @include JOB_NUMBERS
 --- @include JOB_DEFAULTS
---- @include str
 --- @include JOB_STATES
 local function load_job_checked(P, id, fields)
   local v, why = safe_hmget(K.job(P, id), unpack(fields))
@@ -1074,7 +1137,7 @@ local function load_job_checked(P, id, fields)
   for i, f in ipairs(fields) do
     local bad = bad_job_field(f, v[i])
     if bad then return nil, bad end
-    if JOB_NUMBERS[f] then j[f] = tonumber(v[i]) or JOB_DEFAULTS[f] or 0 else j[f] = str(v[i]) end
+    if JOB_NUMBERS[f] then j[f] = tonumber(v[i]) or JOB_DEFAULTS[f] or 0 else j[f] = v[i] or JOB_DEFAULTS[f] or '' end
   end
   if j.state == '' then return nil, nil end
   if j.state and not JOB_STATES[j.state] then return nil, 'state is ' .. string.sub(j.state, 1, 64) end
@@ -1980,11 +2043,16 @@ local E_SCHEDULE_MOVED = -32 -- {E_SCHEDULE_MOVED, rev, mark, paused}: recompute
 local E_DUTY_LOST = -33 -- {E_DUTY_LOST}: the caller's fenced duty lease is not the current one
 
 -- The fields of a new job's hash. Fields at their default are left out (see
--- JOB_DEFAULTS): every field costs in each script that writes or reads the hash.
+-- JOB_DEFAULTS), and 'created' when it equals 'sched' (keep_created): every field costs
+-- in each script that writes or reads the hash, and a job hash of a few fields fewer
+-- takes a smaller allocation.
 --- @include payload_fields
+--- @include QUEUE_DEFAULT
 local function new_job_fields(e, sched_text, now_text)
-  local fields = { 'kind', e.kind, 'queue', e.queue, 'state', e.state, 'sched', sched_text, 'created', now_text }
+  local fields = { 'kind', e.kind, 'state', e.state, 'sched', sched_text }
   local n = #fields
+  if e.queue ~= QUEUE_DEFAULT then fields[n + 1], fields[n + 2], n = 'queue', e.queue, n + 2 end
+  if sched_text ~= now_text then fields[n + 1], fields[n + 2], n = 'created', now_text, n + 2 end
   if e.payload ~= '' then
     payload_fields(e.payload, fields)
     n = #fields
@@ -2068,11 +2136,14 @@ end
 --- @include need_counts
 --- @include structure_error
 --- @include unique_holder
+--- @include JOB_DEFAULTS
 local function schedule_job_verdict(P, e, now, call)
   local have, why = safe_hmget(K.job(P, e.id), 'kind', 'fp', 'queue')
   if not have then return 'corrupt', corrupt_reply(K.job(P, e.id), why) end
   if have[1] then
-    if have[1] ~= e.kind or str(have[2]) ~= e.fp or have[3] ~= e.queue then return 'refused', { E_ID_CONFLICT, e.id } end
+    if have[1] ~= e.kind or str(have[2]) ~= e.fp or (have[3] or JOB_DEFAULTS.queue) ~= e.queue then
+      return 'refused', { E_ID_CONFLICT, e.id }
+    end
     return 'replayed'
   end
   if is_quarantined(P, e.fp) then return 'refused', { E_QUARANTINED, e.fp } end
@@ -2449,7 +2520,7 @@ local function bulk_load(P, ids, state, fields)
   local n, numeric, absent, lo, hi = #fields, {}, {}, {}, {}
   for i, f in ipairs(fields) do
     numeric[i] = JOB_NUMBERS[f]
-    absent[i] = ''
+    absent[i] = JOB_DEFAULTS[f] or ''
     if numeric[i] then absent[i] = JOB_DEFAULTS[f] or 0 end
     local r = JOB_RANGES[f]
     if r then lo[i], hi[i] = r[1], r[2] end
@@ -2536,8 +2607,10 @@ end
 --- @include ring_contains
 --- @include ring_push_back
 --- @include ms_text
+--- @include keep_created
 local function bulk_make_available(P, id, k, j, r, now)
   local now_text = ms_text(now)
+  keep_created(k)
   if is_quarantined(P, j.fp) then
     -- Held: available, but counted "held" until the fingerprint is released.
     rcall('HSET', k, 'state', 'available', 'sched', now_text, 'held', '1')

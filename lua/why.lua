@@ -67,6 +67,7 @@ Cost     O((ring cap + worker cap) * log N)
 --- @include now_ms
 --- @include num
 --- @include rank
+--- @include legacy_rank
 --- @include unfinished
 --- @include partition_of
 --- @include load_bucket
@@ -205,7 +206,7 @@ else
     if cap > 0 and running >= cap then add('fingerprint_cap', 'fingerprint', j.fp, 'running', running, 'cap', cap) end
   end
   if available and j.parked == '' then
-    local pos = rcall('ZRANK', pz, rank(j.prio, j.sched, id))
+    local pos = rcall('ZRANK', pz, rank(j.prio, j.sched, id)) or rcall('ZRANK', pz, legacy_rank(j.prio, j.sched, id))
     if pos then
       local rounds = math.floor(pos / quantum)
       local size = rcall('ZCARD', ring)

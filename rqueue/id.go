@@ -6,26 +6,37 @@ import (
 	"time"
 )
 
-// crockford is Crockford's base32 alphabet: no I, L, O or U, so ids survive being read
-// aloud or copied by hand, and its characters sort in the order of their values.
-const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+// idAlphabet is the URL-safe base64 alphabet in ASCII order ('-', digits, upper case,
+// '_', lower case), so that ids compare as strings in the order of their values.
+const idAlphabet = "-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz"
 
 // IDLen is the length of the ids NewID returns.
-const IDLen = 26
+const IDLen = 19
 
-// NewID returns a new job id: 26 characters of Crockford base32 encoding a 48-bit Unix
-// millisecond timestamp followed by 80 random bits, the layout of a ULID. Ids sort by
-// creation time (the listing order of the store), and ids made by one process are
-// strictly increasing: within a millisecond, or if the host clock steps back, the next
-// id is the previous one plus one. Ids from different processes collide with negligible
-// probability (80 random bits per millisecond).
+// idTimeBits and idRandBits split an id's 114 bits (19 characters of 6 bits) between
+// the Unix millisecond timestamp (44 bits: until the year 2527) and the random bits.
+const (
+	idTimeBits = 44
+	idRandBits = 70
+)
+
+// NewID returns a new job id: 19 characters of URL-safe base64 (idAlphabet, in ASCII
+// order) encoding a 44-bit Unix millisecond timestamp followed by 70 random bits. Ids
+// sort by creation time (the listing order of the store), and ids made by one process
+// are strictly increasing: within a millisecond, or if the host clock steps back, the
+// next id is the previous one plus one. Ids from different processes collide with
+// negligible probability (70 random bits per millisecond).
+//
+// An id is shorter than a ULID's 26 characters because it is stored several times per
+// queued job (the job hash's key, the job indexes, its partition's ranking), and each
+// byte there is Redis memory per job; ids are case-sensitive.
 //
 // The timestamp is the host's clock: it orders ids, it never schedules anything.
 func NewID() string { return defaultIDs.next() }
 
 var defaultIDs = &idGen{now: time.Now, rand: func(b []byte) { _, _ = rand.Read(b) }}
 
-// idGen is a monotonic ULID generator; the clock and the random source are fields so
+// idGen is a monotonic id generator; the clock and the random source are fields so
 // tests can drive them.
 type idGen struct {
 	now  func() time.Time
@@ -33,46 +44,48 @@ type idGen struct {
 
 	mu sync.Mutex
 	ms uint64 // timestamp of the last id
-	hi uint64 // top 16 random bits of the last id
+	hi uint64 // top 6 random bits of the last id
 	lo uint64 // low 64 random bits of the last id
 }
 
+const idHiMask = 1<<(idRandBits-64) - 1
+
 func (g *idGen) next() string {
-	now := uint64(g.now().UnixMilli()) & (1<<48 - 1)
+	now := uint64(g.now().UnixMilli()) & (1<<idTimeBits - 1)
 	g.mu.Lock()
 	if now > g.ms {
-		var b [10]byte
+		var b [9]byte
 		g.rand(b[:])
 		g.ms = now
-		g.hi = uint64(b[0])<<8 | uint64(b[1])
+		g.hi = uint64(b[0]) & idHiMask
 		g.lo = 0
-		for _, c := range b[2:] {
+		for _, c := range b[1:] {
 			g.lo = g.lo<<8 | uint64(c)
 		}
 	} else {
 		// Same millisecond, or the clock stepped back: count up from the last id,
-		// carrying into the timestamp if all 80 random bits are spent.
+		// carrying into the timestamp if all 70 random bits are spent.
 		g.lo++
 		if g.lo == 0 {
-			g.hi = (g.hi + 1) & 0xffff
+			g.hi = (g.hi + 1) & idHiMask
 			if g.hi == 0 {
 				g.ms++
 			}
 		}
 	}
-	hi, lo := g.ms<<16|g.hi, g.lo
+	hi, lo := g.ms<<(idRandBits-64)|g.hi, g.lo
 	g.mu.Unlock()
 	return encodeID(hi, lo)
 }
 
-// encodeID writes the 128-bit value hi:lo as 26 base32 digits, most significant first
-// (the top digit carries the 3 highest bits).
+// encodeID writes the 114-bit value hi:lo (hi holds the top 50 bits) as 19 base64
+// digits of idAlphabet, most significant first.
 func encodeID(hi, lo uint64) string {
 	var out [IDLen]byte
 	for i := IDLen - 1; i >= 0; i-- {
-		out[i] = crockford[lo&31]
-		lo = lo>>5 | hi<<59
-		hi >>= 5
+		out[i] = idAlphabet[lo&63]
+		lo = lo>>6 | hi<<58
+		hi >>= 6
 	}
 	return string(out[:])
 }

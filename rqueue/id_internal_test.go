@@ -28,13 +28,15 @@ func TestEncodeID(t *testing.T) {
 		hi, lo uint64
 		want   string
 	}{
-		{0, 0, "00000000000000000000000000"},
-		{0, 1, "00000000000000000000000001"},
-		{0, 31, "0000000000000000000000000Z"},
-		{0, 32, "00000000000000000000000010"},
-		{^uint64(0), ^uint64(0), "7ZZZZZZZZZZZZZZZZZZZZZZZZZ"},
-		// The ULID spec's example, 01ARZ3NDEKTSV4RRFFQ69G5FAV, has timestamp 1469922850259.
-		{1469922850259 << 16, 0, "01ARZ3NDEK0000000000000000"},
+		{0, 0, "-------------------"},
+		{0, 1, "------------------0"},
+		{0, 63, "------------------z"},
+		{0, 64, "-----------------0-"},
+		// Only the low 50 bits of hi are an id's.
+		{^uint64(0), ^uint64(0), "zzzzzzzzzzzzzzzzzzz"},
+		{1<<50 | 1, 0, "--------F----------"},
+		// Timestamp 1469922850259 (the ULID spec's example), no random bits.
+		{1469922850259 << 6, 0, "4LEYepok-----------"},
 	} {
 		if got := encodeID(tc.hi, tc.lo); got != tc.want {
 			t.Errorf("encodeID(%#x, %#x) = %s, want %s", tc.hi, tc.lo, got, tc.want)
@@ -50,7 +52,7 @@ func TestEncodeIDOrder(t *testing.T) {
 	type val struct{ hi, lo uint64 }
 	vals := make([]val, 2000)
 	for i := range vals {
-		vals[i] = val{r.Uint64() >> r.IntN(64), r.Uint64()}
+		vals[i] = val{r.Uint64() >> r.IntN(64) & (1<<50 - 1), r.Uint64()}
 		if i%3 == 0 {
 			vals[i].hi = vals[i-i%6].hi // equal high halves compare by the low half
 		}
@@ -82,10 +84,11 @@ func cmpU(a, b uint64) int {
 func TestIDGenMonotonic(t *testing.T) {
 	t.Parallel()
 	g, now := fakeGen(7)
-	prefix := func(id string) string { return id[:10] }
+	// The first 7 characters hold only timestamp bits (44 = 7 * 6 + 2).
+	prefix := func(id string) string { return id[:7] }
 
 	a := g.next()
-	if !strings.HasPrefix(a, encodeID(uint64(now.UnixMilli())<<16, 0)[:10]) {
+	if !strings.HasPrefix(a, encodeID(uint64(now.UnixMilli())<<6, 0)[:7]) {
 		t.Errorf("id %s does not start with the timestamp of %s", a, *now)
 	}
 	// Same millisecond: the next id is the previous one plus one.
@@ -115,12 +118,12 @@ func TestIDGenCarry(t *testing.T) {
 			b[i] = 0xff
 		}
 	}
-	last := g.next() // all 80 random bits set
+	last := g.next() // all 70 random bits set
 	next := g.next() // overflows into the timestamp
 	if next <= last {
 		t.Fatalf("carry: %s after %s, want increasing", next, last)
 	}
-	if want := encodeID(uint64(now.UnixMilli()+1)<<16, 0); next != want {
+	if want := encodeID(uint64(now.UnixMilli()+1)<<6, 0); next != want {
 		t.Errorf("carry: got %s, want %s (timestamp+1, zero random)", next, want)
 	}
 }
@@ -150,8 +153,8 @@ func TestNewIDConcurrent(t *testing.T) {
 	seen := make(map[string]bool, goroutines*perG)
 	for g, ids := range got {
 		for i, id := range ids {
-			if len(id) != IDLen || strings.Trim(id, crockford) != "" {
-				t.Fatalf("id %q is not %d Crockford base32 characters", id, IDLen)
+			if len(id) != IDLen || strings.Trim(id, idAlphabet) != "" {
+				t.Fatalf("id %q is not %d characters of idAlphabet", id, IDLen)
 			}
 			if seen[id] {
 				t.Fatalf("id %s generated twice", id)

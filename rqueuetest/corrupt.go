@@ -1,6 +1,7 @@
 package rqueuetest
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"slices"
@@ -189,7 +190,8 @@ func viewJobs(t testing.TB, ctx context.Context, s *headgate.Store) map[string]j
 			continue
 		}
 		str := func(i int) string { x, _ := v[i].(string); return x }
-		out[id] = jobView{readable: true, state: str(0), queue: str(1), held: str(2), parked: str(3)}
+		// A job of the default queue leaves "queue" out of its hash.
+		out[id] = jobView{readable: true, state: str(0), queue: cmp.Or(str(1), headgate.QueueDefault), held: str(2), parked: str(3)}
 	}
 	return out
 }
@@ -238,8 +240,12 @@ func readIndexes(t testing.TB, ctx context.Context, s *headgate.Store) indexes {
 			}
 		case strings.HasPrefix(name, "q:") && strings.Contains(name, ":p:"):
 			for _, m := range members(k, true) {
-				if len(m) > rankWidth {
-					ix.available[m[rankWidth:]] = true
+				w := rankWidth
+				if len(m) > 4 && m[4] >= '0' {
+					w = legacyRankWidth
+				}
+				if len(m) > w {
+					ix.available[m[w:]] = true
 				}
 			}
 		}
@@ -248,8 +254,12 @@ func readIndexes(t testing.TB, ctx context.Context, s *headgate.Store) indexes {
 }
 
 // rankWidth is the length of the rank before the id in a partition member (RANK_WIDTH in
-// lua/lib.lua).
-const rankWidth = 25
+// lua/lib.lua), legacyRankWidth that of a member written before ranks were binary (its
+// 5th byte is a digit; LEGACY_RANK_WIDTH).
+const (
+	rankWidth       = 11
+	legacyRankWidth = 25
+)
 
 // checkIndexed reports every readable job (not parked, not the corrupted one) whose state
 // and indexes disagree: the half-moved jobs of defect 1.

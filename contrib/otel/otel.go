@@ -115,6 +115,13 @@ func EnqueueMiddleware(cfg *Config) rqueue.EnqueueMiddleware {
 // WorkerMiddleware returns the worker middleware that traces attempts. Put it first in
 // worker.Config.Middleware, so that its span covers the other middleware and records
 // the outcome they make.
+//
+// What an attempt costs beyond the SDK's own span is kept small: the options and the
+// attributes a sampler sees are made once per queue, the others are set in one call into
+// a span that records, from a reused slice, and a successful attempt's span has at most
+// eight attributes (the SDK deduplicates a span's attributes at its end with a map, which
+// costs three allocations from the ninth on), so headgate.outcome is set only on an
+// attempt that did not succeed.
 func WorkerMiddleware(cfg *Config) worker.Middleware {
 	tracer := cfg.tracer()
 	child := cfg != nil && cfg.Child
@@ -124,20 +131,21 @@ func WorkerMiddleware(cfg *Config) worker.Middleware {
 		return func(ctx context.Context, c *headgate.Claim) error {
 			env := &c.Envelope
 			q := spansOf(&queues, queueOf(env))
-			// The attributes a sampler may look at go in at the start, made once per
-			// queue; the others only into a span that records, in one call at its end,
-			// so that an attempt whose span is not sampled pays for none of them.
 			opts := q.start
 			producer := producerOf(env.Tags)
 			switch {
 			case producer.IsValid() && child:
 				ctx = trace.ContextWithRemoteSpanContext(ctx, producer)
-			case producer.IsValid():
+			case producer.IsValid() && trace.SpanContextFromContext(ctx).IsValid():
+				// The worker's context carries a span (its Start's): the attempt starts
+				// a trace of its own all the same. Without one the option is not needed,
+				// and it costs a context and a span of its own.
 				opts = q.root
 			}
 			ctx, span := tracer.Start(ctx, q.name, opts...)
 			defer span.End()
-			if producer.IsValid() && !child && span.IsRecording() {
+			recording := span.IsRecording()
+			if producer.IsValid() && !child && recording {
 				// Added after the start, not with trace.WithLinks: that option and the
 				// options slice it extends cost each attempt three allocations. The
 				// samplers of the SDK (ParentBased, TraceIDRatioBased, Always/Never) do
@@ -148,17 +156,19 @@ func WorkerMiddleware(cfg *Config) worker.Middleware {
 				ctx = workflow.WithObserver(ctx, observer)
 			}
 			err := next(ctx, c)
-			if !span.IsRecording() {
+			if !recording {
 				return err
 			}
 			outcome := worker.OutcomeOf(err)
-			attrs := append(make([]attribute.KeyValue, 0, 8),
-				attribute.String("messaging.operation.name", "process"),
+			buf := attrPool.Get().(*[]attribute.KeyValue)
+			attrs := append((*buf)[:0],
 				attribute.String("messaging.message.id", env.ID),
 				attribute.String("headgate.kind", env.Kind),
 				attribute.Int("headgate.attempt", env.Attempt),
-				attribute.Int64("headgate.fence", c.Fence),
-				attribute.String("headgate.outcome", outcome.String()))
+				attribute.Int64("headgate.fence", c.Fence))
+			if outcome != headgate.OutcomeSuccess {
+				attrs = append(attrs, attribute.String("headgate.outcome", outcome.String()))
+			}
 			// A job without a partition or a rate class has no such attribute: most
 			// jobs have neither, and a span's every attribute costs its copies.
 			if env.PartitionKey != "" {
@@ -167,7 +177,10 @@ func WorkerMiddleware(cfg *Config) worker.Middleware {
 			if env.RateClass != "" {
 				attrs = append(attrs, attribute.String("headgate.rate_class", env.RateClass))
 			}
-			span.SetAttributes(attrs...)
+			span.SetAttributes(attrs...) // copies them: the slice goes back to the pool
+			clear(attrs)
+			*buf = attrs[:0]
+			attrPool.Put(buf)
 			if err != nil && (outcome == headgate.OutcomeRetry || outcome == headgate.OutcomeUndecodable) {
 				msg := err.Error()
 				if worker.IsPanic(err) {
@@ -181,6 +194,13 @@ func WorkerMiddleware(cfg *Config) worker.Middleware {
 	}
 }
 
+// attrPool holds the slices the attempts' attributes are built in: a slice passed to
+// an interface method escapes, and would cost each attempt an allocation.
+var attrPool = sync.Pool{New: func() any {
+	s := make([]attribute.KeyValue, 0, 8)
+	return &s
+}}
+
 // queueSpans is what the attempt spans of one queue share: made once, since building
 // the name and the options allocates.
 type queueSpans struct {
@@ -193,11 +213,13 @@ func spansOf(queues *sync.Map, queue string) *queueSpans {
 	if q, ok := queues.Load(queue); ok {
 		return q.(*queueSpans)
 	}
+	// The attributes the semantic conventions ask for at a span's start, for samplers.
 	start := []trace.SpanStartOption{
 		trace.WithSpanKind(trace.SpanKindConsumer),
 		trace.WithAttributes(
 			attribute.String("messaging.system", "headgate"),
 			attribute.String("messaging.operation.type", "process"),
+			attribute.String("messaging.operation.name", "process"),
 			attribute.String("messaging.destination.name", queue),
 		),
 	}

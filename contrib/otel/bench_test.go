@@ -11,6 +11,7 @@ import (
 
 	"github.com/headgate/headgate"
 	headgateotel "github.com/headgate/headgate/contrib/otel"
+	"github.com/headgate/headgate/rqueue"
 	"github.com/headgate/headgate/worker"
 )
 
@@ -55,6 +56,31 @@ func BenchmarkWorkerMiddleware(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				_ = h(ctx, claim)
+			}
+		})
+	}
+}
+
+// BenchmarkEnqueueMiddleware is the CPU one enqueue of one job pays for its span and
+// trace context tag, against the store call alone (plain).
+func BenchmarkEnqueueMiddleware(b *testing.B) {
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()))
+	b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	res := []headgate.EnqueueResult{{ID: "01KBF8ZQ0D4W1XW6N4V3J9Q2TR"}}
+	next := func(context.Context, []headgate.Envelope) ([]headgate.EnqueueResult, error) { return res, nil }
+	ctx := context.Background()
+	envs := make([]headgate.Envelope, 1)
+	for name, h := range map[string]rqueue.EnqueueFunc{
+		"plain":  next,
+		"traced": headgateotel.EnqueueMiddleware(&headgateotel.Config{TracerProvider: tp})(next),
+	} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				envs[0] = headgate.Envelope{ID: "01KBF8ZQ0D4W1XW6N4V3J9Q2TR", Kind: "noop", Payload: []byte{0x80}}
+				if _, err := h(ctx, envs); err != nil {
+					b.Fatal(err)
+				}
 			}
 		})
 	}

@@ -400,9 +400,15 @@ func payloadFromHash(h map[string]string) []byte {
 // expiry is not in the hash but in the leases ZSET.
 func jobFromHash(id string, h map[string]string) *Job {
 	// A field that does not parse as an int64 (absent, corrupt, out of range) reads as 0,
-	// so it takes its default like an absent one; ParseInt alone would saturate.
+	// so it takes its default like an absent one; ParseInt alone would saturate. Most
+	// fields of most jobs are absent, and ParseInt's error for one would cost an
+	// allocation each.
 	i64 := func(f string) int64 {
-		v, err := strconv.ParseInt(h[f], 10, 64)
+		s := h[f]
+		if s == "" {
+			return 0
+		}
+		v, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
 			return 0
 		}

@@ -13,6 +13,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"maps"
@@ -52,6 +53,7 @@ func run() error {
 	flag.Var(&durable, "durable", "private redis-server with an append-only file: -durable (appendfsync always) or -durable=everysec")
 	flag.StringVar(&pgBinDir, "pg-bin", "", "directory with PostgreSQL's initdb and postgres for River (default: newest /usr/lib/postgresql/*/bin, else PATH)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the harness process (the Go systems' client side) to this file")
+	memProfile := flag.String("memprofile", "", "write a profile of the harness process's heap allocations (go tool pprof -sample_index=alloc_space) to this file at the end")
 	flag.BoolVar(&statsEnabled, "stats", false, "after each run of a Go system, print what each job cost Redis (INFO cpu, commandstats, round trips) to stderr")
 	flag.Parse()
 
@@ -65,6 +67,17 @@ func run() error {
 			return err
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if *memProfile != "" {
+		defer func() {
+			f, err := os.Create(*memProfile)
+			if err == nil {
+				err = errors.Join(pprof.Lookup("allocs").WriteTo(f, 0), f.Close())
+			}
+			if err != nil {
+				logf("-memprofile: %v", err)
+			}
+		}()
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -69,12 +69,32 @@ func medianOf(vs []float64) float64 {
 // workerCPU is the CPU a run's worker phase cost per job handled, Redis's and the
 // harness process's (-stats), or 0 without stats.
 func workerCPU(x runResult) float64 {
-	for _, p := range x.Stats {
-		if p.Phase == "worker" {
-			return p.RedisCPU + p.ClientCPU
-		}
+	if p, ok := workerPhase(x); ok {
+		return p.RedisCPU + p.ClientCPU
 	}
 	return 0
+}
+
+// workerPhase is the -stats of a run's worker phase.
+func workerPhase(x runResult) (PhaseStats, bool) {
+	for _, p := range x.Stats {
+		if p.Phase == "worker" {
+			return p, true
+		}
+	}
+	return PhaseStats{}, false
+}
+
+// harnessMedians are the medians over rounds of what the worker phase cost the harness
+// process per job: CPU µs, heap bytes and heap allocations.
+func harnessMedians(runs map[int]runResult) (cpu, bytes, allocs float64, ok bool) {
+	var c, b, a []float64
+	for _, x := range runs {
+		if p, found := workerPhase(x); found {
+			c, b, a = append(c, p.ClientCPU), append(b, p.ClientAllocBytes), append(a, p.ClientAllocs)
+		}
+	}
+	return medianOf(c), medianOf(b), medianOf(a), len(c) > 0
 }
 
 // writePairedRatios prints, for each scenario row and each system after the first, the
@@ -125,6 +145,12 @@ func (r *report) writePairedRatios(w io.Writer, list []Scenario, rounds int) {
 			}
 			if len(ratios) > 0 {
 				fmt.Fprintf(w, "- %s, worker CPU µs/job (redis + harness), %s/%s: median %.3f (%s)\n", sc.Name, sys, base, medianOf(ratios), strings.Join(cells, " "))
+			}
+			bc, bb, ba, okb := harnessMedians(b)
+			sc2, sb, sa, oks := harnessMedians(s)
+			if okb && oks {
+				fmt.Fprintf(w, "- %s, worker phase, harness process per job (medians): %s %.1f µs CPU, %.0f heap bytes, %.1f allocations; %s %.1f µs, %.0f bytes, %.1f allocations\n",
+					sc.Name, sys, sc2, sb, sa, base, bc, bb, ba)
 			}
 		}
 	}

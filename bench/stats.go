@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"runtime/metrics"
 	"slices"
 	"strconv"
 	"strings"
@@ -51,6 +52,11 @@ type PhaseStats struct {
 	// ClientCPU is the harness process's user+sys CPU time, µs per job: the
 	// library's client side plus the harness's own (small) bookkeeping.
 	ClientCPU float64 `json:"client_cpu_us_per_job"`
+	// ClientAllocBytes and ClientAllocs are what the harness process allocated on
+	// its heap, per job (runtime/metrics): unlike its CPU, a figure the machine's
+	// load does not move, and the garbage collector's work grows with it.
+	ClientAllocBytes float64 `json:"client_alloc_bytes_per_job"`
+	ClientAllocs     float64 `json:"client_allocs_per_job"`
 	// AOFBytes is how much the append-only file grew, bytes per job
 	// (-durable); 0 without AOF or when a rewrite ran during the phase.
 	AOFBytes float64 `json:"aof_bytes_per_job,omitempty"`
@@ -77,6 +83,8 @@ type redisSnapshot struct {
 	// aofSize is the append-only file's size (-durable; 0 without AOF),
 	// aofRewrites how many rewrites have shrunk it so far.
 	aofSize, aofRewrites int64
+	// allocBytes and allocs are this process's heap allocations so far.
+	allocBytes, allocs uint64
 }
 
 func snapshotRedis(ctx context.Context, rdb *redis.Client) (redisSnapshot, error) {
@@ -85,6 +93,7 @@ func snapshotRedis(ctx context.Context, rdb *redis.Client) (redisSnapshot, error
 		return redisSnapshot{}, fmt.Errorf("INFO cpu commandstats persistence: %w", err)
 	}
 	s := redisSnapshot{at: time.Now(), self: processCPU(), cmds: map[string]cmdStat{}}
+	s.allocBytes, s.allocs = heapAllocs()
 	for line := range strings.SplitSeq(info, "\n") {
 		line = strings.TrimSpace(line)
 		k, v, ok := strings.Cut(line, ":")
@@ -115,6 +124,13 @@ func snapshotRedis(ctx context.Context, rdb *redis.Client) (redisSnapshot, error
 		}
 	}
 	return s, nil
+}
+
+// heapAllocs is what this process has allocated on its heap so far, bytes and objects.
+func heapAllocs() (bytes, objects uint64) {
+	sample := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}, {Name: "/gc/heap/allocs:objects"}}
+	metrics.Read(sample)
+	return sample[0].Value.Uint64(), sample[1].Value.Uint64()
 }
 
 // runStats records the phases of one run.
@@ -185,6 +201,8 @@ func (s *runStats) endLocked(ctx context.Context) {
 	n := float64(ps.Jobs)
 	ps.RedisCPU = (end.cpu - s.start.cpu) * 1e6 / n
 	ps.ClientCPU = float64((end.self - s.start.self).Microseconds()) / n
+	ps.ClientAllocBytes = float64(end.allocBytes-s.start.allocBytes) / n
+	ps.ClientAllocs = float64(end.allocs-s.start.allocs) / n
 	if end.aofSize > 0 && end.aofRewrites == s.start.aofRewrites {
 		ps.AOFBytes = float64(end.aofSize-s.start.aofSize) / n
 	}
@@ -234,6 +252,7 @@ func logStats(system, scenario string, phases []PhaseStats) {
 			fmt.Fprintf(&b, " (%s enqueued meanwhile)", thousands(p.Enqueued))
 		}
 		fmt.Fprintf(&b, "\n    CPU µs/job: redis %.2f (INFO cpu, user+sys), harness process %.2f (getrusage)", p.RedisCPU, p.ClientCPU)
+		fmt.Fprintf(&b, "\n    harness heap: %.0f bytes/job, %.1f allocations/job", p.ClientAllocBytes, p.ClientAllocs)
 		if p.AOFBytes > 0 {
 			fmt.Fprintf(&b, "\n    AOF: %.0f bytes/job", p.AOFBytes)
 		}

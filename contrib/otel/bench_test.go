@@ -5,17 +5,20 @@ import (
 	"testing"
 	"time"
 
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/headgate/headgate"
 	headgateotel "github.com/headgate/headgate/contrib/otel"
+	"github.com/headgate/headgate/rqueue"
 	"github.com/headgate/headgate/worker"
 )
 
 // BenchmarkWorkerMiddleware is the CPU one attempt pays for its span, sampled and
 // exported by a batching exporter that drops the spans, or not sampled, against the
-// handler alone and against the least span the SDK makes (sdk-floor).
+// handler alone and against the least span the SDK makes (sdk-floor); and for the
+// metrics instruments (metrics), read by a manual reader.
 func BenchmarkWorkerMiddleware(b *testing.B) {
 	noop := func(context.Context, *headgate.Claim) error { return nil }
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()))
@@ -23,9 +26,18 @@ func BenchmarkWorkerMiddleware(b *testing.B) {
 	unsampled := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.NeverSample()),
 		sdktrace.WithBatcher(tracetest.NewNoopExporter()))
 	b.Cleanup(func() { _ = unsampled.Shutdown(context.Background()) })
-	claim := &headgate.Claim{Envelope: headgate.Envelope{ID: "j", Kind: "noop", Queue: "default",
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+	b.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
+	metrics, err := headgateotel.NewMetrics(&headgateotel.MetricsConfig{MeterProvider: mp})
+	if err != nil {
+		b.Fatal(err)
+	}
+	// An attempt as the bench's e2e scenario makes them: a job of the default queue
+	// without a partition or a rate class, traced by its producer.
+	claim := &headgate.Claim{Envelope: headgate.Envelope{ID: "01KBF8ZQ0D4W1XW6N4V3J9Q2TR", Kind: "noop", Queue: "default",
+		ScheduledAt: time.UnixMilli(1000), Attempt: 1,
 		Tags: []string{headgateotel.TraceparentTag + "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}},
-		ExpiresAt: time.UnixMilli(31000)}
+		Fence: 1, ExpiresAt: time.UnixMilli(31000)}
 	ctx := context.Background()
 	floor := tp.Tracer("floor")
 	for name, h := range map[string]worker.HandlerFunc{
@@ -38,11 +50,37 @@ func BenchmarkWorkerMiddleware(b *testing.B) {
 		},
 		"traced":    headgateotel.WorkerMiddleware(&headgateotel.Config{TracerProvider: tp})(noop),
 		"unsampled": headgateotel.WorkerMiddleware(&headgateotel.Config{TracerProvider: unsampled})(noop),
+		"metrics":   metrics.WorkerMiddleware(0)(noop),
 	} {
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				_ = h(ctx, claim)
+			}
+		})
+	}
+}
+
+// BenchmarkEnqueueMiddleware is the CPU one enqueue of one job pays for its span and
+// trace context tag, against the store call alone (plain).
+func BenchmarkEnqueueMiddleware(b *testing.B) {
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()))
+	b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	res := []headgate.EnqueueResult{{ID: "01KBF8ZQ0D4W1XW6N4V3J9Q2TR"}}
+	next := func(context.Context, []headgate.Envelope) ([]headgate.EnqueueResult, error) { return res, nil }
+	ctx := context.Background()
+	envs := make([]headgate.Envelope, 1)
+	for name, h := range map[string]rqueue.EnqueueFunc{
+		"plain":  next,
+		"traced": headgateotel.EnqueueMiddleware(&headgateotel.Config{TracerProvider: tp})(next),
+	} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				envs[0] = headgate.Envelope{ID: "01KBF8ZQ0D4W1XW6N4V3J9Q2TR", Kind: "noop", Payload: []byte{0x80}}
+				if _, err := h(ctx, envs); err != nil {
+					b.Fatal(err)
+				}
 			}
 		})
 	}

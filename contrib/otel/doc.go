@@ -10,10 +10,13 @@
 // starts a CONSUMER span "process <queue>" per attempt, linked to the producer's span
 // (or, with Config.Child, its child), with the messaging attributes of the OpenTelemetry
 // semantic conventions (messaging.system=headgate, messaging.destination.name,
-// messaging.message.id, messaging.operation.type) and headgate.kind, headgate.attempt,
-// headgate.fence, headgate.outcome, and headgate.partition and headgate.rate_class when
-// the job has them. An attempt that fails (retry) or panics sets the span's status to
-// Error. StartStep starts a child span per step of a handler.
+// messaging.operation.type and messaging.operation.name at the start, for samplers;
+// messaging.message.id) and headgate.kind, headgate.attempt, headgate.fence, and
+// headgate.partition and headgate.rate_class when the job has them. An attempt that did
+// not succeed has headgate.outcome (a success has none: its span stays within eight
+// attributes, which the SDK ends without building a map); one that fails (retry) or
+// panics sets the span's status to Error. StartStep starts a child span per step of a
+// handler.
 //
 // # Workflows
 //

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -48,6 +49,16 @@ type Metrics struct {
 }
 
 type attrKey struct{ queue, kind, outcome string }
+
+// kindAttrs are the options of one queue and kind's measurements, as the variadic
+// arguments of Record and Add: built once, since a slice made at the call escapes and
+// would cost each measurement an allocation.
+type kindAttrs struct {
+	queue, kind string
+	record      []metric.RecordOption // the queue and kind
+	add         []metric.AddOption    // the queue and kind
+	succeeded   []metric.AddOption    // the queue, kind and outcome success
+}
 
 // NewMetrics creates the instruments on cfg's meter.
 func NewMetrics(cfg *MetricsConfig) (*Metrics, error) {
@@ -104,26 +115,45 @@ func (m *Metrics) attrsOf(queue, kind, outcome string) metric.MeasurementOption 
 func (m *Metrics) WorkerMiddleware(lease time.Duration) worker.Middleware {
 	lease = cmp.Or(lease, worker.LeaseDefault)
 	return func(next worker.HandlerFunc) worker.HandlerFunc {
+		// The worker wraps each kind's handler apart, so an attempt's attributes are
+		// nearly always the last attempt's: kept here, they spare the attempt two
+		// lookups and the shared lock.
+		var last atomic.Pointer[kindAttrs]
 		return func(ctx context.Context, c *headgate.Claim) error {
 			env := &c.Envelope
 			queue := queueOf(env)
-			attrs := m.attrsOf(queue, env.Kind, "")
+			k := last.Load()
+			if k == nil || k.queue != queue || k.kind != env.Kind {
+				attrs := m.attrsOf(queue, env.Kind, "")
+				k = &kindAttrs{queue: queue, kind: env.Kind, record: []metric.RecordOption{attrs},
+					add:       []metric.AddOption{attrs},
+					succeeded: []metric.AddOption{m.attrsOf(queue, env.Kind, headgate.OutcomeSuccess.String())}}
+				last.Store(k)
+			}
 			if !env.ScheduledAt.IsZero() && !c.ExpiresAt.IsZero() {
 				wait := c.ExpiresAt.Add(-lease).Sub(env.ScheduledAt)
-				m.wait.Record(ctx, max(wait, 0).Seconds(), attrs)
+				m.wait.Record(ctx, max(wait, 0).Seconds(), k.record...)
 			}
-			m.inFlight.Add(ctx, 1, attrs)
+			m.inFlight.Add(ctx, 1, k.add...)
 			start := time.Now()
 			err := next(ctx, c)
-			// The attempt's context may be cancelled by now: record on one that is not.
-			rec := context.WithoutCancel(ctx)
-			m.run.Record(rec, time.Since(start).Seconds(), attrs)
-			m.inFlight.Add(rec, -1, attrs)
+			// The attempt's context may be cancelled by now: record on one that is not
+			// (a new one only then, since it costs an allocation).
+			rec := ctx
+			if ctx.Err() != nil {
+				rec = context.WithoutCancel(ctx)
+			}
+			m.run.Record(rec, time.Since(start).Seconds(), k.record...)
+			m.inFlight.Add(rec, -1, k.add...)
 			outcome := worker.OutcomeLabel(ctx, err)
 			if outcome == headgate.OutcomeLeaseLost.String() {
-				m.leasesLost.Add(rec, 1, attrs)
+				m.leasesLost.Add(rec, 1, k.add...)
 			}
-			m.processed.Add(rec, 1, m.attrsOf(queue, env.Kind, outcome))
+			if outcome == headgate.OutcomeSuccess.String() {
+				m.processed.Add(rec, 1, k.succeeded...)
+			} else {
+				m.processed.Add(rec, 1, m.attrsOf(queue, env.Kind, outcome))
+			}
 			return err
 		}
 	}

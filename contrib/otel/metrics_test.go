@@ -187,3 +187,39 @@ func TestMetricsMiddleware(t *testing.T) {
 		t.Errorf("recorded:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// One kind's handler serves jobs of several queues: each attempt is recorded with its
+// own queue, whichever queue the attempt before it had.
+func TestMetricsKindAcrossQueues(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	t.Cleanup(func() { _ = mp.Shutdown(ctx) })
+	m, err := headgateotel.NewMetrics(&headgateotel.MetricsConfig{MeterProvider: mp})
+	mustOK(t, err)
+	h := m.WorkerMiddleware(0)(func(_ context.Context, c *headgate.Claim) error {
+		if c.Envelope.ID == "skip" {
+			return worker.Skip("no")
+		}
+		return nil
+	})
+	for _, a := range []struct{ id, queue string }{{"1", "a"}, {"2", "b"}, {"3", "a"}, {"skip", "a"}, {"4", "b"}, {"5", "a"}} {
+		err := h(ctx, &headgate.Claim{Envelope: headgate.Envelope{ID: a.id, Kind: "k", Queue: a.queue}})
+		if a.id != "skip" {
+			mustOK(t, err)
+		}
+	}
+	want := []string{
+		"headgate.job.run{kind=k,queue=a} count=4",
+		"headgate.job.run{kind=k,queue=b} count=2",
+		"headgate.jobs.in_flight{kind=k,queue=a} 0",
+		"headgate.jobs.in_flight{kind=k,queue=b} 0",
+		"headgate.jobs.processed{kind=k,outcome=skip,queue=a} 1",
+		"headgate.jobs.processed{kind=k,outcome=success,queue=a} 3",
+		"headgate.jobs.processed{kind=k,outcome=success,queue=b} 2",
+	}
+	if got := points(t, reader); !slices.Equal(got, want) {
+		t.Errorf("recorded:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -2,6 +2,7 @@ package headgateotel
 
 import (
 	"context"
+	"encoding/hex"
 	"strconv"
 	"strings"
 	"sync"
@@ -61,36 +62,27 @@ var propagator = propagation.TraceContext{}
 // trace context into each job's tags.
 func EnqueueMiddleware(cfg *Config) rqueue.EnqueueMiddleware {
 	tracer := cfg.tracer()
+	var queues sync.Map // queue -> *queueSpans
 	return func(next rqueue.EnqueueFunc) rqueue.EnqueueFunc {
 		return func(ctx context.Context, envs []headgate.Envelope) ([]headgate.EnqueueResult, error) {
 			if len(envs) == 0 {
 				return next(ctx, envs)
 			}
-			queue := queueOf(&envs[0])
-			attrs := []attribute.KeyValue{
-				attribute.String("messaging.system", "headgate"),
-				attribute.String("messaging.operation.type", "send"),
-				attribute.String("messaging.operation.name", "send"),
-				attribute.String("messaging.destination.name", queue),
-			}
-			if len(envs) == 1 {
-				attrs = append(attrs, attribute.String("messaging.message.id", envs[0].ID),
-					attribute.String("headgate.kind", envs[0].Kind))
-			} else {
-				attrs = append(attrs, attribute.Int("messaging.batch.message_count", len(envs)))
-			}
-			ctx, span := tracer.Start(ctx, "send "+queue, trace.WithSpanKind(trace.SpanKindProducer),
-				trace.WithAttributes(attrs...))
+			q := spansOf(&queues, "send", trace.SpanKindProducer, queueOf(&envs[0]))
+			ctx, span := tracer.Start(ctx, q.name, q.start...)
 			defer span.End()
-			carrier := propagation.MapCarrier{}
-			propagator.Inject(ctx, carrier)
-			var tags []string
-			if tp := carrier.Get("traceparent"); tp != "" {
-				tags = append(tags, TraceparentTag+tp)
+			if span.IsRecording() {
+				buf := attrPool.Get().(*[]attribute.KeyValue)
+				attrs := (*buf)[:0]
+				if len(envs) == 1 {
+					attrs = append(attrs, attribute.String("messaging.message.id", envs[0].ID),
+						attribute.String("headgate.kind", envs[0].Kind))
+				} else {
+					attrs = append(attrs, attribute.Int("messaging.batch.message_count", len(envs)))
+				}
+				putAttrs(span, buf, attrs)
 			}
-			if ts := carrier.Get("tracestate"); ts != "" && len(TracestateTag)+len(ts) <= headgate.MaxNameBytes {
-				tags = append(tags, TracestateTag+ts)
-			}
+			tags := traceTags(span.SpanContext())
 			// A job without tags of its own, the usual one, shares the batch's: the
 			// store copies tags when it checks them, and the full slice expression
 			// makes an append by a later middleware copy too.
@@ -112,9 +104,42 @@ func EnqueueMiddleware(cfg *Config) rqueue.EnqueueMiddleware {
 	}
 }
 
+// traceTags are the trace context tags of sc: what the W3C propagator
+// (propagation.TraceContext) writes, a traceparent of version 00 with the sampled and
+// random flags, and the trace state when it fits a tag; built in place, since the
+// propagator's carrier and strings would cost an enqueue four allocations.
+func traceTags(sc trace.SpanContext) []string {
+	if !sc.IsValid() {
+		return nil
+	}
+	const p = len(TraceparentTag)
+	var b [p + 55]byte
+	copy(b[:], TraceparentTag)
+	tid, sid := sc.TraceID(), sc.SpanID()
+	flags := [1]byte{byte(sc.TraceFlags() & (trace.FlagsSampled | trace.FlagsRandom))}
+	copy(b[p:], "00-")
+	hex.Encode(b[p+3:], tid[:])
+	b[p+35] = '-'
+	hex.Encode(b[p+36:], sid[:])
+	b[p+52] = '-'
+	hex.Encode(b[p+53:], flags[:])
+	tags := []string{string(b[:])}
+	if ts := sc.TraceState().String(); ts != "" && len(TracestateTag)+len(ts) <= headgate.MaxNameBytes {
+		tags = append(tags, TracestateTag+ts)
+	}
+	return tags
+}
+
 // WorkerMiddleware returns the worker middleware that traces attempts. Put it first in
 // worker.Config.Middleware, so that its span covers the other middleware and records
 // the outcome they make.
+//
+// What an attempt costs beyond the SDK's own span is kept small: the options and the
+// attributes a sampler sees are made once per queue, the others are set in one call into
+// a span that records, from a reused slice, and a successful attempt's span has at most
+// eight attributes (the SDK deduplicates a span's attributes at its end with a map, which
+// costs three allocations from the ninth on), so headgate.outcome is set only on an
+// attempt that did not succeed.
 func WorkerMiddleware(cfg *Config) worker.Middleware {
 	tracer := cfg.tracer()
 	child := cfg != nil && cfg.Child
@@ -123,21 +148,22 @@ func WorkerMiddleware(cfg *Config) worker.Middleware {
 	return func(next worker.HandlerFunc) worker.HandlerFunc {
 		return func(ctx context.Context, c *headgate.Claim) error {
 			env := &c.Envelope
-			q := spansOf(&queues, queueOf(env))
-			// The attributes a sampler may look at go in at the start, made once per
-			// queue; the others only into a span that records, in one call at its end,
-			// so that an attempt whose span is not sampled pays for none of them.
+			q := spansOf(&queues, "process", trace.SpanKindConsumer, queueOf(env))
 			opts := q.start
 			producer := producerOf(env.Tags)
 			switch {
 			case producer.IsValid() && child:
 				ctx = trace.ContextWithRemoteSpanContext(ctx, producer)
-			case producer.IsValid():
+			case producer.IsValid() && trace.SpanContextFromContext(ctx).IsValid():
+				// The worker's context carries a span (its Start's): the attempt starts
+				// a trace of its own all the same. Without one the option is not needed,
+				// and it costs a context and a span of its own.
 				opts = q.root
 			}
 			ctx, span := tracer.Start(ctx, q.name, opts...)
 			defer span.End()
-			if producer.IsValid() && !child && span.IsRecording() {
+			recording := span.IsRecording()
+			if producer.IsValid() && !child && recording {
 				// Added after the start, not with trace.WithLinks: that option and the
 				// options slice it extends cost each attempt three allocations. The
 				// samplers of the SDK (ParentBased, TraceIDRatioBased, Always/Never) do
@@ -148,17 +174,19 @@ func WorkerMiddleware(cfg *Config) worker.Middleware {
 				ctx = workflow.WithObserver(ctx, observer)
 			}
 			err := next(ctx, c)
-			if !span.IsRecording() {
+			if !recording {
 				return err
 			}
 			outcome := worker.OutcomeOf(err)
-			attrs := append(make([]attribute.KeyValue, 0, 8),
-				attribute.String("messaging.operation.name", "process"),
+			buf := attrPool.Get().(*[]attribute.KeyValue)
+			attrs := append((*buf)[:0],
 				attribute.String("messaging.message.id", env.ID),
 				attribute.String("headgate.kind", env.Kind),
 				attribute.Int("headgate.attempt", env.Attempt),
-				attribute.Int64("headgate.fence", c.Fence),
-				attribute.String("headgate.outcome", outcome.String()))
+				attribute.Int64("headgate.fence", c.Fence))
+			if outcome != headgate.OutcomeSuccess {
+				attrs = append(attrs, attribute.String("headgate.outcome", outcome.String()))
+			}
 			// A job without a partition or a rate class has no such attribute: most
 			// jobs have neither, and a span's every attribute costs its copies.
 			if env.PartitionKey != "" {
@@ -167,7 +195,7 @@ func WorkerMiddleware(cfg *Config) worker.Middleware {
 			if env.RateClass != "" {
 				attrs = append(attrs, attribute.String("headgate.rate_class", env.RateClass))
 			}
-			span.SetAttributes(attrs...)
+			putAttrs(span, buf, attrs)
 			if err != nil && (outcome == headgate.OutcomeRetry || outcome == headgate.OutcomeUndecodable) {
 				msg := err.Error()
 				if worker.IsPanic(err) {
@@ -181,27 +209,47 @@ func WorkerMiddleware(cfg *Config) worker.Middleware {
 	}
 }
 
-// queueSpans is what the attempt spans of one queue share: made once, since building
-// the name and the options allocates.
+// attrPool holds the slices the spans' attributes are built in: a slice passed to an
+// interface method escapes, and would cost each span an allocation.
+var attrPool = sync.Pool{New: func() any {
+	s := make([]attribute.KeyValue, 0, 8)
+	return &s
+}}
+
+// putAttrs sets attrs, built in the pooled buf, on span, and returns buf to the pool:
+// SetAttributes copies them.
+func putAttrs(span trace.Span, buf *[]attribute.KeyValue, attrs []attribute.KeyValue) {
+	span.SetAttributes(attrs...)
+	clear(attrs)
+	*buf = attrs[:0]
+	attrPool.Put(buf)
+}
+
+// queueSpans is what the spans of one operation on one queue share: made once, since
+// building the name and the options allocates.
 type queueSpans struct {
-	name  string                  // "process <queue>"
+	name  string                  // "<operation> <queue>"
 	start []trace.SpanStartOption // kind and the attributes a sampler sees
 	root  []trace.SpanStartOption // start, as the root of a trace of its own
 }
 
-func spansOf(queues *sync.Map, queue string) *queueSpans {
+// spansOf returns the spans of the operation ("send" or "process") on queue, from the
+// middleware's queues.
+func spansOf(queues *sync.Map, op string, kind trace.SpanKind, queue string) *queueSpans {
 	if q, ok := queues.Load(queue); ok {
 		return q.(*queueSpans)
 	}
+	// The attributes the semantic conventions ask for at a span's start, for samplers.
 	start := []trace.SpanStartOption{
-		trace.WithSpanKind(trace.SpanKindConsumer),
+		trace.WithSpanKind(kind),
 		trace.WithAttributes(
 			attribute.String("messaging.system", "headgate"),
-			attribute.String("messaging.operation.type", "process"),
+			attribute.String("messaging.operation.type", op),
+			attribute.String("messaging.operation.name", op),
 			attribute.String("messaging.destination.name", queue),
 		),
 	}
-	q, _ := queues.LoadOrStore(queue, &queueSpans{name: "process " + queue, start: start,
+	q, _ := queues.LoadOrStore(queue, &queueSpans{name: op + " " + queue, start: start,
 		root: append(start[:len(start):len(start)], trace.WithNewRoot())})
 	return q.(*queueSpans)
 }

@@ -142,11 +142,41 @@ func TestProducerAndWorkerSpansLinked(t *testing.T) {
 		t.Errorf("process span links %+v, want one to the send span %s", process.Links, send.SpanContext.SpanID())
 	}
 	checkAttrs(t, process, map[string]string{"messaging.system": "headgate", "messaging.destination.name": "mail",
-		"messaging.operation.type": "process", "messaging.message.id": res.ID, "headgate.kind": "email",
-		"headgate.partition": "tenant-1", "headgate.attempt": "0", "headgate.fence": "1", "headgate.rate_class": "smtp",
-		"headgate.outcome": "success"})
+		"messaging.operation.type": "process", "messaging.operation.name": "process", "messaging.message.id": res.ID,
+		"headgate.kind": "email", "headgate.partition": "tenant-1", "headgate.attempt": "0", "headgate.fence": "1",
+		"headgate.rate_class": "smtp"})
 	if process.Status.Code != codes.Unset {
 		t.Errorf("process span status %v, want unset for a success", process.Status)
+	}
+	// A success has no outcome attribute: its status says it.
+	if v, ok := attrs(process)["headgate.outcome"]; ok {
+		t.Errorf("successful attempt's span has headgate.outcome %q", v)
+	}
+}
+
+// An attempt of a job without a partition or a rate class that succeeds has at most
+// eight attributes, the most the SDK deduplicates at a span's end without a map of its
+// own; and its span is the root of a trace of its own, linked to the producer's, also
+// when the context given to the worker carries a span.
+func TestWorkerSpanOfPlainSuccess(t *testing.T) {
+	t.Parallel()
+	b := setup(t, false)
+	_, err := b.client.Enqueue(context.Background(), emailArgs{To: "ada"}, &rqueue.EnqueueOpts{Queue: "mail"})
+	mustOK(t, err)
+	ctx, startup := b.tp.Tracer("test").Start(context.Background(), "startup")
+	_, err = b.worker.Work(ctx, 1)
+	mustOK(t, err)
+	startup.End()
+	send, process := b.span(t, "send mail"), b.span(t, "process mail")
+	if n := len(process.Attributes); n > 8 {
+		t.Errorf("process span of a plain success has %d attributes, want at most 8: %v", n, attrs(process))
+	}
+	if process.Parent.IsValid() {
+		t.Errorf("process span's parent %s, want none (the worker context's span is %s)", process.Parent.SpanID(),
+			startup.SpanContext().SpanID())
+	}
+	if len(process.Links) != 1 || process.Links[0].SpanContext.SpanID() != send.SpanContext.SpanID() {
+		t.Errorf("process span links %+v, want one to the send span %s", process.Links, send.SpanContext.SpanID())
 	}
 }
 

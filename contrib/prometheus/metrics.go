@@ -5,6 +5,7 @@ import (
 	"context"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -45,7 +46,11 @@ type seriesKey struct{ queue, kind string }
 // series are the instruments of one queue and kind, looked up once: an attempt then
 // pays no label hashing.
 type series struct {
-	run, wait prometheus.Observer
+	queue, kind string
+	run, wait   prometheus.Observer
+	// succeeded is processed of the outcome success, the usual one, once counted (a
+	// series is exported from its first count on).
+	succeeded atomic.Pointer[prometheus.Counter]
 	processed map[string]prometheus.Counter // by outcome label; guarded by Metrics.mu
 }
 
@@ -59,24 +64,32 @@ func (m *Metrics) seriesOf(queue, kind string) *series {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if s = m.series[seriesKey{queue, kind}]; s == nil {
-		s = &series{run: m.run.WithLabelValues(queue, kind), wait: m.wait.WithLabelValues(queue, kind),
+		s = &series{queue: queue, kind: kind, run: m.run.WithLabelValues(queue, kind), wait: m.wait.WithLabelValues(queue, kind),
 			processed: map[string]prometheus.Counter{}}
 		m.series[seriesKey{queue, kind}] = s
 	}
 	return s
 }
 
-func (m *Metrics) countProcessed(s *series, queue, kind, outcome string) {
+func (m *Metrics) countProcessed(s *series, outcome string) {
+	success := outcome == headgate.OutcomeSuccess.String()
+	if c := s.succeeded.Load(); success && c != nil {
+		(*c).Inc()
+		return
+	}
 	m.mu.RLock()
 	c := s.processed[outcome]
 	m.mu.RUnlock()
 	if c == nil {
 		m.mu.Lock()
 		if c = s.processed[outcome]; c == nil {
-			c = m.processed.WithLabelValues(queue, kind, outcome)
+			c = m.processed.WithLabelValues(s.queue, s.kind, outcome)
 			s.processed[outcome] = c
 		}
 		m.mu.Unlock()
+	}
+	if success {
+		s.succeeded.Store(&c)
 	}
 	c.Inc()
 }
@@ -138,9 +151,17 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 func (m *Metrics) WorkerMiddleware(lease time.Duration) worker.Middleware {
 	lease = cmp.Or(lease, worker.LeaseDefault)
 	return func(next worker.HandlerFunc) worker.HandlerFunc {
+		// The worker wraps each kind's handler apart, so an attempt's series is nearly
+		// always the last attempt's: kept here, it spares the attempt the lookup and
+		// the shared lock.
+		var last atomic.Pointer[series]
 		return func(ctx context.Context, c *headgate.Claim) error {
 			env := &c.Envelope
-			s := m.seriesOf(env.Queue, env.Kind)
+			s := last.Load()
+			if s == nil || s.queue != env.Queue || s.kind != env.Kind {
+				s = m.seriesOf(env.Queue, env.Kind)
+				last.Store(s)
+			}
 			if !env.ScheduledAt.IsZero() && !c.ExpiresAt.IsZero() {
 				wait := c.ExpiresAt.Add(-lease).Sub(env.ScheduledAt)
 				s.wait.Observe(max(wait, 0).Seconds())
@@ -150,7 +171,7 @@ func (m *Metrics) WorkerMiddleware(lease time.Duration) worker.Middleware {
 			err := next(ctx, c)
 			s.run.Observe(time.Since(start).Seconds())
 			m.inFlight.Dec()
-			m.countProcessed(s, env.Queue, env.Kind, m.outcome(ctx, env, err))
+			m.countProcessed(s, m.outcome(ctx, env, err))
 			return err
 		}
 	}

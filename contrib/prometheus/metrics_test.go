@@ -218,3 +218,32 @@ headgate_jobs_enqueued_total{kind="email",queue="small"} 2
 		t.Error(err)
 	}
 }
+
+// One kind's handler serves jobs of several queues: each attempt is counted in its own
+// queue's series, whichever queue the attempt before it had.
+func TestWorkerMetricsKindAcrossQueues(t *testing.T) {
+	t.Parallel()
+	m := headgateprom.NewMetrics(nil)
+	h := m.WorkerMiddleware(0)(func(_ context.Context, c *headgate.Claim) error {
+		if c.Envelope.ID == "skip" {
+			return worker.Skip("no")
+		}
+		return nil
+	})
+	for _, a := range []struct{ id, queue string }{{"1", "a"}, {"2", "b"}, {"3", "a"}, {"skip", "a"}, {"4", "b"}, {"5", "a"}} {
+		err := h(context.Background(), &headgate.Claim{Envelope: headgate.Envelope{ID: a.id, Kind: "k", Queue: a.queue}})
+		if a.id != "skip" {
+			mustOK(t, err)
+		}
+	}
+	want := `
+# HELP headgate_jobs_processed_total Attempts ended, by outcome.
+# TYPE headgate_jobs_processed_total counter
+headgate_jobs_processed_total{kind="k",outcome="skip",queue="a"} 1
+headgate_jobs_processed_total{kind="k",outcome="success",queue="a"} 3
+headgate_jobs_processed_total{kind="k",outcome="success",queue="b"} 2
+`
+	if err := testutil.CollectAndCompare(m, strings.NewReader(want), "headgate_jobs_processed_total"); err != nil {
+		t.Error(err)
+	}
+}

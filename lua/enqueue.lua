@@ -141,8 +141,9 @@ end
 -- queue set and of the ring answer the writes' questions too: whether the queue is
 -- listed, whether the partition is in its ring.
 local queues_key, scheduled_key = K.queues(P), K.scheduled(P)
-local unlisted = {} -- queue -> true: not in K.queues yet
-local listed = {}   -- queue -> true: asked
+local unlisted = nil -- queue -> true: not in K.queues yet
+local incoming, order = {}, {} -- queue -> its new jobs, for backpressure; queues in order
+local route = nil -- the last new job checked: a job of the same route has its keys checked
 local any_unique = false
 for _, e in ipairs(jobs) do
   if not e.replay then
@@ -161,20 +162,30 @@ for _, e in ipairs(jobs) do
       e.to = 'available'
     end
     local q = e.queue
-    if not listed[q] then
-      listed[q] = true
-      if need_set_member(queues_key, q) == false then unlisted[q] = true end
+    if not incoming[q] then
+      incoming[q] = 0
+      order[#order + 1] = q
+      if need_set_member(queues_key, q) == false then
+        unlisted = unlisted or {}
+        unlisted[q] = true
+      end
       need_counts(P, q)
     end
+    incoming[q] = incoming[q] + 1
     if e.ukey ~= '' then any_unique = true end
     -- The job's partition, ring and wake-up list, whatever its state: a job that is not
     -- available yet becomes available there. The scheduled index only for a job that is
     -- not available now.
     if e.to ~= 'available' then need(scheduled_key, 'zset') end
-    e.pz, e.ring = partition_of(P, q, e.sticky, e.part)
-    need(e.pz, 'zset')
-    need_ring_member(e.ring, e.part)
-    need(K.wake(P, q), 'list')
+    if route and route.queue == q and route.sticky == e.sticky and route.part == e.part then
+      e.pz, e.ring = route.pz, route.ring
+    else
+      e.pz, e.ring = partition_of(P, q, e.sticky, e.part)
+      need(e.pz, 'zset')
+      need_ring_member(e.ring, e.part)
+      need(K.wake(P, q), 'list')
+      route = e
+    end
   end
 end
 if any_unique then
@@ -271,17 +282,7 @@ for _, e in ipairs(jobs) do
   end
 end
 
--- 3. backpressure
-local incoming, order = {}, {}
-for _, e in ipairs(jobs) do
-  if not e.replay then
-    if not incoming[e.queue] then
-      incoming[e.queue] = 0
-      order[#order + 1] = e.queue
-    end
-    incoming[e.queue] = incoming[e.queue] + 1
-  end
-end
+-- 3. backpressure: incoming counts the new jobs of each queue
 for _, q in ipairs(order) do
   local limit = rcall('HGET', K.limits(P), q)
   if limit then
@@ -296,7 +297,8 @@ end
 
 -- 4. write
 local woken = {}
-local filed, filed_order = {}, {} -- partition ZSET -> score/rank pairs of its new jobs
+-- Partition ZSET -> score/rank pairs of its new jobs; the ZSETs in order at 1..n.
+local filed = {}
 local now_text = string.format('%d', now)
 for _, e in ipairs(jobs) do
   if not e.replay then
@@ -307,7 +309,7 @@ for _, e in ipairs(jobs) do
     if e.sched ~= now then sched_text = string.format('%d', e.sched) end
     take_unique(P, e, now)
     rcall('HSET', e.key, unpack(new_job_fields(e, sched_text, now_text)))
-    if unlisted[e.queue] then
+    if unlisted and unlisted[e.queue] then
       rcall('SADD', queues_key, e.queue)
       unlisted[e.queue] = nil
     end
@@ -322,7 +324,7 @@ for _, e in ipairs(jobs) do
       if not ranks then
         ranks = { ring = e.ring, part = e.part }
         filed[pz] = ranks
-        filed_order[#filed_order + 1] = pz
+        filed[#filed + 1] = pz
       end
       ranks[#ranks + 1] = '0'
       ranks[#ranks + 1] = rank(e.prio, e.sched, e.id)
@@ -333,7 +335,7 @@ for _, e in ipairs(jobs) do
   reply[#reply + 1] = e.sched
   reply[#reply + 1] = e.replay and 1 or 0
 end
-for _, pz in ipairs(filed_order) do
+for _, pz in ipairs(filed) do
   local ranks = filed[pz]
   call_chunked(rcall, 'ZADD', pz, ranks, 2 * CHUNK)
   if not ring_contains(ranks.ring, ranks.part) then ring_push_back(ranks.ring, ranks.part) end

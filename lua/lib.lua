@@ -503,12 +503,14 @@ end
 --- @include count_delta
 --- @include flush_index
 local function flush_counts(P)
+  -- Emptied as it is written (Lua allows clearing a field during its traversal): a
+  -- new table would be one more to make and collect on every call.
   for q, d in pairs(count_delta) do
     for state, n in pairs(d) do
       if n ~= 0 then rcall('HINCRBY', K.counts(P, q), state, n) end
     end
+    count_delta[q] = nil
   end
-  count_delta = {}
   flush_index()
 end
 
@@ -1193,19 +1195,16 @@ end
 -- The structures a call will write, checked in its read phase, each key once: need(key,
 -- type) is false when the key is unusable, and the first unusable key is kept for the
 -- reply (structure_error). A script calls structure_error after its reads and, when it
--- returns a reply, returns that reply before its first write.
+-- returns a reply, returns that reply before its first write. need asks key_ok, which
+-- asks Redis once per key and call; the checks that are not of a type (need_counts,
+-- need_set_member, need_ring_member) keep their answers in needed.
 local needed = {}
 local structure_bad = nil
 --- @include key_ok
---- @include needed
 --- @include structure_bad
 local function need(key, want)
-  local ok = needed[key]
-  if ok == nil then
-    ok = key_ok(key, want)
-    needed[key] = ok
-    if not ok and not structure_bad then structure_bad = { key, 'is not a ' .. want } end
-  end
+  local ok = key_ok(key, want)
+  if not ok and not structure_bad then structure_bad = { key, 'is not a ' .. want } end
   return ok
 end
 

@@ -49,6 +49,7 @@ Cost     O(n * log N): a constant number of commands per job.
 --- @include E_QUARANTINED
 --- @include E_BACKPRESSURE
 --- @include now_ms
+--- @include ms_text
 --- @include is_quarantined
 --- @include rank
 --- @include str
@@ -299,7 +300,7 @@ end
 local woken = {}
 -- Partition ZSET -> score/rank pairs of its new jobs; the ZSETs in order at 1..n.
 local filed = {}
-local now_text = string.format('%d', now)
+local now_text = ms_text(now) -- the index's entry time too: formatted once
 for _, e in ipairs(jobs) do
   if not e.replay then
     e.sched, e.state = e.at, e.to

@@ -1230,17 +1230,19 @@ end
 --- @include needed
 --- @include structure_bad
 local function need_ring_member(ring, part)
-  local ok = needed[ring]
+  if needed[ring] == false then return end
   local k = ring .. '\n' .. part
-  if ok ~= false and ring_has[k] == nil then
+  if ring_has[k] == nil then
     local v = redis.pcall('ZSCORE', ring, part)
-    ok = not (type(v) == 'table' and v.err)
-    if ok then ring_has[k] = v ~= false end
+    if type(v) == 'table' and v.err then
+      needed[ring] = false
+      if not structure_bad then structure_bad = { ring, 'is not a zset' } end
+      return
+    end
+    ring_has[k] = v ~= false
   end
-  if needed[ring] == nil then
-    needed[ring] = ok
-    if not ok and not structure_bad then structure_bad = { ring, 'is not a zset' } end
-  end
+  -- Known membership means a ZSCORE or a write of this call found a ZSET.
+  needed[ring] = true
 end
 
 --- @include K.counts

@@ -62,14 +62,35 @@ var functionFlags = regexp.MustCompile(`(?m)^Flags: (no-writes)$`)
 // Lua 5.1 allows a function 60.
 const resetGroup = 20
 
+// constantName is the name of a lib.lua constant: upper case (OK, JOB_FIELDS).
+var constantName = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
+
+// constant reports whether d defines constants only: values no script changes
+// (TestLuaConstantsNeverWritten holds every script to that), so one made at FUNCTION
+// LOAD serves every call as well as one made afresh. Its definition calls nothing (a
+// '(' anywhere in it, a comment's too, keeps it per call): a library that loads may
+// not reach global functions such as unpack.
+func (d libDef) constant() bool {
+	if !d.value || strings.Contains(d.code, "(") {
+		return false
+	}
+	for _, n := range d.names {
+		if !constantName.MatchString(n) {
+			return false
+		}
+	}
+	return true
+}
+
 // function returns a script's Redis Function. The library's function definitions run
-// once, at FUNCTION LOAD, and stay for every call. Its values (lookup tables, rcall,
-// and the state a call accumulates, like caches and pending index changes) are only
-// declared there, and set at the start of each call by running their definitions, so
-// that a call starts from exactly the state an EVAL of the same script would (and
-// redis.call, which a library may not touch while it loads, is read during the call).
-// Functions need nothing more: their upvalues are those values. A table that holds
-// functions (K) is made once, with them.
+// once, at FUNCTION LOAD, and stay for every call, and so do its constants (reply
+// codes, field lists, lookup tables). Its other values (rcall, and the state a call
+// accumulates, like caches and pending index changes) are only declared there, and set
+// at the start of each call by running their definitions, so that a call starts from
+// exactly the state an EVAL of the same script would (and redis.call, which a library
+// may not touch while it loads, is read during the call). Functions need nothing more:
+// their upvalues are those values. A table that holds functions (K) is made once, with
+// them.
 //
 // The name holds a hash of the code, so libraries of different headgate versions live
 // side by side on one server and a library of a name never changes: loading one that
@@ -99,7 +120,15 @@ func (l *luaLib) function(name, body string) (function, error) {
 		if !in[i] {
 			continue
 		}
-		if !d.value || holdsFunctions[d.names[0]] {
+		if !d.value || holdsFunctions[d.names[0]] || d.constant() {
+			if d.constant() {
+				// Made at load, a constant can be made only of what exists then.
+				for _, n := range d.includes {
+					if u := l.defs[l.defined[n]]; u.value && !u.constant() {
+						return function{}, fmt.Errorf("lua/lib.lua: constant %s uses %s, which is set per call", d.names[0], n)
+					}
+				}
+			}
 			defs.WriteString(d.text)
 			continue
 		}

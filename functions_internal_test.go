@@ -112,3 +112,24 @@ return {calls, n, LIMIT, K.job(KEYS[1], 'x'), rcall('TIME')[1] ~= nil and 1 or 0
 		}
 	}
 }
+
+// Constants are made once, at FUNCTION LOAD, outside the per-call resets; a constant made
+// of a value that is set per call is refused, since at load that value does not exist.
+func TestFunctionConstantsMadeAtLoad(t *testing.T) {
+	t.Parallel()
+	l, err := parseLib("--[[\nheader\n]]\nlocal FIELDS = { 'a', 'b' }\nlocal seen = {}\n--- @include seen\nlocal BAD = { seen }\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fn, err := l.function("probe", "--[[\nprobe.lua\n]]\n--- @include FIELDS\n--- @include seen\nseen[1] = FIELDS[1]\nreturn seen[1]\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defs, resets, ok := strings.Cut(fn.code, "local function hg_reset_1()")
+	if !ok || !strings.Contains(defs, "local FIELDS = { 'a', 'b' }") || strings.Contains(resets, "FIELDS =") || !strings.Contains(resets, "seen = {}") {
+		t.Errorf("FIELDS must be made at load and seen per call:\n%s", fn.code)
+	}
+	if _, err := l.function("bad", "--[[\nbad.lua\n]]\n--- @include BAD\nreturn #BAD\n"); err == nil || !strings.Contains(err.Error(), "BAD uses seen") {
+		t.Errorf("a constant made of a per-call value: err = %v, want one naming BAD and seen", err)
+	}
+}

@@ -49,6 +49,7 @@ Cost     O(n * log N): a constant number of commands per job.
 --- @include E_QUARANTINED
 --- @include E_BACKPRESSURE
 --- @include now_ms
+--- @include ms_text
 --- @include is_quarantined
 --- @include rank
 --- @include str
@@ -57,6 +58,14 @@ Cost     O(n * log N): a constant number of commands per job.
 --- @include unfinished
 --- @include partition_of
 --- @include ring_contains
+--- @include need_ring_member
+--- @include need_set_member
+--- @include arg_int
+--- @include edit_has
+--- @include REPLACE_PAYLOAD
+--- @include REPLACE_SCHEDULED_AT
+--- @include REPLACE_PRIORITY
+--- @include REPLACE_MAX_ATTEMPTS
 --- @include ring_push_back
 --- @include wake
 --- @include unindex_available_job
@@ -86,18 +95,16 @@ local n = tonumber(ARGV[1])
 local F = tonumber(ARGV[2])
 local now = now_ms(P)
 
-local REPLACE_PAYLOAD, REPLACE_SCHEDULED_AT, REPLACE_PRIORITY, REPLACE_MAX_ATTEMPTS = 1, 2, 4, 8
-
 local jobs = {}
 for i = 1, n do
   local b = 2 + (i - 1) * F
   jobs[i] = {
     id = ARGV[b + 1], kind = ARGV[b + 2], queue = ARGV[b + 3], part = ARGV[b + 4],
-    fp = ARGV[b + 5], prio = tonumber(ARGV[b + 6]), sticky = ARGV[b + 7],
-    sched = tonumber(ARGV[b + 8]), ret = ARGV[b + 9], maxa = ARGV[b + 10],
+    fp = ARGV[b + 5], prio = arg_int(ARGV[b + 6]), sticky = ARGV[b + 7],
+    sched = arg_int(ARGV[b + 8]), ret = ARGV[b + 9], maxa = ARGV[b + 10],
     schema = ARGV[b + 11], weight = ARGV[b + 12], rc = ARGV[b + 13], ukey = ARGV[b + 14],
-    uwin = tonumber(ARGV[b + 15]), urepl = tonumber(ARGV[b + 16]), udeb = tonumber(ARGV[b + 17]),
-    pending = ARGV[b + 18], tags = ARGV[b + 19], payload = ARGV[b + 20], delay = tonumber(ARGV[b + 21]),
+    uwin = arg_int(ARGV[b + 15]), urepl = arg_int(ARGV[b + 16]), udeb = arg_int(ARGV[b + 17]),
+    pending = ARGV[b + 18], tags = ARGV[b + 19], payload = ARGV[b + 20], delay = arg_int(ARGV[b + 21]),
   }
 end
 
@@ -108,12 +115,16 @@ local CHUNK = 500
 for first = 1, n, CHUNK do
   local last = math.min(first + CHUNK - 1, n)
   local ks = {}
-  for i = first, last do ks[#ks + 1] = K.job(P, jobs[i].id) end
+  for i = first, last do
+    local e = jobs[i]
+    e.key = K.job(P, e.id)
+    ks[#ks + 1] = e.key
+  end
   if rcall('EXISTS', unpack(ks)) > 0 then
     for i = first, last do
       local e = jobs[i]
-      local have, why = safe_hmget(K.job(P, e.id), 'kind', 'fp', 'queue', 'state', 'sched')
-      if not have then return corrupt_reply(K.job(P, e.id), why) end
+      local have, why = safe_hmget(e.key, 'kind', 'fp', 'queue', 'state', 'sched')
+      if not have then return corrupt_reply(e.key, why) end
       if have[1] then
         if have[1] ~= e.kind or str(have[2]) ~= e.fp or (have[3] or QUEUE_DEFAULT) ~= e.queue then
           return { E_ID_CONFLICT, e.id }
@@ -125,22 +136,58 @@ for first = 1, n, CHUNK do
   end
 end
 
--- The structures the writes touch, checked before any write (lib.lua need). Keys the
--- batch only reads (quarantine, limits) need no check: a read that raises comes before
--- the first write.
+-- The structures the writes touch, checked before any write (lib.lua need). What each
+-- new job becomes (its state and run time: e.to, e.at) is known now, so an available
+-- job's check skips the scheduled index. Keys the batch only reads (quarantine, limits)
+-- need no check: a read that raises comes before the first write. The checks of the
+-- queue set and of the ring answer the writes' questions too: whether the queue is
+-- listed, whether the partition is in its ring.
+local queues_key, scheduled_key = K.queues(P), K.scheduled(P)
+local unlisted = nil -- queue -> true: not in K.queues yet
+local incoming, order = {}, {} -- queue -> its new jobs, for backpressure; queues in order
+local route = nil -- the last new job checked: a job of the same route has its keys checked
 local any_unique = false
 for _, e in ipairs(jobs) do
   if not e.replay then
-    need(K.queues(P), 'set')
-    need_counts(P, e.queue)
+    local at = e.sched
+    if e.udeb > 0 then
+      at = now + e.udeb
+    elseif at == 0 then
+      at = now + e.delay
+    end
+    e.at = at
+    if e.pending == '1' then
+      e.to = 'pending'
+    elseif at > now then
+      e.to = 'scheduled'
+    else
+      e.to = 'available'
+    end
+    local q = e.queue
+    if not incoming[q] then
+      incoming[q] = 0
+      order[#order + 1] = q
+      if need_set_member(queues_key, q) == false then
+        unlisted = unlisted or {}
+        unlisted[q] = true
+      end
+      need_counts(P, q)
+    end
+    incoming[q] = incoming[q] + 1
     if e.ukey ~= '' then any_unique = true end
-    -- A new job is scheduled or available; both indexes are checked since the state
-    -- depends on the store clock and debounce.
-    need(K.scheduled(P), 'zset')
-    local pz, ring = partition_of(P, e.queue, e.sticky, e.part)
-    need(pz, 'zset')
-    need(ring, 'zset')
-    need(K.wake(P, e.queue), 'list')
+    -- The job's partition, ring and wake-up list, whatever its state: a job that is not
+    -- available yet becomes available there. The scheduled index only for a job that is
+    -- not available now.
+    if e.to ~= 'available' then need(scheduled_key, 'zset') end
+    if route and route.queue == q and route.sticky == e.sticky and route.part == e.part then
+      e.pz, e.ring = route.pz, route.ring
+    else
+      e.pz, e.ring = partition_of(P, q, e.sticky, e.part)
+      need(e.pz, 'zset')
+      need_ring_member(e.ring, e.part)
+      need(K.wake(P, q), 'list')
+      route = e
+    end
   end
 end
 if any_unique then
@@ -151,10 +198,10 @@ end
 local bad = structure_error()
 if bad then return bad end
 
-local function bit_set(mask, b) return math.floor(mask / b) % 2 == 1 end
-
 -- Applies debounce and the replace mask of a duplicate to its holder; true if it changed.
-local function replace(hid, e)
+-- What it uses of the call comes as arguments: a function that captures none of the
+-- call's locals is the cheaper to make on every call.
+local function replace(P, now, hid, e)
   local h = load_job(P, hid)
   if not h or not (h.state == 'scheduled' or h.state == 'available' or h.state == 'retryable') then
     return false
@@ -177,22 +224,22 @@ local function replace(hid, e)
     state, sched = 'scheduled', now + e.udeb
     replaced = true
   end
-  if bit_set(e.urepl, REPLACE_PAYLOAD) then
+  if edit_has(e.urepl, REPLACE_PAYLOAD) then
     rcall('HSET', hk, 'schema', e.schema, 'fp', e.fp)
     write_payload(hk, e.payload)
     fp = e.fp
     replaced = true
   end
-  if bit_set(e.urepl, REPLACE_SCHEDULED_AT) and state == 'scheduled' then
+  if edit_has(e.urepl, REPLACE_SCHEDULED_AT) and state == 'scheduled' then
     sched = e.sched
     if sched == 0 then sched = now + e.delay end
     replaced = true
   end
-  if bit_set(e.urepl, REPLACE_PRIORITY) then
+  if edit_has(e.urepl, REPLACE_PRIORITY) then
     prio = e.prio
     replaced = true
   end
-  if bit_set(e.urepl, REPLACE_MAX_ATTEMPTS) then
+  if edit_has(e.urepl, REPLACE_MAX_ATTEMPTS) then
     rcall('HSET', hk, 'maxa', e.maxa)
     replaced = true
   end
@@ -223,7 +270,7 @@ for _, e in ipairs(jobs) do
           -- The holder must be usable: its data is read and its indexes are moved.
           local _, why = load_job_checked(P, hid, JOB_FIELDS)
           if why then return corrupt_reply(K.job(P, hid), why) end
-          local r = replace(hid, e)
+          local r = replace(P, now, hid, e)
           if type(r) == 'table' then return r end
           if r then replaced = 1 end
         end
@@ -237,17 +284,7 @@ for _, e in ipairs(jobs) do
   end
 end
 
--- 3. backpressure
-local incoming, order = {}, {}
-for _, e in ipairs(jobs) do
-  if not e.replay then
-    if not incoming[e.queue] then
-      incoming[e.queue] = 0
-      order[#order + 1] = e.queue
-    end
-    incoming[e.queue] = incoming[e.queue] + 1
-  end
-end
+-- 3. backpressure: incoming counts the new jobs of each queue
 for _, q in ipairs(order) do
   local limit = rcall('HGET', K.limits(P), q)
   if limit then
@@ -262,44 +299,34 @@ end
 
 -- 4. write
 local woken = {}
-local filed, filed_order = {}, {} -- partition ZSET -> score/rank pairs of its new jobs
-local now_text = string.format('%d', now)
+-- Partition ZSET -> score/rank pairs of its new jobs; the ZSETs in order at 1..n.
+local filed = {}
+local now_text = ms_text(now) -- the index's entry time too: formatted once
 for _, e in ipairs(jobs) do
   if not e.replay then
-    if e.udeb > 0 then
-      e.sched = now + e.udeb
-    elseif e.sched == 0 then
-      e.sched = now + e.delay
-    end
-    if e.pending == '1' then
-      e.state = 'pending'
-    elseif e.sched > now then
-      e.state = 'scheduled'
-    else
-      e.state = 'available'
-    end
+    e.sched, e.state = e.at, e.to
     -- Text, not Lua numbers, goes to redis.call where it can: a number is formatted on
     -- every call.
     local sched_text = now_text
     if e.sched ~= now then sched_text = string.format('%d', e.sched) end
     take_unique(P, e, now)
-    rcall('HSET', K.job(P, e.id), unpack(new_job_fields(e, sched_text, now_text)))
-    if incoming[e.queue] then
-      rcall('SADD', K.queues(P), e.queue)
-      incoming[e.queue] = nil
+    rcall('HSET', e.key, unpack(new_job_fields(e, sched_text, now_text)))
+    if unlisted and unlisted[e.queue] then
+      rcall('SADD', queues_key, e.queue)
+      unlisted[e.queue] = nil
     end
     move_count(P, e.queue, nil, e.state)
     index_move(P, e.id, e, nil, e.state, now)
     if e.state == 'scheduled' then
-      rcall('ZADD', K.scheduled(P), e.sched, e.id)
+      rcall('ZADD', scheduled_key, sched_text, e.id)
     elseif e.state == 'available' then
       -- Filed below, one ZADD per partition.
-      local pz, ring = partition_of(P, e.queue, e.sticky, e.part)
+      local pz = e.pz
       local ranks = filed[pz]
       if not ranks then
-        ranks = { ring = ring, part = e.part }
+        ranks = { ring = e.ring, part = e.part }
         filed[pz] = ranks
-        filed_order[#filed_order + 1] = pz
+        filed[#filed + 1] = pz
       end
       ranks[#ranks + 1] = '0'
       ranks[#ranks + 1] = rank(e.prio, e.sched, e.id)
@@ -310,7 +337,7 @@ for _, e in ipairs(jobs) do
   reply[#reply + 1] = e.sched
   reply[#reply + 1] = e.replay and 1 or 0
 end
-for _, pz in ipairs(filed_order) do
+for _, pz in ipairs(filed) do
   local ranks = filed[pz]
   call_chunked(rcall, 'ZADD', pz, ranks, 2 * CHUNK)
   if not ring_contains(ranks.ring, ranks.part) then ring_push_back(ranks.ring, ranks.part) end

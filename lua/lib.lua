@@ -236,6 +236,12 @@ local function rank_id(m)
 end
 
 local function num(v) return tonumber(v) or 0 end
+-- An integer argument as Go formats it: "0", its most common value, costs no tonumber
+-- (which parses every other text as a float).
+local function arg_int(v)
+  if v == '0' then return 0 end
+  return tonumber(v)
+end
 local function str(v) if v then return v end return '' end
 
 -- Job indexes (keys.go, "Job indexes"). Every job is filed in the index of its queue,
@@ -534,12 +540,14 @@ end
 --- @include count_delta
 --- @include flush_index
 local function flush_counts(P)
+  -- Emptied as it is written (Lua allows clearing a field during its traversal): a
+  -- new table would be one more to make and collect on every call.
   for q, d in pairs(count_delta) do
     for state, n in pairs(d) do
       if n ~= 0 then rcall('HINCRBY', K.counts(P, q), state, n) end
     end
+    count_delta[q] = nil
   end
-  count_delta = {}
   flush_index()
 end
 
@@ -648,8 +656,9 @@ end
 --- @include K.wake
 local function wake(P, q)
   local k = K.wake(P, q)
-  -- Idle workers pop the tokens, so the list is mostly short: trimmed only when long.
-  if rcall('RPUSH', k, '1') > 16 then rcall('LTRIM', k, -16, -1) end
+  -- Idle workers pop the tokens, so the list is mostly short: trimmed only when long,
+  -- and then to half, so that a queue no worker waits on trims once in 16 wake-ups.
+  if rcall('RPUSH', k, '1') > 32 then rcall('LTRIM', k, -16, -1) end
 end
 
 -- A call that makes many jobs available and takes none out (bulk_retry) collects their
@@ -1144,17 +1153,22 @@ local function load_job_checked(P, id, fields)
   return j
 end
 
--- Whether the counts of queue q can take HINCRBY: a hash (or absent) whose state fields
--- are integers.
---- @include safe_hmget
+-- The fields of a queue's counts (K.counts): its states, and held and unrunnable.
+local COUNT_FIELDS = { pending = true, scheduled = true, available = true, running = true, retryable = true,
+  completed = true, archived = true, cancelled = true, undecodable = true, quarantined = true, held = true,
+  unrunnable = true }
+
+-- Whether the counts of queue q can take HINCRBY: a hash (or absent) whose count fields
+-- are integers. HGETALL, not an HMGET of the fields: a queue's counts hash holds a few of
+-- them, so the reply is short, and the call carries no field list.
 --- @include K.counts
 --- @include MAX_SAFE
+--- @include COUNT_FIELDS
 local function counts_ok(P, q)
-  local c = safe_hmget(K.counts(P, q), 'pending', 'scheduled', 'available', 'running', 'retryable',
-    'completed', 'archived', 'cancelled', 'undecodable', 'quarantined', 'held', 'unrunnable')
-  if not c then return false end
-  for i = 1, #c do
-    if c[i] then
+  local c = redis.pcall('HGETALL', K.counts(P, q))
+  if type(c) == 'table' and c.err then return false end
+  for i = 2, #c, 2 do
+    if COUNT_FIELDS[c[i - 1]] then
       local n = string.match(c[i], '^-?%d+$') and tonumber(c[i])
       if not n or n > MAX_SAFE or n < -MAX_SAFE then return false end
     end
@@ -1244,20 +1258,54 @@ end
 -- The structures a call will write, checked in its read phase, each key once: need(key,
 -- type) is false when the key is unusable, and the first unusable key is kept for the
 -- reply (structure_error). A script calls structure_error after its reads and, when it
--- returns a reply, returns that reply before its first write.
+-- returns a reply, returns that reply before its first write. need asks key_ok, which
+-- asks Redis once per key and call; the checks that are not of a type (need_counts,
+-- need_set_member, need_ring_member) keep their answers in needed.
 local needed = {}
 local structure_bad = nil
 --- @include key_ok
---- @include needed
 --- @include structure_bad
 local function need(key, want)
-  local ok = needed[key]
-  if ok == nil then
-    ok = key_ok(key, want)
-    needed[key] = ok
-    if not ok and not structure_bad then structure_bad = { key, 'is not a ' .. want } end
-  end
+  local ok = key_ok(key, want)
+  if not ok and not structure_bad then structure_bad = { key, 'is not a ' .. want } end
   return ok
+end
+
+-- need(key, 'set') and whether the set holds member, with one SISMEMBER instead of a
+-- TYPE: true or false, or nil when the key is not a set (structure_error says so).
+--- @include needed
+--- @include structure_bad
+local function need_set_member(key, member)
+  if needed[key] == false then return nil end
+  local v = redis.pcall('SISMEMBER', key, member)
+  if type(v) == 'table' and v.err then
+    needed[key] = false
+    if not structure_bad then structure_bad = { key, 'is not a set' } end
+    return nil
+  end
+  needed[key] = true
+  return v == 1
+end
+
+-- need(ring, 'zset') and ring_contains(ring, part) with one ZSCORE, in a call's read
+-- phase: a ring of another type fails the ZSCORE as it would the later write.
+--- @include ring_has
+--- @include needed
+--- @include structure_bad
+local function need_ring_member(ring, part)
+  if needed[ring] == false then return end
+  local k = ring .. '\n' .. part
+  if ring_has[k] == nil then
+    local v = redis.pcall('ZSCORE', ring, part)
+    if type(v) == 'table' and v.err then
+      needed[ring] = false
+      if not structure_bad then structure_bad = { ring, 'is not a zset' } end
+      return
+    end
+    ring_has[k] = v ~= false
+  end
+  -- Known membership means a ZSCORE or a write of this call found a ZSET.
+  needed[ring] = true
 end
 
 --- @include K.counts
@@ -1584,6 +1632,8 @@ end
 -- What an operator's edit may change, as bits of its mask (edit.go and retry.go pass the
 -- same values).
 local EDIT_PAYLOAD, EDIT_PRIORITY, EDIT_MAX_ATTEMPTS, EDIT_SCHEDULED_AT, EDIT_PARTITION, EDIT_TAGS = 1, 2, 4, 8, 16, 32
+-- The replace mask of a duplicate (envelope.go ReplaceMask).
+local REPLACE_PAYLOAD, REPLACE_SCHEDULED_AT, REPLACE_PRIORITY, REPLACE_MAX_ATTEMPTS = 1, 2, 4, 8
 
 -- A job's payload is stored in pieces of at most PAYLOAD_PIECE bytes, 'payload' and then
 -- PAYLOAD_PIECE_FIELDS in order, when it fits in them: a hash keeps Redis's compact
@@ -1627,7 +1677,7 @@ local function write_payload(k, payload)
   end
 end
 
--- Whether bit b is set in an edit mask.
+-- Whether bit b is set in a mask: an edit's, a duplicate's replace mask.
 local function edit_has(mask, b) return math.floor(mask / b) % 2 == 1 end
 
 -- Writes an edit's fields to the job hash and to j, except the scheduled time, which

@@ -2130,8 +2130,10 @@ end
 -- weight (text), payload, at (ms it is due)}. wf_enqueue_step enqueues it as a job of
 -- kind "workflow-step:<type>", fingerprinted by the step (so a step that keeps killing
 -- its worker quarantines that step's jobs only, and the run's tasks still run: it can
--- be cancelled), scheduled when it is due later than now, and records that the step
--- waits for it (K.wf_steps). Returns the job id. The caller checked wf_need_step.
+-- be cancelled), scheduled when it is due later than now, staged (pending) while the run
+-- is paused, as its tasks are (wf_release_steps makes it due at resume), and records
+-- that the step waits for it (K.wf_steps). Returns the job id. The caller checked
+-- wf_need_step.
 --- @include rcall
 --- @include K.wf
 --- @include K.job
@@ -2150,10 +2152,14 @@ local function wf_enqueue_step(P, id, w, s, now)
     payload = s.payload, fp = 'wfstep:' .. id .. '/' .. s.step, prio = 0, ret = '0', maxa = '25', schema = '1',
     sticky = '', tags = '', ukey = '', state = 'available', sched = now }
   if s.at > now then j.state, j.sched = 'scheduled', s.at end
+  if w.status == 'paused' then j.state = 'pending' end
   local now_text = string.format('%d', now)
   rcall('HSET', K.job(P, sid), unpack(new_job_fields(j, string.format('%d', j.sched), now_text)))
   rcall('SADD', K.queues(P), s.queue)
-  if j.state == 'scheduled' then
+  if j.state == 'pending' then
+    move_count(P, s.queue, nil, 'pending')
+    index_move(P, sid, j, nil, 'pending', now)
+  elseif j.state == 'scheduled' then
     move_count(P, s.queue, nil, 'scheduled')
     index_move(P, sid, j, nil, 'scheduled', now)
     rcall('ZADD', K.scheduled(P), j.sched, sid)
@@ -2180,6 +2186,86 @@ local function wf_need_step(P, id, s)
   need(K.wf_steps(P, id), 'hash')
   need_counts(P, s.queue)
   need_available(P, { queue = s.queue, part = s.part, sticky = '', fp = 'wfstep:' .. id .. '/' .. s.step })
+end
+
+-- The step jobs that workflow id's steps wait for (K.wf_steps): a list of {step, job (its
+-- id), j (its fields, nil when the job is gone)}, with the structures that
+-- wf_drop_steps, wf_hold_steps and wf_release_steps write for them checked (the caller
+-- checks structure_error before any write). Cost O(steps waiting * log N): one entry
+-- per step the run's own commits sent to a step job and no commit ended yet.
+--- @include rcall
+--- @include need
+--- @include need_counts
+--- @include need_available
+--- @include K.wf_steps
+--- @include K.scheduled
+--- @include load_job
+local function wf_waiting_steps(P, id)
+  local out = {}
+  if not need(K.wf_steps(P, id), 'hash') then return out end
+  need(K.scheduled(P), 'zset')
+  local flat = rcall('HGETALL', K.wf_steps(P, id))
+  for i = 1, #flat, 2 do
+    local j = load_job(P, flat[i + 1])
+    if j then
+      need_counts(P, j.queue)
+      need_available(P, j)
+    end
+    out[#out + 1] = { step = flat[i], job = flat[i + 1], j = j }
+  end
+  return out
+end
+
+-- Ends the waits of a run that closed or moved on (steps from wf_waiting_steps, read
+-- before any write): every step job that has not started (available, scheduled,
+-- retryable, staged or quarantined) is deleted, as a given-up step's is, so nothing runs
+-- it later; a running one is left to its holder, whose commit is refused
+-- (StepNotPending: the run is closed, or the workflow is on another run) and ends the
+-- job without effect. K.wf_steps is emptied: the next run's steps start afresh.
+--- @include rcall
+--- @include K.wf_steps
+--- @include UNFINISHED
+--- @include unindex_job
+--- @include delete_job
+local function wf_drop_steps(P, id, steps)
+  for _, s in ipairs(steps) do
+    local j = s.j
+    if j and j.state ~= 'running' and (UNFINISHED[j.state] or j.state == 'quarantined') then
+      unindex_job(P, s.job, j)
+      delete_job(P, s.job, j)
+    end
+  end
+  rcall('DEL', K.wf_steps(P, id))
+end
+
+-- Holds a paused run's step jobs (steps from wf_waiting_steps): each one waiting for
+-- admission is staged (pending), as the run's task is, so no worker starts it until
+-- wf_release_steps. A running one finishes; its commit is accepted as while the run
+-- runs (a retry it asks for is staged too, by wf_enqueue_step).
+--- @include wf_stage_task
+local function wf_hold_steps(P, steps)
+  for _, s in ipairs(steps) do
+    if s.j then wf_stage_task(P, s.job) end
+  end
+end
+
+-- Releases a resumed run's staged step jobs (steps from wf_waiting_steps): each is
+-- available now, or scheduled when it is due later (a retry's backoff still running).
+--- @include schedule
+--- @include make_available
+--- @include wake
+local function wf_release_steps(P, steps, now)
+  for _, s in ipairs(steps) do
+    local j = s.j
+    if j and j.state == 'pending' then
+      if j.sched > now then
+        schedule(P, s.job, j, 'scheduled', j.sched)
+      else
+        make_available(P, s.job, j, now)
+        wake(P, j.queue)
+      end
+    end
+  end
 end
 
 -- Worker heartbeats (keys.go, "Worker heartbeats").

@@ -9,8 +9,11 @@ Then: the task's events are appended (a checkpoint stops here, with the timers, 
 and step jobs below; the task keeps running); timers are armed and retired; children are
 opened with their first tasks (a run that closes or continues as new names its armed
 timers to retire); steps that run as jobs of their own get their step jobs, and steps
-given up (a cancel) lose theirs, a running holder told on the cancel channel; a run that
-closed publishes on its closed channel, updates its visibility row and tells its parent.
+given up (a cancel) lose theirs, a running holder told on the cancel channel; the step
+jobs the steps still wait for are dropped when the run closes or moves on (a running
+one's commit is refused), staged when the commit pauses the run and released when it
+resumes it (as wf_terminate, wf_pause and wf_resume do); a run that closed publishes on
+its closed channel, updates its visibility row and tells its parent.
 An ending commit also appends the events that waited in the inbox while the task ran
 (but a step job's events of a step the commit gives up), acks the task (deleted, as a
 success with no retention) and enqueues the next task when the inbox held events or the
@@ -45,7 +48,8 @@ ARGV[15] number of events n (as in wf_append.lua); then n groups of 9:
 Replies  {0, head, next task id or '', the step jobs' ids in ARGV[13]'s order...}
          {-5}                       LeaseRejected: not the task's current holder
          {-20, expected, found}     SequenceConflict
-Cost     O((n + inbox (at most 1000) + timers + children + steps) * log N)
+Cost     O((n + inbox (at most 1000) + timers + children + steps) * log N), and the steps
+         waiting when the commit moves the run's status
 ]]
 --- @include rcall
 --- @include OK
@@ -87,6 +91,11 @@ Cost     O((n + inbox (at most 1000) + timers + children + steps) * log N)
 --- @include K.scheduled
 --- @include release_unique
 --- @include delete_job
+--- @include WF_STATUS_OF
+--- @include wf_waiting_steps
+--- @include wf_drop_steps
+--- @include wf_hold_steps
+--- @include wf_release_steps
 --- @include flush_counts
 local P = KEYS[1]
 local id, tid, lease, fence = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
@@ -170,6 +179,21 @@ for _, g in ipairs(given_up) do
     need_available(P, sj)
   end
 end
+-- A commit that moves the run's status (closes it, starts a new run, pauses or resumes
+-- it) moves the step jobs its steps wait for with it; one that does not leaves them be.
+local moves = false
+for _, e in ipairs(events) do
+  if WF_STATUS_OF[e.kind] then moves = true end
+end
+for _, e in ipairs(inbox) do
+  if WF_STATUS_OF[string.match(e, '^(.-)\n')] then moves = true end
+end
+local waiting = {}
+if moves then
+  for _, s in ipairs(wf_waiting_steps(P, id)) do
+    if not giving_up[s.step] then waiting[#waiting + 1] = s end
+  end
+end
 bad = structure_error()
 if bad then return bad end
 
@@ -207,8 +231,22 @@ for _, g in ipairs(given_up) do
   rcall('HDEL', K.wf_steps(P, id), g.step)
   if g.job then wf_drop_task(P, g.job) end
 end
+if (WF_CLOSED[w.status] and not WF_CLOSED[old_status]) or w.run ~= old_run then
+  wf_drop_steps(P, id, waiting)
+elseif w.status == 'paused' and old_status ~= 'paused' then
+  wf_hold_steps(P, waiting)
+elseif old_status == 'paused' and w.status ~= 'paused' then
+  wf_release_steps(P, waiting, now)
+end
 local step_ids = {}
 for i, s in ipairs(steps) do step_ids[i] = wf_enqueue_step(P, id, w, s, now) end
+if WF_CLOSED[w.status] then
+  -- A closing commit's own step jobs have no step left to wait for them.
+  for i, s in ipairs(steps) do
+    rcall('HDEL', K.wf_steps(P, id), s.step)
+    wf_drop_task(P, step_ids[i])
+  end
+end
 if WF_CLOSED[w.status] and not WF_CLOSED[old_status] then
   rcall('PUBLISH', K.wf_closed(P, id), w.status)
   if parent_route then wf_deliver(P, w.parent, parent_kind, parent_body, now) end

@@ -17,14 +17,45 @@ func VersionedQueue(queue, version string) string {
 
 var versionEscaper = strings.NewReplacer("%", "%25", ":", "%3A")
 
-// validateVersion checks a package version a run on queue is pinned to: a name, and
-// one that keeps the run's task queue a valid queue name.
+// MaxVersionBytes bounds a package version (a content hash, a build id): room for a
+// "sha256:<hex>" digest, and short enough that most queues take "@<version>" and stay
+// a queue name.
+const MaxVersionBytes = 128
+
+// ValidateVersion checks a package version (a route's content hash, a version a worker
+// serves or a deployment lists, a run's pinned version) and returns an *InvalidError
+// naming field when it is empty, longer than MaxVersionBytes, or holds what no queue
+// name may: a brace or a control character. ':' and '%' are allowed: VersionedQueue
+// percent-encodes them.
+func ValidateVersion(field, v string) error {
+	if v == "" {
+		return invalid(field, "is empty")
+	}
+	if len(v) > MaxVersionBytes {
+		return invalid(field, "is %d bytes, longer than the %d byte limit of a package version", len(v), MaxVersionBytes)
+	}
+	return validateName(field, v, true)
+}
+
+// validateVersion checks a package version a run on queue is pinned to ("" is none): a
+// version, and one that keeps the run's task queue a valid queue name.
 func validateVersion(field, queue, version string) error {
-	if err := validateName(field, version, true); err != nil {
+	if version == "" {
+		return nil
+	}
+	if err := ValidateVersion(field, version); err != nil {
 		return err
 	}
 	if q := VersionedQueue(queue, version); len(q) > MaxNameBytes {
 		return invalid(field, "makes the task queue %q longer than %d bytes", q, MaxNameBytes)
 	}
 	return nil
+}
+
+// versionQueueError is the reply of a script that found a version (a package route's,
+// read in the script) that would put a run's tasks or step jobs on a queue longer than
+// MaxNameBytes: an *InvalidError of PackageVersion. Nothing was written.
+func versionQueueError(version, queue string) error {
+	return invalid("PackageVersion", "%q makes the task queue %q longer than %d bytes: use a shorter version or queue",
+		version, queue, MaxNameBytes)
 }

@@ -1762,6 +1762,7 @@ local E_WORKFLOW_NOT_FOUND = -22 -- the workflow id has no history
 local E_WORKFLOW_CLOSED = -23 -- {E_WORKFLOW_CLOSED, status}: the run is over
 local E_STEP_NOT_PENDING = -24 -- {E_STEP_NOT_PENDING, why}: the step waits for no such step job
 local E_VERSION_DRAINING = -25 -- {E_VERSION_DRAINING, version}: no new run starts on it
+local E_VERSION_QUEUE = -26 -- {E_VERSION_QUEUE, version, queue}: the version's queue is too long a name
 
 -- The queue a workflow's tasks go on: its own queue (base) while the run is on no
 -- package version, else "<base>@<version>" with the version's '%' and ':' percent-encoded,
@@ -1771,6 +1772,21 @@ local function wf_task_queue(base, pkg)
   if pkg == '' then return base end
   local enc = string.gsub(pkg, '[%%:]', function(c) return string.format('%%%02X', string.byte(c)) end)
   return base .. '@' .. enc
+end
+
+-- The longest queue name (MaxNameBytes in envelope.go).
+local MAX_QUEUE_BYTES = 256
+
+-- wf_task_queue(base, pkg), or nil and the reply that refuses it when it would be longer
+-- than a queue name may be: for a version Go could not check against the queue (a
+-- package route's, read in the script; a run's, which a step job's queue takes).
+--- @include wf_task_queue
+--- @include MAX_QUEUE_BYTES
+--- @include E_VERSION_QUEUE
+local function wf_task_queue_checked(base, pkg)
+  local q = wf_task_queue(base, pkg)
+  if #q > MAX_QUEUE_BYTES then return nil, { E_VERSION_QUEUE, pkg, q } end
+  return q
 end
 
 -- The runtime fields of a workflow's row (r.base its own queue, r.queue its task queue)

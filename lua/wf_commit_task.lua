@@ -48,6 +48,8 @@ ARGV[15] number of events n (as in wf_append.lua); then n groups of 9:
 Replies  {0, head, next task id or '', the step jobs' ids in ARGV[13]'s order...}
          {-5}                       LeaseRejected: not the task's current holder
          {-20, expected, found}     SequenceConflict
+         {-26, version, queue}      a step job's queue, or the new run's task queue, on the
+                                    run's version would be longer than a queue name
 Cost     O((n + inbox (at most 1000) + timers + children + steps) * log N), and the steps
          waiting when the commit moves the run's status
 ]]
@@ -82,6 +84,7 @@ Cost     O((n + inbox (at most 1000) + timers + children + steps) * log N), and 
 --- @include wf_deliver
 --- @include wf_open
 --- @include wf_task_queue
+--- @include wf_task_queue_checked
 --- @include wf_record_visibility
 --- @include wf_enqueue_step
 --- @include wf_need_step
@@ -143,11 +146,19 @@ if r.task ~= tid then return { E_LEASE_REJECTED } end
 if w.head ~= expected then return { E_SEQUENCE_CONFLICT, expected, w.head } end
 -- A run's step jobs go on its version's queue of the step's queue, as its tasks do: only
 -- workers on the run's code replay it to the step.
-for _, s in ipairs(steps) do s.queue = wf_task_queue(s.queue, r.pkg) end
+for _, s in ipairs(steps) do
+  local q, long = wf_task_queue_checked(s.queue, r.pkg)
+  if not q then return long end
+  s.queue = q
+end
 local inbox = {}
 for _, e in ipairs(events) do
   -- A new run (continue-as-new) may be on another version: its tasks go to its queue.
-  if e.kind == 'workflow_started' then r.queue = wf_task_queue(r.base, e.pkg) end
+  if e.kind == 'workflow_started' then
+    local q, long = wf_task_queue_checked(r.base, e.pkg)
+    if not q then return long end
+    r.queue = q
+  end
 end
 if ending then
   inbox = rcall('LRANGE', K.wf_inbox(P, id), 0, 999)

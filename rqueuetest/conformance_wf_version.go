@@ -3,6 +3,7 @@ package rqueuetest
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/headgate/headgate"
@@ -160,5 +161,40 @@ var wfVersionCases = []conformanceCase{
 			t.Fatal(err)
 		}
 		started("red deleted", "f")
+	}},
+	{"WfVersion/TaskQueueTooLongRefused", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		// A route's version meets the run's queue only in the start's script.
+		version := strings.Repeat("v", headgate.MaxVersionBytes)
+		if err := s.PutPackageRoute(ctx, "t", version); err != nil {
+			t.Fatal(err)
+		}
+		long := strings.Repeat("q", headgate.MaxNameBytes-headgate.MaxVersionBytes) // one byte too many with "@"
+		err := unchanged(t, ctx, s, "start on the route with a long queue", func() error {
+			_, err := s.StartWorkflow(ctx, headgate.WorkflowStart{WorkflowID: "w", WorkflowType: "t", Queue: long})
+			return err
+		})
+		if invalid, ok := errors.AsType[*headgate.InvalidError](err); !ok || invalid.Field != "PackageVersion" ||
+			!strings.Contains(err.Error(), "longer than 256 bytes") {
+			t.Errorf("start on the route with a long queue: %v, want an InvalidError of PackageVersion", err)
+		}
+		fits := long[1:]
+		if _, err := s.StartWorkflow(ctx, headgate.WorkflowStart{WorkflowID: "w", WorkflowType: "t", RunID: "r1",
+			Queue: fits}); err != nil {
+			t.Fatalf("start on the route with the longest queue that fits: %v", err)
+		}
+		task := admitOne(t, ctx, s, headgate.VersionedQueue(fits, version))
+		// A step job goes on the run's version of its queue, which is too long here.
+		err = unchanged(t, ctx, s, "commit of a step job on a long queue", func() error {
+			_, err := s.CommitWorkflowTask(ctx, headgate.TaskCommit{WorkflowID: "w", Lease: task.LeaseRef(), ExpectedHead: 1,
+				End:      true,
+				Events:   []headgate.Event{{Seq: 2, Kind: headgate.EventStepScheduled, Name: "a#1", Attempt: 1, Queue: long}},
+				StepJobs: []headgate.StepJob{{Step: "a#1", Queue: long}}})
+			return err
+		})
+		if invalid, ok := errors.AsType[*headgate.InvalidError](err); !ok || invalid.Field != "PackageVersion" {
+			t.Errorf("commit of a step job on a long queue: %v, want an InvalidError of PackageVersion", err)
+		}
+		checkCounts(t, s)
 	}},
 }

@@ -1,6 +1,11 @@
 package headgate
 
-import "strings"
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+)
 
 // VersionedQueue is the queue that the tasks of a workflow started on queue and pinned to
 // package version go on: queue itself for an unversioned run (version ""), else
@@ -58,4 +63,31 @@ func validateVersion(field, queue, version string) error {
 func versionQueueError(version, queue string) error {
 	return invalid("PackageVersion", "%q makes the task queue %q longer than %d bytes: use a shorter version or queue",
 		version, queue, MaxNameBytes)
+}
+
+// OpenRunsByVersion returns how many runs are open (not closed: running or paused) on
+// each of versions, so an operator can tell when a draining version has none left. The
+// counts are kept exactly by the scripts that open and close runs (a start, a child, a
+// continue-as-new, a retry; a commit that ends a run, a terminate). A version no open
+// run is on counts 0. A run that was open before the counts were kept (an earlier
+// headgate release) is not counted, and its close takes nothing off.
+func (s *Store) OpenRunsByVersion(ctx context.Context, versions ...string) (map[string]int64, error) {
+	out := make(map[string]int64, len(versions))
+	if len(versions) == 0 {
+		return out, nil
+	}
+	v, err := s.rdb.HMGet(ctx, s.keys.VersionRuns(), versions...).Result()
+	if err != nil {
+		return nil, err
+	}
+	for i, x := range v {
+		n := int64(0)
+		if str, ok := x.(string); ok {
+			if n, err = strconv.ParseInt(str, 10, 64); err != nil {
+				return nil, fmt.Errorf("headgate: open runs of version %q: %q is not a count", versions[i], str)
+			}
+		}
+		out[versions[i]] = n
+	}
+	return out, nil
 }

@@ -1277,6 +1277,7 @@ function K.package_route_index(P) return P .. 'routeidx' end
 function K.deployments(P) return P .. 'deploys' end
 function K.deployment_index(P) return P .. 'deployidx' end
 function K.version_deployments(P) return P .. 'verdeploys' end
+function K.version_runs(P) return P .. 'verruns' end
 function K.workloops(P) return P .. 'loops' end
 function K.workloop_index(P) return P .. 'loopidx' end
 function K.workloops_due(P) return P .. 'loopdue' end
@@ -1342,9 +1343,32 @@ local WF_CLOSED = { completed = true, failed = true, cancelled = true, terminate
 --- @include str
 --- @include K.wf
 local function wf_load(P, id)
-  local row = rcall('HMGET', K.wf(P, id), 'head', 'status', 'type', 'run', 'parent', 'prun', 'pkg', 'started', 'closed')
+  local row = rcall('HMGET', K.wf(P, id), 'head', 'status', 'type', 'run', 'parent', 'prun', 'pkg', 'started', 'closed',
+    'vopen')
   return { head = tonumber(row[1]) or 0, status = str(row[2]), type = str(row[3]), run = str(row[4]),
-    parent = str(row[5]), prun = str(row[6]), pkg = str(row[7]), started = tonumber(row[8]), closed = str(row[9]) }
+    parent = str(row[5]), prun = str(row[6]), pkg = str(row[7]), started = tonumber(row[8]), closed = str(row[9]),
+    vopen = str(row[10]) }
+end
+
+-- Keeps K.version_runs, the count of open runs per package version, true for workflow
+-- id's row w after its status or version moved: the row's 'vopen' names the version its
+-- open run is counted under ('' none), so the count moves exactly once per run opened
+-- and once per run closed (or moved to another version), whatever the order, and a run
+-- opened before the counts were kept is never taken off them. The caller checked that
+-- K.version_runs is a hash (wf_need_row).
+--- @include rcall
+--- @include K.wf
+--- @include K.version_runs
+--- @include WF_CLOSED
+local function wf_count_open(P, id, w)
+  local want = ''
+  if w.pkg ~= '' and w.status ~= '' and not WF_CLOSED[w.status] then want = w.pkg end
+  if want == w.vopen then return end
+  local key = K.version_runs(P)
+  if w.vopen ~= '' and rcall('HINCRBY', key, w.vopen, -1) <= 0 then rcall('HDEL', key, w.vopen) end
+  if want ~= '' then rcall('HINCRBY', key, want, 1) end
+  w.vopen = want
+  rcall('HSET', K.wf(P, id), 'vopen', want)
 end
 
 -- Appends events to the workflow w (loaded by wf_load, its head checked): each event is
@@ -1363,6 +1387,7 @@ end
 --- @include listing_move
 --- @include WF_STATUS_OF
 --- @include WF_CLOSED
+--- @include wf_count_open
 local function wf_append_events(P, id, w, events, now)
   local old = nil
   if w.started then old = { started = w.started, type = w.type, status = w.status, parent = w.parent } end
@@ -1403,6 +1428,7 @@ local function wf_append_events(P, id, w, events, now)
   rcall('HSET', K.wf(P, id), 'head', w.head, 'status', w.status, 'type', w.type, 'run', w.run, 'parent', w.parent,
     'prun', w.prun, 'pkg', w.pkg, 'started', w.started or '', 'closed', w.closed, 'updated', now)
   if old_head == 0 then rcall('ZADD', K.wf_ids(P), '0', id) end
+  wf_count_open(P, id, w)
   if w.status ~= old_status then
     if old_status ~= '' then rcall('ZREM', K.wf_status(P, old_status), id) end
     if w.status ~= '' then rcall('ZADD', K.wf_status(P, w.status), '0', id) end
@@ -1863,7 +1889,9 @@ end
 --- @include K.wf_runs
 --- @include K.wf_inbox
 --- @include K.wf_timers
+--- @include K.version_runs
 local function wf_need_row(P, id)
+  need(K.version_runs(P), 'hash')
   need(K.wf(P, id), 'hash')
   need(K.wf_history(P, id), 'hash')
   need(K.wf_runs(P, id), 'list')

@@ -37,6 +37,7 @@ Cost     O(removed events (at most 1000) + log N)
 --- @include listing_move
 --- @include wf_enqueue_task
 --- @include wf_record_visibility
+--- @include wf_count_open
 --- @include flush_counts
 local P = KEYS[1]
 local id = ARGV[1]
@@ -63,6 +64,7 @@ rcall('HDEL', K.wf_history(P, id), unpack(removed))
 local old = { started = w.started, type = w.type, status = w.status, parent = w.parent }
 w.head, w.status, w.closed = cut - 1, 'running', ''
 rcall('HSET', K.wf(P, id), 'head', w.head, 'status', w.status, 'closed', '', 'updated', now)
+wf_count_open(P, id, w)
 rcall('ZREM', K.wf_status(P, 'failed'), id)
 rcall('ZADD', K.wf_status(P, 'running'), '0', id)
 listing_move(P, K.wf_query, id, old, { started = w.started, type = w.type, status = w.status, parent = w.parent })

@@ -197,4 +197,90 @@ var wfVersionCases = []conformanceCase{
 		}
 		checkCounts(t, s)
 	}},
+	{"WfVersion/OpenRunsCounted", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		want := func(what string, v1, v2 int64) {
+			t.Helper()
+			got, err := s.OpenRunsByVersion(ctx, "v1", "v2", "v3")
+			if err != nil || got["v1"] != v1 || got["v2"] != v2 || got["v3"] != 0 {
+				t.Errorf("%s: open runs %v, %v; want v1 %d, v2 %d, v3 0", what, got, err, v1, v2)
+			}
+			// A version with no open run keeps no count.
+			fields, err := s.Client().HKeys(ctx, nsKey(s, "verruns")).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range fields {
+				if n, err := s.OpenRunsByVersion(ctx, f); err != nil || n[f] <= 0 {
+					t.Errorf("%s: version %s keeps a count of %v, %v", what, f, n, err)
+				}
+			}
+		}
+		start := func(id, version string) headgate.Claim {
+			t.Helper()
+			if _, err := s.StartWorkflow(ctx, headgate.WorkflowStart{WorkflowID: id, WorkflowType: "t", RunID: "r1",
+				Queue: "wf", PackageVersion: version}); err != nil {
+				t.Fatal(err)
+			}
+			return admitOne(t, ctx, s, headgate.VersionedQueue("wf", version))
+		}
+		want("none", 0, 0)
+		a := start("a", "v1")
+		b := start("b", "v1")
+		c := start("c", "v2")
+		start("d", "") // unversioned: counted nowhere
+		if _, err := s.StartWorkflow(ctx, headgate.WorkflowStart{WorkflowID: "a", WorkflowType: "t", Queue: "wf",
+			PackageVersion: "v1"}); err != nil { // the existing run: counted once
+			t.Fatal(err)
+		}
+		want("three started", 2, 1)
+		// a starts a child on v1 and completes; the child stays open.
+		mustCommit(t, ctx, s, headgate.TaskCommit{WorkflowID: "a", Lease: a.LeaseRef(), ExpectedHead: 1, End: true,
+			Events: []headgate.Event{{Seq: 2, Kind: headgate.EventChildStarted, Name: "k#1", ChildWorkflowID: "a/k"},
+				{Seq: 3, Kind: headgate.EventWorkflowCompleted}},
+			Children: []headgate.WorkflowStart{{WorkflowID: "a/k", WorkflowType: "t", RunID: "kr", Queue: "wf",
+				PackageVersion: "v1"}}})
+		want("a completed, its child open", 2, 1)
+		if k := admitOne(t, ctx, s, "wf@v1"); string(k.Envelope.Payload) != "a/k" {
+			t.Fatalf("admitted %q, want the child's task", k.Envelope.Payload)
+		}
+		// c continues as new on v1: v2 has no open run left.
+		mustCommit(t, ctx, s, headgate.TaskCommit{WorkflowID: "c", Lease: c.LeaseRef(), ExpectedHead: 1, End: true,
+			NextTask: true, Events: []headgate.Event{
+				{Seq: 2, Kind: headgate.EventWorkflowContinuedAsNew, RunID: "r2"},
+				{Seq: 3, Kind: headgate.EventWorkflowStarted, WorkflowType: "t", RunID: "r2", PackageVersion: "v1"}}})
+		want("c moved to v1", 3, 0)
+		if _, err := s.PauseWorkflow(ctx, "c", "", ""); err != nil {
+			t.Fatal(err)
+		}
+		want("a paused run is open", 3, 0)
+		if err := s.TerminateWorkflow(ctx, "c", "", ""); err != nil {
+			t.Fatal(err)
+		}
+		want("c terminated", 2, 0)
+		// b fails, is retried, and fails again.
+		fail := func(task headgate.Claim, head int64) {
+			t.Helper()
+			mustCommit(t, ctx, s, headgate.TaskCommit{WorkflowID: "b", Lease: task.LeaseRef(), ExpectedHead: head, End: true,
+				Events: []headgate.Event{{Seq: head + 1, Kind: headgate.EventWorkflowFailed,
+					Error: &headgate.WorkflowError{Message: "x"}}}})
+		}
+		fail(b, 1)
+		want("b failed", 1, 0)
+		tid, err := s.RetryWorkflow(ctx, "b")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want("b retried", 2, 0)
+		retried := admitOne(t, ctx, s, "wf@v1")
+		if retried.Envelope.ID != tid {
+			t.Fatalf("admitted %s, want b's retried task %s", retried.Envelope.ID, tid)
+		}
+		fail(retried, 1)
+		want("b failed again", 1, 0)
+		if err := s.TerminateWorkflow(ctx, "a/k", "", ""); err != nil {
+			t.Fatal(err)
+		}
+		want("all closed", 0, 0)
+	}},
 }

@@ -70,7 +70,7 @@ func versionQueueError(version, queue string) error {
 // counts are kept exactly by the scripts that open and close runs (a start, a child, a
 // continue-as-new, a retry; a commit that ends a run, a terminate). A version no open
 // run is on counts 0. A run that was open before the counts were kept (an earlier
-// headgate release) is not counted, and its close takes nothing off.
+// headgate release) is counted from its next event on.
 func (s *Store) OpenRunsByVersion(ctx context.Context, versions ...string) (map[string]int64, error) {
 	out := make(map[string]int64, len(versions))
 	if len(versions) == 0 {

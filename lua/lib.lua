@@ -1353,9 +1353,9 @@ end
 -- Keeps K.version_runs, the count of open runs per package version, true for workflow
 -- id's row w after its status or version moved: the row's 'vopen' names the version its
 -- open run is counted under ('' none), so the count moves exactly once per run opened
--- and once per run closed (or moved to another version), whatever the order, and a run
--- opened before the counts were kept is never taken off them. The caller checked that
--- K.version_runs is a hash (wf_need_row).
+-- and once per run closed (or moved to another version), and a run opened before the
+-- counts were kept is counted from its next event on, never taken off before. The caller
+-- checked that K.version_runs is a hash (wf_need_row).
 --- @include rcall
 --- @include K.wf
 --- @include K.version_runs

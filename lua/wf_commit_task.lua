@@ -25,8 +25,8 @@ KEYS[1]  namespace prefix; derived keys (lib.lua): job:<id>, leases, queues, wf:
          wfh:<id>, wfruns:<id>, wfinbox:<id>, wftimers:<id>, wfsteps:<id>, wfids,
          wfstatus:<s>, wfq:*, timers, vis:<id>, visq:*, scheduled,
          q:<queue>:{counts,ring,drr,p:<part>,wake}, unique, quarantine, held:<fp>, retained,
-         clock; the same for children, step jobs and the parent; channels wfclosed:<id>,
-         cancelled
+         verruns, clock; the same for children, step jobs and the parent; channels
+         wfclosed:<id>, cancelled
 ARGV[1]  workflow id
 ARGV[2]  task job id, ARGV[3] lease id, ARGV[4] fence
 ARGV[5]  expected head

@@ -7,7 +7,8 @@ runs the code on from the cut. Checked against the head the caller read.
 
 KEYS[1]  namespace prefix; derived keys (lib.lua): wf:<id>, wfh:<id>, wfruns:<id>,
          wfinbox:<id>, wftimers:<id>, wfstatus:<s>, wfq:*, vis:<id>, visq:*, job:<task id>,
-         queues, q:<queue>:{counts,ring,drr,p:<part>,wake}, quarantine, held:<fp>, clock
+         queues, q:<queue>:{counts,ring,drr,p:<part>,wake}, quarantine, held:<fp>, verruns,
+         clock
 ARGV[1]  workflow id
 ARGV[2]  expected head
 ARGV[3]  cut: the seq of the first event removed (past the run's workflow_started)

@@ -13,7 +13,7 @@ any write.
 KEYS[1]  namespace prefix; derived keys (lib.lua): wf:<id>, wfh:<id>, wfruns:<id>,
          wfinbox:<id>, wftimers:<id>, wfids, wfstatus:<s>, wfq:*, vis:<id>, visq:*,
          job:<task id>, queues, q:<queue>:{counts,ring,drr,p:<part>,wake}, quarantine,
-         held:<fp>, routes, verdeploys, clock
+         held:<fp>, routes, verdeploys, verruns, clock
 ARGV[1]  workflow id
 ARGV[2]  workflow_started body (JSON, built by Go; the route's version is added to it)
 ARGV[3]  workflow type

@@ -10,7 +10,7 @@ KEYS[1]  namespace prefix; derived keys (lib.lua): wf:<id>, wfh:<id>, wfruns:<id
          wfinbox:<id>, wftimers:<id>, wfsteps:<id>, wfstatus:<s>, wfq:*, timers, vis:<id>,
          visq:*, job:<task id>, job:<step job id>, leases, scheduled, retained,
          q:<queue>:{counts,ring,drr,p:<part>,wake},
-         held:<fp>, parked:<class>, clock; the parent's keys; channels cancelled,
+         held:<fp>, parked:<class>, verruns, clock; the parent's keys; channels cancelled,
          wfclosed:<id>
 ARGV[1]  workflow id
 ARGV[2]  workflow_terminated body (JSON, built by Go)

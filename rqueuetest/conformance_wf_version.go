@@ -283,4 +283,32 @@ var wfVersionCases = []conformanceCase{
 		}
 		want("all closed", 0, 0)
 	}},
+	{"WfVersion/OpenRunsCountedFromTheNextEvent", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		if _, err := s.StartWorkflow(ctx, headgate.WorkflowStart{WorkflowID: "w", WorkflowType: "t", Queue: "wf",
+			PackageVersion: "v1"}); err != nil {
+			t.Fatal(err)
+		}
+		// As a run opened by a release that kept no counts: no count, no mark on its row.
+		if err := s.Client().HDel(ctx, nsKey(s, "wf:w"), "vopen").Err(); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Client().Del(ctx, nsKey(s, "verruns")).Err(); err != nil {
+			t.Fatal(err)
+		}
+		wantOpen := func(what string, n int64) {
+			t.Helper()
+			if got, err := s.OpenRunsByVersion(ctx, "v1"); err != nil || got["v1"] != n {
+				t.Errorf("%s: open runs %v, %v; want v1 %d", what, got, err, n)
+			}
+		}
+		if _, err := s.PauseWorkflow(ctx, "w", "", ""); err != nil { // its next event
+			t.Fatal(err)
+		}
+		wantOpen("after the run's next event", 1)
+		if err := s.TerminateWorkflow(ctx, "w", "", ""); err != nil {
+			t.Fatal(err)
+		}
+		wantOpen("after it closed", 0)
+	}},
 }

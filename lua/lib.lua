@@ -1344,10 +1344,10 @@ local WF_CLOSED = { completed = true, failed = true, cancelled = true, terminate
 --- @include K.wf
 local function wf_load(P, id)
   local row = rcall('HMGET', K.wf(P, id), 'head', 'status', 'type', 'run', 'parent', 'prun', 'pkg', 'started', 'closed',
-    'vopen')
+    'vopen', 'steps')
   return { head = tonumber(row[1]) or 0, status = str(row[2]), type = str(row[3]), run = str(row[4]),
     parent = str(row[5]), prun = str(row[6]), pkg = str(row[7]), started = tonumber(row[8]), closed = str(row[9]),
-    vopen = str(row[10]) }
+    vopen = str(row[10]), steps = tonumber(row[11]) or 0 }
 end
 
 -- Keeps K.version_runs, the count of open runs per package version, true for workflow
@@ -1355,12 +1355,12 @@ end
 -- open run is counted under ('' none), so the count moves exactly once per run opened
 -- and once per run closed (or moved to another version), and a run opened before the
 -- counts were kept is counted from its next event on, never taken off before. The caller
--- checked that K.version_runs is a hash (wf_need_row).
+-- writes w.vopen to the row with the status; it checked that K.version_runs is a hash
+-- (wf_need_row).
 --- @include rcall
---- @include K.wf
 --- @include K.version_runs
 --- @include WF_CLOSED
-local function wf_count_open(P, id, w)
+local function wf_count_open(P, w)
   local want = ''
   if w.pkg ~= '' and w.status ~= '' and not WF_CLOSED[w.status] then want = w.pkg end
   if want == w.vopen then return end
@@ -1368,7 +1368,6 @@ local function wf_count_open(P, id, w)
   if w.vopen ~= '' and rcall('HINCRBY', key, w.vopen, -1) <= 0 then rcall('HDEL', key, w.vopen) end
   if want ~= '' then rcall('HINCRBY', key, want, 1) end
   w.vopen = want
-  rcall('HSET', K.wf(P, id), 'vopen', want)
 end
 
 -- Appends events to the workflow w (loaded by wf_load, its head checked): each event is
@@ -1425,10 +1424,10 @@ local function wf_append_events(P, id, w, events, now)
   end
   rcall('HSET', K.wf_history(P, id), unpack(hist))
   w.head = old_head + #events
+  wf_count_open(P, w)
   rcall('HSET', K.wf(P, id), 'head', w.head, 'status', w.status, 'type', w.type, 'run', w.run, 'parent', w.parent,
-    'prun', w.prun, 'pkg', w.pkg, 'started', w.started or '', 'closed', w.closed, 'updated', now)
+    'prun', w.prun, 'pkg', w.pkg, 'started', w.started or '', 'closed', w.closed, 'vopen', w.vopen, 'updated', now)
   if old_head == 0 then rcall('ZADD', K.wf_ids(P), '0', id) end
-  wf_count_open(P, id, w)
   if w.status ~= old_status then
     if old_status ~= '' then rcall('ZREM', K.wf_status(P, old_status), id) end
     if w.status ~= '' then rcall('ZADD', K.wf_status(P, w.status), '0', id) end
@@ -2235,8 +2234,9 @@ end
 -- The step jobs that workflow id's steps wait for (K.wf_steps): a list of {step, job (its
 -- id), j (its fields, nil when the job is gone)}, with the structures that
 -- wf_drop_steps, wf_hold_steps and wf_release_steps write for them checked (the caller
--- checks structure_error before any write). Cost O(steps waiting * log N): one entry
--- per step the run's own commits sent to a step job and no commit ended yet.
+-- checks structure_error before any write). None without a look when the workflow's row
+-- w never had a step job ('steps', the ids minted). Cost O(steps waiting * log N): one
+-- entry per step the run's own commits sent to a step job and no commit ended yet.
 --- @include rcall
 --- @include need
 --- @include need_counts
@@ -2244,9 +2244,9 @@ end
 --- @include K.wf_steps
 --- @include K.scheduled
 --- @include load_job
-local function wf_waiting_steps(P, id)
+local function wf_waiting_steps(P, id, w)
   local out = {}
-  if not need(K.wf_steps(P, id), 'hash') then return out end
+  if w.steps == 0 or not need(K.wf_steps(P, id), 'hash') then return out end
   need(K.scheduled(P), 'zset')
   local flat = rcall('HGETALL', K.wf_steps(P, id))
   for i = 1, #flat, 2 do

@@ -201,7 +201,7 @@ for _, e in ipairs(inbox) do
 end
 local waiting = {}
 if moves then
-  for _, s in ipairs(wf_waiting_steps(P, id)) do
+  for _, s in ipairs(wf_waiting_steps(P, id, w)) do
     if not giving_up[s.step] then waiting[#waiting + 1] = s end
   end
 end

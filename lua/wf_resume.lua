@@ -41,7 +41,7 @@ if not w then return refused end
 local r = wf_route(P, id)
 wf_need_task(P, r)
 local steps = {}
-if r.task_state ~= 'running' and w.status == 'paused' then steps = wf_waiting_steps(P, id) end
+if r.task_state ~= 'running' and w.status == 'paused' then steps = wf_waiting_steps(P, id, w) end
 local bad = structure_error()
 if bad then return bad end
 if r.task_state == 'running' then

@@ -64,8 +64,8 @@ for seq = cut, w.head do removed[#removed + 1] = seq end
 rcall('HDEL', K.wf_history(P, id), unpack(removed))
 local old = { started = w.started, type = w.type, status = w.status, parent = w.parent }
 w.head, w.status, w.closed = cut - 1, 'running', ''
-rcall('HSET', K.wf(P, id), 'head', w.head, 'status', w.status, 'closed', '', 'updated', now)
-wf_count_open(P, id, w)
+wf_count_open(P, w)
+rcall('HSET', K.wf(P, id), 'head', w.head, 'status', w.status, 'closed', '', 'vopen', w.vopen, 'updated', now)
 rcall('ZREM', K.wf_status(P, 'failed'), id)
 rcall('ZADD', K.wf_status(P, 'running'), '0', id)
 listing_move(P, K.wf_query, id, old, { started = w.started, type = w.type, status = w.status, parent = w.parent })

@@ -67,7 +67,7 @@ if w.parent ~= '' then
     wf_need_task(P, wf_route(P, w.parent))
   end
 end
-local steps = wf_waiting_steps(P, id)
+local steps = wf_waiting_steps(P, id, w)
 local bad = structure_error()
 if bad then return bad end
 if r.task_state ~= '' then wf_drop_task(P, r.task) end

@@ -10,8 +10,8 @@ import (
 // events waiting in its inbox are dropped, a workflow_terminated event closes the run,
 // its timers are retired, the step jobs its steps wait for are deleted unless running (a
 // running one's commit is refused with *StepNotPendingError) and a parent gets
-// child_failed. An id without a history is
-// ErrWorkflowNotFound, a closed run *WorkflowClosedError.
+// child_failed. An id without a history is ErrWorkflowNotFound, a closed run
+// *WorkflowClosedError.
 func (s *Store) TerminateWorkflow(ctx context.Context, workflowID, reason, operator string) error {
 	if err := validateRequired("workflowID", workflowID, true); err != nil {
 		return err

@@ -241,6 +241,11 @@ func (k keys) DeploymentIndex() string { return k.prefix + "deployidx" }
 // with deployments and no active one is draining: no new run starts on it.
 func (k keys) VersionDeployments() string { return k.prefix + "verdeploys" }
 
+// VersionRuns is a HASH: package version -> how many runs on it are open (not closed),
+// kept by the scripts that open and close runs; a version with none has no field. A
+// workflow's row names the version its open run is counted under ('vopen').
+func (k keys) VersionRuns() string { return k.prefix + "verruns" }
+
 // Workloops is a HASH: workloop id -> record bytes.
 func (k keys) Workloops() string { return k.prefix + "loops" }
 

@@ -42,6 +42,7 @@ const (
 	replyWorkflowClosed   = -23
 	replyStepNotPending   = -24
 	replyVersionDraining  = -25
+	replyVersionQueue     = -26
 )
 
 // Reply codes of the schedule scripts (lua/lib.lua, -30 and below).
@@ -466,6 +467,8 @@ func replyError(script, jobID string, code int64, rest []any) error {
 		return stepNotPending(jobID, asString(rest, 0))
 	case replyVersionDraining:
 		return &VersionDrainingError{WorkflowID: jobID, Version: asString(rest, 0)}
+	case replyVersionQueue:
+		return versionQueueError(asString(rest, 0), asString(rest, 1))
 
 	case replyScheduleNotFound:
 		return fmt.Errorf("%w: %q", ErrScheduleNotFound, jobID)

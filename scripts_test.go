@@ -182,6 +182,7 @@ func TestLuaKeysMatchGo(t *testing.T) {
 		{`K.package_route_index(P)`, k.PackageRouteIndex()},
 		{`K.deployments(P)`, k.Deployments()},
 		{`K.version_deployments(P)`, k.VersionDeployments()},
+		{`K.version_runs(P)`, k.VersionRuns()},
 		{`K.deployment_index(P)`, k.DeploymentIndex()},
 		{`K.workloops(P)`, k.Workloops()},
 		{`K.workloop_index(P)`, k.WorkloopIndex()},

@@ -19,9 +19,10 @@ var pauseReplies = map[string]WorkflowPauseResult{"paused": PauseApplied, "resum
 	"requested": PauseRequested, "already": PauseUnchanged, "not_paused": PauseUnchanged}
 
 // PauseWorkflow pauses a workflow's open run: a workflow_paused event (reason and
-// operator recorded), and its tasks are staged, not admitted, until ResumeWorkflow;
-// ListPaused lists it. Timers still fire and signals still arrive meanwhile; the run
-// takes them when it resumes. A task running at the time finishes first (PauseRequested).
+// operator recorded), and its tasks and the step jobs its steps wait for are staged,
+// not admitted, until ResumeWorkflow; ListPaused lists it. Timers still fire and signals
+// still arrive meanwhile; the run takes them when it resumes. A task running at the time
+// finishes first (PauseRequested), and so does a step job already running.
 // An id without a history is ErrWorkflowNotFound, a closed run *WorkflowClosedError.
 func (s *Store) PauseWorkflow(ctx context.Context, workflowID, reason, operator string) (WorkflowPauseResult, error) {
 	return s.pauseOrResume(ctx, scriptWfPause, workflowID, Event{Kind: EventWorkflowPaused, Reason: reason, Operator: operator})

@@ -29,7 +29,7 @@ func (s *Store) PutWorkerDeployment(ctx context.Context, d WorkerDeployment) (Pu
 		return "", nil, err
 	}
 	for i, v := range d.Versions {
-		if err := validateRequired(fmt.Sprintf("Versions[%d]", i), v, true); err != nil {
+		if err := ValidateVersion(fmt.Sprintf("Versions[%d]", i), v); err != nil {
 			return "", nil, err
 		}
 	}

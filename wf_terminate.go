@@ -8,8 +8,10 @@ import (
 // TerminateWorkflow ends a workflow's open run at once, without running its code: its
 // task is removed (a worker running it is told to stop and its commit is refused), the
 // events waiting in its inbox are dropped, a workflow_terminated event closes the run,
-// its timers are retired and a parent gets child_failed. An id without a history is
-// ErrWorkflowNotFound, a closed run *WorkflowClosedError.
+// its timers are retired, the step jobs its steps wait for are deleted unless running (a
+// running one's commit is refused with *StepNotPendingError) and a parent gets
+// child_failed. An id without a history is ErrWorkflowNotFound, a closed run
+// *WorkflowClosedError.
 func (s *Store) TerminateWorkflow(ctx context.Context, workflowID, reason, operator string) error {
 	if err := validateRequired("workflowID", workflowID, true); err != nil {
 		return err

@@ -70,6 +70,12 @@ func (i *Inspector) WorkerDeployments(ctx context.Context, cursor string, limit 
 	return i.store.ListWorkerDeployments(ctx, cursor, limit)
 }
 
+// OpenRunsByVersion returns how many runs are open on each of versions: a draining
+// version is done when it has none.
+func (i *Inspector) OpenRunsByVersion(ctx context.Context, versions ...string) (map[string]int64, error) {
+	return i.store.OpenRunsByVersion(ctx, versions...)
+}
+
 // SetDeploymentState sets a worker deployment's desired state: draining (or drained)
 // stops new runs starting on its versions unless another deployment that lists them is
 // active, while the runs on them finish. It returns the deployment as stored, nil when

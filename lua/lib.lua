@@ -1388,6 +1388,7 @@ function K.package_route_index(P) return P .. 'routeidx' end
 function K.deployments(P) return P .. 'deploys' end
 function K.deployment_index(P) return P .. 'deployidx' end
 function K.version_deployments(P) return P .. 'verdeploys' end
+function K.version_runs(P) return P .. 'verruns' end
 function K.workloops(P) return P .. 'loops' end
 function K.workloop_index(P) return P .. 'loopidx' end
 function K.workloops_due(P) return P .. 'loopdue' end
@@ -1453,9 +1454,31 @@ local WF_CLOSED = { completed = true, failed = true, cancelled = true, terminate
 --- @include str
 --- @include K.wf
 local function wf_load(P, id)
-  local row = rcall('HMGET', K.wf(P, id), 'head', 'status', 'type', 'run', 'parent', 'prun', 'pkg', 'started', 'closed')
+  local row = rcall('HMGET', K.wf(P, id), 'head', 'status', 'type', 'run', 'parent', 'prun', 'pkg', 'started', 'closed',
+    'vopen', 'steps')
   return { head = tonumber(row[1]) or 0, status = str(row[2]), type = str(row[3]), run = str(row[4]),
-    parent = str(row[5]), prun = str(row[6]), pkg = str(row[7]), started = tonumber(row[8]), closed = str(row[9]) }
+    parent = str(row[5]), prun = str(row[6]), pkg = str(row[7]), started = tonumber(row[8]), closed = str(row[9]),
+    vopen = str(row[10]), steps = tonumber(row[11]) or 0 }
+end
+
+-- Keeps K.version_runs, the count of open runs per package version, true for workflow
+-- id's row w after its status or version moved: the row's 'vopen' names the version its
+-- open run is counted under ('' none), so the count moves exactly once per run opened
+-- and once per run closed (or moved to another version), and a run opened before the
+-- counts were kept is counted from its next event on, never taken off before. The caller
+-- writes w.vopen to the row with the status; it checked that K.version_runs is a hash
+-- (wf_need_row).
+--- @include rcall
+--- @include K.version_runs
+--- @include WF_CLOSED
+local function wf_count_open(P, w)
+  local want = ''
+  if w.pkg ~= '' and w.status ~= '' and not WF_CLOSED[w.status] then want = w.pkg end
+  if want == w.vopen then return end
+  local key = K.version_runs(P)
+  if w.vopen ~= '' and rcall('HINCRBY', key, w.vopen, -1) <= 0 then rcall('HDEL', key, w.vopen) end
+  if want ~= '' then rcall('HINCRBY', key, want, 1) end
+  w.vopen = want
 end
 
 -- Appends events to the workflow w (loaded by wf_load, its head checked): each event is
@@ -1474,6 +1497,7 @@ end
 --- @include listing_move
 --- @include WF_STATUS_OF
 --- @include WF_CLOSED
+--- @include wf_count_open
 local function wf_append_events(P, id, w, events, now)
   local old = nil
   if w.started then old = { started = w.started, type = w.type, status = w.status, parent = w.parent } end
@@ -1511,8 +1535,9 @@ local function wf_append_events(P, id, w, events, now)
   end
   rcall('HSET', K.wf_history(P, id), unpack(hist))
   w.head = old_head + #events
+  wf_count_open(P, w)
   rcall('HSET', K.wf(P, id), 'head', w.head, 'status', w.status, 'type', w.type, 'run', w.run, 'parent', w.parent,
-    'prun', w.prun, 'pkg', w.pkg, 'started', w.started or '', 'closed', w.closed, 'updated', now)
+    'prun', w.prun, 'pkg', w.pkg, 'started', w.started or '', 'closed', w.closed, 'vopen', w.vopen, 'updated', now)
   if old_head == 0 then rcall('ZADD', K.wf_ids(P), '0', id) end
   if w.status ~= old_status then
     if old_status ~= '' then rcall('ZREM', K.wf_status(P, old_status), id) end
@@ -1875,6 +1900,7 @@ local E_WORKFLOW_NOT_FOUND = -22 -- the workflow id has no history
 local E_WORKFLOW_CLOSED = -23 -- {E_WORKFLOW_CLOSED, status}: the run is over
 local E_STEP_NOT_PENDING = -24 -- {E_STEP_NOT_PENDING, why}: the step waits for no such step job
 local E_VERSION_DRAINING = -25 -- {E_VERSION_DRAINING, version}: no new run starts on it
+local E_VERSION_QUEUE = -26 -- {E_VERSION_QUEUE, version, queue}: the version's queue is too long a name
 
 -- The queue a workflow's tasks go on: its own queue (base) while the run is on no
 -- package version, else "<base>@<version>" with the version's '%' and ':' percent-encoded,
@@ -1884,6 +1910,21 @@ local function wf_task_queue(base, pkg)
   if pkg == '' then return base end
   local enc = string.gsub(pkg, '[%%:]', function(c) return string.format('%%%02X', string.byte(c)) end)
   return base .. '@' .. enc
+end
+
+-- The longest queue name (MaxNameBytes in envelope.go).
+local MAX_QUEUE_BYTES = 256
+
+-- wf_task_queue(base, pkg), or nil and the reply that refuses it when it would be longer
+-- than a queue name may be: for a version Go could not check against the queue (a
+-- package route's, read in the script; a run's, which a step job's queue takes).
+--- @include wf_task_queue
+--- @include MAX_QUEUE_BYTES
+--- @include E_VERSION_QUEUE
+local function wf_task_queue_checked(base, pkg)
+  local q = wf_task_queue(base, pkg)
+  if #q > MAX_QUEUE_BYTES then return nil, { E_VERSION_QUEUE, pkg, q } end
+  return q
 end
 
 -- The runtime fields of a workflow's row (r.base its own queue, r.queue its task queue)
@@ -1960,7 +2001,9 @@ end
 --- @include K.wf_runs
 --- @include K.wf_inbox
 --- @include K.wf_timers
+--- @include K.version_runs
 local function wf_need_row(P, id)
+  need(K.version_runs(P), 'hash')
   need(K.wf(P, id), 'hash')
   need(K.wf_history(P, id), 'hash')
   need(K.wf_runs(P, id), 'list')
@@ -2251,8 +2294,10 @@ end
 -- weight (text), payload, at (ms it is due)}. wf_enqueue_step enqueues it as a job of
 -- kind "workflow-step:<type>", fingerprinted by the step (so a step that keeps killing
 -- its worker quarantines that step's jobs only, and the run's tasks still run: it can
--- be cancelled), scheduled when it is due later than now, and records that the step
--- waits for it (K.wf_steps). Returns the job id. The caller checked wf_need_step.
+-- be cancelled), scheduled when it is due later than now, staged (pending) while the run
+-- is paused, as its tasks are (wf_release_steps makes it due at resume), and records
+-- that the step waits for it (K.wf_steps). Returns the job id. The caller checked
+-- wf_need_step.
 --- @include rcall
 --- @include K.wf
 --- @include K.job
@@ -2271,10 +2316,14 @@ local function wf_enqueue_step(P, id, w, s, now)
     payload = s.payload, fp = 'wfstep:' .. id .. '/' .. s.step, prio = 0, ret = '0', maxa = '25', schema = '1',
     sticky = '', tags = '', ukey = '', state = 'available', sched = now }
   if s.at > now then j.state, j.sched = 'scheduled', s.at end
+  if w.status == 'paused' then j.state = 'pending' end
   local now_text = string.format('%d', now)
   rcall('HSET', K.job(P, sid), unpack(new_job_fields(j, string.format('%d', j.sched), now_text)))
   rcall('SADD', K.queues(P), s.queue)
-  if j.state == 'scheduled' then
+  if j.state == 'pending' then
+    move_count(P, s.queue, nil, 'pending')
+    index_move(P, sid, j, nil, 'pending', now)
+  elseif j.state == 'scheduled' then
     move_count(P, s.queue, nil, 'scheduled')
     index_move(P, sid, j, nil, 'scheduled', now)
     rcall('ZADD', K.scheduled(P), j.sched, sid)
@@ -2301,6 +2350,87 @@ local function wf_need_step(P, id, s)
   need(K.wf_steps(P, id), 'hash')
   need_counts(P, s.queue)
   need_available(P, { queue = s.queue, part = s.part, sticky = '', fp = 'wfstep:' .. id .. '/' .. s.step })
+end
+
+-- The step jobs that workflow id's steps wait for (K.wf_steps): a list of {step, job (its
+-- id), j (its fields, nil when the job is gone)}, with the structures that
+-- wf_drop_steps, wf_hold_steps and wf_release_steps write for them checked (the caller
+-- checks structure_error before any write). None without a look when the workflow's row
+-- w never had a step job ('steps', the ids minted). Cost O(steps waiting * log N): one
+-- entry per step the run's own commits sent to a step job and no commit ended yet.
+--- @include rcall
+--- @include need
+--- @include need_counts
+--- @include need_available
+--- @include K.wf_steps
+--- @include K.scheduled
+--- @include load_job
+local function wf_waiting_steps(P, id, w)
+  local out = {}
+  if w.steps == 0 or not need(K.wf_steps(P, id), 'hash') then return out end
+  need(K.scheduled(P), 'zset')
+  local flat = rcall('HGETALL', K.wf_steps(P, id))
+  for i = 1, #flat, 2 do
+    local j = load_job(P, flat[i + 1])
+    if j then
+      need_counts(P, j.queue)
+      need_available(P, j)
+    end
+    out[#out + 1] = { step = flat[i], job = flat[i + 1], j = j }
+  end
+  return out
+end
+
+-- Ends the waits of a run that closed or moved on (steps from wf_waiting_steps, read
+-- before any write): every step job that has not started (available, scheduled,
+-- retryable, staged or quarantined) is deleted, as a given-up step's is, so nothing runs
+-- it later; a running one is left to its holder, whose commit is refused
+-- (StepNotPending: the run is closed, or the workflow is on another run) and ends the
+-- job without effect. K.wf_steps is emptied: the next run's steps start afresh.
+--- @include rcall
+--- @include K.wf_steps
+--- @include UNFINISHED
+--- @include unindex_job
+--- @include delete_job
+local function wf_drop_steps(P, id, steps)
+  for _, s in ipairs(steps) do
+    local j = s.j
+    if j and j.state ~= 'running' and (UNFINISHED[j.state] or j.state == 'quarantined') then
+      unindex_job(P, s.job, j)
+      delete_job(P, s.job, j)
+    end
+  end
+  rcall('DEL', K.wf_steps(P, id))
+end
+
+-- Holds a paused run's step jobs (steps from wf_waiting_steps): each one waiting for
+-- admission is staged (pending), as the run's task is, so no worker starts it until
+-- wf_release_steps. A running one finishes; its commit is accepted as while the run
+-- runs (a retry it asks for is staged too, by wf_enqueue_step).
+--- @include wf_stage_task
+local function wf_hold_steps(P, steps)
+  for _, s in ipairs(steps) do
+    if s.j then wf_stage_task(P, s.job) end
+  end
+end
+
+-- Releases a resumed run's staged step jobs (steps from wf_waiting_steps): each is
+-- available now, or scheduled when it is due later (a retry's backoff still running).
+--- @include schedule
+--- @include make_available
+--- @include wake
+local function wf_release_steps(P, steps, now)
+  for _, s in ipairs(steps) do
+    local j = s.j
+    if j and j.state == 'pending' then
+      if j.sched > now then
+        schedule(P, s.job, j, 'scheduled', j.sched)
+      else
+        make_available(P, s.job, j, now)
+        wake(P, j.queue)
+      end
+    end
+  end
 end
 
 -- Worker heartbeats (keys.go, "Worker heartbeats").

@@ -7,7 +7,8 @@ chain and its listing indexes move with them, so no listing ever folds a history
 empty append only checks the head.
 
 KEYS[1]  namespace prefix; derived keys (lib.lua): wf:<id>, wfh:<id>, wfruns:<id>, wfids,
-         wfstatus:<status>, wfq:{all,type:<t>,status:<s>,ts:<s>:<t>,parent:<p>}, clock
+         wfstatus:<status>, wfq:{all,type:<t>,status:<s>,ts:<s>:<t>,parent:<p>}, verruns,
+         clock
 ARGV[1]  workflow id
 ARGV[2]  expected sequence (the head the caller read; 0 for a new history)
 ARGV[3]  number of events n; then n groups of 9:
@@ -22,10 +23,14 @@ Cost     O(n + log N): n events, up to 10 index updates per status change
 --- @include E_SEQUENCE_CONFLICT
 --- @include wf_load
 --- @include wf_append_events
+--- @include need
+--- @include structure_error
+--- @include K.version_runs
 local P = KEYS[1]
 local id = ARGV[1]
 local expected = tonumber(ARGV[2])
 local n = tonumber(ARGV[3])
+if not need(K.version_runs(P), 'hash') then return structure_error() end
 local w = wf_load(P, id)
 if w.head ~= expected then return { E_SEQUENCE_CONFLICT, expected, w.head } end
 if n == 0 then return { OK, w.head } end

@@ -9,8 +9,11 @@ Then: the task's events are appended (a checkpoint stops here, with the timers, 
 and step jobs below; the task keeps running); timers are armed and retired; children are
 opened with their first tasks (a run that closes or continues as new names its armed
 timers to retire); steps that run as jobs of their own get their step jobs, and steps
-given up (a cancel) lose theirs, a running holder told on the cancel channel; a run that
-closed publishes on its closed channel, updates its visibility row and tells its parent.
+given up (a cancel) lose theirs, a running holder told on the cancel channel; the step
+jobs the steps still wait for are dropped when the run closes or moves on (a running
+one's commit is refused), staged when the commit pauses the run and released when it
+resumes it (as wf_terminate, wf_pause and wf_resume do); a run that closed publishes on
+its closed channel, updates its visibility row and tells its parent.
 An ending commit also appends the events that waited in the inbox while the task ran
 (but a step job's events of a step the commit gives up), acks the task (deleted, as a
 success with no retention) and enqueues the next task when the inbox held events or the
@@ -22,8 +25,8 @@ KEYS[1]  namespace prefix; derived keys (lib.lua): job:<id>, leases, queues, wf:
          wfh:<id>, wfruns:<id>, wfinbox:<id>, wftimers:<id>, wfsteps:<id>, wfids,
          wfstatus:<s>, wfq:*, timers, vis:<id>, visq:*, scheduled,
          q:<queue>:{counts,ring,drr,p:<part>,wake}, unique, quarantine, held:<fp>, retained,
-         clock; the same for children, step jobs and the parent; channels wfclosed:<id>,
-         cancelled
+         verruns, clock; the same for children, step jobs and the parent; channels
+         wfclosed:<id>, cancelled
 ARGV[1]  workflow id
 ARGV[2]  task job id, ARGV[3] lease id, ARGV[4] fence
 ARGV[5]  expected head
@@ -45,7 +48,10 @@ ARGV[15] number of events n (as in wf_append.lua); then n groups of 9:
 Replies  {0, head, next task id or '', the step jobs' ids in ARGV[13]'s order...}
          {-5}                       LeaseRejected: not the task's current holder
          {-20, expected, found}     SequenceConflict
-Cost     O((n + inbox (at most 1000) + timers + children + steps) * log N)
+         {-26, version, queue}      a step job's queue, or the new run's task queue, on the
+                                    run's version would be longer than a queue name
+Cost     O((n + inbox (at most 1000) + timers + children + steps) * log N), and the steps
+         waiting when the commit moves the run's status
 ]]
 --- @include rcall
 --- @include OK
@@ -78,6 +84,7 @@ Cost     O((n + inbox (at most 1000) + timers + children + steps) * log N)
 --- @include wf_deliver
 --- @include wf_open
 --- @include wf_task_queue
+--- @include wf_task_queue_checked
 --- @include wf_record_visibility
 --- @include wf_enqueue_step
 --- @include wf_need_step
@@ -87,6 +94,11 @@ Cost     O((n + inbox (at most 1000) + timers + children + steps) * log N)
 --- @include K.scheduled
 --- @include release_unique
 --- @include delete_job
+--- @include WF_STATUS_OF
+--- @include wf_waiting_steps
+--- @include wf_drop_steps
+--- @include wf_hold_steps
+--- @include wf_release_steps
 --- @include flush_counts
 local P = KEYS[1]
 local id, tid, lease, fence = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
@@ -134,11 +146,19 @@ if r.task ~= tid then return { E_LEASE_REJECTED } end
 if w.head ~= expected then return { E_SEQUENCE_CONFLICT, expected, w.head } end
 -- A run's step jobs go on its version's queue of the step's queue, as its tasks do: only
 -- workers on the run's code replay it to the step.
-for _, s in ipairs(steps) do s.queue = wf_task_queue(s.queue, r.pkg) end
+for _, s in ipairs(steps) do
+  local q, long = wf_task_queue_checked(s.queue, r.pkg)
+  if not q then return long end
+  s.queue = q
+end
 local inbox = {}
 for _, e in ipairs(events) do
   -- A new run (continue-as-new) may be on another version: its tasks go to its queue.
-  if e.kind == 'workflow_started' then r.queue = wf_task_queue(r.base, e.pkg) end
+  if e.kind == 'workflow_started' then
+    local q, long = wf_task_queue_checked(r.base, e.pkg)
+    if not q then return long end
+    r.queue = q
+  end
 end
 if ending then
   inbox = rcall('LRANGE', K.wf_inbox(P, id), 0, 999)
@@ -168,6 +188,21 @@ for _, g in ipairs(given_up) do
     need(K.scheduled(P), 'zset')
     need_counts(P, sj.queue)
     need_available(P, sj)
+  end
+end
+-- A commit that moves the run's status (closes it, starts a new run, pauses or resumes
+-- it) moves the step jobs its steps wait for with it; one that does not leaves them be.
+local moves = false
+for _, e in ipairs(events) do
+  if WF_STATUS_OF[e.kind] then moves = true end
+end
+for _, e in ipairs(inbox) do
+  if WF_STATUS_OF[string.match(e, '^(.-)\n')] then moves = true end
+end
+local waiting = {}
+if moves then
+  for _, s in ipairs(wf_waiting_steps(P, id, w)) do
+    if not giving_up[s.step] then waiting[#waiting + 1] = s end
   end
 end
 bad = structure_error()
@@ -207,8 +242,22 @@ for _, g in ipairs(given_up) do
   rcall('HDEL', K.wf_steps(P, id), g.step)
   if g.job then wf_drop_task(P, g.job) end
 end
+if (WF_CLOSED[w.status] and not WF_CLOSED[old_status]) or w.run ~= old_run then
+  wf_drop_steps(P, id, waiting)
+elseif w.status == 'paused' and old_status ~= 'paused' then
+  wf_hold_steps(P, waiting)
+elseif old_status == 'paused' and w.status ~= 'paused' then
+  wf_release_steps(P, waiting, now)
+end
 local step_ids = {}
 for i, s in ipairs(steps) do step_ids[i] = wf_enqueue_step(P, id, w, s, now) end
+if WF_CLOSED[w.status] then
+  -- A closing commit's own step jobs have no step left to wait for them.
+  for i, s in ipairs(steps) do
+    rcall('HDEL', K.wf_steps(P, id), s.step)
+    wf_drop_task(P, step_ids[i])
+  end
+end
 if WF_CLOSED[w.status] and not WF_CLOSED[old_status] then
   rcall('PUBLISH', K.wf_closed(P, id), w.status)
   if parent_route then wf_deliver(P, w.parent, parent_kind, parent_body, now) end

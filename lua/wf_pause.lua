@@ -1,19 +1,21 @@
 --[[
-wf_pause.lua: pauses a workflow's open run: a workflow_paused event, and its task
-waiting for admission is staged (pending) so no worker admits it; the tasks that follow
-while the run is paused are staged too, until wf_resume. A task running when the pause
-arrives finishes: the pause waits in the inbox and takes effect at that task's commit,
-which stages the next task.
+wf_pause.lua: pauses a workflow's open run: a workflow_paused event, and its task and
+the step jobs its steps wait for, those waiting for admission, are staged (pending) so
+no worker admits them; the tasks and step jobs that follow while the run is paused are
+staged too, until wf_resume. A task or step job running when the pause arrives
+finishes (a running task's pause waits in the inbox and takes effect at that task's
+commit, which stages the next task and the step jobs).
 
 KEYS[1]  namespace prefix; derived keys (lib.lua): wf:<id>, wfh:<id>, wfruns:<id>,
-         wfinbox:<id>, wftimers:<id>, wfstatus:<s>, wfq:*, job:<task id>, scheduled,
+         wfinbox:<id>, wftimers:<id>, wfsteps:<id>, wfstatus:<s>, wfq:*, job:<task id>,
+         job:<step job id>, scheduled,
          q:<queue>:{counts,ring,drr,p:<part>,wake}, held:<fp>, parked:<class>, clock
 ARGV[1]  workflow id
 ARGV[2]  workflow_paused body (JSON, built by Go)
 Replies  {0, 'paused' | 'requested' (in the inbox) | 'already'}
          {-22}            the workflow has no history
          {-23, status}    the run is closed
-Cost     O(log N)
+Cost     O((1 + steps waiting) * log N)
 ]]
 --- @include wf_load_open
 --- @include wf_event
@@ -28,6 +30,8 @@ Cost     O(log N)
 --- @include structure_error
 --- @include wf_append_events
 --- @include wf_stage_task
+--- @include wf_waiting_steps
+--- @include wf_hold_steps
 --- @include flush_counts
 local P = KEYS[1]
 local id = ARGV[1]
@@ -38,6 +42,8 @@ if not w then return refused end
 if w.status == 'paused' then return { OK, 'already' } end
 local r = wf_route(P, id)
 wf_need_task(P, r)
+local steps = {}
+if r.task_state ~= 'running' then steps = wf_waiting_steps(P, id, w) end
 local bad = structure_error()
 if bad then return bad end
 if r.task_state == 'running' then
@@ -46,5 +52,6 @@ if r.task_state == 'running' then
 end
 wf_append_events(P, id, w, { wf_event(w, 'workflow_paused', ARGV[2], now) }, now)
 if r.task_state ~= '' then wf_stage_task(P, r.task) end
+wf_hold_steps(P, steps)
 flush_counts(P)
 return { OK, 'paused' }

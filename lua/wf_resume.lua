@@ -1,18 +1,20 @@
 --[[
-wf_resume.lua: resumes a paused workflow run: a workflow_resumed event, and its staged
-task is made available (or a task is enqueued when it has none). A pause still waiting
-in the inbox of a running task is answered in the inbox too: that task's commit applies
-both, in order.
+wf_resume.lua: resumes a paused workflow run: a workflow_resumed event, its staged
+task is made available (or a task is enqueued when it has none), and so are the staged
+step jobs its steps wait for (scheduled, when a retry's backoff still runs). A pause
+still waiting in the inbox of a running task is answered in the inbox too: that task's
+commit applies both, in order.
 
 KEYS[1]  namespace prefix; derived keys (lib.lua): wf:<id>, wfh:<id>, wfruns:<id>,
-         wfinbox:<id>, wftimers:<id>, wfstatus:<s>, wfq:*, job:<task id>, queues,
+         wfinbox:<id>, wftimers:<id>, wfsteps:<id>, wfstatus:<s>, wfq:*, job:<task id>,
+         job:<step job id>, queues, scheduled,
          q:<queue>:{counts,ring,drr,p:<part>,wake}, quarantine, held:<fp>, clock
 ARGV[1]  workflow id
 ARGV[2]  workflow_resumed body (JSON, built by Go)
 Replies  {0, 'resumed' | 'requested' (in the inbox) | 'not_paused'}
          {-22}            the workflow has no history
          {-23, status}    the run is closed
-Cost     O(log N), and up to 1000 inbox entries read while a task runs
+Cost     O((1 + steps waiting) * log N), and up to 1000 inbox entries read while a task runs
 ]]
 --- @include wf_load_open
 --- @include wf_event
@@ -28,6 +30,8 @@ Cost     O(log N), and up to 1000 inbox entries read while a task runs
 --- @include load_job
 --- @include make_available
 --- @include wake
+--- @include wf_waiting_steps
+--- @include wf_release_steps
 --- @include flush_counts
 local P = KEYS[1]
 local id = ARGV[1]
@@ -36,6 +40,8 @@ local w, refused = wf_load_open(P, id)
 if not w then return refused end
 local r = wf_route(P, id)
 wf_need_task(P, r)
+local steps = {}
+if r.task_state ~= 'running' and w.status == 'paused' then steps = wf_waiting_steps(P, id, w) end
 local bad = structure_error()
 if bad then return bad end
 if r.task_state == 'running' then
@@ -56,5 +62,6 @@ if r.task_state == 'pending' then
 elseif r.task_state == '' then
   wf_enqueue_task(P, id, w, r, now)
 end
+wf_release_steps(P, steps, now)
 flush_counts(P)
 return { OK, 'resumed' }

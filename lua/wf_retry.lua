@@ -7,7 +7,8 @@ runs the code on from the cut. Checked against the head the caller read.
 
 KEYS[1]  namespace prefix; derived keys (lib.lua): wf:<id>, wfh:<id>, wfruns:<id>,
          wfinbox:<id>, wftimers:<id>, wfstatus:<s>, wfq:*, vis:<id>, visq:*, job:<task id>,
-         queues, q:<queue>:{counts,ring,drr,p:<part>,wake}, quarantine, held:<fp>, clock
+         queues, q:<queue>:{counts,ring,drr,p:<part>,wake}, quarantine, held:<fp>, verruns,
+         clock
 ARGV[1]  workflow id
 ARGV[2]  expected head
 ARGV[3]  cut: the seq of the first event removed (past the run's workflow_started)
@@ -37,6 +38,7 @@ Cost     O(removed events (at most 1000) + log N)
 --- @include listing_move
 --- @include wf_enqueue_task
 --- @include wf_record_visibility
+--- @include wf_count_open
 --- @include flush_counts
 local P = KEYS[1]
 local id = ARGV[1]
@@ -62,7 +64,8 @@ for seq = cut, w.head do removed[#removed + 1] = seq end
 rcall('HDEL', K.wf_history(P, id), unpack(removed))
 local old = { started = w.started, type = w.type, status = w.status, parent = w.parent }
 w.head, w.status, w.closed = cut - 1, 'running', ''
-rcall('HSET', K.wf(P, id), 'head', w.head, 'status', w.status, 'closed', '', 'updated', now)
+wf_count_open(P, w)
+rcall('HSET', K.wf(P, id), 'head', w.head, 'status', w.status, 'closed', '', 'vopen', w.vopen, 'updated', now)
 rcall('ZREM', K.wf_status(P, 'failed'), id)
 rcall('ZADD', K.wf_status(P, 'running'), '0', id)
 listing_move(P, K.wf_query, id, old, { started = w.started, type = w.type, status = w.status, parent = w.parent })

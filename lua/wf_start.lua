@@ -13,7 +13,7 @@ any write.
 KEYS[1]  namespace prefix; derived keys (lib.lua): wf:<id>, wfh:<id>, wfruns:<id>,
          wfinbox:<id>, wftimers:<id>, wfids, wfstatus:<s>, wfq:*, vis:<id>, visq:*,
          job:<task id>, queues, q:<queue>:{counts,ring,drr,p:<part>,wake}, quarantine,
-         held:<fp>, routes, verdeploys, clock
+         held:<fp>, routes, verdeploys, verruns, clock
 ARGV[1]  workflow id
 ARGV[2]  workflow_started body (JSON, built by Go; the route's version is added to it)
 ARGV[3]  workflow type
@@ -24,6 +24,8 @@ ARGV[7]  partition
 Replies  {0, 1, run id, task id}            started
          {0, 0, run id, status}             the id existed: its current run
          {-25, version}                     VersionDraining: nothing written
+         {-26, version, task queue}         the route's version makes the task queue
+                                            longer than a queue name: nothing written
 Cost     O(log N)
 ]]
 --- @include rcall
@@ -37,7 +39,7 @@ Cost     O(log N)
 --- @include wf_load
 --- @include wf_need_row
 --- @include wf_need_task
---- @include wf_task_queue
+--- @include wf_task_queue_checked
 --- @include structure_error
 --- @include wf_open
 --- @include flush_counts
@@ -58,7 +60,9 @@ if pkg == '' then
 end
 if pkg ~= '' and version_draining(P, pkg) then return { E_VERSION_DRAINING, pkg } end
 local route = { queue = ARGV[6], part = ARGV[7] }
-wf_need_task(P, { queue = wf_task_queue(route.queue, pkg), part = route.part })
+local tq, long = wf_task_queue_checked(route.queue, pkg)
+if not tq then return long end
+wf_need_task(P, { queue = tq, part = route.part })
 bad = structure_error()
 if bad then return bad end
 local tid = wf_open(P, id, { body = body, type = ARGV[3], run = ARGV[4], parent = '', prun = '', pkg = pkg }, route, now)

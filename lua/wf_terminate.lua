@@ -2,13 +2,15 @@
 wf_terminate.lua: ends a workflow's open run at once, without running its code: its
 task job is removed (a running holder is told on the cancel channel, and its commit is
 refused), the events in its inbox are dropped, a workflow_terminated event closes the
-run, the named timers are retired, the closed channel is published and a parent is told
-(child_failed).
+run, the named timers are retired, the step jobs its steps wait for are dropped (a
+running one's commit is refused: StepNotPending), the closed channel is published and a
+parent is told (child_failed).
 
 KEYS[1]  namespace prefix; derived keys (lib.lua): wf:<id>, wfh:<id>, wfruns:<id>,
-         wfinbox:<id>, wftimers:<id>, wfstatus:<s>, wfq:*, timers, vis:<id>, visq:*,
-         job:<task id>, leases, scheduled, q:<queue>:{counts,ring,drr,p:<part>,wake},
-         held:<fp>, parked:<class>, clock; the parent's keys; channels cancelled,
+         wfinbox:<id>, wftimers:<id>, wfsteps:<id>, wfstatus:<s>, wfq:*, timers, vis:<id>,
+         visq:*, job:<task id>, job:<step job id>, leases, scheduled, retained,
+         q:<queue>:{counts,ring,drr,p:<part>,wake},
+         held:<fp>, parked:<class>, verruns, clock; the parent's keys; channels cancelled,
          wfclosed:<id>
 ARGV[1]  workflow id
 ARGV[2]  workflow_terminated body (JSON, built by Go)
@@ -17,7 +19,7 @@ ARGV[4]  the run's armed timers: a JSON array of timer ids
 Replies  {0}
          {-22}            the workflow has no history
          {-23, status}    the run is closed
-Cost     O(log N + timers)
+Cost     O((timers + steps waiting) * log N)
 ]]
 --- @include wf_load_open
 --- @include wf_event
@@ -43,6 +45,8 @@ Cost     O(log N + timers)
 --- @include wf_drop_task
 --- @include wf_deliver
 --- @include wf_record_visibility
+--- @include wf_waiting_steps
+--- @include wf_drop_steps
 --- @include flush_counts
 local P = KEYS[1]
 local id = ARGV[1]
@@ -63,9 +67,11 @@ if w.parent ~= '' then
     wf_need_task(P, wf_route(P, w.parent))
   end
 end
+local steps = wf_waiting_steps(P, id, w)
 local bad = structure_error()
 if bad then return bad end
 if r.task_state ~= '' then wf_drop_task(P, r.task) end
+wf_drop_steps(P, id, steps)
 rcall('DEL', K.wf_inbox(P, id))
 rcall('HSET', K.wf(P, id), 'task', '')
 wf_append_events(P, id, w, { wf_event(w, 'workflow_terminated', ARGV[2], now) }, now)

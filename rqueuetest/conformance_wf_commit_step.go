@@ -34,6 +34,42 @@ func completed(id, step string, lease headgate.LeaseRef) headgate.StepCommit {
 		Events: []headgate.Event{{Kind: headgate.EventStepCompleted, Name: step, Attempt: 1, Result: []byte(`"ok"`)}}}
 }
 
+// failedWithRetry is the commit of a step job's failed attempt whose retry (a step job
+// on "steps", partition "t-7") is due at due.
+func failedWithRetry(id, step string, lease headgate.LeaseRef, due time.Time) headgate.StepCommit {
+	return headgate.StepCommit{WorkflowID: id, RunID: "r1", Step: step, Lease: lease, Events: []headgate.Event{
+		{Kind: headgate.EventStepFailed, Name: step, Attempt: 1, Error: &headgate.WorkflowError{Message: "503"}, FireAt: due},
+		{Kind: headgate.EventStepScheduled, Name: step, Attempt: 2, Queue: "steps", FireAt: due}},
+		Retry: &headgate.StepJob{Step: step, Queue: "steps", Partition: "t-7", Payload: []byte(`2`), RunAt: due}}
+}
+
+// wantNoStepWaits checks that workflow id's steps wait for no step job (its wfsteps hash
+// is gone).
+func wantNoStepWaits(t testing.TB, ctx context.Context, s *headgate.Store, id string) {
+	t.Helper()
+	waits, err := s.Client().HGetAll(ctx, nsKey(s, "wfsteps:"+id)).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(waits) != 0 {
+		t.Errorf("workflow %s's steps still wait for step jobs: %v", id, waits)
+	}
+}
+
+// wantNothingToAdmit checks that no job of queue is admitted, now or once every
+// schedule and backoff is past.
+func wantNothingToAdmit(t testing.TB, ctx context.Context, s *headgate.Store, what, queue string) {
+	t.Helper()
+	if got := mustAdmit(t, ctx, s, admitReq("w9", 10, queue)); len(got) != 0 {
+		t.Errorf("%s: admitted %v from %s, want nothing", what, ids(got), queue)
+	}
+	advance(t, ctx, s, 24*time.Hour)
+	mustPromote(t, ctx, s)
+	if got := mustAdmit(t, ctx, s, admitReq("w9", 10, queue)); len(got) != 0 {
+		t.Errorf("%s: admitted %v from %s a day later, want nothing", what, ids(got), queue)
+	}
+}
+
 func hasStepEvent(h []headgate.Event, kind headgate.EventKind, step string) bool {
 	for _, e := range h {
 		if e.Kind == kind && e.Name == step {
@@ -255,5 +291,68 @@ var wfCommitStepCases = []conformanceCase{
 		if np, ok := errors.AsType[*headgate.StepNotPendingError](err); !ok || np.Reason != "the run is terminated" {
 			t.Errorf("step commit after terminate: %v, want *StepNotPendingError: the run is terminated", err)
 		}
+	}},
+	{"WfCommitStep/ClosingCommitDropsStepJobs", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		stepIDs := scheduleSteps(t, ctx, s, "w", "a#1", "b#1", "c#1")
+		running := admitOne(t, ctx, s, "steps") // a runs
+		if err := s.CancelWorkflow(ctx, "w", "", ""); err != nil {
+			t.Fatal(err)
+		}
+		// The code gives b up and closes the run before it reaches c.
+		task := admitOne(t, ctx, s, "wf")
+		res := mustCommit(t, ctx, s, headgate.TaskCommit{WorkflowID: "w", Lease: task.LeaseRef(), ExpectedHead: 5, End: true,
+			Events:      []headgate.Event{{Seq: 6, Kind: headgate.EventWorkflowCancelled}},
+			GiveUpSteps: []string{"b#1"},
+			StepJobs:    []headgate.StepJob{{Step: "d#1", Queue: "steps"}}})
+		wantState(t, ctx, s, running.Envelope.ID, headgate.StateRunning)
+		for _, id := range []string{stepIDs[1], stepIDs[2], res.StepJobIDs[0]} {
+			wantState(t, ctx, s, id, headgate.StateDeleted)
+		}
+		wantNoStepWaits(t, ctx, s, "w")
+		checkCounts(t, s)
+		err := unchanged(t, ctx, s, "the running step job's commit", func() error {
+			_, err := s.CommitWorkflowStep(ctx, completed("w", "a#1", running.LeaseRef()))
+			return err
+		})
+		if np, ok := errors.AsType[*headgate.StepNotPendingError](err); !ok || np.Reason != "the run is cancelled" {
+			t.Errorf("the running step job's commit: %v, want *StepNotPendingError: the run is cancelled", err)
+		}
+		wantNothingToAdmit(t, ctx, s, "after the run closed", "steps")
+	}},
+	{"WfCommitStep/ContinueAsNewDropsStepJobs", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		stepIDs := scheduleSteps(t, ctx, s, "w", "a#1", "b#1")
+		running := admitOne(t, ctx, s, "steps") // a runs
+		if err := s.SignalWorkflow(ctx, "w", "go", nil); err != nil {
+			t.Fatal(err)
+		}
+		task := admitOne(t, ctx, s, "wf")
+		res := mustCommit(t, ctx, s, headgate.TaskCommit{WorkflowID: "w", Lease: task.LeaseRef(), ExpectedHead: 4, End: true,
+			NextTask: true, Events: []headgate.Event{
+				{Seq: 5, Kind: headgate.EventWorkflowContinuedAsNew, RunID: "r2"},
+				{Seq: 6, Kind: headgate.EventWorkflowStarted, WorkflowType: "t", RunID: "r2"}}})
+		wantState(t, ctx, s, stepIDs[1], headgate.StateDeleted)
+		wantNoStepWaits(t, ctx, s, "w")
+		checkCounts(t, s)
+		err := unchanged(t, ctx, s, "the old run's step commit", func() error {
+			_, err := s.CommitWorkflowStep(ctx, completed("w", "a#1", running.LeaseRef()))
+			return err
+		})
+		if np, ok := errors.AsType[*headgate.StepNotPendingError](err); !ok || np.Reason != "the workflow is on run r2" {
+			t.Errorf("the old run's step commit: %v, want *StepNotPendingError: the workflow is on run r2", err)
+		}
+		// The new run's steps start afresh: its a#1 waits for its own step job.
+		next := admitOne(t, ctx, s, "wf")
+		if next.Envelope.ID != res.NextTaskID {
+			t.Fatalf("admitted %s, want the new run's task %s", next.Envelope.ID, res.NextTaskID)
+		}
+		again := mustCommit(t, ctx, s, headgate.TaskCommit{WorkflowID: "w", Lease: next.LeaseRef(), ExpectedHead: 6, End: true,
+			Events:   []headgate.Event{{Seq: 7, Kind: headgate.EventStepScheduled, Name: "a#1", Attempt: 1, Queue: "steps"}},
+			StepJobs: []headgate.StepJob{{Step: "a#1", Queue: "steps"}}})
+		if c := admitOne(t, ctx, s, "steps"); c.Envelope.ID != again.StepJobIDs[0] {
+			t.Errorf("admitted %s, want the new run's step job %s", c.Envelope.ID, again.StepJobIDs[0])
+		}
+		checkCounts(t, s)
 	}},
 }

@@ -2,6 +2,7 @@ package rqueuetest
 
 import (
 	"testing"
+	"time"
 
 	"github.com/headgate/headgate"
 )
@@ -56,6 +57,79 @@ var wfPauseCases = []conformanceCase{
 		wantState(t, ctx, s, res.NextTaskID, headgate.StateAvailable)
 		got, err = s.ResumeWorkflow(ctx, "w", "", "")
 		wantPause(t, "resume again", got, err, headgate.PauseUnchanged)
+	}},
+	{"WfPause/HoldsStepJobs", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		stepIDs := scheduleSteps(t, ctx, s, "w", "a#1", "b#1", "c#1")
+		claims := mustAdmit(t, ctx, s, admitReq("w1", 2, "steps")) // a and b run, c waits
+		if len(claims) != 2 {
+			t.Fatalf("admitted %v, want a and b", ids(claims))
+		}
+		due := epoch.Add(48 * time.Hour)
+		retry, err := s.CommitWorkflowStep(ctx, failedWithRetry("w", "b#1", claims[1].LeaseRef(), due))
+		if err != nil || retry.RetryJobID == "" {
+			t.Fatalf("b's failed attempt: %+v, %v", retry, err)
+		}
+		got, err := s.PauseWorkflow(ctx, "w", "", "")
+		wantPause(t, "pause", got, err, headgate.PauseApplied)
+		wantState(t, ctx, s, stepIDs[0], headgate.StateRunning) // a running step job finishes
+		wantState(t, ctx, s, retry.RetryJobID, headgate.StatePending)
+		wantState(t, ctx, s, stepIDs[2], headgate.StatePending)
+		checkCounts(t, s)
+		// a's commit while the run is paused is taken; the task it brings is staged.
+		res, err := s.CommitWorkflowStep(ctx, completed("w", "a#1", claims[0].LeaseRef()))
+		if err != nil || res.NextTaskID == "" {
+			t.Fatalf("a's commit while paused: %+v, %v", res, err)
+		}
+		wantState(t, ctx, s, res.NextTaskID, headgate.StatePending)
+		wantNothingToAdmit(t, ctx, s, "while paused", "steps")
+		checkCounts(t, s)
+
+		got, err = s.ResumeWorkflow(ctx, "w", "", "")
+		wantPause(t, "resume", got, err, headgate.PauseApplied)
+		wantState(t, ctx, s, stepIDs[2], headgate.StateAvailable)
+		wantState(t, ctx, s, res.NextTaskID, headgate.StateAvailable)
+		// The retry's backoff still runs: it is due when it was.
+		if j := getJob(t, ctx, s, retry.RetryJobID); j.State != headgate.StateScheduled || !j.ScheduledAt.Equal(due) {
+			t.Errorf("the retry after resume: %s at %s, want scheduled at %s", j.State, j.ScheduledAt, due)
+		}
+		checkCounts(t, s)
+		if c := admitOne(t, ctx, s, "steps"); c.Envelope.ID != stepIDs[2] {
+			t.Errorf("admitted %s after resume, want c's step job %s", c.Envelope.ID, stepIDs[2])
+		}
+		checkCounts(t, s)
+	}},
+	{"WfPause/WhileTheTaskRunsHoldsStepJobs", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		stepIDs := scheduleSteps(t, ctx, s, "w", "a#1")
+		if err := s.SignalWorkflow(ctx, "w", "go", nil); err != nil {
+			t.Fatal(err)
+		}
+		task := admitOne(t, ctx, s, "wf")
+		got, err := s.PauseWorkflow(ctx, "w", "", "")
+		wantPause(t, "pause while the task runs", got, err, headgate.PauseRequested)
+		wantState(t, ctx, s, stepIDs[0], headgate.StateAvailable) // the pause waits for the commit
+		// The commit applies the pause: the waiting step job and the one it sends are staged.
+		res := mustCommit(t, ctx, s, headgate.TaskCommit{WorkflowID: "w", Lease: task.LeaseRef(), ExpectedHead: 3, End: true,
+			Events:   []headgate.Event{{Seq: 4, Kind: headgate.EventStepScheduled, Name: "b#1", Attempt: 1, Queue: "steps"}},
+			StepJobs: []headgate.StepJob{{Step: "b#1", Queue: "steps"}}})
+		if w, err := s.GetWorkflow(ctx, "w"); err != nil || w.Status != headgate.WorkflowPaused {
+			t.Fatalf("after the commit: %+v, %v; want paused", w, err)
+		}
+		wantState(t, ctx, s, stepIDs[0], headgate.StatePending)
+		wantState(t, ctx, s, res.StepJobIDs[0], headgate.StatePending)
+		if claims := mustAdmit(t, ctx, s, admitReq("w1", 10, "steps")); len(claims) != 0 {
+			t.Errorf("admitted a paused run's step jobs: %v", ids(claims))
+		}
+		checkCounts(t, s)
+		// Terminating the paused run drops its staged step jobs.
+		if err := s.TerminateWorkflow(ctx, "w", "", ""); err != nil {
+			t.Fatal(err)
+		}
+		wantState(t, ctx, s, stepIDs[0], headgate.StateDeleted)
+		wantState(t, ctx, s, res.StepJobIDs[0], headgate.StateDeleted)
+		wantNoStepWaits(t, ctx, s, "w")
+		checkCounts(t, s)
 	}},
 }
 

@@ -43,4 +43,37 @@ var wfTerminateCases = []conformanceCase{
 			t.Errorf("terminate of no workflow: %v", err)
 		}
 	}},
+	{"WfTerminate/DropsWaitingStepJobs", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		stepIDs := scheduleSteps(t, ctx, s, "w", "a#1", "b#1", "c#1")
+		claims := mustAdmit(t, ctx, s, admitReq("w1", 2, "steps")) // a and b run, c waits
+		if len(claims) != 2 || claims[0].Envelope.ID != stepIDs[0] || claims[1].Envelope.ID != stepIDs[1] {
+			t.Fatalf("admitted %v, want %v", ids(claims), stepIDs[:2])
+		}
+		// b fails and waits for its retry, a step job due in a minute.
+		retry, err := s.CommitWorkflowStep(ctx, failedWithRetry("w", "b#1", claims[1].LeaseRef(), epoch.Add(time.Minute)))
+		if err != nil || retry.RetryJobID == "" {
+			t.Fatalf("b's failed attempt: %+v, %v", retry, err)
+		}
+		if err := s.TerminateWorkflow(ctx, "w", "stuck", "op"); err != nil {
+			t.Fatal(err)
+		}
+		wantState(t, ctx, s, stepIDs[0], headgate.StateRunning) // its holder learns at its commit
+		wantState(t, ctx, s, retry.RetryJobID, headgate.StateDeleted)
+		wantState(t, ctx, s, stepIDs[2], headgate.StateDeleted)
+		wantNoStepWaits(t, ctx, s, "w")
+		checkCounts(t, s)
+		err = unchanged(t, ctx, s, "the running step job's commit", func() error {
+			_, err := s.CommitWorkflowStep(ctx, completed("w", "a#1", claims[0].LeaseRef()))
+			return err
+		})
+		if np, ok := errors.AsType[*headgate.StepNotPendingError](err); !ok || np.Reason != "the run is terminated" {
+			t.Errorf("the running step job's commit: %v, want *StepNotPendingError: the run is terminated", err)
+		}
+		if _, err := s.Ack(ctx, claims[0].LeaseRef(), headgate.OutcomeSkip, &headgate.AckOpts{Error: "the run is terminated"}); err != nil {
+			t.Fatalf("the running step job ends without effect: %v", err)
+		}
+		wantNothingToAdmit(t, ctx, s, "after terminate", "steps")
+		checkCounts(t, s)
+	}},
 }

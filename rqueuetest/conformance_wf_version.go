@@ -3,6 +3,7 @@ package rqueuetest
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/headgate/headgate"
@@ -160,5 +161,154 @@ var wfVersionCases = []conformanceCase{
 			t.Fatal(err)
 		}
 		started("red deleted", "f")
+	}},
+	{"WfVersion/TaskQueueTooLongRefused", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		// A route's version meets the run's queue only in the start's script.
+		version := strings.Repeat("v", headgate.MaxVersionBytes)
+		if err := s.PutPackageRoute(ctx, "t", version); err != nil {
+			t.Fatal(err)
+		}
+		long := strings.Repeat("q", headgate.MaxNameBytes-headgate.MaxVersionBytes) // one byte too many with "@"
+		err := unchanged(t, ctx, s, "start on the route with a long queue", func() error {
+			_, err := s.StartWorkflow(ctx, headgate.WorkflowStart{WorkflowID: "w", WorkflowType: "t", Queue: long})
+			return err
+		})
+		if invalid, ok := errors.AsType[*headgate.InvalidError](err); !ok || invalid.Field != "PackageVersion" ||
+			!strings.Contains(err.Error(), "longer than 256 bytes") {
+			t.Errorf("start on the route with a long queue: %v, want an InvalidError of PackageVersion", err)
+		}
+		fits := long[1:]
+		if _, err := s.StartWorkflow(ctx, headgate.WorkflowStart{WorkflowID: "w", WorkflowType: "t", RunID: "r1",
+			Queue: fits}); err != nil {
+			t.Fatalf("start on the route with the longest queue that fits: %v", err)
+		}
+		task := admitOne(t, ctx, s, headgate.VersionedQueue(fits, version))
+		// A step job goes on the run's version of its queue, which is too long here.
+		err = unchanged(t, ctx, s, "commit of a step job on a long queue", func() error {
+			_, err := s.CommitWorkflowTask(ctx, headgate.TaskCommit{WorkflowID: "w", Lease: task.LeaseRef(), ExpectedHead: 1,
+				End:      true,
+				Events:   []headgate.Event{{Seq: 2, Kind: headgate.EventStepScheduled, Name: "a#1", Attempt: 1, Queue: long}},
+				StepJobs: []headgate.StepJob{{Step: "a#1", Queue: long}}})
+			return err
+		})
+		if invalid, ok := errors.AsType[*headgate.InvalidError](err); !ok || invalid.Field != "PackageVersion" {
+			t.Errorf("commit of a step job on a long queue: %v, want an InvalidError of PackageVersion", err)
+		}
+		checkCounts(t, s)
+	}},
+	{"WfVersion/OpenRunsCounted", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		want := func(what string, v1, v2 int64) {
+			t.Helper()
+			got, err := s.OpenRunsByVersion(ctx, "v1", "v2", "v3")
+			if err != nil || got["v1"] != v1 || got["v2"] != v2 || got["v3"] != 0 {
+				t.Errorf("%s: open runs %v, %v; want v1 %d, v2 %d, v3 0", what, got, err, v1, v2)
+			}
+			// A version with no open run keeps no count.
+			fields, err := s.Client().HKeys(ctx, nsKey(s, "verruns")).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range fields {
+				if n, err := s.OpenRunsByVersion(ctx, f); err != nil || n[f] <= 0 {
+					t.Errorf("%s: version %s keeps a count of %v, %v", what, f, n, err)
+				}
+			}
+		}
+		start := func(id, version string) headgate.Claim {
+			t.Helper()
+			if _, err := s.StartWorkflow(ctx, headgate.WorkflowStart{WorkflowID: id, WorkflowType: "t", RunID: "r1",
+				Queue: "wf", PackageVersion: version}); err != nil {
+				t.Fatal(err)
+			}
+			return admitOne(t, ctx, s, headgate.VersionedQueue("wf", version))
+		}
+		want("none", 0, 0)
+		a := start("a", "v1")
+		b := start("b", "v1")
+		c := start("c", "v2")
+		start("d", "") // unversioned: counted nowhere
+		if _, err := s.StartWorkflow(ctx, headgate.WorkflowStart{WorkflowID: "a", WorkflowType: "t", Queue: "wf",
+			PackageVersion: "v1"}); err != nil { // the existing run: counted once
+			t.Fatal(err)
+		}
+		want("three started", 2, 1)
+		// a starts a child on v1 and completes; the child stays open.
+		mustCommit(t, ctx, s, headgate.TaskCommit{WorkflowID: "a", Lease: a.LeaseRef(), ExpectedHead: 1, End: true,
+			Events: []headgate.Event{{Seq: 2, Kind: headgate.EventChildStarted, Name: "k#1", ChildWorkflowID: "a/k"},
+				{Seq: 3, Kind: headgate.EventWorkflowCompleted}},
+			Children: []headgate.WorkflowStart{{WorkflowID: "a/k", WorkflowType: "t", RunID: "kr", Queue: "wf",
+				PackageVersion: "v1"}}})
+		want("a completed, its child open", 2, 1)
+		if k := admitOne(t, ctx, s, "wf@v1"); string(k.Envelope.Payload) != "a/k" {
+			t.Fatalf("admitted %q, want the child's task", k.Envelope.Payload)
+		}
+		// c continues as new on v1: v2 has no open run left.
+		mustCommit(t, ctx, s, headgate.TaskCommit{WorkflowID: "c", Lease: c.LeaseRef(), ExpectedHead: 1, End: true,
+			NextTask: true, Events: []headgate.Event{
+				{Seq: 2, Kind: headgate.EventWorkflowContinuedAsNew, RunID: "r2"},
+				{Seq: 3, Kind: headgate.EventWorkflowStarted, WorkflowType: "t", RunID: "r2", PackageVersion: "v1"}}})
+		want("c moved to v1", 3, 0)
+		if _, err := s.PauseWorkflow(ctx, "c", "", ""); err != nil {
+			t.Fatal(err)
+		}
+		want("a paused run is open", 3, 0)
+		if err := s.TerminateWorkflow(ctx, "c", "", ""); err != nil {
+			t.Fatal(err)
+		}
+		want("c terminated", 2, 0)
+		// b fails, is retried, and fails again.
+		fail := func(task headgate.Claim, head int64) {
+			t.Helper()
+			mustCommit(t, ctx, s, headgate.TaskCommit{WorkflowID: "b", Lease: task.LeaseRef(), ExpectedHead: head, End: true,
+				Events: []headgate.Event{{Seq: head + 1, Kind: headgate.EventWorkflowFailed,
+					Error: &headgate.WorkflowError{Message: "x"}}}})
+		}
+		fail(b, 1)
+		want("b failed", 1, 0)
+		tid, err := s.RetryWorkflow(ctx, "b")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want("b retried", 2, 0)
+		retried := admitOne(t, ctx, s, "wf@v1")
+		if retried.Envelope.ID != tid {
+			t.Fatalf("admitted %s, want b's retried task %s", retried.Envelope.ID, tid)
+		}
+		fail(retried, 1)
+		want("b failed again", 1, 0)
+		if err := s.TerminateWorkflow(ctx, "a/k", "", ""); err != nil {
+			t.Fatal(err)
+		}
+		want("all closed", 0, 0)
+	}},
+	{"WfVersion/OpenRunsCountedFromTheNextEvent", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		if _, err := s.StartWorkflow(ctx, headgate.WorkflowStart{WorkflowID: "w", WorkflowType: "t", Queue: "wf",
+			PackageVersion: "v1"}); err != nil {
+			t.Fatal(err)
+		}
+		// As a run opened by a release that kept no counts: no count, no mark on its row.
+		if err := s.Client().HDel(ctx, nsKey(s, "wf:w"), "vopen").Err(); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Client().Del(ctx, nsKey(s, "verruns")).Err(); err != nil {
+			t.Fatal(err)
+		}
+		wantOpen := func(what string, n int64) {
+			t.Helper()
+			if got, err := s.OpenRunsByVersion(ctx, "v1"); err != nil || got["v1"] != n {
+				t.Errorf("%s: open runs %v, %v; want v1 %d", what, got, err, n)
+			}
+		}
+		if _, err := s.PauseWorkflow(ctx, "w", "", ""); err != nil { // its next event
+			t.Fatal(err)
+		}
+		wantOpen("after the run's next event", 1)
+		if err := s.TerminateWorkflow(ctx, "w", "", ""); err != nil {
+			t.Fatal(err)
+		}
+		wantOpen("after it closed", 0)
 	}},
 }

@@ -72,11 +72,11 @@ func Step[T any](ctx Context, name string, fn func(ctx context.Context) (T, erro
 			o.Backoff = StepBackoffDefault
 		}
 	}
-	if err := o.Job.validate(); err != nil {
-		return zero, fmt.Errorf("workflow: step %s: %w", name, err)
-	}
 	c := ctx.state()
 	t := c.t
+	if err := o.Job.validate(t.queue, t.row.PackageVersion); err != nil {
+		return zero, fmt.Errorf("workflow: step %s: %w", name, err)
+	}
 	t.mu.Lock()
 	key := t.next(c.scope, classStep, name)
 	attempt := 1

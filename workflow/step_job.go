@@ -45,14 +45,21 @@ type StepJob struct {
 	Weight int
 }
 
-// validate refuses a StepJob the store would refuse (nil is none: the step runs in
-// the task), so the code learns it from Step rather than from a failing commit.
-func (j *StepJob) validate() error {
+// validate refuses a StepJob the store would refuse for a run on queue and version
+// (nil is none: the step runs in the task), so the code learns it from Step rather than
+// from a failing commit.
+func (j *StepJob) validate(queue, version string) error {
 	if j == nil {
 		return nil
 	}
 	if err := headgate.ValidateQueueName("StepJob.Queue", j.Queue); err != nil {
 		return err
+	}
+	if j.Queue != "" {
+		queue = j.Queue
+	}
+	if q := headgate.VersionedQueue(queue, version); len(q) > headgate.MaxNameBytes {
+		return &headgate.InvalidError{Field: "StepJob.Queue", Reason: fmt.Sprintf("on the run's version %q is the queue %q, longer than %d bytes", version, q, headgate.MaxNameBytes)}
 	}
 	if err := headgate.ValidateName("StepJob.Partition", j.Partition); err != nil {
 		return err

@@ -376,6 +376,31 @@ func TestStepJobRefusesABadRoute(t *testing.T) {
 	}
 }
 
+// TestStepJobRefusesAQueueTooLongForTheVersion: a step job goes on the run's version of
+// its queue; one that would be longer than a queue name is Step's error.
+func TestStepJobRefusesAQueueTooLongForTheVersion(t *testing.T) {
+	t.Parallel()
+	env := workflowtest.New(t)
+	version := strings.Repeat("v", headgate.MaxVersionBytes)
+	long := strings.Repeat("q", headgate.MaxNameBytes-headgate.MaxVersionBytes) // with "@", one byte too many
+	w := env.NewWorker("w1", version)
+	workflow.Register(w, "pay", func(ctx workflow.Context, _ struct{}) (string, error) {
+		_, err := workflow.Step(ctx, "charge", func(context.Context) (string, error) { return "ch", nil },
+			&workflow.StepOptions{Job: &workflow.StepJob{Queue: long}})
+		if iv, ok := errors.AsType[*headgate.InvalidError](err); !ok || iv.Field != "StepJob.Queue" {
+			return "", fmt.Errorf("Step = %v, want an *InvalidError on StepJob.Queue", err)
+		}
+		return "refused", nil
+	})
+	if _, err := env.Client.Start(env.Context(), "pay", struct{}{}, workflow.StartOptions{ID: "p-1", Version: version}); err != nil {
+		t.Fatal(err)
+	}
+	env.RunWith(w)
+	if got, err := workflowtest.Result[string](env, "p-1"); err != nil || got != "refused" {
+		t.Fatalf("result %q, %v\n%s", got, err, env.Timeline("p-1"))
+	}
+}
+
 // TestStepJobSpendsItsRateClass: step jobs spend their rate class's tokens, not the
 // workflows' tasks: with one token an hour, the second run's step waits for the refill
 // while both runs' tasks ran.

@@ -28,7 +28,7 @@ func ServeVersions(w *worker.Worker, versions ...string) {
 		if v == "" {
 			panic(fmt.Sprintf("workflow.ServeVersions: versions[%d] is empty", i))
 		}
-		if err := headgate.ValidateName(fmt.Sprintf("workflow.ServeVersions: versions[%d]", i), v); err != nil {
+		if err := headgate.ValidateVersion(fmt.Sprintf("workflow.ServeVersions: versions[%d]", i), v); err != nil {
 			panic(err.Error())
 		}
 	}

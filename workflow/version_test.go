@@ -288,6 +288,7 @@ func TestServeVersionsRefusesBadVersions(t *testing.T) {
 		{"none", nil, "no version"},
 		{"empty", []string{"v1", ""}, "versions[1] is empty"},
 		{"brace", []string{"v{1}"}, "contains a brace"},
+		{"too long", []string{strings.Repeat("v", headgate.MaxVersionBytes+1)}, "longer than the 128 byte limit"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			defer func() {

@@ -17,6 +17,8 @@ type wfDeploymentJSON struct {
 	CreatedAt        *string           `json:"created_at"`
 	UpdatedAt        *string           `json:"updated_at"`
 	DesiredChangedAt *string           `json:"desired_changed_at"`
+	// OpenRuns is, per version, how many runs on it are open (listings only).
+	OpenRuns map[string]int64 `json:"open_runs,omitempty"`
 }
 
 func wfDeploymentOf(d *headgate.WorkerDeployment) wfDeploymentJSON {
@@ -31,14 +33,22 @@ func wfDeploymentOf(d *headgate.WorkerDeployment) wfDeploymentJSON {
 	return j
 }
 
-// cmdWfDeployments lists the worker deployments: the versions each serves and its
-// desired state, undecodable rows apart.
+// cmdWfDeployments lists the worker deployments: the versions each serves with how many
+// runs are open on each, and its desired state, undecodable rows apart.
 func cmdWfDeployments(ctx context.Context, c *cli, args []string) error {
 	loc, err := c.wfPage(args)
 	if err != nil {
 		return err
 	}
 	page, next, err := c.insp.WorkerDeployments(ctx, c.wf.after, c.wf.limit)
+	if err != nil {
+		return err
+	}
+	var versions []string
+	for _, d := range page.Deployments {
+		versions = append(versions, d.Versions...)
+	}
+	open, err := c.insp.OpenRunsByVersion(ctx, versions...)
 	if err != nil {
 		return err
 	}
@@ -53,7 +63,12 @@ func cmdWfDeployments(ctx context.Context, c *cli, args []string) error {
 			Next        *string            `json:"next"`
 		}{Deployments: []wfDeploymentJSON{}, Undecodable: []undecodableJSON{}}
 		for _, d := range page.Deployments {
-			out.Deployments = append(out.Deployments, wfDeploymentOf(d))
+			j := wfDeploymentOf(d)
+			j.OpenRuns = map[string]int64{}
+			for _, v := range d.Versions {
+				j.OpenRuns[v] = open[v]
+			}
+			out.Deployments = append(out.Deployments, j)
 		}
 		for _, u := range page.Undecodable {
 			out.Undecodable = append(out.Undecodable, undecodableJSON{Name: u.Name, Error: u.Error})
@@ -68,9 +83,13 @@ func cmdWfDeployments(ctx context.Context, c *cli, args []string) error {
 		return nil
 	}
 	tw := c.table()
-	fmt.Fprintln(tw, "NAME\tDESIRED\tSINCE\tVERSIONS")
+	fmt.Fprintln(tw, "NAME\tDESIRED\tSINCE\tVERSIONS (OPEN RUNS)")
 	for _, d := range page.Deployments {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", d.Name, d.Desired, zonedTime(d.DesiredChangedAt, loc), strings.Join(d.Versions, " "))
+		vs := make([]string, len(d.Versions))
+		for i, v := range d.Versions {
+			vs[i] = fmt.Sprintf("%s (%d)", v, open[v])
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", d.Name, d.Desired, zonedTime(d.DesiredChangedAt, loc), strings.Join(vs, " "))
 	}
 	for _, u := range page.Undecodable {
 		fmt.Fprintf(tw, "%s\tundecodable\t-\t%s\n", u.Name, u.Error)

@@ -56,7 +56,7 @@ func TestWfDeploymentsDrainActivate(t *testing.T) {
 		t.Fatalf("start on v1 after drain blue: %v, want VersionDrainingError", err)
 	}
 	text := b.mustWf(t, "deployments")
-	if !strings.Contains(text, "blue    draining") || !strings.Contains(text, "v2 v3") || !strings.Contains(text, "poison") {
+	if !strings.Contains(text, "blue    draining") || !strings.Contains(text, "v2 (0) v3 (0)") || !strings.Contains(text, "poison") {
 		t.Fatalf("deployments after the drain:\n%s", text)
 	}
 	var d wfDeploymentJSON
@@ -66,6 +66,22 @@ func TestWfDeploymentsDrainActivate(t *testing.T) {
 	}
 	if _, err := b.env.Client.Start(b.ctx, "shipment", "o1", workflow.StartOptions{ID: "s1", Version: "v1"}); err != nil {
 		t.Fatalf("start on v1 after activate blue: %v", err)
+	}
+	// The open runs per version: s1 on v1.
+	if text := b.mustWf(t, "deployments"); !strings.Contains(text, "VERSIONS (OPEN RUNS)") || !strings.Contains(text, "v1 (1)") {
+		t.Fatalf("deployments with a run open on v1:\n%s", text)
+	}
+	out = wfDeploymentsOut{}
+	b.wfJSON(t, exitOK, &out, "deployments")
+	if len(out.Deployments) != 2 || out.Deployments[0].OpenRuns["v1"] != 1 || len(out.Deployments[1].OpenRuns) != 2 ||
+		out.Deployments[1].OpenRuns["v2"] != 0 {
+		t.Fatalf("deployments -json with a run open on v1: %+v", out)
+	}
+	if err := b.env.Client.Terminate(b.ctx, "s1", ""); err != nil {
+		t.Fatal(err)
+	}
+	if text := b.mustWf(t, "deployments"); !strings.Contains(text, "v1 (0)") {
+		t.Fatalf("deployments once s1 closed:\n%s", text)
 	}
 
 	if code, _, errOut := b.wf(t, "drain", "nope"); code != exitError || !strings.Contains(errOut, `no worker deployment "nope"`) {

@@ -113,6 +113,7 @@ Cost     O((budget + capacity) * log N): every examined or returned job is a bou
 --- @include corrupt_reply
 --- @include count_event
 --- @include index_move
+--- @include index_move_all
 --- @include JOB_RANGES
 --- @include K.admission
 --- @include admission_record
@@ -139,6 +140,9 @@ local admitted = 0
 -- end (the tenants page's share of admissions).
 local minute = math.floor(now / 60000)
 local admitted_by = {}
+-- Queue -> kind -> the ids admitted of the jobs that are in their kind indexes alone,
+-- whose index entries move together at the end (index_move_all).
+local plain_admitted = {}
 local buckets = {}
 local leases = {}
 local last_queue = nil
@@ -485,7 +489,22 @@ local function turn(r, q, part)
         leases[#leases + 1] = expires_text
         leases[#leases + 1] = id
         move_count(P, q, 'available', 'running')
-        index_move(P, id, v, 'available', 'running', now)
+        if v.part == '' and v.fp == '' and v.tags == '' then
+          -- In its kind indexes alone: moved with the others of its kind at the end.
+          local by_kind = plain_admitted[q]
+          if not by_kind then
+            by_kind = {}
+            plain_admitted[q] = by_kind
+          end
+          local ids = by_kind[v.kind]
+          if not ids then
+            ids = {}
+            by_kind[v.kind] = ids
+          end
+          ids[#ids + 1] = id
+        else
+          index_move(P, id, v, 'available', 'running', now)
+        end
         reply[#reply + 1] = { id, h, tonumber(fence), expires }
         admitted = admitted + 1
         local by = admitted_by[q]
@@ -710,5 +729,8 @@ for _, b in pairs(buckets) do
   if type(b) == 'table' then save_bucket(b) end
 end
 for class, more in pairs(touched) do reschedule(class, more == 'more') end
+for q, by_kind in pairs(plain_admitted) do
+  for kind, ids in pairs(by_kind) do index_move_all(P, q, kind, ids, 'available', 'running', now) end
+end
 flush_counts(P)
 return reply

@@ -446,6 +446,7 @@ end
 --- @include ms_text
 --- @include ms_texts
 --- @include index_kind_added
+--- @include kinds_added
 local function index_move(P, id, j, from, to, at)
   if not (j.queue and j.kind and j.part and j.tags and j.fp) then index_fill(P, id, j) end
   local f = index_filed[id]
@@ -453,7 +454,12 @@ local function index_move(P, id, j, from, to, at)
     -- The common move, inline: a job in its kind indexes alone, not noted, entering `to`
     -- at a given time. Calls and table lookups are most of what the indexes cost a job
     -- in Redis instructions (bench/callgrind with and without -tags headgate_noindex).
-    if from then index_put(index_slot(P, j.queue, from, j.kind), id, false) else index_kind_added(P, j.queue, j.kind) end
+    if from then
+      index_put(index_slot(P, j.queue, from, j.kind), id, false)
+    else
+      local added = kinds_added[j.queue]
+      if not (added and added[j.kind]) then index_kind_added(P, j.queue, j.kind) end
+    end
     if to then
       local o = index_slot(P, j.queue, to, j.kind)
       local n, a = o.na, o.adds
@@ -491,6 +497,33 @@ local function index_move(P, id, j, from, to, at)
     end
   end
   if to then index_file(P, id, j, to, at) end
+end
+
+-- index_move of jobs ids of queue q and kind, all in their kind indexes alone (no
+-- partition, fingerprint or tags) and none noted (index_note), from state `from` to state
+-- `to` at store time `at` (ms): index_move's common move in one loop, without a call per
+-- job (admission moves a call's jobs this way).
+--- @include index_slot
+--- @include index_put
+--- @include ms_text
+--- @include ms_texts
+local function index_move_all(P, q, kind, ids, from, to, at)
+  local o = index_slot(P, q, from, kind)
+  if o.na > 0 then
+    for _, id in ipairs(ids) do index_put(o, id, false) end
+  else
+    local r = o.rems
+    local n = #r
+    for i = 1, #ids do r[n + i] = ids[i] end
+  end
+  o = index_slot(P, q, to, kind)
+  local a, n, t = o.adds, o.na, ms_texts[at] or ms_text(at)
+  for i = 1, #ids do
+    a[n + 1] = t
+    a[n + 2] = ids[i]
+    n = n + 2
+  end
+  o.na = n
 end
 
 -- Writes the index moves of the call (flush_counts calls it). Batches are chunked to

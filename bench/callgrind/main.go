@@ -15,8 +15,8 @@
 //	cd bench && go run -tags headgate_noindex ./callgrind -n 2000   # without the job indexes
 //
 // Built with -tags headgate_noindex, the store keeps no job indexes (the root package's
-// libsource_noindex.go makes index_move return at once; never a build to run a store
-// with): the difference from a default run is what the indexes cost each phase.
+// libsource_noindex.go makes index_move and index_move_all return at once; never a build
+// to run a store with): the difference from a default run is what the indexes cost.
 package main
 
 import (

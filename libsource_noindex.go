@@ -8,7 +8,7 @@ import "strings"
 // in the job indexes.
 var indexMoveHeads = []string{
 	"local function index_move(P, id, j, from, to, at)\n",
-	"local function index_move_all(P, q, kind, ids, from, to, at)\n",
+	"local function index_move_all(P, q, kind, part, ids, from, to, at)\n",
 }
 
 // libSource, built with -tags headgate_noindex, makes index_move and index_move_all

@@ -140,7 +140,7 @@ local admitted = 0
 -- end (the tenants page's share of admissions).
 local minute = math.floor(now / 60000)
 local admitted_by = {}
--- Queue -> kind -> the ids admitted of the jobs that are in their kind indexes alone,
+-- Queue -> kind -> partition -> the ids admitted of the jobs without fingerprint or tags,
 -- whose index entries move together at the end (index_move_all).
 local plain_admitted = {}
 local buckets = {}
@@ -489,17 +489,22 @@ local function turn(r, q, part)
         leases[#leases + 1] = expires_text
         leases[#leases + 1] = id
         move_count(P, q, 'available', 'running')
-        if v.part == '' and v.fp == '' and v.tags == '' then
-          -- In its kind indexes alone: moved with the others of its kind at the end.
+        if v.fp == '' and v.tags == '' then
+          -- Its index entries move with the others of its kind and partition at the end.
           local by_kind = plain_admitted[q]
           if not by_kind then
             by_kind = {}
             plain_admitted[q] = by_kind
           end
-          local ids = by_kind[v.kind]
+          local by_part = by_kind[v.kind]
+          if not by_part then
+            by_part = {}
+            by_kind[v.kind] = by_part
+          end
+          local ids = by_part[v.part]
           if not ids then
             ids = {}
-            by_kind[v.kind] = ids
+            by_part[v.part] = ids
           end
           ids[#ids + 1] = id
         else
@@ -730,7 +735,9 @@ for _, b in pairs(buckets) do
 end
 for class, more in pairs(touched) do reschedule(class, more == 'more') end
 for q, by_kind in pairs(plain_admitted) do
-  for kind, ids in pairs(by_kind) do index_move_all(P, q, kind, ids, 'available', 'running', now) end
+  for kind, by_part in pairs(by_kind) do
+    for part, ids in pairs(by_part) do index_move_all(P, q, kind, part, ids, 'available', 'running', now) end
+  end
 end
 flush_counts(P)
 return reply

@@ -499,31 +499,50 @@ local function index_move(P, id, j, from, to, at)
   if to then index_file(P, id, j, to, at) end
 end
 
--- index_move of jobs ids of queue q and kind, all in their kind indexes alone (no
--- partition, fingerprint or tags) and none noted (index_note), from state `from` to state
--- `to` at store time `at` (ms): index_move's common move in one loop, without a call per
--- job (admission moves a call's jobs this way).
---- @include index_slot
+-- index_put of each of ids with one score (text) or false.
 --- @include index_put
---- @include ms_text
---- @include ms_texts
-local function index_move_all(P, q, kind, ids, from, to, at)
-  local o = index_slot(P, q, from, kind)
-  if o.na > 0 then
-    for _, id in ipairs(ids) do index_put(o, id, false) end
+local function index_put_all(o, ids, score)
+  local n = o.na
+  if score then
+    local a = o.adds
+    for i = 1, #ids do
+      a[n + 1] = score
+      a[n + 2] = ids[i]
+      n = n + 2
+    end
+    o.na = n
+  elseif n > 0 then
+    for i = 1, #ids do index_put(o, ids[i], false) end
   else
     local r = o.rems
-    local n = #r
-    for i = 1, #ids do r[n + i] = ids[i] end
+    local m = #r
+    for i = 1, #ids do r[m + i] = ids[i] end
   end
-  o = index_slot(P, q, to, kind)
-  local a, n, t = o.adds, o.na, ms_texts[at] or ms_text(at)
-  for i = 1, #ids do
-    a[n + 1] = t
-    a[n + 2] = ids[i]
-    n = n + 2
+end
+
+-- index_move of jobs ids of queue q, kind and partition part ('' = none), none with a
+-- fingerprint or tags and none noted (index_note), from state `from` to state `to` at
+-- store time `at` (ms): index_move's move in one loop per index, without a call per job.
+-- The caller moves no job of ids otherwise in the call. Admission and bulk retry move
+-- their jobs this way.
+--- @include index_slot
+--- @include index_filter_slot
+--- @include index_put_all
+--- @include pcount_add
+--- @include DIM_PARTITION
+--- @include ms_text
+--- @include ms_texts
+local function index_move_all(P, q, kind, part, ids, from, to, at)
+  local t = ms_texts[at] or ms_text(at)
+  local o, d = index_slot(P, q, from, kind), index_slot(P, q, to, kind)
+  index_put_all(o, ids, false)
+  index_put_all(d, ids, t)
+  if part ~= '' then
+    index_put_all(index_filter_slot(P, o, q, from, kind, DIM_PARTITION, part), ids, false)
+    index_put_all(index_filter_slot(P, d, q, to, kind, DIM_PARTITION, part), ids, t)
+    pcount_add(P, q, part, from, -#ids)
+    pcount_add(P, q, part, to, #ids)
   end
-  o.na = n
 end
 
 -- Writes the index moves of the call (flush_counts calls it). Batches are chunked to
@@ -2572,11 +2591,11 @@ local function bulk_load(P, ids, state, fields)
   return jobs, skipped
 end
 
--- Where a bulk call makes the jobs of one partition available, {pz, ring, rs, adds}, by
--- queue -> sticky worker -> partition in routes (the caller's table, one per call): the
--- keys are built, and needed (need_leave_state, need_available for job j, the first of
--- the route) once; adds collects the partition set's new members in available_adds,
--- which the caller has set.
+-- Where a bulk call makes the jobs of one partition available, {pz, ring, rs, adds, q,
+-- part}, by queue -> sticky worker -> partition in routes (the caller's table, one per
+-- call; its list part holds the routes in order): the keys are built, and needed
+-- (need_leave_state, need_available for job j, the first of the route) once; adds
+-- collects the partition set's new members in available_adds, which the caller has set.
 --- @include partition_of
 --- @include available_adds
 --- @include need_leave_state
@@ -2597,8 +2616,9 @@ local function bulk_route(P, routes, j)
     need_leave_state(P, j)
     need_available(P, j)
     local pz, ring, rs = partition_of(P, j.queue, j.sticky, j.part)
-    r = { pz = pz, ring = ring, rs = rs, adds = {} }
+    r = { pz = pz, ring = ring, rs = rs, adds = {}, q = j.queue, part = j.part }
     by_part[j.part] = r
+    routes[#routes + 1] = r
     available_adds[pz] = r.adds
     available_adds[#available_adds + 1] = pz
   end
@@ -2607,8 +2627,10 @@ end
 
 -- make_available for a job of a bulk batch (bulk_retry) that becomes available now: job
 -- id, its hash k, on its route r (bulk_route). The partition set's member goes in with
--- the batch's (flush_available); the partition joins its ring when the route's first job
--- does, as index_available would have it.
+-- the batch's (flush_available), and the index entries of a job without fingerprint or
+-- tags with those of its route and kind (r.ix, kind -> ids: bulk_index_moves); the
+-- partition joins its ring when the route's first job does, as index_available would
+-- have it.
 --- @include rcall
 --- @include K.held
 --- @include is_quarantined
@@ -2630,7 +2652,21 @@ local function bulk_make_available(P, id, k, j, r, now)
   end
   rcall('HSET', k, 'state', 'available', 'sched', now_text)
   move_count(P, j.queue, j.state, 'available')
-  index_move(P, id, j, j.state, 'available', now)
+  if j.fp == '' and j.tags == '' then
+    local ix = r.ix
+    if not ix then
+      ix = {}
+      r.ix = ix
+    end
+    local ids = ix[j.kind]
+    if not ids then
+      ids = {}
+      ix[j.kind] = ids
+    end
+    ids[#ids + 1] = id
+  else
+    index_move(P, id, j, j.state, 'available', now)
+  end
   local a = r.adds
   a[#a + 1] = '0'
   a[#a + 1] = rank(j.prio, now, id)
@@ -2639,6 +2675,17 @@ local function bulk_make_available(P, id, k, j, r, now)
     if not ring_contains(r.ring, j.part) then
       ring_push_back(r.ring, j.part)
       rcall('HDEL', r.rs, 'cr')
+    end
+  end
+end
+
+-- Moves the index entries bulk_make_available collected on the routes of a bulk call
+-- (bulk_route), of jobs that were in state `from`, into "available" at store time at.
+--- @include index_move_all
+local function bulk_index_moves(P, routes, from, at)
+  for _, r in ipairs(routes) do
+    if r.ix then
+      for kind, ids in pairs(r.ix) do index_move_all(P, r.q, kind, r.part, ids, from, 'available', at) end
     end
   end
 end

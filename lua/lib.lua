@@ -2640,9 +2640,10 @@ end
 --- @include ring_contains
 --- @include ring_push_back
 --- @include ms_text
+--- @include ms_texts
 local function bulk_make_available(P, id, k, j, r, now)
-  local now_text = ms_text(now)
-  if is_quarantined(P, j.fp) then
+  local now_text = ms_texts[now] or ms_text(now)
+  if j.fp ~= '' and is_quarantined(P, j.fp) then
     -- Held: available, but counted "held" until the fingerprint is released.
     rcall('HSET', k, 'state', 'available', 'sched', now_text, 'held', '1')
     move_count(P, j.queue, j.state, 'held')

@@ -73,7 +73,7 @@ func mustParseLib() *luaLib {
 	if err != nil {
 		panic(err)
 	}
-	l, err := parseLib(string(src))
+	l, err := parseLib(libSource(string(src)))
 	if err != nil {
 		panic(err)
 	}

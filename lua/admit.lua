@@ -85,7 +85,6 @@ Cost     O((budget + capacity) * log N): every examined or returned job is a bou
 --- @include is_quarantined
 --- @include rank_id
 --- @include num
---- @include str
 --- @include move_count
 --- @include flush_counts
 --- @include ring_push_back
@@ -114,7 +113,8 @@ Cost     O((budget + capacity) * log N): every examined or returned job is a bou
 --- @include corrupt_reply
 --- @include count_event
 --- @include index_move
---- @include index_view
+--- @include index_move_all
+--- @include JOB_RANGES
 --- @include K.admission
 --- @include admission_record
 --- @include K.admitted_in
@@ -140,6 +140,9 @@ local admitted = 0
 -- end (the tenants page's share of admissions).
 local minute = math.floor(now / 60000)
 local admitted_by = {}
+-- Queue -> kind -> partition -> the ids admitted of the jobs without fingerprint or tags,
+-- whose index entries move together at the end (index_move_all).
+local plain_admitted = {}
 local buckets = {}
 local leases = {}
 local last_queue = nil
@@ -254,13 +257,6 @@ local function corrupt_before_writes()
   return nil
 end
 
-local function field(list, name)
-  for i = 1, #list, 2 do
-    if list[i] == name then return list[i + 1] end
-  end
-  return nil
-end
-
 -- The running counts the per-fingerprint in-flight cap (fp_cap, read with the policy
 -- before the first write) is checked against.
 local fp_counts = {}
@@ -278,16 +274,28 @@ local function fp_full(fp)
   return n == 'corrupt' or n >= fp_cap
 end
 
--- A candidate's hash, or nil and why its data is unusable (nil, nil: it is gone).
-local function read_candidate(jk)
+-- A candidate's hash and the fields admission reads of it, v: what index_move files the
+-- job under (queue q, kind, part, tags, fp) and rc, weight, crash, fence (false when
+-- absent); or nil and why its data is unusable (nil, nil: it is gone). One pass over the
+-- hash checks its numbers and fills v: a scan of the hash per field read was a tenth of
+-- an admission's Redis instructions.
+local CANDIDATE_FIELDS = { kind = true, part = true, tags = true, fp = true, rc = true, weight = true,
+  crash = true, fence = true }
+local function read_candidate(jk, q)
   local h = redis.pcall('HGETALL', jk)
   if type(h) == 'table' and h.err then return nil, 'job hash: ' .. tostring(h.err) end
   if #h == 0 then return nil, nil end
+  local v = { queue = q, kind = '', part = '', tags = '', fp = '', rc = '', weight = false, crash = false,
+    fence = false }
   for i = 1, #h, 2 do
-    local bad = bad_job_field(h[i], h[i + 1])
-    if bad then return nil, bad end
+    local f, x = h[i], h[i + 1]
+    if JOB_RANGES[f] then
+      local bad = bad_job_field(f, x)
+      if bad then return nil, bad end
+    end
+    if CANDIDATE_FIELDS[f] then v[f] = x end
   end
-  return h
+  return h, v
 end
 
 -- Parks an available job its class cannot pay for now ("u": heavier than the burst).
@@ -416,13 +424,15 @@ local function turn(r, q, part)
       local m = members[i]
       local id = rank_id(m)
       local jk = K.job(P, id)
-      local h, why = read_candidate(jk)
+      local h, v = read_candidate(jk, q)
+      local why = nil
+      if not h then why = v end
       budget = budget - 1
       local fp, class, weight, crashed = '', '', 1, false
       if h then
-        fp, class = str(field(h, 'fp')), str(field(h, 'rc'))
-        weight = tonumber(field(h, 'weight')) or JOB_DEFAULTS.weight
-        crashed = num(field(h, 'crash')) > 0
+        fp, class = v.fp, v.rc
+        weight = tonumber(v.weight) or JOB_DEFAULTS.weight
+        crashed = num(v.crash) > 0
       end
       local rate = nil
       if not h and why and not can_write(K.corrupt(P), 'hash') then
@@ -437,7 +447,7 @@ local function turn(r, q, part)
           rcall('SADD', K.held(P, fp), id)
           rcall('HSET', jk, 'held', '1')
           move_count(P, q, 'available', 'held')
-          index_move(P, id, index_view(h, q), 'available', 'held', now)
+          index_move(P, id, v, 'available', 'held', now)
         else
           skipped_now = skipped_now + 1
         end
@@ -459,7 +469,7 @@ local function turn(r, q, part)
         removed[#removed + 1] = m
         credit = credit - weight
         if crashed and crashed_slots > 0 then crashed_slots = crashed_slots - 1 end
-        local fence = string.format('%d', num(field(h, 'fence')) + 1)
+        local fence = string.format('%d', num(v.fence) + 1)
         local f = { 'HSET', jk, 'state', 'running', 'lease', lease_id, 'fence', fence, 'adm', now_text }
         if worker ~= '' then
           f[#f + 1] = 'by'
@@ -479,7 +489,27 @@ local function turn(r, q, part)
         leases[#leases + 1] = expires_text
         leases[#leases + 1] = id
         move_count(P, q, 'available', 'running')
-        index_move(P, id, index_view(h, q), 'available', 'running', now)
+        if v.fp == '' and v.tags == '' then
+          -- Its index entries move with the others of its kind and partition at the end.
+          local by_kind = plain_admitted[q]
+          if not by_kind then
+            by_kind = {}
+            plain_admitted[q] = by_kind
+          end
+          local by_part = by_kind[v.kind]
+          if not by_part then
+            by_part = {}
+            by_kind[v.kind] = by_part
+          end
+          local ids = by_part[v.part]
+          if not ids then
+            ids = {}
+            by_part[v.part] = ids
+          end
+          ids[#ids + 1] = id
+        else
+          index_move(P, id, v, 'available', 'running', now)
+        end
         reply[#reply + 1] = { id, h, tonumber(fence), expires }
         admitted = admitted + 1
         local by = admitted_by[q]
@@ -704,5 +734,10 @@ for _, b in pairs(buckets) do
   if type(b) == 'table' then save_bucket(b) end
 end
 for class, more in pairs(touched) do reschedule(class, more == 'more') end
+for q, by_kind in pairs(plain_admitted) do
+  for kind, by_part in pairs(by_kind) do
+    for part, ids in pairs(by_part) do index_move_all(P, q, kind, part, ids, 'available', 'running', now) end
+  end
+end
 flush_counts(P)
 return reply

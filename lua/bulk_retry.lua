@@ -54,6 +54,7 @@ Cost     O(batch * log N)
 --- @include flush_available
 --- @include bulk_route
 --- @include bulk_make_available
+--- @include bulk_index_moves
 local P = KEYS[1]
 local s = index_selection(ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10],
   ARGV[11], ARGV[12], ARGV[13], ARGV[14])
@@ -112,6 +113,7 @@ for i, j in ipairs(jobs) do
   if j.ukey ~= '' and j.uwin == 0 then rcall('HSET', K.unique(P), j.ukey, jid) end
   bulk_make_available(P, jid, k, j, j.route, now)
 end
+bulk_index_moves(P, routes, s.state, now)
 if #jobs > 0 then
   call_chunked(rcall, 'ZREM', K.retained(P), unretained, 1000)
   wake(P, s.queue)

@@ -280,12 +280,14 @@ local INDEX_FIELDS = { 'queue', 'kind', 'part', 'tags', 'fp' }
 -- A job hash of the default queue leaves out 'queue' (JOB_DEFAULTS, QueueDefault in Go).
 local QUEUE_DEFAULT = 'default'
 -- Per call: id -> where the job is filed {state, at, queue, kind, part, tags, fp} once
--- this call moved or noted it; the moves of each touched index, {key, order = ids, at =
--- id -> score or false}, in index_order and found by queue -> state -> kind in
--- index_slots (a filter index's under its kind index's, by dimension -> value), so that
--- a move builds no key name it built before; the partition counts' deltas, {key, n =
--- state -> delta}, in pcount_order and by queue -> partition in pcount_delta; queue ->
--- kind -> true for the kinds added to K.kinds.
+-- this call noted it (index_note); the moves of each touched index, {key, adds = {score,
+-- id, ...}, na = #adds, rems = {id, ...}, late = nil or id -> na when the id was removed
+-- after adds}, in index_order and found by queue -> state -> kind in index_slots (a
+-- filter index's under its kind index's, by dimension -> value), so that a move builds no
+-- key name it built before, and adds and removes are the ZADD and ZREM arguments as they
+-- come (a map of every id moved cost admission more than the ZSETs' own work); the
+-- partition counts' deltas, {key, n = state -> delta}, in pcount_order and by queue ->
+-- partition in pcount_delta; queue -> kind -> true for the kinds added to K.kinds.
 local index_filed = {}
 local index_slots, index_order = {}, {}
 local pcount_delta, pcount_order = {}, {}
@@ -320,7 +322,7 @@ local function index_slot(P, q, state, kind)
   end
   local o = by_kind[kind]
   if not o then
-    o = { key = K.job_index(P, q, state, kind), order = {}, at = {} }
+    o = { key = K.job_index(P, q, state, kind), adds = {}, na = 0, rems = {} }
     by_kind[kind] = o
     index_order[#index_order + 1] = o
   end
@@ -339,20 +341,48 @@ local function index_filter_slot(P, o, q, state, kind, dim, value)
   end
   local f = by_value[value]
   if not f then
-    f = { key = K.job_filter_index(P, q, state, kind, dim, value), order = {}, at = {} }
+    f = { key = K.job_filter_index(P, q, state, kind, dim, value), adds = {}, na = 0, rems = {} }
     by_value[value] = f
     index_order[#index_order + 1] = f
   end
   return f
 end
 
+-- Files (score: text) or unfiles (score false) id in the index of moves o. A removal
+-- after adds to the same index is noted in o.late, so that flush_index drops the adds it
+-- undid: the ZREM goes first.
 local function index_put(o, id, score)
-  local at = o.at
-  if at[id] == nil then
-    local order = o.order
-    order[#order + 1] = id
+  local n = o.na
+  if score then
+    local a = o.adds
+    a[n + 1] = score
+    a[n + 2] = id
+    o.na = n + 2
+  else
+    local r = o.rems
+    r[#r + 1] = id
+    if n > 0 then
+      local late = o.late
+      if not late then
+        late = {}
+        o.late = late
+      end
+      late[id] = n
+    end
   end
-  at[id] = score
+end
+
+-- The score this call last gave id in the index of moves o (text), or nil when it gave
+-- none or removed id after.
+local function index_put_score(o, id)
+  local a = o.adds
+  for i = o.na, 2, -2 do
+    if a[i] == id then
+      if o.late and (o.late[id] or 0) >= i then return nil end
+      return a[i - 1]
+    end
+  end
+  return nil
 end
 
 --- @include K.partition_counts
@@ -383,11 +413,14 @@ end
 --- @include index_put
 --- @include pcount_add
 --- @include ms_text
+--- @include ms_texts
 local function index_file(P, id, f, state, score)
-  if score then score = ms_text(score) end
+  if score then score = ms_texts[score] or ms_text(score) end
   local q, kind = f.queue, f.kind
   local o = index_slot(P, q, state, kind)
   index_put(o, id, score)
+  local tags = f.tags
+  if f.part == '' and f.fp == '' and tags == '' then return end
   if f.part ~= '' then
     index_put(index_filter_slot(P, o, q, state, kind, DIM_PARTITION, f.part), id, score)
     pcount_add(P, q, f.part, state, score and 1 or -1)
@@ -396,8 +429,8 @@ local function index_file(P, id, f, state, score)
   -- A single meta tag (a traced job's trace context) is skipped by its first byte: the
   -- pattern match and its substrings were half of what the tag cost admission in Redis
   -- instructions (bench/callgrind -traced).
-  if f.tags ~= '' and (string.byte(f.tags) ~= 95 or string.find(f.tags, '\n', 1, true)) then
-    for tag in string.gmatch(f.tags, '[^\n]+') do
+  if tags ~= '' and (string.byte(tags) ~= 95 or string.find(tags, '\n', 1, true)) then
+    for tag in string.gmatch(tags, '[^\n]+') do
       -- A tag that starts with '_' (MetaTagPrefix) is metadata, not filed.
       if string.byte(tag) ~= 95 then
         index_put(index_filter_slot(P, o, q, state, kind, DIM_TAG, tag), id, score)
@@ -415,16 +448,6 @@ local function index_clock(P)
   return index_clock_ms
 end
 
--- The fields index_move needs, from a job's HGETALL list h, for a job of queue q.
-local function index_view(h, q)
-  local v = { queue = q, kind = '', part = '', tags = '', fp = '' }
-  for i = 1, #h, 2 do
-    local f = h[i]
-    if f == 'kind' or f == 'part' or f == 'tags' or f == 'fp' then v[f] = h[i + 1] end
-  end
-  return v
-end
-
 -- Notes where job j is filed before a caller changes its partition, tags or fingerprint
 -- in place (apply_edit, a duplicate's replace), so the next index_move unfiles those.
 --- @include index_filed
@@ -436,21 +459,59 @@ local function index_note(P, id, j)
   j.tags = nil -- read again by index_move, after the caller's change
 end
 
+-- A new job's kind joins its queue's kinds (K.kinds), once per call.
+--- @include K.kinds
+--- @include kinds_added
+local function index_kind_added(P, q, kind)
+  local added = kinds_added[q]
+  if not added then
+    added = {}
+    kinds_added[q] = added
+  end
+  if not added[kind] then
+    added[kind] = true
+    redis.pcall('SADD', K.kinds(P, q), kind)
+  end
+end
+
 -- Moves job j (a table with its queue, and its kind, part, tags and fp when the caller
 -- has them) from state `from` to state `to` in the indexes, as move_count moves its
 -- count ("held" for a held job; nil = not filed: a new job, a deleted one). The job
 -- enters `to` at store time `at` (ms), or keeps the time it entered `from` when `at` is
 -- nil. A move within one state files the job again under a changed partition, tags or
 -- fingerprint, keeping its entry time. Enqueue adds a new job's kind to K.kinds.
---- @include K.kinds
 --- @include index_filed
 --- @include index_slot
---- @include kinds_added
 --- @include index_fill
 --- @include index_file
+--- @include index_put_score
+--- @include index_put
+--- @include ms_text
+--- @include ms_texts
+--- @include index_kind_added
+--- @include kinds_added
 local function index_move(P, id, j, from, to, at)
-  index_fill(P, id, j)
+  if not (j.queue and j.kind and j.part and j.tags and j.fp) then index_fill(P, id, j) end
   local f = index_filed[id]
+  if not f and from ~= to and j.part == '' and j.fp == '' and j.tags == '' and (at or not (from and to)) then
+    -- The common move, inline: a job in its kind indexes alone, not noted, entering `to`
+    -- at a given time. Calls and table lookups are most of what the indexes cost a job
+    -- in Redis instructions (bench/callgrind with and without -tags headgate_noindex).
+    if from then
+      index_put(index_slot(P, j.queue, from, j.kind), id, false)
+    else
+      local added = kinds_added[j.queue]
+      if not (added and added[j.kind]) then index_kind_added(P, j.queue, j.kind) end
+    end
+    if to then
+      local o = index_slot(P, j.queue, to, j.kind)
+      local n, a = o.na, o.adds
+      a[n + 1] = ms_texts[at] or ms_text(at)
+      a[n + 2] = id
+      o.na = n + 2
+    end
+    return
+  end
   if from == to then
     if not f or (f.part == j.part and f.tags == j.tags and f.fp == j.fp) then return end
   end
@@ -462,24 +523,16 @@ local function index_move(P, id, j, from, to, at)
       if f ~= j then at = f.at end
       if at == nil then
         local o = index_slot(P, f.queue, from, f.kind)
-        at = tonumber(o.at[id]) or tonumber(redis.pcall('ZSCORE', o.key, id)) or 0
+        at = tonumber(index_put_score(o, id)) or tonumber(redis.pcall('ZSCORE', o.key, id)) or 0
       end
     end
     index_file(P, id, f, from, false)
   else
-    local added = kinds_added[j.queue]
-    if not added then
-      added = {}
-      kinds_added[j.queue] = added
-    end
-    if not added[j.kind] then
-      added[j.kind] = true
-      redis.pcall('SADD', K.kinds(P, j.queue), j.kind)
-    end
+    index_kind_added(P, j.queue, j.kind)
   end
   -- Only a job noted (index_note) needs its filing remembered: a later move of any other
   -- finds its entry time in its index slot.
-  if index_filed[id] then
+  if f ~= j then
     if to then
       index_filed[id] = { state = to, at = at, queue = j.queue, kind = j.kind, part = j.part, tags = j.tags, fp = j.fp }
     else
@@ -487,6 +540,52 @@ local function index_move(P, id, j, from, to, at)
     end
   end
   if to then index_file(P, id, j, to, at) end
+end
+
+-- index_put of each of ids with one score (text) or false.
+--- @include index_put
+local function index_put_all(o, ids, score)
+  local n = o.na
+  if score then
+    local a = o.adds
+    for i = 1, #ids do
+      a[n + 1] = score
+      a[n + 2] = ids[i]
+      n = n + 2
+    end
+    o.na = n
+  elseif n > 0 then
+    for i = 1, #ids do index_put(o, ids[i], false) end
+  else
+    local r = o.rems
+    local m = #r
+    for i = 1, #ids do r[m + i] = ids[i] end
+  end
+end
+
+-- index_move of jobs ids of queue q, kind and partition part ('' = none), none with a
+-- fingerprint or tags and none noted (index_note), from state `from` to state `to` at
+-- store time `at` (ms): index_move's move in one loop per index, without a call per job.
+-- The caller moves no job of ids otherwise in the call. Admission and bulk retry move
+-- their jobs this way.
+--- @include index_slot
+--- @include index_filter_slot
+--- @include index_put_all
+--- @include pcount_add
+--- @include DIM_PARTITION
+--- @include ms_text
+--- @include ms_texts
+local function index_move_all(P, q, kind, part, ids, from, to, at)
+  local t = ms_texts[at] or ms_text(at)
+  local o, d = index_slot(P, q, from, kind), index_slot(P, q, to, kind)
+  index_put_all(o, ids, false)
+  index_put_all(d, ids, t)
+  if part ~= '' then
+    index_put_all(index_filter_slot(P, o, q, from, kind, DIM_PARTITION, part), ids, false)
+    index_put_all(index_filter_slot(P, d, q, to, kind, DIM_PARTITION, part), ids, t)
+    pcount_add(P, q, part, from, -#ids)
+    pcount_add(P, q, part, to, #ids)
+  end
 end
 
 -- Writes the index moves of the call (flush_counts calls it). Batches are chunked to
@@ -499,18 +598,20 @@ end
 --- @include call_chunked
 local function flush_index()
   for _, o in ipairs(index_order) do
-    local adds, rems = {}, {}
-    local at = o.at
-    for _, id in ipairs(o.order) do
-      local s = at[id]
-      if s then
-        adds[#adds + 1] = s
-        adds[#adds + 1] = id
-      else
-        rems[#rems + 1] = id
+    local adds, late = o.adds, o.late
+    if late then
+      -- Removes go first: an add a later removal undid is left out.
+      local kept = {}
+      for i = 2, o.na, 2 do
+        local id = adds[i]
+        if (late[id] or 0) < i then
+          kept[#kept + 1] = adds[i - 1]
+          kept[#kept + 1] = id
+        end
       end
+      adds = kept
     end
-    call_chunked(redis.pcall, 'ZREM', o.key, rems, 1000)
+    call_chunked(redis.pcall, 'ZREM', o.key, o.rems, 1000)
     call_chunked(redis.pcall, 'ZADD', o.key, adds, 1000)
   end
   for _, d in ipairs(pcount_order) do
@@ -2741,11 +2842,11 @@ local function bulk_load(P, ids, state, fields)
   return jobs, skipped
 end
 
--- Where a bulk call makes the jobs of one partition available, {pz, ring, rs, adds}, by
--- queue -> sticky worker -> partition in routes (the caller's table, one per call): the
--- keys are built, and needed (need_leave_state, need_available for job j, the first of
--- the route) once; adds collects the partition set's new members in available_adds,
--- which the caller has set.
+-- Where a bulk call makes the jobs of one partition available, {pz, ring, rs, adds, q,
+-- part}, by queue -> sticky worker -> partition in routes (the caller's table, one per
+-- call; its list part holds the routes in order): the keys are built, and needed
+-- (need_leave_state, need_available for job j, the first of the route) once; adds
+-- collects the partition set's new members in available_adds, which the caller has set.
 --- @include partition_of
 --- @include available_adds
 --- @include need_leave_state
@@ -2766,8 +2867,9 @@ local function bulk_route(P, routes, j)
     need_leave_state(P, j)
     need_available(P, j)
     local pz, ring, rs = partition_of(P, j.queue, j.sticky, j.part)
-    r = { pz = pz, ring = ring, rs = rs, adds = {} }
+    r = { pz = pz, ring = ring, rs = rs, adds = {}, q = j.queue, part = j.part }
     by_part[j.part] = r
+    routes[#routes + 1] = r
     available_adds[pz] = r.adds
     available_adds[#available_adds + 1] = pz
   end
@@ -2776,8 +2878,10 @@ end
 
 -- make_available for a job of a bulk batch (bulk_retry) that becomes available now: job
 -- id, its hash k, on its route r (bulk_route). The partition set's member goes in with
--- the batch's (flush_available); the partition joins its ring when the route's first job
--- does, as index_available would have it.
+-- the batch's (flush_available), and the index entries of a job without fingerprint or
+-- tags with those of its route and kind (r.ix, kind -> ids: bulk_index_moves); the
+-- partition joins its ring when the route's first job does, as index_available would
+-- have it.
 --- @include rcall
 --- @include K.held
 --- @include is_quarantined
@@ -2788,10 +2892,11 @@ end
 --- @include ring_push_back
 --- @include ms_text
 --- @include keep_created
+--- @include ms_texts
 local function bulk_make_available(P, id, k, j, r, now)
-  local now_text = ms_text(now)
+  local now_text = ms_texts[now] or ms_text(now)
   keep_created(k)
-  if is_quarantined(P, j.fp) then
+  if j.fp ~= '' and is_quarantined(P, j.fp) then
     -- Held: available, but counted "held" until the fingerprint is released.
     rcall('HSET', k, 'state', 'available', 'sched', now_text, 'held', '1')
     move_count(P, j.queue, j.state, 'held')
@@ -2801,7 +2906,21 @@ local function bulk_make_available(P, id, k, j, r, now)
   end
   rcall('HSET', k, 'state', 'available', 'sched', now_text)
   move_count(P, j.queue, j.state, 'available')
-  index_move(P, id, j, j.state, 'available', now)
+  if j.fp == '' and j.tags == '' then
+    local ix = r.ix
+    if not ix then
+      ix = {}
+      r.ix = ix
+    end
+    local ids = ix[j.kind]
+    if not ids then
+      ids = {}
+      ix[j.kind] = ids
+    end
+    ids[#ids + 1] = id
+  else
+    index_move(P, id, j, j.state, 'available', now)
+  end
   local a = r.adds
   a[#a + 1] = '0'
   a[#a + 1] = rank(j.prio, now, id)
@@ -2810,6 +2929,17 @@ local function bulk_make_available(P, id, k, j, r, now)
     if not ring_contains(r.ring, j.part) then
       ring_push_back(r.ring, j.part)
       rcall('HDEL', r.rs, 'cr')
+    end
+  end
+end
+
+-- Moves the index entries bulk_make_available collected on the routes of a bulk call
+-- (bulk_route), of jobs that were in state `from`, into "available" at store time at.
+--- @include index_move_all
+local function bulk_index_moves(P, routes, from, at)
+  for _, r in ipairs(routes) do
+    if r.ix then
+      for kind, ids in pairs(r.ix) do index_move_all(P, r.q, kind, r.part, ids, from, 'available', at) end
     end
   end
 end

@@ -12,6 +12,11 @@
 //	cd bench && go run ./callgrind -n 2000 -traced   # each job with its producer's trace context tag
 //	cd bench && go run ./callgrind -n 10000 -bulk    # bulk cancel, retry, delete by filter
 //	cd bench && go run ./callgrind -n 2000 -scripts eval   # EVALSHA, not Redis Functions
+//	cd bench && go run -tags headgate_noindex ./callgrind -n 2000   # without the job indexes
+//
+// Built with -tags headgate_noindex, the store keeps no job indexes (the root package's
+// libsource_noindex.go makes index_move and index_move_all return at once; never a build
+// to run a store with): the difference from a default run is what the indexes cost.
 package main
 
 import (
@@ -132,6 +137,7 @@ func run(n, batch, producers int, server string, keep, traced, workflows, bulk b
 			fmt.Printf("scripts (-scripts %s): %s\n", scripts, strings.ToUpper(name))
 		}
 	}
+	fmt.Println("job indexes:", indexes)
 
 	phase := 0
 	measure := func(name string, jobs int, f func() error) error {

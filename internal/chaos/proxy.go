@@ -137,8 +137,9 @@ func (p *Proxy) accept() {
 		refuse, closed := p.fault.Refuse, p.closed
 		p.mu.Unlock()
 		if refuse || closed {
-			resetConn(c)
+			// Counted first, so a caller that saw the reset also sees it counted.
 			p.count()
+			resetConn(c)
 			continue
 		}
 		p.wg.Add(1)
@@ -232,9 +233,10 @@ func (p *Proxy) current() (Fault, <-chan struct{}) {
 
 func (p *Proxy) reset(pc *proxyConn) {
 	pc.once.Do(func() {
+		// Counted first, so a caller that saw the reset also sees it counted.
+		p.count()
 		resetConn(pc.client)
 		resetConn(pc.server)
-		p.count()
 	})
 }
 

@@ -220,30 +220,36 @@ func (c *Cluster) Failover(masterAddr string) (newMaster string, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), convergeTimeout)
 	defer cancel()
 
-	nodes, err := nodeList(ctx, masterAddr)
-	if err != nil {
-		return "", fmt.Errorf("redistest: failover: %w", err)
-	}
+	// A node that came back as a replica a moment ago may still be flagged failing in the
+	// master's view: wait until the master sees a running, healthy replica.
 	var me clusterNodeLine
-	for _, n := range nodes {
-		if n.has("myself") {
-			me = n
-		}
-	}
-	if !me.has("master") {
-		return "", fmt.Errorf("redistest: failover: %s is not a master (flags %s)", masterAddr, strings.Join(me.flags, ","))
-	}
 	var replica *Server
-	for _, n := range nodes {
-		if n.masterID == me.id && n.has("slave") && !n.has("fail") && !n.has("fail?") {
-			if s := c.node(n.addr); s != nil && s.running() {
-				replica = s
-				break
+	err = waitFor(convergeTimeout, func() error {
+		nodes, err := nodeList(ctx, masterAddr)
+		if err != nil {
+			return err
+		}
+		me = clusterNodeLine{}
+		for _, n := range nodes {
+			if n.has("myself") {
+				me = n
 			}
 		}
-	}
-	if replica == nil {
-		return "", fmt.Errorf("redistest: failover: master %s has no running replica", masterAddr)
+		if !me.has("master") {
+			return fmt.Errorf("%s is not a master (flags %s)", masterAddr, strings.Join(me.flags, ","))
+		}
+		for _, n := range nodes {
+			if n.masterID == me.id && n.has("slave") && !n.has("fail") && !n.has("fail?") {
+				if s := c.node(n.addr); s != nil && s.running() {
+					replica = s
+					return nil
+				}
+			}
+		}
+		return fmt.Errorf("master %s has no running replica", masterAddr)
+	})
+	if err != nil {
+		return "", fmt.Errorf("redistest: failover: %w", err)
 	}
 	replicaAddr := replica.Addr()
 	replicaID, err := nodeID(ctx, replicaAddr)

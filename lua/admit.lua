@@ -84,6 +84,7 @@ Cost     O((budget + capacity) * log N): every examined or returned job is a bou
 --- @include now_ms
 --- @include is_quarantined
 --- @include rank_id
+--- @include subtable
 --- @include num
 --- @include move_count
 --- @include flush_counts
@@ -491,21 +492,7 @@ local function turn(r, q, part)
         move_count(P, q, 'available', 'running')
         if v.fp == '' and v.tags == '' then
           -- Its index entries move with the others of its kind and partition at the end.
-          local by_kind = plain_admitted[q]
-          if not by_kind then
-            by_kind = {}
-            plain_admitted[q] = by_kind
-          end
-          local by_part = by_kind[v.kind]
-          if not by_part then
-            by_part = {}
-            by_kind[v.kind] = by_part
-          end
-          local ids = by_part[v.part]
-          if not ids then
-            ids = {}
-            by_part[v.part] = ids
-          end
+          local ids = subtable(subtable(subtable(plain_admitted, q), v.kind), v.part)
           ids[#ids + 1] = id
         else
           index_move(P, id, v, 'available', 'running', now)

@@ -22,6 +22,17 @@ segment that may contain ':' always comes last and no two keys can collide.
 ]]
 local rcall = redis.call
 
+-- The table t[k], made empty where t has none: for the nested groupings of a call
+-- (queue -> kind -> partition -> ids).
+local function subtable(t, k)
+  local s = t[k]
+  if not s then
+    s = {}
+    t[k] = s
+  end
+  return s
+end
+
 -- Calls cmd on key with args, at most step of them a call: unpack puts its values on
 -- Lua's C stack, which holds about 8,000. An even step keeps score-member pairs together.
 -- call is rcall, or redis.pcall for an advisory write.
@@ -2851,17 +2862,9 @@ end
 --- @include available_adds
 --- @include need_leave_state
 --- @include need_available
+--- @include subtable
 local function bulk_route(P, routes, j)
-  local by_sticky = routes[j.queue]
-  if not by_sticky then
-    by_sticky = {}
-    routes[j.queue] = by_sticky
-  end
-  local by_part = by_sticky[j.sticky]
-  if not by_part then
-    by_part = {}
-    by_sticky[j.sticky] = by_part
-  end
+  local by_part = subtable(subtable(routes, j.queue), j.sticky)
   local r = by_part[j.part]
   if not r then
     need_leave_state(P, j)
@@ -2893,6 +2896,7 @@ end
 --- @include ms_text
 --- @include keep_created
 --- @include ms_texts
+--- @include subtable
 local function bulk_make_available(P, id, k, j, r, now)
   local now_text = ms_texts[now] or ms_text(now)
   keep_created(k)
@@ -2907,16 +2911,7 @@ local function bulk_make_available(P, id, k, j, r, now)
   rcall('HSET', k, 'state', 'available', 'sched', now_text)
   move_count(P, j.queue, j.state, 'available')
   if j.fp == '' and j.tags == '' then
-    local ix = r.ix
-    if not ix then
-      ix = {}
-      r.ix = ix
-    end
-    local ids = ix[j.kind]
-    if not ids then
-      ids = {}
-      ix[j.kind] = ids
-    end
+    local ids = subtable(subtable(r, 'ix'), j.kind)
     ids[#ids + 1] = id
   else
     index_move(P, id, j, j.state, 'available', now)

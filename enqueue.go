@@ -18,7 +18,10 @@ type EnqueueResult struct {
 
 // Enqueue writes a batch of jobs, all or nothing. See lua/enqueue.lua for the order of
 // checks. It returns *InvalidError, *IDConflictError, *QuarantinedError,
-// *DuplicateError or *BackpressureError, and then nothing new was written. With
+// *DuplicateError or *BackpressureError, and then nothing was written, with one
+// exception: a call of one job whose unique key is held applies the job's debounce or
+// replace mask to the holder (DuplicateError.Replaced says so), since that is the job's
+// outcome. A batch of more jobs refused by a duplicate replaces nothing. With
 // DurableReplicas set it may also return the results together with *NotDurableError:
 // written, but not yet confirmed by enough replicas.
 func (s *Store) Enqueue(ctx context.Context, jobs ...Envelope) ([]EnqueueResult, error) {

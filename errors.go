@@ -35,7 +35,8 @@ func (e *IDConflictError) Error() string {
 }
 
 // DuplicateError: a job holds the unique key. Nothing new was written; when Replaced is
-// true, the holder took the new job's debounce or replaced fields.
+// true (only ever in a call of one job), the holder took the new job's debounce or
+// replaced fields.
 type DuplicateError struct {
 	ExistingID string
 	Replaced   bool

@@ -6,8 +6,10 @@ Checks, in order, before any write:
      write); any other existing id is IdConflict.
   2. per new job: a quarantined fingerprint is Quarantined; a held unique key
      (strict: until the holder is terminal; throttle: until the window ends) is
-     Duplicate, after applying debounce / the replace mask to a holder that is still
-     scheduled, available or retryable (that replacement is the whole effect).
+     Duplicate. In a call of one job the duplicate is that job's outcome: debounce / the
+     replace mask is applied to a holder that is still scheduled, available or
+     retryable (that replacement is the whole effect). In a batch of more jobs the
+     duplicate refuses the batch, and a refused batch writes nothing: no replacement.
   3. backpressure: a queue whose unfinished jobs plus the batch's new jobs would pass
      its limit rejects the whole batch.
 Then every new job is written: pending, scheduled (future) or available.
@@ -266,7 +268,8 @@ for _, e in ipairs(jobs) do
       local hid = unique_holder(P, e.ukey, e.uwin, now)
       if hid then
         local replaced = 0
-        if e.urepl > 0 or e.udeb > 0 then
+        -- Only a call of one job replaces: a batch refused by its duplicate writes nothing.
+        if n == 1 and (e.urepl > 0 or e.udeb > 0) then
           -- The holder must be usable: its data is read and its indexes are moved.
           local _, why = load_job_checked(P, hid, JOB_FIELDS)
           if why then return corrupt_reply(K.job(P, hid), why) end

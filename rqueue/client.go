@@ -114,9 +114,10 @@ func (c *Client) Enqueue(ctx context.Context, args Args, opts *EnqueueOpts) (*Re
 //
 // Unlike Enqueue, a unique-key hit in a batch refuses the whole batch with
 // *headgate.DuplicateError: the store cannot write the rest of a batch around a
-// duplicate. If the duplicate has debounce or replace options, they were applied to the
-// holder (Replaced reports it) even though the batch was refused. Enqueue unique jobs
-// with Enqueue to get a Result instead.
+// duplicate. A refused batch writes nothing, so a duplicate's debounce or replace
+// options are not applied to the holder either (except in a batch of one job, which is
+// that job's Enqueue: Replaced reports it). Enqueue unique jobs with Enqueue to get a
+// Result, and the replacement, instead.
 //
 // The other errors are those of Enqueue (a *headgate.NotDurableError comes with the
 // results); a batch is at most headgate.MaxBatch jobs.

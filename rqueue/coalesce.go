@@ -179,6 +179,16 @@ func (c *coalescer) sendBatch(batch []*waitingJob) {
 		}
 		i, jobErr, ok := refusedBy(envs, err)
 		switch {
+		case ok && replacing(err, envs[i]) && len(batch) > 1:
+			// A batch refused by a duplicate wrote nothing, not even the duplicate's
+			// replacement: alone, the job gets the replacement it would have had.
+			res, err := c.send(ctx, []headgate.Envelope{envs[i]})
+			var r headgate.EnqueueResult
+			if res != nil {
+				r = res[0]
+			}
+			batch[i].finish(r, err)
+			batch = append(batch[:i], batch[i+1:]...)
 		case ok:
 			batch[i].finish(headgate.EnqueueResult{}, jobErr)
 			batch = append(batch[:i], batch[i+1:]...)
@@ -240,6 +250,13 @@ func refusedBy(envs []headgate.Envelope, err error) (int, error, bool) {
 		}
 	}
 	return 0, nil, false
+}
+
+// replacing reports whether err is a duplicate of env and env would replace its holder
+// (a replace mask or a debounce), which only a call of env alone does.
+func replacing(err error, env headgate.Envelope) bool {
+	var dup *headgate.DuplicateError
+	return errors.As(err, &dup) && (env.UniqueReplace != 0 || env.UniqueDebounce > 0)
 }
 
 // nothingWritten reports whether err is a refusal that wrote nothing, so the batch's jobs

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/headgate/headgate"
 	"github.com/headgate/headgate/internal/redistest"
@@ -430,6 +431,46 @@ func TestEnqueueWaitingCallCancelled(t *testing.T) {
 		}
 		if got := b.gate.calls(); fmt.Sprint(got) != "[1]" {
 			t.Errorf("jobs per enqueue script call = %v, want [1]", got)
+		}
+	})
+}
+
+// A replacing duplicate that shares a batch with other calls' jobs refuses that batch,
+// which writes nothing; its call still gets the replacement it would have had alone.
+func TestEnqueueCoalescedReplacingDuplicateReplaces(t *testing.T) {
+	t.Parallel()
+	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
+		b := setupCoalesce(t, rdb, nil)
+		holder, err := b.client.Enqueue(b.ctx, pingArgs{N: 100}, &EnqueueOpts{Unique: UniqueOpts{Key: "k"}})
+		if err != nil {
+			t.Fatalf("Enqueue holder: %v", err)
+		}
+		b.gate.reset()
+		burst := []EnqueueParams{
+			{Args: pingArgs{N: 1}},
+			{Args: pingArgs{N: 2}, Opts: &EnqueueOpts{Unique: UniqueOpts{Key: "k", Replace: headgate.ReplacePayload}}},
+			{Args: pingArgs{N: 3}},
+		}
+		out := b.heldBurst(t, burst)[1:]
+		for _, i := range []int{0, 2} {
+			if o := out[i]; o.err != nil || o.res.Duplicate || o.res.State != headgate.StateAvailable {
+				t.Errorf("job %d: %+v, %v; want a new available job", i, o.res, o.err)
+			}
+		}
+		if o := out[1]; o.err != nil || !o.res.Duplicate || !o.res.Replaced || o.res.ID != holder.ID {
+			t.Errorf("replacing duplicate: %+v, %v; want Duplicate of %s, Replaced", o.res, o.err, holder.ID)
+		}
+		job, err := b.store.GetJob(b.ctx, holder.ID)
+		if err != nil {
+			t.Fatalf("GetJob: %v", err)
+		}
+		var args pingArgs
+		if err := msgpack.Unmarshal(job.Payload, &args); err != nil || args.N != 2 {
+			t.Errorf("holder args %+v, %v; want the duplicate's N=2", args, err)
+		}
+		// The batch of three is refused and writes nothing; the duplicate goes alone, then the rest.
+		if calls := b.gate.calls(); fmt.Sprint(calls) != "[1 3 1 2]" {
+			t.Errorf("jobs per enqueue script call = %v, want [1 3 1 2]", calls)
 		}
 	})
 }

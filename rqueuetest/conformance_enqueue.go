@@ -37,6 +37,32 @@ var enqueueCases = []conformanceCase{
 				j.Queue, j.MaxAttempts, j.SchemaVersion, j.Weight, j.Tags, j.Fence, j.Attempt)
 		}
 	}},
+	{"Enqueue/RefusedBatchWithReplacingDuplicateWritesNothing", func(t *testing.T, s *headgate.Store) {
+		// A duplicate with debounce and every replace bit, in a batch: the batch is
+		// refused, so the holder keeps its payload, time, priority and attempt limit.
+		ctx := freeze(t, s)
+		holder := headgate.Envelope{ID: "holder", Kind: "k", UniqueKey: "u", Payload: []byte(`{"v":1}`),
+			ScheduledAt: epoch.Add(time.Hour), Priority: 1, MaxAttempts: 3}
+		mustEnqueue(t, ctx, s, holder)
+		dup := headgate.Envelope{ID: "dup", Kind: "k", UniqueKey: "u", Payload: []byte(`{"v":2}`),
+			ScheduledAt: epoch.Add(2 * time.Hour), Priority: 7, MaxAttempts: 9, Tags: []string{"new"},
+			UniqueDebounce: time.Minute,
+			UniqueReplace:  headgate.ReplacePayload | headgate.ReplaceScheduledAt | headgate.ReplacePriority | headgate.ReplaceMaxAttempts}
+		for _, batch := range [][]headgate.Envelope{
+			{{ID: "fresh", Kind: "k"}, dup},
+			{dup, {ID: "fresh", Kind: "k"}},
+			{{ID: "holder", Kind: "k", Payload: []byte(`{"v":1}`)}, dup}, // a replay beside it
+		} {
+			err := unchanged(t, ctx, s, "batch refused by a replacing duplicate", func() error {
+				_, err := s.Enqueue(ctx, batch...)
+				return err
+			})
+			if d := wantErr[*headgate.DuplicateError](t, err); d != nil && (d.ExistingID != "holder" || d.Replaced ||
+				d.State != headgate.StateScheduled || !d.ScheduledAt.Equal(epoch.Add(time.Hour))) {
+				t.Errorf("refused batch: %+v, want the untouched holder, not replaced", *d)
+			}
+		}
+	}},
 	{"Enqueue/ReplaySameContentWritesNothing", func(t *testing.T, s *headgate.Store) {
 		ctx := freeze(t, s)
 		e := job("a")

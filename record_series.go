@@ -2,6 +2,7 @@ package headgate
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -71,7 +72,9 @@ func (s SeriesSample) Since(prev SeriesSample) (completed, failed int64) {
 
 // Series returns the throughput series of each queue asked for, oldest sample first
 // (absent for a queue with none): one ZRANGEBYSCORE per queue from since, in one round
-// trip. A member that does not parse is left out.
+// trip. A member that does not parse is left out. A queue's last sample is its counters
+// as they are now, at the store time (when that is after its newest recorded sample):
+// what the current minute did counts before the series duty samples it.
 func (s *Store) Series(ctx context.Context, since time.Time, queues ...string) (map[string][]SeriesSample, error) {
 	for _, q := range queues {
 		if err := validateRequired("queue", q, false); err != nil {
@@ -81,13 +84,34 @@ func (s *Store) Series(ctx context.Context, since time.Time, queues ...string) (
 	pipe := s.rdb.Pipeline()
 	cmds := make([]*redis.StringSliceCmd, len(queues))
 	from := strconv.FormatInt(since.UnixMilli(), 10)
+	fields := make([]string, 0, 2*len(queues))
 	for i, q := range queues {
 		cmds[i] = pipe.ZRangeByScore(ctx, s.keys.Series(q), &redis.ZRangeBy{Min: from, Max: "+inf"})
+		fields = append(fields, "completed:"+q, "failed:"+q)
 	}
-	if len(queues) > 0 {
-		if _, err := pipe.Exec(ctx); err != nil {
+	if len(queues) == 0 {
+		return map[string][]SeriesSample{}, nil
+	}
+	counters := pipe.HMGet(ctx, s.keys.Counters(), fields...)
+	clock := pipe.Get(ctx, s.keys.Clock())
+	redisTime := pipe.Time(ctx)
+	_, _ = pipe.Exec(ctx) // each command's error is checked below: a nil clock is no error
+	for _, c := range cmds {
+		if err := c.Err(); err != nil {
 			return nil, err
 		}
+	}
+	if err := counters.Err(); err != nil {
+		return nil, err
+	}
+	now, err := pipedNow(clock, redisTime)
+	if err != nil {
+		return nil, err
+	}
+	live := counters.Val()
+	count := func(v any) int64 {
+		n, _ := strconv.ParseInt(fmt.Sprint(v), 10, 64)
+		return n
 	}
 	out := map[string][]SeriesSample{}
 	for i, q := range queues {
@@ -98,6 +122,9 @@ func (s *Store) Series(ctx context.Context, since time.Time, queues ...string) (
 			}
 		}
 		slices.SortStableFunc(samples, func(a, b SeriesSample) int { return a.At.Compare(b.At) })
+		if len(samples) > 0 && now.After(samples[len(samples)-1].At) {
+			samples = append(samples, SeriesSample{At: now, Completed: count(live[2*i]), Failed: count(live[2*i+1])})
+		}
 		if len(samples) > 0 {
 			out[q] = samples
 		}

@@ -330,8 +330,13 @@ func cmdPause(ctx context.Context, c *cli, args []string) error {
 	if err := wantArgs(args, 1); err != nil {
 		return err
 	}
-	if err := c.unknownQueue(ctx, "pause", args[0]); err != nil {
+	paused, err := c.unknownQueue(ctx, "pause", args[0])
+	if err != nil {
 		return err
+	}
+	if paused {
+		fmt.Fprintf(c.stdout, "queue %s is already paused\n", args[0])
+		return nil
 	}
 	if err := c.insp.Pause(ctx, args[0]); err != nil {
 		return err
@@ -344,8 +349,13 @@ func cmdResume(ctx context.Context, c *cli, args []string) error {
 	if err := wantArgs(args, 1); err != nil {
 		return err
 	}
-	if err := c.unknownQueue(ctx, "resume", args[0]); err != nil {
+	paused, err := c.unknownQueue(ctx, "resume", args[0])
+	if err != nil {
 		return err
+	}
+	if !paused {
+		fmt.Fprintf(c.stdout, "queue %s is already running\n", args[0])
+		return nil
 	}
 	if err := c.insp.Resume(ctx, args[0]); err != nil {
 		return err

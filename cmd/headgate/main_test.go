@@ -342,7 +342,9 @@ func TestCancelPauseLimit(t *testing.T) {
 
 	requireOutput(t, b.mustRun(t, "pause", "q"), "paused queue q: running jobs finish, new jobs wait\n")
 	requireContains(t, b.mustRun(t, "stats"), "q      paused")
+	requireOutput(t, b.mustRun(t, "pause", "q"), "queue q is already paused\n")
 	requireOutput(t, b.mustRun(t, "resume", "q"), "resumed queue q\n")
+	requireOutput(t, b.mustRun(t, "resume", "q"), "queue q is already running\n")
 
 	requireOutput(t, b.mustRun(t, "limit", "q", "5"), "queue q accepts at most 5 unfinished jobs\n")
 	requireContains(t, b.mustRun(t, "stats"), "active  5 ")

@@ -15,19 +15,20 @@ func pauseFlags(fs *flag.FlagSet, c *cli) {
 
 // unknownQueue refuses, unless -create was given, to pause or resume a queue the
 // namespace does not know: a mistyped name would otherwise pause nothing anyone uses,
-// and leave a paused queue behind for the day the name is used.
-func (c *cli) unknownQueue(ctx context.Context, verb, queue string) error {
-	if c.create {
-		return nil
-	}
+// and leave a paused queue behind for the day the name is used. It reports whether the
+// queue is paused now, so the verb can say that it had nothing to do.
+func (c *cli) unknownQueue(ctx context.Context, verb, queue string) (paused bool, err error) {
 	stats, err := c.insp.Stats(ctx)
 	if err != nil {
-		return err
+		return false, err
 	}
-	if slices.ContainsFunc(stats, func(s inspector.QueueStats) bool { return s.Queue == queue }) {
-		return nil
+	if i := slices.IndexFunc(stats, func(s inspector.QueueStats) bool { return s.Queue == queue }); i >= 0 {
+		return stats[i].Paused, nil
+	}
+	if c.create {
+		return false, nil
 	}
 	fmt.Fprintf(c.stderr, "headgate %s: warning: namespace %s has no queue %q (it never had a job, a limit or a pause)\n",
 		verb, c.namespace, short(queue))
-	return fmt.Errorf("nothing %sd; pass -create to %s the queue anyway", verb, verb)
+	return false, fmt.Errorf("nothing %sd; pass -create to %s the queue anyway", verb, verb)
 }

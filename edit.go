@@ -100,7 +100,7 @@ type NotEditableError struct {
 }
 
 func (e *NotEditableError) Error() string {
-	return fmt.Sprintf("headgate: job %q is %s; edit it as part of a retry", e.JobID, e.State)
+	return fmt.Sprintf("headgate: job %q is %s; edit it as part of a retry (headgate retry %s -payload ..., or RetryOptions.Edit)", e.JobID, e.State, e.JobID)
 }
 
 // Edit changes fields of a job that is pending, scheduled, available or retryable, and

@@ -32,13 +32,21 @@ func shortTime(t time.Time) string {
 	return t.UTC().Format("2006-01-02 15:04:05 MST")
 }
 
+// exactTime is a time a verb reports: UTC to the millisecond, marked UTC.
+func exactTime(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05.000 MST")
+}
+
 // longTime is a detail line: UTC to the millisecond, marked UTC, and how far from the
 // store's now.
 func longTime(t, now time.Time) string {
 	if t.IsZero() {
 		return "-"
 	}
-	s := t.UTC().Format("2006-01-02 15:04:05.000 MST")
+	s := exactTime(t)
 	switch d := t.Sub(now).Round(time.Millisecond); {
 	case d > 0:
 		return s + " (in " + d.String() + ")"

@@ -23,7 +23,7 @@
 //	                                   WINDOW (e.g. 1m), holding BURST
 //	quarantine [release FINGERPRINT [-retry]]
 //	                                   list quarantined fingerprints, or release one (and retry its job)
-//	retry ID... [-at TIME] [-keep-attempts]
+//	retry ID... [-at TIME] [-keep-attempts] [-payload JSON] [-priority N] [-max-attempts N] [-set-partition P] [-tags T]
 //	                                   run finished jobs again
 //	edit ID [-payload JSON] [-priority N] [-max-attempts N] [-at TIME] [-partition P] [-tags a,b]
 //	                                   change a job that is not running or finished
@@ -136,7 +136,7 @@ var commands = []*command{
 	{name: "quarantine", args: "[release FINGERPRINT] [-retry]",
 		summary: "list quarantined fingerprints, or release one (-retry: and retry its job)",
 		flags:   quarantineFlags, run: cmdQuarantineRelease},
-	{name: "retry", args: "ID... [-at TIME] [-keep-attempts] [-json] | -state S [filter] [-dry-run] [-json]", summary: "run finished jobs again, by id or by filter",
+	{name: "retry", args: "ID... [-at TIME] [-keep-attempts] [edit flags] [-json] | -state S [filter] [-dry-run] [-json]", summary: "run finished jobs again, by id or by filter",
 		flags: retryFlags, run: cmdRetry},
 	{name: "edit", args: "ID -FIELD VALUE...",
 		summary: "change -payload, -priority, -max-attempts, -at, -partition, -tags of a waiting job",

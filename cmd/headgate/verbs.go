@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"strconv"
@@ -50,15 +51,23 @@ func retryFlags(fs *flag.FlagSet, c *cli) {
 	bulkFlags(fs, c)
 	atFlag(fs, c, "schedule the jobs for")
 	fs.BoolVar(&c.verbs.keepAttempts, "keep-attempts", false, "keep the attempts the jobs have used (default: from zero)")
+	// -partition is the filter of a run by -state: the new partition is -set-partition.
+	jobEditFlags(fs, c, "set-partition")
 }
 
 func editFlags(fs *flag.FlagSet, c *cli) {
 	jsonFlag(fs, c)
 	atFlag(fs, c, "new scheduled time")
+	jobEditFlags(fs, c, "partition")
+}
+
+// jobEditFlags are the fields edit changes, and retry changes as part of the retry (by
+// job ids); partition names the flag of the new partition.
+func jobEditFlags(fs *flag.FlagSet, c *cli, partition string) {
 	fs.Var(&c.verbs.payload, "payload", "new payload (`JSON`, stored as msgpack, as workers decode it)")
 	fs.Var(&c.verbs.priority, "priority", "new priority `N` (higher first)")
 	fs.Var(&c.verbs.maxAttempts, "max-attempts", "new maximum of attempts `N`")
-	fs.Var(&c.verbs.partition, "partition", "new partition `P` (\"\" for none)")
+	fs.Var(&c.verbs.partition, partition, "new partition `P` (\"\" for none)")
 	fs.Var(&c.verbs.tags, "tags", "new tags, comma-separated (\"\" for none)")
 }
 
@@ -136,8 +145,12 @@ func (c *cli) failLine(id string, err error) verbFailure {
 
 func cmdRetry(ctx context.Context, c *cli, args []string) error {
 	if c.bulk.byFilter() {
-		if c.verbs.at.set {
+		o := &c.verbs
+		if o.at.set {
 			return usagef("-at goes with job ids, not with -state")
+		}
+		if o.payload.set || o.priority.set || o.maxAttempts.set || o.partition.set || o.tags.set {
+			return usagef("the edit flags go with job ids, not with -state")
 		}
 		return cmdBulk(ctx, c, args, bulkVerb{"retry", "retried", c.insp.BulkRetry})
 	}
@@ -160,6 +173,19 @@ func cmdRetry(ctx context.Context, c *cli, args []string) error {
 		Failed  []verbFailure `json:"failed"`
 	}{Retried: []retried{}, Failed: []verbFailure{}}
 	for _, id := range args {
+		e, err := c.jobEdit(ctx, id)
+		if err != nil {
+			var u *usageError
+			if errors.As(err, &u) {
+				return err
+			}
+			out.Failed = append(out.Failed, c.failLine(id, err))
+			continue
+		}
+		opts.Edit = nil
+		if e != (inspector.JobEdit{}) {
+			opts.Edit = &e
+		}
 		r, err := c.insp.Retry(ctx, id, opts)
 		if err != nil {
 			out.Failed = append(out.Failed, c.failLine(id, err))
@@ -167,7 +193,7 @@ func cmdRetry(ctx context.Context, c *cli, args []string) error {
 		}
 		out.Retried = append(out.Retried, retriedOf(r))
 		if !c.verbs.json {
-			fmt.Fprintf(c.stdout, "retried %s: %s %s\n", id, r.State, r.ScheduledAt.Format(time.RFC3339))
+			fmt.Fprintf(c.stdout, "retried %s: %s %s\n", id, r.State, exactTime(r.ScheduledAt))
 		}
 	}
 	if c.verbs.json {
@@ -186,49 +212,16 @@ func cmdEdit(ctx context.Context, c *cli, args []string) error {
 		return usagef("name one job id")
 	}
 	id := args[0]
-	var e inspector.JobEdit
-	o := &c.verbs
-	if o.payload.set {
-		d, err := c.insp.Job(ctx, id)
-		if err != nil {
-			return err
-		}
-		b, err := payloadFromJSON(o.payload.v, d.Job.Payload)
-		if err != nil {
-			return err
-		}
-		e.Payload = &b
+	e, err := c.jobEdit(ctx, id)
+	if err != nil {
+		return err
 	}
-	if o.priority.set {
-		n, err := strconv.ParseInt(o.priority.v, 10, 32)
-		if err != nil {
-			return usagef("-priority %q is not a 32-bit integer", short(o.priority.v))
-		}
-		e.Priority = new(int32(n))
-	}
-	if o.maxAttempts.set {
-		n, err := strconv.Atoi(o.maxAttempts.v)
-		if err != nil {
-			return usagef("-max-attempts %q is not an integer", short(o.maxAttempts.v))
-		}
-		e.MaxAttempts = new(n)
-	}
-	if o.at.set {
+	if c.verbs.at.set {
 		at, err := c.parseAt(ctx)
 		if err != nil {
 			return err
 		}
 		e.ScheduledAt = &at
-	}
-	if o.partition.set {
-		e.PartitionKey = new(o.partition.v)
-	}
-	if o.tags.set {
-		tags := []string{}
-		if o.tags.v != "" {
-			tags = strings.Split(o.tags.v, ",")
-		}
-		e.Tags = &tags
 	}
 	if e == (inspector.JobEdit{}) {
 		return usagef("give at least one of -payload, -priority, -max-attempts, -at, -partition, -tags")
@@ -244,8 +237,51 @@ func cmdEdit(ctx context.Context, c *cli, args []string) error {
 			ScheduledAt *string `json:"scheduled_at"`
 		}{id, string(r.State), jsonTime(r.ScheduledAt)})
 	}
-	fmt.Fprintf(c.stdout, "edited %s: %s %s\n", id, r.State, r.ScheduledAt.Format(time.RFC3339))
+	fmt.Fprintf(c.stdout, "edited %s: %s %s\n", id, r.State, exactTime(r.ScheduledAt))
 	return nil
+}
+
+// jobEdit is the edit the flags -payload, -priority, -max-attempts, -partition and -tags
+// ask of job id (a payload is encoded as the job's is).
+func (c *cli) jobEdit(ctx context.Context, id string) (inspector.JobEdit, error) {
+	var e inspector.JobEdit
+	o := &c.verbs
+	if o.payload.set {
+		d, err := c.insp.Job(ctx, id)
+		if err != nil {
+			return e, err
+		}
+		b, err := payloadFromJSON(o.payload.v, d.Job.Payload)
+		if err != nil {
+			return e, err
+		}
+		e.Payload = &b
+	}
+	if o.priority.set {
+		n, err := strconv.ParseInt(o.priority.v, 10, 32)
+		if err != nil {
+			return e, usagef("-priority %q is not a 32-bit integer", short(o.priority.v))
+		}
+		e.Priority = new(int32(n))
+	}
+	if o.maxAttempts.set {
+		n, err := strconv.Atoi(o.maxAttempts.v)
+		if err != nil {
+			return e, usagef("-max-attempts %q is not an integer", short(o.maxAttempts.v))
+		}
+		e.MaxAttempts = new(n)
+	}
+	if o.partition.set {
+		e.PartitionKey = new(o.partition.v)
+	}
+	if o.tags.set {
+		tags := []string{}
+		if o.tags.v != "" {
+			tags = strings.Split(o.tags.v, ",")
+		}
+		e.Tags = &tags
+	}
+	return e, nil
 }
 
 func cmdDelete(ctx context.Context, c *cli, args []string) error {

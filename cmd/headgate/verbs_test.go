@@ -52,7 +52,7 @@ func TestRetryCommand(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	requireOutput(t, b.mustRun(t, "retry", "a"), "retried a: available 2030-01-02T03:04:05Z\n")
+	requireOutput(t, b.mustRun(t, "retry", "a"), "retried a: available 2030-01-02 03:04:05.000 UTC\n")
 	var out struct {
 		Retried []retriedJSON `json:"retried"`
 		Failed  []failedJSON  `json:"failed"`
@@ -71,6 +71,49 @@ func TestRetryCommand(t *testing.T) {
 	}
 	if code, _, errOut := b.run(t, "retry", "a", "-at", "tomorrow"); code != exitUsage || !strings.Contains(errOut, "neither an RFC 3339 time") {
 		t.Errorf("bad -at: exit %d, %s", code, errOut)
+	}
+}
+
+// TestRetryCommandEdits: retry takes edit's flags and applies them with the retry; a
+// finished job's edit names that command.
+func TestRetryCommandEdits(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.enqueue(t, headgate.Envelope{ID: "a", Retention: time.Hour})
+	if err := b.store.Cancel(b.ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := b.run(t, "edit", "a", "-priority", "1"); code != exitError ||
+		!strings.Contains(errOut, "headgate retry a -payload") {
+		t.Errorf("edit of a finished job: exit %d, %s; want it to name headgate retry", code, errOut)
+	}
+	var out struct {
+		Retried []retriedJSON `json:"retried"`
+		Failed  []failedJSON  `json:"failed"`
+	}
+	b.runJSON(t, exitOK, &out, "retry", "a", "-priority", "7", "-payload", `{"x":1}`, "-tags", "red,blue",
+		"-set-partition", "t9", "-max-attempts", "3")
+	if len(out.Retried) != 1 || out.Retried[0].ID != "a" || out.Retried[0].State != "available" || len(out.Failed) != 0 {
+		t.Errorf("retry -json: %+v", out)
+	}
+	j, err := b.store.GetJob(b.ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var args struct {
+		X int `msgpack:"x"`
+	}
+	if err := msgpack.Unmarshal(j.Payload, &args); err != nil || args.X != 1 {
+		t.Errorf("retried payload %q: %+v, %v", j.Payload, args, err)
+	}
+	if j.Priority != 7 || strings.Join(j.Tags, ",") != "blue,red" ||
+		j.PartitionKey != "t9" || j.MaxAttempts != 3 || j.State != headgate.StateAvailable {
+		t.Errorf("retried job: %+v", j)
+	}
+	for _, args := range [][]string{{"retry", "a", "-priority", "x"}, {"retry", "-state", "cancelled", "-priority", "1"}} {
+		if code, _, _ := b.run(t, args...); code != exitUsage {
+			t.Errorf("%v: exit %d, want %d", args, code, exitUsage)
+		}
 	}
 }
 
@@ -102,7 +145,7 @@ func TestEditCommand(t *testing.T) {
 		j.PartitionKey != "t9" || j.MaxAttempts != 3 || j.State != headgate.StateScheduled {
 		t.Errorf("edited job: %+v", j)
 	}
-	requireOutput(t, b.mustRun(t, "edit", "a", "-tags", ""), "edited a: scheduled 2030-01-02T05:00:00Z\n")
+	requireOutput(t, b.mustRun(t, "edit", "a", "-tags", ""), "edited a: scheduled 2030-01-02 05:00:00.000 UTC\n")
 	for _, args := range [][]string{{"edit", "a"}, {"edit", "a", "-payload", "{"}, {"edit", "a", "-priority", "x"}, {"edit"}} {
 		if code, _, _ := b.run(t, args...); code != exitUsage {
 			t.Errorf("%v: exit %d, want %d", args, code, exitUsage)

@@ -9,6 +9,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -242,9 +243,26 @@ func cmdWfList(ctx context.Context, c *cli, args []string) error {
 		return err
 	}
 	if next != "" {
-		fmt.Fprintf(c.stdout, "more: -after %s\n", next)
+		fmt.Fprintf(c.stdout, "more: %s\n", c.wfNextPage("list", next))
 	}
 	return nil
+}
+
+// wfNextPage is the command line that prints the page after next of wf sub (list or
+// deployments): the same filters, limit and zone, and -after next.
+func (c *cli) wfNextPage(sub, next string) string {
+	s := "headgate wf " + sub
+	if c.wf.status != "" {
+		s += " -status " + strconv.Quote(c.wf.status)
+	}
+	if c.wf.typ != "" {
+		s += " -type " + strconv.Quote(c.wf.typ)
+	}
+	s += " -limit " + strconv.Itoa(c.wf.limit)
+	if c.wf.tz != "Local" {
+		s += " -tz " + strconv.Quote(c.wf.tz)
+	}
+	return s + " -after " + strconv.Quote(next)
 }
 
 // wfEventJSON is one event of a timeline in -json output. Input, result and payload are

@@ -98,7 +98,7 @@ func cmdWfDeployments(ctx context.Context, c *cli, args []string) error {
 		return err
 	}
 	if next != "" {
-		fmt.Fprintf(c.stdout, "more: -after %s\n", next)
+		fmt.Fprintf(c.stdout, "more: %s\n", c.wfNextPage("deployments", next))
 	}
 	return nil
 }

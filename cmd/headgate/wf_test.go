@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -250,6 +251,11 @@ func TestWfList(t *testing.T) {
 	b.wfJSON(t, exitOK, &list, "list", "-status", "running", "-type", "shipment", "-limit", "1")
 	if len(list.Workflows) != 1 || list.Workflows[0].ID != "a" || list.Workflows[0].Status != "running" || list.Next == nil {
 		t.Fatalf("first page: %+v", list)
+	}
+	// The table's last line is the command line of the next page.
+	if out := b.mustWf(t, "list", "-status", "running", "-type", "shipment", "-limit", "1", "-tz", "UTC"); !strings.HasSuffix(out,
+		"more: headgate wf list -status \"running\" -type \"shipment\" -limit 1 -tz \"UTC\" -after "+strconv.Quote(*list.Next)+"\n") {
+		t.Errorf("wf list first page:\n%s", out)
 	}
 	b.wfJSON(t, exitOK, &list, "list", "-status", "running", "-type", "shipment", "-limit", "1", "-after", *list.Next)
 	if len(list.Workflows) != 1 || list.Workflows[0].ID != "c" {

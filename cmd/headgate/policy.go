@@ -6,7 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
+	"time"
 
 	"github.com/headgate/headgate"
 )
@@ -56,15 +58,24 @@ func cmdPolicy(ctx context.Context, c *cli, args []string) error {
 		return usagef("want show, or set FIELD VALUE...")
 	}
 	if asJSON {
+		// Numbers, as in the other -json documents: a duration field as integer
+		// milliseconds under its name with _ms (retry_base_ms), a count under its name.
 		out := struct {
-			Policy map[string]string `json:"policy"`
-			Stored []string          `json:"stored"`
-		}{Policy: map[string]string{}, Stored: p.Stored}
+			Policy map[string]int64 `json:"policy"`
+			Stored []string         `json:"stored"`
+		}{Policy: map[string]int64{}, Stored: p.Stored}
 		if out.Stored == nil {
 			out.Stored = []string{}
 		}
 		for _, f := range headgate.PolicyFields {
-			out.Policy[f], _ = p.Value(f)
+			v, _ := p.Value(f)
+			if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+				out.Policy[f] = n
+			} else if d, err := time.ParseDuration(v); err == nil {
+				out.Policy[f+"_ms"] = d.Milliseconds()
+			} else {
+				return fmt.Errorf("policy field %s has value %q, neither a count nor a duration", f, v)
+			}
 		}
 		enc := json.NewEncoder(c.stdout)
 		enc.SetIndent("", "  ")

@@ -30,13 +30,14 @@ func TestPolicy(t *testing.T) {
 		t.Errorf("policy after set = %+v", p)
 	}
 	var shown struct {
-		Policy map[string]string `json:"policy"`
-		Stored []string          `json:"stored"`
+		Policy map[string]int64 `json:"policy"`
+		Stored []string         `json:"stored"`
 	}
 	if err := json.Unmarshal([]byte(b.mustRun(t, "policy", "show", "-json")), &shown); err != nil {
 		t.Fatal(err)
 	}
-	if shown.Policy["retry_base"] != "2s" || shown.Policy["ret_cancelled"] != "168h0m0s" || len(shown.Stored) != 9 {
+	if shown.Policy["retry_base_ms"] != 2000 || shown.Policy["ret_cancelled_ms"] != 7*24*3600*1000 ||
+		shown.Policy["snooze_limit"] != 5 || len(shown.Stored) != 9 {
 		t.Errorf("policy -json = %+v", shown)
 	}
 

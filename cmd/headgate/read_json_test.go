@@ -100,8 +100,8 @@ func TestReadCommandsJSON(t *testing.T) {
 	}
 
 	var policy struct {
-		Policy map[string]string `json:"policy"`
-		Stored []string          `json:"stored"`
+		Policy map[string]int64 `json:"policy"`
+		Stored []string         `json:"stored"`
 	}
 	b.runJSON(t, exitOK, &policy, "policy")
 	if len(policy.Policy) != len(headgate.PolicyFields) {

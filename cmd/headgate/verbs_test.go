@@ -96,7 +96,18 @@ func TestRetryCommandEdits(t *testing.T) {
 	if len(out.Retried) != 1 || out.Retried[0].ID != "a" || out.Retried[0].State != "available" || len(out.Failed) != 0 {
 		t.Errorf("retry -json: %+v", out)
 	}
-	j, err := b.store.GetJob(b.ctx, "a")
+	b.wantEdited(t, "a", headgate.StateAvailable)
+	for _, args := range [][]string{{"retry", "a", "-priority", "x"}, {"retry", "-state", "cancelled", "-priority", "1"}} {
+		if code, _, _ := b.run(t, args...); code != exitUsage {
+			t.Errorf("%v: exit %d, want %d", args, code, exitUsage)
+		}
+	}
+}
+
+// wantEdited checks that job id has the fields the edit tests give it, and state.
+func (b *testBundle) wantEdited(t *testing.T, id string, state headgate.State) {
+	t.Helper()
+	j, err := b.store.GetJob(b.ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,16 +115,11 @@ func TestRetryCommandEdits(t *testing.T) {
 		X int `msgpack:"x"`
 	}
 	if err := msgpack.Unmarshal(j.Payload, &args); err != nil || args.X != 1 {
-		t.Errorf("retried payload %q: %+v, %v", j.Payload, args, err)
+		t.Errorf("edited payload %q: %+v, %v", j.Payload, args, err)
 	}
 	if j.Priority != 7 || strings.Join(j.Tags, ",") != "blue,red" ||
-		j.PartitionKey != "t9" || j.MaxAttempts != 3 || j.State != headgate.StateAvailable {
-		t.Errorf("retried job: %+v", j)
-	}
-	for _, args := range [][]string{{"retry", "a", "-priority", "x"}, {"retry", "-state", "cancelled", "-priority", "1"}} {
-		if code, _, _ := b.run(t, args...); code != exitUsage {
-			t.Errorf("%v: exit %d, want %d", args, code, exitUsage)
-		}
+		j.PartitionKey != "t9" || j.MaxAttempts != 3 || j.State != state {
+		t.Errorf("edited job: %+v, want %s", j, state)
 	}
 }
 
@@ -131,20 +137,7 @@ func TestEditCommand(t *testing.T) {
 	if out.ID != "a" || out.State != "scheduled" || out.ScheduledAt == nil || *out.ScheduledAt != "2030-01-02T05:00:00.000Z" {
 		t.Errorf("edit -json: %+v", out)
 	}
-	j, err := b.store.GetJob(b.ctx, "a")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var args struct {
-		X int `msgpack:"x"`
-	}
-	if err := msgpack.Unmarshal(j.Payload, &args); err != nil || args.X != 1 {
-		t.Errorf("edited payload %q: %+v, %v", j.Payload, args, err)
-	}
-	if j.Priority != 7 || strings.Join(j.Tags, ",") != "blue,red" ||
-		j.PartitionKey != "t9" || j.MaxAttempts != 3 || j.State != headgate.StateScheduled {
-		t.Errorf("edited job: %+v", j)
-	}
+	b.wantEdited(t, "a", headgate.StateScheduled)
 	requireOutput(t, b.mustRun(t, "edit", "a", "-tags", ""), "edited a: scheduled 2030-01-02 05:00:00.000 UTC\n")
 	for _, args := range [][]string{{"edit", "a"}, {"edit", "a", "-payload", "{"}, {"edit", "a", "-priority", "x"}, {"edit"}} {
 		if code, _, _ := b.run(t, args...); code != exitUsage {

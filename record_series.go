@@ -56,6 +56,9 @@ type SeriesSample struct {
 	// Completed and Failed are the queue's counters then: totals since the namespace's
 	// first ack, so the change between two samples is what happened between them.
 	Completed, Failed int64
+	// Live marks the sample Series adds last: the counters at the store's now, not a
+	// recorded sample.
+	Live bool
 }
 
 // Since is what the queue completed and failed between prev and s. A counter lower
@@ -123,7 +126,7 @@ func (s *Store) Series(ctx context.Context, since time.Time, queues ...string) (
 		}
 		slices.SortStableFunc(samples, func(a, b SeriesSample) int { return a.At.Compare(b.At) })
 		if len(samples) > 0 && now.After(samples[len(samples)-1].At) {
-			samples = append(samples, SeriesSample{At: now, Completed: count(live[2*i]), Failed: count(live[2*i+1])})
+			samples = append(samples, SeriesSample{At: now, Completed: count(live[2*i]), Failed: count(live[2*i+1]), Live: true})
 		}
 		if len(samples) > 0 {
 			out[q] = samples

@@ -276,6 +276,9 @@ function K.job_filter_index(P, q, state, kind, dim, value)
 end
 function K.kinds(P, q) return P .. 'q:' .. q .. ':kinds' end
 function K.partition_counts(P, q, part) return P .. 'q:' .. q .. ':pc:' .. part end
+-- The sums of every named partition's counts: a job of no partition is counted by what
+-- K.counts holds beyond them, so it pays no count write of its own.
+function K.partition_counts_named(P, q) return P .. 'q:' .. q .. ':pcnamed' end
 -- A queue's admissions in one minute of store time (keys.go AdmittedIn): partition ->
 -- jobs admitted, and ADMITTED_ALL -> all of them, kept ADMITTED_KEEP_MS.
 function K.admitted_in(P, q, minute) return P .. 'q:' .. q .. ':adm:' .. string.format('%d', minute) end
@@ -298,7 +301,7 @@ local QUEUE_DEFAULT = 'default'
 -- key name it built before, and adds and removes are the ZADD and ZREM arguments as they
 -- come (a map of every id moved cost admission more than the ZSETs' own work); the
 -- partition counts' deltas, {key, n = state -> delta}, in pcount_order and by queue ->
--- partition in pcount_delta; queue -> kind -> true for the kinds added to K.kinds.
+-- partition in pcount_delta ('' for the named sums); queue -> kind -> true for the kinds added to K.kinds.
 local index_filed = {}
 local index_slots, index_order = {}, {}
 local pcount_delta, pcount_order = {}, {}
@@ -396,14 +399,17 @@ local function index_put_score(o, id)
   return nil
 end
 
+-- Adds n to the count of state of named partition part and to the queue's named sums.
 --- @include K.partition_counts
+--- @include K.partition_counts_named
 --- @include pcount_delta
 --- @include pcount_order
 local function pcount_add(P, q, part, state, n)
   local by_part = pcount_delta[q]
   if not by_part then
-    by_part = {}
+    by_part = { [''] = { key = K.partition_counts_named(P, q), n = {} } }
     pcount_delta[q] = by_part
+    pcount_order[#pcount_order + 1] = by_part['']
   end
   local d = by_part[part]
   if not d then
@@ -412,6 +418,8 @@ local function pcount_add(P, q, part, state, n)
     pcount_order[#pcount_order + 1] = d
   end
   d.n[state] = (d.n[state] or 0) + n
+  local all = by_part[''].n
+  all[state] = (all[state] or 0) + n
 end
 
 -- Files (score = the entry time, ms) or unfiles (score = false) job id as f describes it

@@ -2892,7 +2892,8 @@ end
 -- the batch's (flush_available), and the index entries of a job without fingerprint or
 -- tags with those of its route and kind (r.ix, kind -> ids: bulk_index_moves); the
 -- partition joins its ring when the route's first job does, as index_available would
--- have it.
+-- have it. j holds the job's 'sched' and 'created' (bulk_load), so that the HSET that
+-- moves 'sched' keeps 'created' as keep_created would, without its reads.
 --- @include rcall
 --- @include K.held
 --- @include is_quarantined
@@ -2902,21 +2903,27 @@ end
 --- @include ring_contains
 --- @include ring_push_back
 --- @include ms_text
---- @include keep_created
 --- @include ms_texts
 --- @include subtable
 local function bulk_make_available(P, id, k, j, r, now)
   local now_text = ms_texts[now] or ms_text(now)
-  keep_created(k)
-  if j.fp ~= '' and is_quarantined(P, j.fp) then
+  local held = j.fp ~= '' and is_quarantined(P, j.fp)
+  local f = { 'state', 'available', 'sched', now_text }
+  if held then
+    f[5], f[6] = 'held', '1'
+  end
+  if j.created == '' then
+    f[#f + 1] = 'created'
+    f[#f + 1] = ms_texts[j.sched] or ms_text(j.sched)
+  end
+  rcall('HSET', k, unpack(f))
+  if held then
     -- Held: available, but counted "held" until the fingerprint is released.
-    rcall('HSET', k, 'state', 'available', 'sched', now_text, 'held', '1')
     move_count(P, j.queue, j.state, 'held')
     index_move(P, id, j, j.state, 'held', now)
     rcall('SADD', K.held(P, j.fp), id)
     return
   end
-  rcall('HSET', k, 'state', 'available', 'sched', now_text)
   move_count(P, j.queue, j.state, 'available')
   if j.fp == '' and j.tags == '' then
     local ids = subtable(subtable(r, 'ix'), j.kind)

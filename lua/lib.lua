@@ -295,15 +295,18 @@ local INDEX_FIELDS = { 'queue', 'kind', 'part', 'tags', 'fp' }
 local QUEUE_DEFAULT = 'default'
 -- Per call: id -> where the job is filed {state, at, queue, kind, part, tags, fp} once
 -- this call noted it (index_note); the moves of each touched index, {key, adds = {score,
--- id, ...}, na = #adds, rems = {id, ...}, late = nil or id -> na when the id was removed
--- after adds}, in index_order and found by queue -> state -> kind in index_slots (a
--- filter index's under its kind index's, by dimension -> value), so that a move builds no
--- key name it built before, and adds and removes are the ZADD and ZREM arguments as they
--- come (a map of every id moved cost admission more than the ZSETs' own work); the
+-- id, ...}, na = #adds, rems = nil or {id, ...}, late = nil or id -> na when the id was
+-- removed after adds}, in index_order and found by key in index_slots (a filter index's
+-- under its kind index's, by dimension -> value), the last one found also by its queue,
+-- state and kind in slot_q, slot_state, slot_kind and slot_o, so that a call's run of
+-- jobs of one kind builds no key name twice, and adds and removes are the ZADD and ZREM
+-- arguments as they come (a map of every id moved cost admission more than the ZSETs'
+-- own work); the
 -- partition counts' deltas, {key, n = state -> delta}, in pcount_order and by queue ->
 -- partition in pcount_delta ('' for the named sums); queue -> kind -> true for the kinds added to K.kinds.
 local index_filed = {}
 local index_slots, index_order = {}, {}
+local slot_q, slot_state, slot_kind, slot_o = nil, nil, nil, nil
 local pcount_delta, pcount_order = {}, {}
 local kinds_added = {}
 
@@ -320,26 +323,26 @@ local function index_fill(P, id, j)
 end
 
 -- The moves of the kind index of (q, state, kind), created empty when the call has none.
+-- A table per move and per index is most of what the indexes cost an enqueue in Redis
+-- instructions (bench/callgrind, with and without -tags headgate_noindex): the slots are
+-- found by key, with no table per queue and state, and the last one without a lookup.
 --- @include K.job_index
 --- @include index_slots
 --- @include index_order
+--- @include slot_q
+--- @include slot_state
+--- @include slot_kind
+--- @include slot_o
 local function index_slot(P, q, state, kind)
-  local by_state = index_slots[q]
-  if not by_state then
-    by_state = {}
-    index_slots[q] = by_state
-  end
-  local by_kind = by_state[state]
-  if not by_kind then
-    by_kind = {}
-    by_state[state] = by_kind
-  end
-  local o = by_kind[kind]
+  if kind == slot_kind and state == slot_state and q == slot_q then return slot_o end
+  local key = K.job_index(P, q, state, kind)
+  local o = index_slots[key]
   if not o then
-    o = { key = K.job_index(P, q, state, kind), adds = {}, na = 0, rems = {} }
-    by_kind[kind] = o
+    o = { key = key, adds = {}, na = 0 }
+    index_slots[key] = o
     index_order[#index_order + 1] = o
   end
+  slot_q, slot_state, slot_kind, slot_o = q, state, kind, o
   return o
 end
 
@@ -355,7 +358,7 @@ local function index_filter_slot(P, o, q, state, kind, dim, value)
   end
   local f = by_value[value]
   if not f then
-    f = { key = K.job_filter_index(P, q, state, kind, dim, value), adds = {}, na = 0, rems = {} }
+    f = { key = K.job_filter_index(P, q, state, kind, dim, value), adds = {}, na = 0 }
     by_value[value] = f
     index_order[#index_order + 1] = f
   end
@@ -374,6 +377,10 @@ local function index_put(o, id, score)
     o.na = n + 2
   else
     local r = o.rems
+    if not r then
+      r = {}
+      o.rems = r
+    end
     r[#r + 1] = id
     if n > 0 then
       local late = o.late
@@ -493,6 +500,24 @@ local function index_kind_added(P, q, kind)
   end
 end
 
+-- Whether kind is one of queue q's kinds (K.kinds), read before a call's writes; when it
+-- is, no move of the call adds it (index_kind_added). Every script that files a new job
+-- lists its queue (K.queues) in the same call, so a queue with a kind is listed: enqueue
+-- reads this before the queue's listing, which it then need not read, so that the kinds
+-- cost a job no command of their own.
+--- @include K.kinds
+--- @include kinds_added
+local function index_kind_known(P, q, kind)
+  if redis.pcall('SISMEMBER', K.kinds(P, q), kind) ~= 1 then return false end
+  local added = kinds_added[q]
+  if not added then
+    added = {}
+    kinds_added[q] = added
+  end
+  added[kind] = true
+  return true
+end
+
 -- Moves job j (a table with its queue, and its kind, part, tags and fp when the caller
 -- has them) from state `from` to state `to` in the indexes, as move_count moves its
 -- count ("held" for a held job; nil = not filed: a new job, a deleted one). The job
@@ -577,6 +602,10 @@ local function index_put_all(o, ids, score)
     for i = 1, #ids do index_put(o, ids[i], false) end
   else
     local r = o.rems
+    if not r then
+      r = {}
+      o.rems = r
+    end
     local m = #r
     for i = 1, #ids do r[m + i] = ids[i] end
   end
@@ -615,6 +644,10 @@ end
 --- @include pcount_delta
 --- @include pcount_order
 --- @include call_chunked
+--- @include slot_q
+--- @include slot_state
+--- @include slot_kind
+--- @include slot_o
 local function flush_index()
   for _, o in ipairs(index_order) do
     local adds, late = o.adds, o.late
@@ -630,7 +663,7 @@ local function flush_index()
       end
       adds = kept
     end
-    call_chunked(redis.pcall, 'ZREM', o.key, o.rems, 1000)
+    if o.rems then call_chunked(redis.pcall, 'ZREM', o.key, o.rems, 1000) end
     call_chunked(redis.pcall, 'ZADD', o.key, adds, 1000)
   end
   for _, d in ipairs(pcount_order) do
@@ -639,6 +672,7 @@ local function flush_index()
     end
   end
   index_filed, index_slots, index_order, pcount_delta, pcount_order = {}, {}, {}, {}, {}
+  slot_q, slot_state, slot_kind, slot_o = nil, nil, nil, nil
 end
 
 -- State counts per queue move in memory during a call and are written once, by

@@ -301,14 +301,17 @@ local QUEUE_DEFAULT = 'default'
 -- state and kind in slot_q, slot_state, slot_kind and slot_o, so that a call's run of
 -- jobs of one kind builds no key name twice, and adds and removes are the ZADD and ZREM
 -- arguments as they come (a map of every id moved cost admission more than the ZSETs'
--- own work); the
--- partition counts' deltas, {key, n = state -> delta}, in pcount_order and by queue ->
--- partition in pcount_delta ('' for the named sums); queue -> kind -> true for the kinds added to K.kinds.
-local index_filed = {}
-local index_slots, index_order = {}, {}
+-- own work); the partition counts' deltas, {key, n = state -> delta}, in pcount_order
+-- and by queue -> partition in pcount_delta ('' for the named sums); queue -> kind ->
+-- true for the kinds in K.kinds, known_q and known_kind for the one index_kind_known
+-- found there. Each table is made when the call first needs it (false until then): a
+-- call that moves one job, as most enqueues do, makes four.
+local index_filed = false
+local index_slots, index_order = false, false
 local slot_q, slot_state, slot_kind, slot_o = nil, nil, nil, nil
-local pcount_delta, pcount_order = {}, {}
-local kinds_added = {}
+local pcount_delta, pcount_order = false, false
+local kinds_added = false
+local known_q, known_kind = nil, nil
 
 --- @include K.job
 --- @include INDEX_FIELDS
@@ -336,6 +339,7 @@ end
 local function index_slot(P, q, state, kind)
   if kind == slot_kind and state == slot_state and q == slot_q then return slot_o end
   local key = K.job_index(P, q, state, kind)
+  if not index_slots then index_slots, index_order = {}, {} end
   local o = index_slots[key]
   if not o then
     o = { key = key, adds = {}, na = 0 }
@@ -412,6 +416,7 @@ end
 --- @include pcount_delta
 --- @include pcount_order
 local function pcount_add(P, q, part, state, n)
+  if not pcount_delta then pcount_delta, pcount_order = {}, {} end
   local by_part = pcount_delta[q]
   if not by_part then
     by_part = { [''] = { key = K.partition_counts_named(P, q), n = {} } }
@@ -479,8 +484,9 @@ end
 --- @include index_filed
 --- @include index_fill
 local function index_note(P, id, j)
-  if index_filed[id] then return end
+  if index_filed and index_filed[id] then return end
   index_fill(P, id, j)
+  if not index_filed then index_filed = {} end
   index_filed[id] = { queue = j.queue, kind = j.kind, part = j.part, tags = j.tags, fp = j.fp }
   j.tags = nil -- read again by index_move, after the caller's change
 end
@@ -488,7 +494,11 @@ end
 -- A new job's kind joins its queue's kinds (K.kinds), once per call.
 --- @include K.kinds
 --- @include kinds_added
+--- @include known_q
+--- @include known_kind
 local function index_kind_added(P, q, kind)
+  if kind == known_kind and q == known_q then return end
+  if not kinds_added then kinds_added = {} end
   local added = kinds_added[q]
   if not added then
     added = {}
@@ -506,15 +516,11 @@ end
 -- reads this before the queue's listing, which it then need not read, so that the kinds
 -- cost a job no command of their own.
 --- @include K.kinds
---- @include kinds_added
+--- @include known_q
+--- @include known_kind
 local function index_kind_known(P, q, kind)
   if redis.pcall('SISMEMBER', K.kinds(P, q), kind) ~= 1 then return false end
-  local added = kinds_added[q]
-  if not added then
-    added = {}
-    kinds_added[q] = added
-  end
-  added[kind] = true
+  if not known_q then known_q, known_kind = q, kind end
   return true
 end
 
@@ -534,17 +540,19 @@ end
 --- @include ms_texts
 --- @include index_kind_added
 --- @include kinds_added
+--- @include known_q
+--- @include known_kind
 local function index_move(P, id, j, from, to, at)
   if not (j.queue and j.kind and j.part and j.tags and j.fp) then index_fill(P, id, j) end
-  local f = index_filed[id]
+  local f = index_filed and index_filed[id]
   if not f and from ~= to and j.part == '' and j.fp == '' and j.tags == '' and (at or not (from and to)) then
     -- The common move, inline: a job in its kind indexes alone, not noted, entering `to`
     -- at a given time. Calls and table lookups are most of what the indexes cost a job
     -- in Redis instructions (bench/callgrind with and without -tags headgate_noindex).
     if from then
       index_put(index_slot(P, j.queue, from, j.kind), id, false)
-    else
-      local added = kinds_added[j.queue]
+    elseif not (j.kind == known_kind and j.queue == known_q) then
+      local added = kinds_added and kinds_added[j.queue]
       if not (added and added[j.kind]) then index_kind_added(P, j.queue, j.kind) end
     end
     if to then
@@ -649,7 +657,8 @@ end
 --- @include slot_kind
 --- @include slot_o
 local function flush_index()
-  for _, o in ipairs(index_order) do
+  for i = 1, index_order and #index_order or 0 do
+    local o = index_order[i]
     local adds, late = o.adds, o.late
     if late then
       -- Removes go first: an add a later removal undid is left out.
@@ -666,12 +675,14 @@ local function flush_index()
     if o.rems then call_chunked(redis.pcall, 'ZREM', o.key, o.rems, 1000) end
     call_chunked(redis.pcall, 'ZADD', o.key, adds, 1000)
   end
-  for _, d in ipairs(pcount_order) do
-    for state, n in pairs(d.n) do
-      if n ~= 0 then redis.pcall('HINCRBY', d.key, state, n) end
+  if pcount_order then
+    for _, d in ipairs(pcount_order) do
+      for state, n in pairs(d.n) do
+        if n ~= 0 then redis.pcall('HINCRBY', d.key, state, n) end
+      end
     end
   end
-  index_filed, index_slots, index_order, pcount_delta, pcount_order = {}, {}, {}, {}, {}
+  index_filed, index_slots, index_order, pcount_delta, pcount_order = false, false, false, false, false
   slot_q, slot_state, slot_kind, slot_o = nil, nil, nil, nil
 end
 
@@ -2866,7 +2877,11 @@ local function bulk_load(P, ids, state, fields)
     local v = redis.pcall('HMGET', k, unpack(fields))
     local j = nil
     if not v.err then
-      j = {}
+      -- Made with room for the fields every caller reads: a table grown a field at a
+      -- time is rehashed four times, which cost a bulk retry more Redis instructions than
+      -- any command of its own but the HMGET and the ZADDs (bench/callgrind -bulk).
+      j = { id = id, key = k, state = false, held = false, queue = false, kind = false, part = false, tags = false,
+        fp = false, sticky = false, prio = false, ukey = false, uwin = false, sched = false }
       for i = 1, n do
         local x = v[i]
         if x then
@@ -2886,7 +2901,6 @@ local function bulk_load(P, ids, state, fields)
       end
     end
     if j and JOB_STATES[j.state] and index_state(j) == state then
-      j.id, j.key = id, k
       jobs[#jobs + 1] = j
     else
       skipped = skipped + 1
@@ -2942,15 +2956,15 @@ end
 local function bulk_make_available(P, id, k, j, r, now)
   local now_text = ms_texts[now] or ms_text(now)
   local held = j.fp ~= '' and is_quarantined(P, j.fp)
-  local f = { 'state', 'available', 'sched', now_text }
-  if held then
-    f[5], f[6] = 'held', '1'
+  -- One HSET of what the job's case needs, its arguments in no table of their own.
+  if j.created ~= '' then
+    if held then rcall('HSET', k, 'state', 'available', 'sched', now_text, 'held', '1')
+    else rcall('HSET', k, 'state', 'available', 'sched', now_text) end
+  else
+    local created = ms_texts[j.sched] or ms_text(j.sched)
+    if held then rcall('HSET', k, 'state', 'available', 'sched', now_text, 'held', '1', 'created', created)
+    else rcall('HSET', k, 'state', 'available', 'sched', now_text, 'created', created) end
   end
-  if j.created == '' then
-    f[#f + 1] = 'created'
-    f[#f + 1] = ms_texts[j.sched] or ms_text(j.sched)
-  end
-  rcall('HSET', k, unpack(f))
   if held then
     -- Held: available, but counted "held" until the fingerprint is released.
     move_count(P, j.queue, j.state, 'held')

@@ -326,9 +326,10 @@ local function index_fill(P, id, j)
 end
 
 -- The moves of the kind index of (q, state, kind), created empty when the call has none.
--- A table per move and per index is most of what the indexes cost an enqueue in Redis
--- instructions (bench/callgrind, with and without -tags headgate_noindex): the slots are
--- found by key, with no table per queue and state, and the last one without a lookup.
+-- Tables made and collected are a large part of what the indexes cost an enqueue in
+-- Redis instructions (bench/callgrind, with and without -tags headgate_noindex): the
+-- slots are found by key, with no table per queue and state, the last one without a
+-- lookup.
 --- @include K.job_index
 --- @include index_slots
 --- @include index_order

@@ -365,6 +365,11 @@ func (k keys) PartitionCounts(queue, partition string) string {
 	return k.prefix + "q:" + queue + ":pc:" + partition
 }
 
+// PartitionCountsNamed is a HASH like PartitionCounts, the sums of every named
+// partition's: the jobs of no partition are what Counts holds beyond them, so that they
+// pay no count write of their own.
+func (k keys) PartitionCountsNamed(queue string) string { return k.prefix + "q:" + queue + ":pcnamed" }
+
 // AdmittedIn is a HASH: partition -> jobs of the queue admitted in one minute of store
 // time (minute = unix ms / 60000), and admittedAll -> all of them; it expires an hour and
 // a minute after its last admission (lua/admit.lua). PartitionStats sums the last hour's.

@@ -12,6 +12,7 @@ import (
 // PartitionStat is one partition of a queue's admission ring as the tenants page shows
 // it: its counts and how long its waiting jobs have waited.
 type PartitionStat struct {
+	// Partition is the partition's name, "" for the jobs of no partition.
 	Partition string
 	// Counts are the partition's jobs by state (PartitionCounts).
 	Counts map[State]int64
@@ -67,15 +68,16 @@ func (s *Store) PartitionStats(ctx context.Context, queue string, offset, limit 
 		return nil, 0, err
 	}
 	type reads struct {
-		counts         *redis.MapStringStringCmd
+		counts         partitionCountsRead
 		waiting        *redis.IntCmd
 		head, p50, p99 *redis.StringSliceCmd
 	}
 	parts := names.Val()
 	rs := make([]reads, len(parts))
-	pipe = s.rdb.Pipeline()
+	// A transaction: the counts of the jobs of no partition are a difference of two reads.
+	pipe = s.rdb.TxPipeline()
 	for i, p := range parts {
-		rs[i].counts = pipe.HGetAll(ctx, s.keys.PartitionCounts(queue, p))
+		rs[i].counts = s.readPartitionCounts(ctx, pipe, queue, p)
 		rs[i].waiting = pipe.ZCard(ctx, s.keys.Partition(queue, p))
 	}
 	var admitted []*redis.SliceCmd
@@ -118,14 +120,9 @@ func (s *Store) PartitionStats(ctx context.Context, queue string, offset, limit 
 	}
 	out := make([]PartitionStat, len(parts))
 	for i, p := range parts {
-		st := PartitionStat{Partition: p, Counts: map[State]int64{}, Waiting: rs[i].waiting.Val(), Admitted: sums[i]}
+		st := PartitionStat{Partition: p, Counts: rs[i].counts.counts(), Waiting: rs[i].waiting.Val(), Admitted: sums[i]}
 		if st.QueueAdmitted = sums[len(parts)]; st.QueueAdmitted > 0 {
 			st.AdmittedShare = float64(st.Admitted) / float64(st.QueueAdmitted)
-		}
-		for f, v := range rs[i].counts.Val() {
-			if n, err := strconv.ParseInt(v, 10, 64); err == nil && n != 0 {
-				st.Counts[State(f)] = n
-			}
 		}
 		if st.Waiting > 0 {
 			st.Oldest = memberWait(rs[i].head, now)

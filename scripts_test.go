@@ -204,6 +204,7 @@ func TestLuaKeysMatchGo(t *testing.T) {
 		{`K.job_filter_index(P, 'q', 'archived', 'k:1', 'p', 't:1')`, k.JobFilterIndex("q", StateArchived, "k:1", "p", "t:1")},
 		{`K.kinds(P, 'q')`, k.Kinds("q")},
 		{`K.partition_counts(P, 'q', 't:1')`, k.PartitionCounts("q", "t:1")},
+		{`K.partition_counts_named(P, 'q')`, k.PartitionCountsNamed("q")},
 		{`K.timers_armed(P)`, k.TimersArmed()},
 		{`K.admission(P, 'l:1')`, k.Admission("l:1")},
 		{`K.series(P, 'q')`, k.Series("q")},

@@ -372,6 +372,15 @@ func TestTenants(t *testing.T) {
 	}
 }
 
+// TestTenantsNoPartition: the jobs of no partition are counted, and named by a link.
+func TestTenantsNoPartition(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Config{})
+	b.enqueue(t, headgate.Envelope{ID: "n1", Queue: "q"}, headgate.Envelope{ID: "n2", Queue: "q"}, headgate.Envelope{ID: "n3", Queue: "q"})
+	b.mustGet(t, "/queues/q/tenants", `<tr data-partition="">`,
+		`<td><a href="/queues/q/available">(none)</a></td><td class="num" data-backlog>3</td>`)
+}
+
 func TestPagesHaveNoInlineCode(t *testing.T) {
 	t.Parallel()
 	b := setup(t, dashboard.Config{AllowActions: true, RateClasses: []string{"api"}})

@@ -24,8 +24,13 @@ type tenantRow struct {
 	// Share is the partition's part of the queue's running jobs now; AdmittedShare its
 	// part of the queue's admissions in the last hour ("—" for none).
 	Share, AdmittedShareText string
-	JobsURL                  string
+	// Label is the partition's name, noPartition for the jobs of none.
+	Label, JobsURL string
 }
+
+// noPartition names the jobs of no partition on the page, where a blank link would be
+// neither readable nor clickable.
+const noPartition = "(none)"
 
 type tenantsData struct {
 	Queue string
@@ -71,7 +76,13 @@ func (h *Handler) tenants(w http.ResponseWriter, r *http.Request) error {
 	for _, st := range stats {
 		row := tenantRow{PartitionStat: st, Backlog: st.Counts[headgate.StateAvailable] + st.Counts[headgate.StateHeld],
 			Running: st.Counts[headgate.StateRunning], Share: "—", AdmittedShareText: "—",
-			JobsURL: base + "/available?" + url.Values{"partition": {st.Partition}}.Encode()}
+			Label: st.Partition, JobsURL: base + "/available?" + url.Values{"partition": {st.Partition}}.Encode()}
+		if st.Partition == "" {
+			// The job indexes file no job under the partition it lacks (a filter index per
+			// job would cost every enqueue a write): its link is to all the queue's available
+			// jobs.
+			row.Label, row.JobsURL = noPartition, base+"/available"
+		}
 		if d.Running > 0 {
 			row.Share = fmt.Sprintf("%.1f%%", float64(row.Running)*100/float64(d.Running))
 		}

@@ -61,8 +61,9 @@ local s = index_selection(ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], 
 local dry, keep = ARGV[15] == '1', ARGV[16] == '1'
 local RETRYABLE = { archived = true, undecodable = true, cancelled = true, quarantined = true, completed = true }
 -- What a retry reads of a job: its state, where it is filed, its route and rank, its
--- strict unique key.
-local FIELDS = { 'state', 'held', 'queue', 'kind', 'part', 'tags', 'fp', 'sticky', 'prio', 'ukey', 'uwin' }
+-- strict unique key, and the times bulk_make_available keeps its creation time from.
+local FIELDS = { 'state', 'held', 'queue', 'kind', 'part', 'tags', 'fp', 'sticky', 'prio', 'ukey', 'uwin', 'sched',
+  'created' }
 local now = now_ms(P)
 local ids, at, id, done = index_select(P, s)
 if not ids then return at end

@@ -91,6 +91,7 @@ Cost     O(n * log N): a constant number of commands per job.
 --- @include count_event
 --- @include index_move
 --- @include index_note
+--- @include index_kind_known
 --- @include QUEUE_DEFAULT
 local P = KEYS[1]
 local n = tonumber(ARGV[1])
@@ -143,7 +144,8 @@ end
 -- job's check skips the scheduled index. Keys the batch only reads (quarantine, limits)
 -- need no check: a read that raises comes before the first write. The checks of the
 -- queue set and of the ring answer the writes' questions too: whether the queue is
--- listed, whether the partition is in its ring.
+-- listed (or a queue that has the kind of its first job is listed: index_kind_known),
+-- whether the partition is in its ring.
 local queues_key, scheduled_key = K.queues(P), K.scheduled(P)
 local unlisted = nil -- queue -> true: not in K.queues yet
 local incoming, order = {}, {} -- queue -> its new jobs, for backpressure; queues in order
@@ -169,7 +171,7 @@ for _, e in ipairs(jobs) do
     if not incoming[q] then
       incoming[q] = 0
       order[#order + 1] = q
-      if need_set_member(queues_key, q) == false then
+      if not index_kind_known(P, q, e.kind) and need_set_member(queues_key, q) == false then
         unlisted = unlisted or {}
         unlisted[q] = true
       end

@@ -276,6 +276,9 @@ function K.job_filter_index(P, q, state, kind, dim, value)
 end
 function K.kinds(P, q) return P .. 'q:' .. q .. ':kinds' end
 function K.partition_counts(P, q, part) return P .. 'q:' .. q .. ':pc:' .. part end
+-- The sums of every named partition's counts: a job of no partition is counted by what
+-- K.counts holds beyond them, so it pays no count write of its own.
+function K.partition_counts_named(P, q) return P .. 'q:' .. q .. ':pcnamed' end
 -- A queue's admissions in one minute of store time (keys.go AdmittedIn): partition ->
 -- jobs admitted, and ADMITTED_ALL -> all of them, kept ADMITTED_KEEP_MS.
 function K.admitted_in(P, q, minute) return P .. 'q:' .. q .. ':adm:' .. string.format('%d', minute) end
@@ -292,17 +295,23 @@ local INDEX_FIELDS = { 'queue', 'kind', 'part', 'tags', 'fp' }
 local QUEUE_DEFAULT = 'default'
 -- Per call: id -> where the job is filed {state, at, queue, kind, part, tags, fp} once
 -- this call noted it (index_note); the moves of each touched index, {key, adds = {score,
--- id, ...}, na = #adds, rems = {id, ...}, late = nil or id -> na when the id was removed
--- after adds}, in index_order and found by queue -> state -> kind in index_slots (a
--- filter index's under its kind index's, by dimension -> value), so that a move builds no
--- key name it built before, and adds and removes are the ZADD and ZREM arguments as they
--- come (a map of every id moved cost admission more than the ZSETs' own work); the
--- partition counts' deltas, {key, n = state -> delta}, in pcount_order and by queue ->
--- partition in pcount_delta; queue -> kind -> true for the kinds added to K.kinds.
-local index_filed = {}
-local index_slots, index_order = {}, {}
-local pcount_delta, pcount_order = {}, {}
-local kinds_added = {}
+-- id, ...}, na = #adds, rems = nil or {id, ...}, late = nil or id -> na when the id was
+-- removed after adds}, in index_order and found by key in index_slots (a filter index's
+-- under its kind index's, by dimension -> value), the last one found also by its queue,
+-- state and kind in slot_q, slot_state, slot_kind and slot_o, so that a call's run of
+-- jobs of one kind builds no key name twice, and adds and removes are the ZADD and ZREM
+-- arguments as they come (a map of every id moved cost admission more than the ZSETs'
+-- own work); the partition counts' deltas, {key, n = state -> delta}, in pcount_order
+-- and by queue -> partition in pcount_delta ('' for the named sums); queue -> kind ->
+-- true for the kinds in K.kinds, known_q and known_kind for the one index_kind_known
+-- found there. Each table is made when the call first needs it (false until then): a
+-- call that moves one job, as most enqueues do, makes four.
+local index_filed = false
+local index_slots, index_order = false, false
+local slot_q, slot_state, slot_kind, slot_o = nil, nil, nil, nil
+local pcount_delta, pcount_order = false, false
+local kinds_added = false
+local known_q, known_kind = nil, nil
 
 --- @include K.job
 --- @include INDEX_FIELDS
@@ -317,26 +326,28 @@ local function index_fill(P, id, j)
 end
 
 -- The moves of the kind index of (q, state, kind), created empty when the call has none.
+-- Tables made and collected are a large part of what the indexes cost an enqueue in
+-- Redis instructions (bench/callgrind, with and without -tags headgate_noindex): the
+-- slots are found by key, with no table per queue and state, the last one without a
+-- lookup.
 --- @include K.job_index
 --- @include index_slots
 --- @include index_order
+--- @include slot_q
+--- @include slot_state
+--- @include slot_kind
+--- @include slot_o
 local function index_slot(P, q, state, kind)
-  local by_state = index_slots[q]
-  if not by_state then
-    by_state = {}
-    index_slots[q] = by_state
-  end
-  local by_kind = by_state[state]
-  if not by_kind then
-    by_kind = {}
-    by_state[state] = by_kind
-  end
-  local o = by_kind[kind]
+  if kind == slot_kind and state == slot_state and q == slot_q then return slot_o end
+  local key = K.job_index(P, q, state, kind)
+  if not index_slots then index_slots, index_order = {}, {} end
+  local o = index_slots[key]
   if not o then
-    o = { key = K.job_index(P, q, state, kind), adds = {}, na = 0, rems = {} }
-    by_kind[kind] = o
+    o = { key = key, adds = {}, na = 0 }
+    index_slots[key] = o
     index_order[#index_order + 1] = o
   end
+  slot_q, slot_state, slot_kind, slot_o = q, state, kind, o
   return o
 end
 
@@ -352,7 +363,7 @@ local function index_filter_slot(P, o, q, state, kind, dim, value)
   end
   local f = by_value[value]
   if not f then
-    f = { key = K.job_filter_index(P, q, state, kind, dim, value), adds = {}, na = 0, rems = {} }
+    f = { key = K.job_filter_index(P, q, state, kind, dim, value), adds = {}, na = 0 }
     by_value[value] = f
     index_order[#index_order + 1] = f
   end
@@ -371,6 +382,10 @@ local function index_put(o, id, score)
     o.na = n + 2
   else
     local r = o.rems
+    if not r then
+      r = {}
+      o.rems = r
+    end
     r[#r + 1] = id
     if n > 0 then
       local late = o.late
@@ -396,14 +411,18 @@ local function index_put_score(o, id)
   return nil
 end
 
+-- Adds n to the count of state of named partition part and to the queue's named sums.
 --- @include K.partition_counts
+--- @include K.partition_counts_named
 --- @include pcount_delta
 --- @include pcount_order
 local function pcount_add(P, q, part, state, n)
+  if not pcount_delta then pcount_delta, pcount_order = {}, {} end
   local by_part = pcount_delta[q]
   if not by_part then
-    by_part = {}
+    by_part = { [''] = { key = K.partition_counts_named(P, q), n = {} } }
     pcount_delta[q] = by_part
+    pcount_order[#pcount_order + 1] = by_part['']
   end
   local d = by_part[part]
   if not d then
@@ -412,6 +431,8 @@ local function pcount_add(P, q, part, state, n)
     pcount_order[#pcount_order + 1] = d
   end
   d.n[state] = (d.n[state] or 0) + n
+  local all = by_part[''].n
+  all[state] = (all[state] or 0) + n
 end
 
 -- Files (score = the entry time, ms) or unfiles (score = false) job id as f describes it
@@ -464,8 +485,9 @@ end
 --- @include index_filed
 --- @include index_fill
 local function index_note(P, id, j)
-  if index_filed[id] then return end
+  if index_filed and index_filed[id] then return end
   index_fill(P, id, j)
+  if not index_filed then index_filed = {} end
   index_filed[id] = { queue = j.queue, kind = j.kind, part = j.part, tags = j.tags, fp = j.fp }
   j.tags = nil -- read again by index_move, after the caller's change
 end
@@ -473,7 +495,11 @@ end
 -- A new job's kind joins its queue's kinds (K.kinds), once per call.
 --- @include K.kinds
 --- @include kinds_added
+--- @include known_q
+--- @include known_kind
 local function index_kind_added(P, q, kind)
+  if kind == known_kind and q == known_q then return end
+  if not kinds_added then kinds_added = {} end
   local added = kinds_added[q]
   if not added then
     added = {}
@@ -483,6 +509,20 @@ local function index_kind_added(P, q, kind)
     added[kind] = true
     redis.pcall('SADD', K.kinds(P, q), kind)
   end
+end
+
+-- Whether kind is one of queue q's kinds (K.kinds), read before a call's writes; when it
+-- is, no move of the call adds it (index_kind_added). Every script that files a new job
+-- lists its queue (K.queues) in the same call, so a queue with a kind is listed: enqueue
+-- reads this before the queue's listing, which it then need not read, so that the kinds
+-- cost a job no command of their own.
+--- @include K.kinds
+--- @include known_q
+--- @include known_kind
+local function index_kind_known(P, q, kind)
+  if redis.pcall('SISMEMBER', K.kinds(P, q), kind) ~= 1 then return false end
+  if not known_q then known_q, known_kind = q, kind end
+  return true
 end
 
 -- Moves job j (a table with its queue, and its kind, part, tags and fp when the caller
@@ -501,17 +541,19 @@ end
 --- @include ms_texts
 --- @include index_kind_added
 --- @include kinds_added
+--- @include known_q
+--- @include known_kind
 local function index_move(P, id, j, from, to, at)
   if not (j.queue and j.kind and j.part and j.tags and j.fp) then index_fill(P, id, j) end
-  local f = index_filed[id]
+  local f = index_filed and index_filed[id]
   if not f and from ~= to and j.part == '' and j.fp == '' and j.tags == '' and (at or not (from and to)) then
     -- The common move, inline: a job in its kind indexes alone, not noted, entering `to`
     -- at a given time. Calls and table lookups are most of what the indexes cost a job
     -- in Redis instructions (bench/callgrind with and without -tags headgate_noindex).
     if from then
       index_put(index_slot(P, j.queue, from, j.kind), id, false)
-    else
-      local added = kinds_added[j.queue]
+    elseif not (j.kind == known_kind and j.queue == known_q) then
+      local added = kinds_added and kinds_added[j.queue]
       if not (added and added[j.kind]) then index_kind_added(P, j.queue, j.kind) end
     end
     if to then
@@ -569,6 +611,10 @@ local function index_put_all(o, ids, score)
     for i = 1, #ids do index_put(o, ids[i], false) end
   else
     local r = o.rems
+    if not r then
+      r = {}
+      o.rems = r
+    end
     local m = #r
     for i = 1, #ids do r[m + i] = ids[i] end
   end
@@ -607,8 +653,13 @@ end
 --- @include pcount_delta
 --- @include pcount_order
 --- @include call_chunked
+--- @include slot_q
+--- @include slot_state
+--- @include slot_kind
+--- @include slot_o
 local function flush_index()
-  for _, o in ipairs(index_order) do
+  for i = 1, index_order and #index_order or 0 do
+    local o = index_order[i]
     local adds, late = o.adds, o.late
     if late then
       -- Removes go first: an add a later removal undid is left out.
@@ -622,15 +673,18 @@ local function flush_index()
       end
       adds = kept
     end
-    call_chunked(redis.pcall, 'ZREM', o.key, o.rems, 1000)
+    if o.rems then call_chunked(redis.pcall, 'ZREM', o.key, o.rems, 1000) end
     call_chunked(redis.pcall, 'ZADD', o.key, adds, 1000)
   end
-  for _, d in ipairs(pcount_order) do
-    for state, n in pairs(d.n) do
-      if n ~= 0 then redis.pcall('HINCRBY', d.key, state, n) end
+  if pcount_order then
+    for _, d in ipairs(pcount_order) do
+      for state, n in pairs(d.n) do
+        if n ~= 0 then redis.pcall('HINCRBY', d.key, state, n) end
+      end
     end
   end
-  index_filed, index_slots, index_order, pcount_delta, pcount_order = {}, {}, {}, {}, {}
+  index_filed, index_slots, index_order, pcount_delta, pcount_order = false, false, false, false, false
+  slot_q, slot_state, slot_kind, slot_o = nil, nil, nil, nil
 end
 
 -- State counts per queue move in memory during a call and are written once, by
@@ -2824,7 +2878,11 @@ local function bulk_load(P, ids, state, fields)
     local v = redis.pcall('HMGET', k, unpack(fields))
     local j = nil
     if not v.err then
-      j = {}
+      -- Made with room for the fields every caller reads: a table grown a field at a
+      -- time is rehashed four times, which cost a bulk retry more Redis instructions than
+      -- any command of its own but the HMGET and the ZADDs (bench/callgrind -bulk).
+      j = { id = id, key = k, state = false, held = false, queue = false, kind = false, part = false, tags = false,
+        fp = false, sticky = false, prio = false, ukey = false, uwin = false, sched = false }
       for i = 1, n do
         local x = v[i]
         if x then
@@ -2844,7 +2902,6 @@ local function bulk_load(P, ids, state, fields)
       end
     end
     if j and JOB_STATES[j.state] and index_state(j) == state then
-      j.id, j.key = id, k
       jobs[#jobs + 1] = j
     else
       skipped = skipped + 1
@@ -2884,7 +2941,8 @@ end
 -- the batch's (flush_available), and the index entries of a job without fingerprint or
 -- tags with those of its route and kind (r.ix, kind -> ids: bulk_index_moves); the
 -- partition joins its ring when the route's first job does, as index_available would
--- have it.
+-- have it. j holds the job's 'sched' and 'created' (bulk_load), so that the HSET that
+-- moves 'sched' keeps 'created' as keep_created would, without its reads.
 --- @include rcall
 --- @include K.held
 --- @include is_quarantined
@@ -2894,21 +2952,27 @@ end
 --- @include ring_contains
 --- @include ring_push_back
 --- @include ms_text
---- @include keep_created
 --- @include ms_texts
 --- @include subtable
 local function bulk_make_available(P, id, k, j, r, now)
   local now_text = ms_texts[now] or ms_text(now)
-  keep_created(k)
-  if j.fp ~= '' and is_quarantined(P, j.fp) then
+  local held = j.fp ~= '' and is_quarantined(P, j.fp)
+  -- One HSET of what the job's case needs, its arguments in no table of their own.
+  if j.created ~= '' then
+    if held then rcall('HSET', k, 'state', 'available', 'sched', now_text, 'held', '1')
+    else rcall('HSET', k, 'state', 'available', 'sched', now_text) end
+  else
+    local created = ms_texts[j.sched] or ms_text(j.sched)
+    if held then rcall('HSET', k, 'state', 'available', 'sched', now_text, 'held', '1', 'created', created)
+    else rcall('HSET', k, 'state', 'available', 'sched', now_text, 'created', created) end
+  end
+  if held then
     -- Held: available, but counted "held" until the fingerprint is released.
-    rcall('HSET', k, 'state', 'available', 'sched', now_text, 'held', '1')
     move_count(P, j.queue, j.state, 'held')
     index_move(P, id, j, j.state, 'held', now)
     rcall('SADD', K.held(P, j.fp), id)
     return
   end
-  rcall('HSET', k, 'state', 'available', 'sched', now_text)
   move_count(P, j.queue, j.state, 'available')
   if j.fp == '' and j.tags == '' then
     local ids = subtable(subtable(r, 'ix'), j.kind)

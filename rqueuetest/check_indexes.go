@@ -44,7 +44,7 @@ func storedJobs(t testing.TB, ctx context.Context, s *headgate.Store) []*headgat
 // checkIndexes holds the job indexes to the stored jobs: each job is in the index of its
 // queue, state ("held" when held) and kind, and in the filter index of its partition,
 // each tag (but the meta tags) and its fingerprint, and no index holds anything else; the counts of each
-// named partition equal its jobs'. The names of the index keys are spelled here, as
+// partition, named or none (""), equal its jobs'. The names of the index keys are spelled here, as
 // corrupt.go spells the keys it damages.
 func checkIndexes(t testing.TB, ctx context.Context, s *headgate.Store, jobs []*headgate.Job) {
 	t.Helper()
@@ -55,6 +55,7 @@ func checkIndexes(t testing.TB, ctx context.Context, s *headgate.Store, jobs []*
 	}
 	want := map[string]map[string]bool{}        // index key -> ids
 	wantCounts := map[string]map[string]int64{} // partition counts key -> state -> n
+	blank := map[string][]*headgate.Job{}       // queue -> its jobs of no partition
 	for _, j := range jobs {
 		if slices.Contains(corrupt, j.ID) {
 			continue
@@ -71,13 +72,21 @@ func checkIndexes(t testing.TB, ctx context.Context, s *headgate.Store, jobs []*
 			want[key][j.ID] = true
 		}
 		add(base)
+		if _, ok := blank[j.Queue]; !ok {
+			blank[j.Queue] = nil // checked: no job of it may be counted as of no partition
+		}
+		count := func(key string) {
+			if wantCounts[key] == nil {
+				wantCounts[key] = map[string]int64{}
+			}
+			wantCounts[key][state]++
+		}
 		if j.PartitionKey != "" {
 			add(base + "\x1fp\x1f" + j.PartitionKey)
-			ck := p + "q:" + j.Queue + ":pc:" + j.PartitionKey
-			if wantCounts[ck] == nil {
-				wantCounts[ck] = map[string]int64{}
-			}
-			wantCounts[ck][state]++
+			count(p + "q:" + j.Queue + ":pc:" + j.PartitionKey)
+			count(p + "q:" + j.Queue + ":pcnamed")
+		} else {
+			blank[j.Queue] = append(blank[j.Queue], j)
 		}
 		for _, tag := range j.Tags {
 			if !strings.HasPrefix(tag, headgate.MetaTagPrefix) {
@@ -111,7 +120,7 @@ func checkIndexes(t testing.TB, ctx context.Context, s *headgate.Store, jobs []*
 				}
 				delete(want[k], id)
 			}
-		case strings.Contains(rest, ":pc:"):
+		case strings.Contains(rest, ":pc:") || strings.HasSuffix(rest, ":pcnamed"):
 			h, err := s.Client().HGetAll(ctx, k).Result()
 			if err != nil {
 				continue
@@ -133,6 +142,29 @@ func checkIndexes(t testing.TB, ctx context.Context, s *headgate.Store, jobs []*
 	for k, states := range wantCounts {
 		for state, n := range states {
 			t.Errorf("partition counts %q: %s is absent, but %d jobs are", k, state, n)
+		}
+	}
+	// The jobs of no partition are counted as the queue's beyond its named partitions'.
+	for q, jobs := range blank {
+		want := map[headgate.State]int64{}
+		for _, j := range jobs {
+			if j.Held {
+				want[headgate.StateHeld]++
+			} else {
+				want[j.State]++
+			}
+		}
+		if len(corrupt) > 0 {
+			break // a damaged job may be counted in its queue's counts and not its partition's
+		}
+		got, err := s.PartitionCounts(ctx, q, "")
+		if err != nil {
+			t.Fatalf("counts of queue %s's jobs of no partition: %v", q, err)
+		}
+		for _, st := range append(slices.Clone(headgate.States), headgate.StateHeld) {
+			if got[st] != want[st] {
+				t.Errorf("queue %s: %d jobs of no partition are %s, but PartitionCounts has %d", q, want[st], st, got[st])
+			}
 		}
 	}
 }

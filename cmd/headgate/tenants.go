@@ -100,7 +100,7 @@ func cmdTenants(ctx context.Context, c *cli, args []string) error {
 		if r.QueueAdmitted > 0 {
 			admShare = strconv.FormatFloat(r.AdmittedShare*100, 'f', 1, 64) + "%"
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\t%s\t%s\t%s\t%s\n", r.Partition, r.Backlog, r.Running, share, r.Admitted, admShare,
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\t%s\t%s\t%s\t%s\n", partitionLabel(r.Partition), r.Backlog, r.Running, share, r.Admitted, admShare,
 			humanDuration(r.WaitP50), humanDuration(r.WaitP99), humanDuration(r.Oldest))
 	}
 	if err := tw.Flush(); err != nil {
@@ -110,6 +110,18 @@ func cmdTenants(ctx context.Context, c *cli, args []string) error {
 		fmt.Fprintf(c.stdout, "more: headgate tenants %s -offset %d -limit %d\n", strconv.Quote(queue), next, o.limit)
 	}
 	return nil
+}
+
+// noPartition names the jobs of no partition in a table, where a blank cell would read as
+// a missing value; -json keeps the name "".
+const noPartition = "(none)"
+
+// partitionLabel is partition p as a table cell shows it.
+func partitionLabel(p string) string {
+	if p == "" {
+		return noPartition
+	}
+	return p
 }
 
 // humanDuration is a wait for a table cell: two units at most, so that a column of

@@ -114,3 +114,37 @@ func TestHumanDuration(t *testing.T) {
 		}
 	}
 }
+
+// TestTenantsNoPartition: the jobs of no partition are counted and named in the table.
+func TestTenantsNoPartition(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.enqueue(t,
+		headgate.Envelope{ID: "n1", Queue: "mail", ScheduledAt: epoch.Add(-time.Minute)},
+		headgate.Envelope{ID: "n2", Queue: "mail", ScheduledAt: epoch.Add(-time.Minute)},
+		headgate.Envelope{ID: "a1", Queue: "mail", PartitionKey: "acme", ScheduledAt: epoch.Add(-time.Second)},
+	)
+	claims, err := b.store.Admit(b.ctx, headgate.AdmitRequest{Worker: "w", LeaseID: "l", Queues: []string{"mail"},
+		Capacity: 1, Lease: time.Hour})
+	if err != nil || len(claims) != 1 {
+		t.Fatalf("Admit: %d claims, %v", len(claims), err)
+	}
+	out := b.mustRun(t, "tenants", "mail")
+	if !strings.Contains(out, "\n(none)") {
+		t.Fatalf("tenants shows no row named (none):\n%s", out)
+	}
+	var doc tenantsJSON
+	b.runJSON(t, exitOK, &doc, "tenants", "mail")
+	none := 0
+	for _, p := range doc.Partitions {
+		if p.Partition == "" {
+			none++
+			if p.Backlog+p.Running != 2 {
+				t.Errorf("jobs of no partition: backlog %d, running %d; want 2 in all", p.Backlog, p.Running)
+			}
+		}
+	}
+	if none != 1 {
+		t.Errorf("tenants -json has %d rows of no partition (\"\"), want 1: %+v", none, doc.Partitions)
+	}
+}

@@ -28,7 +28,12 @@ type testBundle struct {
 // store clock frozen at epoch and a crash limit of 1 so one lost lease quarantines.
 func setup(t *testing.T) *testBundle {
 	t.Helper()
-	rdb := redistest.Miniredis(t)
+	return setupOn(t, redistest.Miniredis(t))
+}
+
+// setupOn is setup on rdb, for the tests that run on every backend.
+func setupOn(t *testing.T, rdb redis.UniversalClient) *testBundle {
+	t.Helper()
 	ns := redistest.Namespace(t)
 	insp, err := inspector.New(rdb, &inspector.Config{Namespace: ns})
 	if err != nil {

@@ -20,13 +20,8 @@ import (
 func TestThroughput(t *testing.T) {
 	t.Parallel()
 	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
-		ctx := context.Background()
-		ns := redistest.Namespace(t)
-		store, err := headgate.NewStore(rdb, &headgate.StoreConfig{Namespace: ns})
-		must(t, err)
-		insp, err := inspector.New(rdb, &inspector.Config{Namespace: ns})
-		must(t, err)
-		must(t, store.FreezeClock(ctx, epoch))
+		b := setupOn(t, rdb)
+		ctx, store, insp := b.ctx, b.store, b.insp
 		// ack runs and acks one job of queue q: a success, or a failure that archives it.
 		n := 0
 		ack := func(q string, o headgate.Outcome) {
@@ -51,7 +46,7 @@ func TestThroughput(t *testing.T) {
 		}
 		// Queues "idle" and "jobs" are known (the series duty samples them) from the
 		// start; "idle" never acks.
-		_, err = store.Enqueue(ctx, headgate.Envelope{ID: "idle-1", Kind: "k", Queue: "idle"},
+		_, err := store.Enqueue(ctx, headgate.Envelope{ID: "idle-1", Kind: "k", Queue: "idle"},
 			headgate.Envelope{ID: "jobs-0", Kind: "k", Queue: "jobs", Pending: true})
 		must(t, err)
 		ack("mail", headgate.OutcomeSuccess) // before the hour's base sample: not counted
@@ -94,14 +89,9 @@ func TestThroughput(t *testing.T) {
 func TestPartitionStats(t *testing.T) {
 	t.Parallel()
 	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
-		ctx := context.Background()
-		ns := redistest.Namespace(t)
-		store, err := headgate.NewStore(rdb, &headgate.StoreConfig{Namespace: ns})
-		must(t, err)
-		insp, err := inspector.New(rdb, &inspector.Config{Namespace: ns})
-		must(t, err)
-		must(t, store.FreezeClock(ctx, epoch))
-		_, err = store.Enqueue(ctx, headgate.Envelope{ID: "a1", Kind: "k", Queue: "q", PartitionKey: "acme"},
+		b := setupOn(t, rdb)
+		ctx, store, insp := b.ctx, b.store, b.insp
+		_, err := store.Enqueue(ctx, headgate.Envelope{ID: "a1", Kind: "k", Queue: "q", PartitionKey: "acme"},
 			headgate.Envelope{ID: "b1", Kind: "k", Queue: "q", PartitionKey: "beta", ScheduledAt: epoch.Add(-time.Minute)})
 		must(t, err)
 		must(t, store.AdvanceClock(ctx, time.Second))

@@ -17,10 +17,7 @@ const heartbeatMisses = 3
 // after a failure, and a last one when the worker stops (not when it is killed, as a
 // crash would not), which lists it as stopped at once.
 func (w *Worker) heartbeatLoop() {
-	var (
-		started time.Time // store time of the first beat
-		bo      backoff
-	)
+	var started time.Time // store time of the first beat
 	host, _ := os.Hostname()
 	beat := func(ctx context.Context, liveness time.Duration) error {
 		if started.IsZero() {
@@ -38,37 +35,24 @@ func (w *Worker) heartbeatLoop() {
 			Started: started, Liveness: liveness})
 		return err
 	}
-	t := time.NewTimer(0)
-	defer t.Stop()
-	var recovered <-chan struct{} // in an outage's backoff: closed when it ends
-	for {
-		select {
-		case <-t.C:
-		case <-recovered:
-			t.Stop()
-			recovered = nil
-		case <-w.dead:
-			if !w.killed.Load() {
-				ctx, cancel := context.WithTimeout(context.WithoutCancel(w.ioCtx), time.Second)
-				defer cancel()
-				if err := beat(ctx, 0); err != nil {
-					w.log.Debug("last heartbeat failed; the worker stops counting as live when its liveness ends", "error", err)
-				}
-			}
-			return
-		}
-		next := w.cfg.HeartbeatInterval
-		if err := beat(w.ioCtx, heartbeatMisses*w.cfg.HeartbeatInterval); err != nil {
-			// A beat cut short by the teardown is followed by the last one.
-			if w.ioCtx.Err() == nil {
-				next = min(bo.next(), next)
-				recovered = w.redisFailed("heartbeat failed; retrying", err, "retry_in", next)
-			}
-		} else {
+	p := newPacer(0, w.cfg.HeartbeatInterval)
+	defer p.stop()
+	for p.wait(w.dead) {
+		switch err := beat(w.ioCtx, heartbeatMisses*w.cfg.HeartbeatInterval); {
+		case err == nil:
 			w.redisAnswered()
-			bo.reset()
-			recovered = nil
+			p.succeeded()
+		case w.ioCtx.Err() != nil:
+			p.later() // a beat cut short by the teardown is followed by the last one
+		default:
+			p.failed(w, "heartbeat failed; retrying", err)
 		}
-		t.Reset(next)
+	}
+	if !w.killed.Load() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(w.ioCtx), time.Second)
+		defer cancel()
+		if err := beat(ctx, 0); err != nil {
+			w.log.Debug("last heartbeat failed; the worker stops counting as live when its liveness ends", "error", err)
+		}
 	}
 }

@@ -14,36 +14,21 @@ const maxRenewBatch = 1000
 // (never later than the next period), and cancels the handlers whose leases ran out by
 // the worker's clock meanwhile: another worker may have their jobs by now.
 func (w *Worker) renewLoop() {
-	period := w.cfg.Lease / 3
-	var bo backoff
-	t := time.NewTimer(period)
-	defer t.Stop()
-	var recovered <-chan struct{} // in an outage's backoff: closed when it ends
-	for {
-		select {
-		case <-t.C:
-		case <-recovered:
-			t.Stop()
-			recovered = nil
-		case <-w.dead:
-			return
-		}
-		next := period
-		if called, err := w.renew(); err != nil {
-			if w.ioCtx.Err() != nil {
-				return
-			}
-			next = min(bo.next(), period)
-			recovered = w.redisFailed("lease renewal failed; retrying", err, "retry_in", next)
-			w.expireLocally(time.Now())
-		} else {
+	p := newPacer(w.cfg.Lease/3, w.cfg.Lease/3)
+	defer p.stop()
+	for p.wait(w.dead) {
+		switch called, err := w.renew(); {
+		case err == nil:
 			if called {
 				w.redisAnswered()
 			}
-			bo.reset()
-			recovered = nil
+			p.succeeded()
+		case w.ioCtx.Err() != nil:
+			return
+		default:
+			p.failed(w, "lease renewal failed; retrying", err)
+			w.expireLocally(time.Now())
 		}
-		t.Reset(next)
 	}
 }
 

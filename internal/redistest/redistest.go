@@ -318,36 +318,45 @@ func (s *Server) args() []string {
 // start spawns the process on s.port and waits until it answers. The caller
 // holds s.mu or has exclusive access to s.
 func (s *Server) start() error {
-	logPath := filepath.Join(s.dir, logName)
-	// Append so that the log of a restarted server still shows earlier runs.
-	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	cmd, exited, err := spawn(s.dir, s.bin, s.args(), s.addrLocked())
 	if err != nil {
-		return fmt.Errorf("open log: %w", err)
+		logPath := filepath.Join(s.dir, logName)
+		return fmt.Errorf("redis-server on %s: %w\n--- tail of %s ---\n%s", s.addrLocked(), err, logPath, logTail(logPath, 20))
+	}
+	s.cmd, s.exited = cmd, exited
+	return nil
+}
+
+// spawn runs bin with args in dir, its output appended to the log there, and waits until
+// it answers on addr (waitReady). It returns the process and a channel closed when the
+// process exits; a process that does not answer is killed and waited for.
+func spawn(dir, bin string, args []string, addr string) (*exec.Cmd, chan struct{}, error) {
+	// Append so that the log of a restarted server still shows earlier runs.
+	logf, err := os.OpenFile(filepath.Join(dir, logName), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open log: %w", err)
 	}
 	// Closing our copy after Start is fine: the child holds its own descriptor.
 	defer logf.Close()
-	fmt.Fprintf(logf, "### redistest: starting %s %s\n", s.bin, strings.Join(quoteArgs(s.args()), " "))
+	fmt.Fprintf(logf, "### redistest: starting %s %s\n", bin, strings.Join(quoteArgs(args), " "))
 
-	cmd := exec.Command(s.bin, s.args()...)
-	cmd.Dir = s.dir
-	cmd.Stdout = logf
-	cmd.Stderr = logf
-	cmd.SysProcAttr = sysProcAttr()
+	cmd := exec.Command(bin, args...)
+	cmd.Dir, cmd.Stdout, cmd.Stderr, cmd.SysProcAttr = dir, logf, logf, sysProcAttr()
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("exec %s: %w", s.bin, err)
+		return nil, nil, fmt.Errorf("exec %s: %w", bin, err)
 	}
 	exited := make(chan struct{})
 	go func() {
 		_ = cmd.Wait()
 		close(exited)
 	}()
-	s.cmd, s.exited = cmd, exited
-
-	if err := waitReady(s.addrLocked(), cmd.Process.Pid, exited); err != nil {
-		s.stopLocked()
-		return fmt.Errorf("redis-server on %s: %w\n--- tail of %s ---\n%s", s.addrLocked(), err, logPath, logTail(logPath, 20))
+	if err := waitReady(addr, cmd.Process.Pid, exited); err != nil {
+		// Kill fails only if the process is already gone, which is the goal.
+		_ = cmd.Process.Kill()
+		<-exited
+		return nil, nil, err
 	}
-	return nil
+	return cmd, exited, nil
 }
 
 // waitReady polls the server until it answers. It checks the reported

@@ -81,23 +81,9 @@ func (s *Sentinel) start(bin string, masterPort int) error {
 		if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
 			return err
 		}
-		logf, err := os.OpenFile(filepath.Join(s.dir, logName), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-		if err != nil {
-			return err
-		}
-		cmd := exec.Command(bin, confPath)
-		cmd.Dir, cmd.Stdout, cmd.Stderr, cmd.SysProcAttr = s.dir, logf, logf, sysProcAttr()
-		err = cmd.Start()
-		_ = logf.Close()
-		if err != nil {
-			return fmt.Errorf("exec %s: %w", bin, err)
-		}
-		exited := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(exited) }()
 		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-		if err := waitReady(addr, cmd.Process.Pid, exited); err != nil {
-			_ = cmd.Process.Kill()
-			<-exited
+		cmd, exited, err := spawn(s.dir, bin, []string{confPath}, addr)
+		if err != nil {
 			errs = append(errs, fmt.Errorf("redis-sentinel on %s: %w", addr, err))
 			continue
 		}

@@ -31,10 +31,12 @@ func (noopArgs) Kind() string { return "noop" }
 // concurrency 50, bare (plain) and observed: the jobs enqueued through
 // EnqueueMiddleware, their attempts traced by WorkerMiddleware (every span sampled,
 // batched to an exporter that drops them) and measured by Metrics (read by a manual
-// reader). Both run on one redis-server of the benchmark's own, one after the other, so
-// that -count alternates them:
+// reader). Both run on one redis-server of the benchmark's own:
 //
 //	go test -run '^$' -bench EndToEnd -benchtime 20000x -count 6 .
+//
+// (-count runs each one its times in a row, so a change of the machine's load between
+// them moves jobs/s; allocs/op and cpu-µs/job it moves least.)
 //
 // cpu-µs/job is this process's CPU (getrusage, user and system) from the worker's Start
 // to its last handled job: what the instruments cost, and the figure the load of a

@@ -164,8 +164,20 @@ func (m *Metrics) EnqueueMiddleware() rqueue.EnqueueMiddleware {
 	return func(next rqueue.EnqueueFunc) rqueue.EnqueueFunc {
 		return func(ctx context.Context, envs []headgate.Envelope) ([]headgate.EnqueueResult, error) {
 			res, err := next(ctx, envs)
-			for _, i := range rqueue.Written(envs, res, err) {
-				m.enqueued.Add(ctx, 1, m.attrsOf(queueOf(&envs[i]), envs[i].Kind, ""))
+			// A batch is mostly runs of one queue and kind: counted a run at a time, it
+			// pays the attributes' lookup once per run and not per job.
+			written := rqueue.Written(envs, res, err)
+			for i := 0; i < len(written); {
+				queue, kind := queueOf(&envs[written[i]]), envs[written[i]].Kind
+				n := 1
+				for ; i+n < len(written); n++ {
+					e := &envs[written[i+n]]
+					if e.Kind != kind || queueOf(e) != queue {
+						break
+					}
+				}
+				m.enqueued.Add(ctx, int64(n), m.attrsOf(queue, kind, ""))
+				i += n
 			}
 			return res, err
 		}

@@ -172,13 +172,19 @@ func TestMetricsMiddleware(t *testing.T) {
 	}
 	_, err = client.Enqueue(ctx, emailArgs{To: "ada"}, &rqueue.EnqueueOpts{ID: "ada", Queue: "mail"}) // a replay
 	mustOK(t, err)
+	// A batch of two queues, interleaved: each job is counted in its own.
+	_, err = client.EnqueueMany(ctx, []rqueue.EnqueueParams{{Args: emailArgs{To: "a"}, Opts: &rqueue.EnqueueOpts{Queue: "other"}},
+		{Args: emailArgs{To: "b"}}, {Args: emailArgs{To: "c"}, Opts: &rqueue.EnqueueOpts{Queue: "other"}}})
+	mustOK(t, err)
 	if attempts, err := w.Work(ctx, 3); err != nil || len(attempts) != 3 {
 		t.Fatalf("work: %d attempts, %v; want 3", len(attempts), err)
 	}
 	want := []string{
 		"headgate.job.run{kind=email,queue=mail} count=3",
 		"headgate.job.wait{kind=email,queue=mail} count=3",
+		"headgate.jobs.enqueued{kind=email,queue=default} 1",
 		"headgate.jobs.enqueued{kind=email,queue=mail} 3",
+		"headgate.jobs.enqueued{kind=email,queue=other} 2",
 		"headgate.jobs.in_flight{kind=email,queue=mail} 0",
 		"headgate.jobs.processed{kind=email,outcome=skip,queue=mail} 1",
 		"headgate.jobs.processed{kind=email,outcome=success,queue=mail} 2",

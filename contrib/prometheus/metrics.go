@@ -193,8 +193,20 @@ func (m *Metrics) EnqueueMiddleware() rqueue.EnqueueMiddleware {
 	return func(next rqueue.EnqueueFunc) rqueue.EnqueueFunc {
 		return func(ctx context.Context, envs []headgate.Envelope) ([]headgate.EnqueueResult, error) {
 			res, err := next(ctx, envs)
-			for _, i := range rqueue.Written(envs, res, err) {
-				m.enqueued.WithLabelValues(cmp.Or(envs[i].Queue, headgate.QueueDefault), envs[i].Kind).Inc()
+			// A batch is mostly runs of one queue and kind: counted a run at a time, it
+			// pays the label lookup once per run and not per job.
+			written := rqueue.Written(envs, res, err)
+			for i := 0; i < len(written); {
+				queue, kind := cmp.Or(envs[written[i]].Queue, headgate.QueueDefault), envs[written[i]].Kind
+				n := 1
+				for ; i+n < len(written); n++ {
+					e := &envs[written[i+n]]
+					if e.Kind != kind || cmp.Or(e.Queue, headgate.QueueDefault) != queue {
+						break
+					}
+				}
+				m.enqueued.WithLabelValues(queue, kind).Add(float64(n))
+				i += n
 			}
 			return res, err
 		}

@@ -206,12 +206,15 @@ func TestEnqueueMetrics(t *testing.T) {
 	if !errors.As(err, &bp) {
 		t.Fatalf("third job: %v, want backpressure", err)
 	}
-	_, err = client.EnqueueMany(ctx, []rqueue.EnqueueParams{{Args: emailArgs{To: "d"}}, {Args: emailArgs{To: "e"}}})
+	// A batch of two queues, interleaved: each job is counted in its own.
+	_, err = client.EnqueueMany(ctx, []rqueue.EnqueueParams{{Args: emailArgs{To: "d"}},
+		{Args: emailArgs{To: "e"}, Opts: &rqueue.EnqueueOpts{Queue: "other"}}, {Args: emailArgs{To: "f"}}})
 	mustOK(t, err)
 	want := `
 # HELP headgate_jobs_enqueued_total Jobs written by enqueues; replays and duplicates are not counted.
 # TYPE headgate_jobs_enqueued_total counter
 headgate_jobs_enqueued_total{kind="email",queue="default"} 2
+headgate_jobs_enqueued_total{kind="email",queue="other"} 1
 headgate_jobs_enqueued_total{kind="email",queue="small"} 2
 `
 	if err := testutil.CollectAndCompare(m, strings.NewReader(want), "headgate_jobs_enqueued_total"); err != nil {

@@ -362,6 +362,9 @@ var (
 // run executes a script (functions.go: FCALL, or EVALSHA and EVAL) and returns its reply
 // after the status code, or the typed error the code stands for.
 func (s *Store) run(ctx context.Context, sc script, jobID string, args ...any) ([]any, error) {
+	if err := s.checkFormat(ctx); err != nil {
+		return nil, err
+	}
 	return s.scripts.run(ctx, sc, jobID, args...)
 }
 
@@ -369,6 +372,9 @@ func (s *Store) run(ctx context.Context, sc script, jobID string, args ...any) (
 // of replicas: Redis replicates asynchronously, and only WAIT tells a producer that a
 // write would survive the loss of the master.
 func (s *Store) runDurable(ctx context.Context, sc script, args ...any) ([]any, error) {
+	if err := s.checkFormat(ctx); err != nil {
+		return nil, err
+	}
 	node, err := s.node(ctx)
 	if err != nil {
 		return nil, err

@@ -38,10 +38,22 @@ type formatCheck struct {
 	done atomic.Bool
 	mu   sync.Mutex
 	err  error // the *FormatError when done and refused
+	// unmarked: the namespace had no marker at the check; markFormat writes it.
+	unmarked atomic.Bool
+}
+
+// markFormat records StorageFormat in a namespace found without one, after a call
+// succeeded there. SET NX keeps a marker another store wrote meanwhile.
+func (s *Store) markFormat(ctx context.Context) {
+	if s.format.unmarked.CompareAndSwap(true, false) {
+		if err := s.rdb.SetArgs(ctx, s.keys.Format(), StorageFormat, redis.SetArgs{Mode: "NX"}).Err(); err != nil && !errors.Is(err, redis.Nil) {
+			s.format.unmarked.Store(true) // the next successful call tries again
+		}
+	}
 }
 
 // checkFormat records StorageFormat in a namespace that has no format yet, and refuses
-// one recorded in another. SET NX and GET go in one round trip, to the namespace's slot.
+// one recorded in another.
 func (s *Store) checkFormat(ctx context.Context) error {
 	if s.format.done.Load() {
 		return s.format.err
@@ -51,16 +63,14 @@ func (s *Store) checkFormat(ctx context.Context) error {
 	if s.format.done.Load() {
 		return s.format.err
 	}
-	k := s.keys.Format()
-	pipe := s.rdb.Pipeline()
-	pipe.SetArgs(ctx, k, StorageFormat, redis.SetArgs{Mode: "NX"})
-	get := pipe.Get(ctx, k)
-	// SET NX replies nil when the marker is there already; GET says what it holds.
-	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-		return fmt.Errorf("headgate: read the storage format of namespace %q: %w", s.cfg.Namespace, err)
-	}
-	found, err := get.Result()
-	if err != nil {
+	found, err := s.rdb.Get(ctx, s.keys.Format()).Result()
+	switch {
+	case errors.Is(err, redis.Nil):
+		// A fresh namespace: the marker goes with the first call that succeeds
+		// (markFormat), so that a refused call still writes nothing.
+		s.format.unmarked.Store(true)
+		found = StorageFormat
+	case err != nil:
 		return fmt.Errorf("headgate: read the storage format of namespace %q: %w", s.cfg.Namespace, err)
 	}
 	if found != StorageFormat {

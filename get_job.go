@@ -14,6 +14,9 @@ import (
 
 // GetJob returns the stored job, or ErrJobNotFound.
 func (s *Store) GetJob(ctx context.Context, id string) (*Job, error) {
+	if err := s.checkFormat(ctx); err != nil {
+		return nil, err
+	}
 	pipe := s.rdb.Pipeline()
 	h := pipe.HGetAll(ctx, s.keys.Job(id))
 	exp := pipe.ZScore(ctx, s.keys.Leases(), id)

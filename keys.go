@@ -143,6 +143,10 @@ func (k keys) Rate(class string) string { return k.prefix + "rate:" + class }
 // Duty is a HASH: a maintenance duty's lease {holder, exp}.
 func (k keys) Duty(name string) string { return k.prefix + "duty:" + name }
 
+// Format is a STRING: the storage format the namespace is written in (StorageFormat),
+// set by the first store to use the namespace and checked once by every store after.
+func (k keys) Format() string { return k.prefix + "format" }
+
 // Clock is a STRING: the frozen store time in ms, when a test froze it.
 func (k keys) Clock() string { return k.prefix + "clock" }
 

@@ -362,13 +362,23 @@ var (
 // run executes a script (functions.go: FCALL, or EVALSHA and EVAL) and returns its reply
 // after the status code, or the typed error the code stands for.
 func (s *Store) run(ctx context.Context, sc script, jobID string, args ...any) ([]any, error) {
-	return s.scripts.run(ctx, sc, jobID, args...)
+	if err := s.checkFormat(ctx); err != nil {
+		return nil, err
+	}
+	reply, err := s.scripts.run(ctx, sc, jobID, args...)
+	if err == nil {
+		s.markFormat(ctx)
+	}
+	return reply, err
 }
 
 // runDurable is run followed, on the same connection, by WAIT for the configured number
 // of replicas: Redis replicates asynchronously, and only WAIT tells a producer that a
 // write would survive the loss of the master.
 func (s *Store) runDurable(ctx context.Context, sc script, args ...any) ([]any, error) {
+	if err := s.checkFormat(ctx); err != nil {
+		return nil, err
+	}
 	node, err := s.node(ctx)
 	if err != nil {
 		return nil, err
@@ -390,6 +400,7 @@ func (s *Store) runDurable(ctx context.Context, sc script, args ...any) ([]any, 
 	if err != nil {
 		return nil, err
 	}
+	s.markFormat(ctx)
 	acked, err := wait.Int()
 	if err != nil {
 		return reply, fmt.Errorf("headgate: %s: wait for replicas: %w", sc.name, err)

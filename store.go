@@ -96,6 +96,7 @@ type Store struct {
 	keys    keys
 	cfg     StoreConfig
 	scripts *scriptRunner
+	format  formatCheck
 }
 
 // NewStore returns the store of cfg.Namespace on rdb.

@@ -22,7 +22,6 @@ func TestStorageFormat(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(func() { rdb.Del(context.Background(), "hg:{"+ns+"}:format", "hg:{"+ns+"}:job:a") }) // the rest of the namespace is under its own name
 			if _, err := s.Enqueue(ctx, headgate.Envelope{ID: "a", Kind: "k"}); err != nil {
 				t.Fatalf("Enqueue: %v", err)
 			}
@@ -34,7 +33,6 @@ func TestStorageFormat(t *testing.T) {
 		t.Run("other format refused", func(t *testing.T) {
 			ns := redistest.Namespace(t)
 			k := "hg:{" + ns + "}:format"
-			t.Cleanup(func() { rdb.Del(context.Background(), k) })
 			if err := rdb.Set(ctx, k, "0", 0).Err(); err != nil {
 				t.Fatal(err)
 			}

@@ -39,3 +39,6 @@ func FailCall(w *Worker, err error) <-chan struct{} { return w.redisFailed("test
 func BackoffSleep(ctx context.Context, d time.Duration, over <-chan struct{}) {
 	backoffSleep(ctx, d, over)
 }
+
+// Outcome is outcome, for the tests of what it costs.
+func Outcome(err error) headgate.Outcome { o, _ := outcome(err, false, 0); return o }

@@ -131,6 +131,16 @@ const maxErrorBytes = 16 << 10
 // outcome maps what a handler returned to the ack the store gets. timedOut reports that
 // the attempt's JobTimeout fired before the handler returned.
 func outcome(err error, timedOut bool, timeout time.Duration) (headgate.Outcome, headgate.AckOpts) {
+	if err == nil {
+		return headgate.OutcomeSuccess, headgate.AckOpts{}
+	}
+	return failureOutcome(err, timedOut, timeout)
+}
+
+// failureOutcome is outcome for a handler that returned an error. It is a function of its
+// own because errors.As moves its targets to the heap: seven allocations that a successful
+// attempt, the common case, does not pay.
+func failureOutcome(err error, timedOut bool, timeout time.Duration) (headgate.Outcome, headgate.AckOpts) {
 	var (
 		undecodable *errUndecodable
 		pe          *panicError
@@ -141,8 +151,6 @@ func outcome(err error, timedOut bool, timeout time.Duration) (headgate.Outcome,
 		retryAfter  *RetryAfterError
 	)
 	switch {
-	case err == nil:
-		return headgate.OutcomeSuccess, headgate.AckOpts{}
 	case errors.As(err, &undecodable):
 		return headgate.OutcomeUndecodable, headgate.AckOpts{Error: truncate(undecodable.msg)}
 	case errors.As(err, &pe):

@@ -452,3 +452,16 @@ func TestQueuesServedInOrder(t *testing.T) {
 		}
 	})
 }
+
+// TestOutcomeOfSuccessAllocatesNothing: a successful attempt, the common case, must not
+// pay for the errors.As targets that only a failure needs.
+func TestOutcomeOfSuccessAllocatesNothing(t *testing.T) {
+	var o headgate.Outcome
+	allocs := testing.AllocsPerRun(100, func() { o = worker.Outcome(nil) })
+	if o != headgate.OutcomeSuccess {
+		t.Fatalf("outcome(nil) = %s, want success", o)
+	}
+	if allocs != 0 {
+		t.Fatalf("outcome(nil) made %v allocations, want 0", allocs)
+	}
+}

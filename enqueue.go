@@ -73,6 +73,7 @@ func (s *Store) Enqueue(ctx context.Context, jobs ...Envelope) ([]EnqueueResult,
 	if reply == nil {
 		return nil, err
 	}
+	s.markFormat(ctx)
 	out := make([]EnqueueResult, len(jobs))
 	for i := range jobs {
 		out[i] = EnqueueResult{

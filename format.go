@@ -42,12 +42,14 @@ type formatCheck struct {
 	unmarked atomic.Bool
 }
 
-// markFormat records StorageFormat in a namespace found without one, after a call
-// succeeded there. SET NX keeps a marker another store wrote meanwhile.
+// markFormat records StorageFormat in a namespace found without one, after an enqueue
+// succeeded there: jobs are what a build of another format would misread, and a call
+// that wrote nothing (a refusal, an empty append) must leave the namespace as it was.
+// SET NX keeps a marker another store wrote meanwhile.
 func (s *Store) markFormat(ctx context.Context) {
 	if s.format.unmarked.CompareAndSwap(true, false) {
 		if err := s.rdb.SetArgs(ctx, s.keys.Format(), StorageFormat, redis.SetArgs{Mode: "NX"}).Err(); err != nil && !errors.Is(err, redis.Nil) {
-			s.format.unmarked.Store(true) // the next successful call tries again
+			s.format.unmarked.Store(true) // the next successful enqueue tries again
 		}
 	}
 }
@@ -66,8 +68,8 @@ func (s *Store) checkFormat(ctx context.Context) error {
 	found, err := s.rdb.Get(ctx, s.keys.Format()).Result()
 	switch {
 	case errors.Is(err, redis.Nil):
-		// A fresh namespace: the marker goes with the first call that succeeds
-		// (markFormat), so that a refused call still writes nothing.
+		// A fresh namespace: the marker goes with its first enqueued jobs (markFormat),
+		// so that a call that writes nothing leaves nothing behind.
 		s.format.unmarked.Store(true)
 		found = StorageFormat
 	case err != nil:

@@ -365,11 +365,7 @@ func (s *Store) run(ctx context.Context, sc script, jobID string, args ...any) (
 	if err := s.checkFormat(ctx); err != nil {
 		return nil, err
 	}
-	reply, err := s.scripts.run(ctx, sc, jobID, args...)
-	if err == nil {
-		s.markFormat(ctx)
-	}
-	return reply, err
+	return s.scripts.run(ctx, sc, jobID, args...)
 }
 
 // runDurable is run followed, on the same connection, by WAIT for the configured number
@@ -400,7 +396,6 @@ func (s *Store) runDurable(ctx context.Context, sc script, args ...any) ([]any, 
 	if err != nil {
 		return nil, err
 	}
-	s.markFormat(ctx)
 	acked, err := wait.Int()
 	if err != nil {
 		return reply, fmt.Errorf("headgate: %s: wait for replicas: %w", sc.name, err)

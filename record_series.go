@@ -2,7 +2,6 @@ package headgate
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -112,8 +111,9 @@ func (s *Store) Series(ctx context.Context, since time.Time, queues ...string) (
 		return nil, err
 	}
 	live := counters.Val()
-	count := func(v any) int64 {
-		n, _ := strconv.ParseInt(fmt.Sprint(v), 10, 64)
+	count := func(v any) int64 { // a counter never counted is nil: 0
+		str, _ := v.(string)
+		n, _ := strconv.ParseInt(str, 10, 64)
 		return n
 	}
 	out := map[string][]SeriesSample{}

@@ -72,13 +72,20 @@ func (s *Store) Admit(ctx context.Context, req AdmitRequest) ([]Claim, error) {
 		return nil, err
 	}
 	claims := make([]Claim, len(reply))
+	// The claims' tags, carved from one slice: room for one tag a job, the trace
+	// context tag of a traced job, allocated at the first job with tags.
+	var tags []string
 	for i, v := range reply {
 		r, _ := v.([]any)
 		if len(r) != 4 {
 			return nil, fmt.Errorf("headgate: admit: unexpected reply %v", v)
 		}
 		// The hash is as it was before admission; admission set the rest.
-		j := jobFromHash(asString(r, 0), hashFromReply(r[1]))
+		h := hashFromReply(r[1])
+		if tags == nil && h["tags"] != "" {
+			tags = make([]string, 0, len(reply)-i)
+		}
+		j := jobFromHash(asString(r, 0), h, &tags)
 		claims[i] = Claim{
 			Envelope:   j.Envelope,
 			LeaseID:    req.LeaseID,

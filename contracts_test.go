@@ -677,7 +677,7 @@ func TestLuaJobFieldsMatchGo(t *testing.T) {
 	}
 	// Absent fields: what the scripts read (JOB_DEFAULTS, else 0 for a number, else "")
 	// is what Go reads.
-	empty := jobFromHash("id", map[string]string{})
+	empty := jobFromHash("id", map[string]string{}, nil)
 	for _, f := range all {
 		get := jobHashFields[f]
 		if get == nil {
@@ -709,7 +709,7 @@ func TestLuaJobFieldsMatchGo(t *testing.T) {
 		}
 	}
 	h["ukey"] = "q\nk\nunique"
-	j := jobFromHash("id", h)
+	j := jobFromHash("id", h, nil)
 	for f, v := range h {
 		if get := jobHashFields[f]; get != nil && get(j) != v {
 			t.Errorf("field %q = %q: Go reads %q", f, v, get(j))

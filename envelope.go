@@ -397,8 +397,9 @@ func payloadFromHash(h map[string]string) []byte {
 // TestLuaJobFieldsMatchGo holds the field names and defaults to lib.lua's. It leaves out
 // "created" while it equals "sched" (keep_created in lib.lua stores it before the first
 // write of "sched"). The lease
-// expiry is not in the hash but in the leases ZSET.
-func jobFromHash(id string, h map[string]string) *Job {
+// expiry is not in the hash but in the leases ZSET. tags, when not nil, is where the
+// tags are carved from (splitTags), shared by the jobs of one reply.
+func jobFromHash(id string, h map[string]string, tags *[]string) *Job {
 	// A field that does not parse as an int64 (absent, corrupt, out of range) reads as 0,
 	// so it takes its default like an absent one; ParseInt alone would saturate. Most
 	// fields of most jobs are absent, and ParseInt's error for one would cost an
@@ -443,7 +444,7 @@ func jobFromHash(id string, h map[string]string) *Job {
 		Held:        h["held"] == "1",
 	}
 	if t := h["tags"]; t != "" {
-		j.Tags = strings.Split(t, "\n")
+		j.Tags = splitTags(t, tags)
 	}
 	if u := h["ukey"]; u != "" {
 		// queue \n kind \n key
@@ -465,6 +466,36 @@ func jobFromHash(id string, h map[string]string) *Job {
 		}
 	}
 	return j
+}
+
+// splitTags splits a job's tags field (tags joined by newlines) in the spare capacity
+// of arena, which it replaces with a larger one when the tags do not fit: the jobs of an
+// admission share one allocation for their tags (a traced job carries its trace context
+// tag) instead of one each. The tags returned have no spare capacity, so that an append
+// to one job's copies them rather than overwriting the next job's. A nil arena makes a
+// slice of the job's own.
+func splitTags(t string, arena *[]string) []string {
+	n := strings.Count(t, "\n") + 1
+	if arena == nil {
+		return strings.Split(t, "\n")
+	}
+	a := *arena
+	if cap(a)-len(a) < n {
+		// Past the room the caller made, a new arena: this job's tags and as many
+		// again for the jobs after it.
+		a = make([]string, 0, 2*n)
+	}
+	start := len(a)
+	for {
+		tag, rest, more := strings.Cut(t, "\n")
+		a = append(a, tag)
+		if !more {
+			break
+		}
+		t = rest
+	}
+	*arena = a
+	return a[start:len(a):len(a)]
 }
 
 func validateLease(l LeaseRef) error {

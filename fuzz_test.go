@@ -39,7 +39,7 @@ func FuzzJobFromHash(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, id, raw string) {
 		h := hashFromFuzz(raw)
-		j := jobFromHash(id, h)
+		j := jobFromHash(id, h, nil)
 		parsed := func(field string) (int64, bool) {
 			v, err := strconv.ParseInt(h[field], 10, 64)
 			return v, err == nil

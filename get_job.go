@@ -26,7 +26,7 @@ func (s *Store) GetJob(ctx context.Context, id string) (*Job, error) {
 	if len(h.Val()) == 0 {
 		return nil, fmt.Errorf("%w: %q", ErrJobNotFound, id)
 	}
-	return withLease(jobFromHash(id, h.Val()), exp), nil
+	return withLease(jobFromHash(id, h.Val(), nil), exp), nil
 }
 
 // Caps of a job's error history: the store keeps the newest ErrorHistoryMaxEntries

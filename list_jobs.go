@@ -86,7 +86,7 @@ func (s *Store) ListJobs(ctx context.Context, f JobFilter, p Page) (*JobPage, er
 		if len(h) == 0 {
 			continue
 		}
-		j := jobFromHash(id, h)
+		j := jobFromHash(id, h, nil)
 		if exp := asString(reply, i+2); exp != "" && j.State == StateRunning {
 			if v, err := strconv.ParseFloat(exp, 64); err == nil {
 				j.LeaseExpiresAt = time.UnixMilli(int64(v))

@@ -3,7 +3,6 @@ package headgateotel_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -32,12 +31,7 @@ func BenchmarkWorkerMiddleware(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	// An attempt as the bench's e2e scenario makes them: a job of the default queue
-	// without a partition or a rate class, traced by its producer.
-	claim := &headgate.Claim{Envelope: headgate.Envelope{ID: "01KBF8ZQ0D4W1XW6N4V3J9Q2TR", Kind: "noop", Queue: "default",
-		ScheduledAt: time.UnixMilli(1000), Attempt: 1,
-		Tags: []string{headgateotel.TraceparentTag + "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}},
-		Fence: 1, ExpiresAt: time.UnixMilli(31000)}
+	claim := allocClaim()
 	ctx := context.Background()
 	floor := tp.Tracer("floor")
 	for name, h := range map[string]worker.HandlerFunc{

@@ -17,7 +17,7 @@
 //	pause QUEUE / resume QUEUE [-create]
 //	                                   stop / restart admission from a queue (-create: one
 //	                                   the namespace does not know yet)
-//	limit QUEUE N|off                  bound a queue's unfinished jobs, or lift the bound
+//	limit QUEUE N|off [-create]        bound a queue's unfinished jobs, or lift the bound
 //	rate CLASS [LIMIT WINDOW BURST|off]
 //	                                   show a rate class, or set its token bucket: LIMIT per
 //	                                   WINDOW (e.g. 1m), holding BURST
@@ -129,7 +129,8 @@ var commands = []*command{
 	{name: "pause", args: "QUEUE [-create]", summary: "stop admission from a queue (enqueues continue)",
 		flags: pauseFlags, run: cmdPause},
 	{name: "resume", args: "QUEUE [-create]", summary: "restart admission from a paused queue", flags: pauseFlags, run: cmdResume},
-	{name: "limit", args: "QUEUE N|off", summary: "bound a queue's unfinished jobs, or lift the bound", run: cmdLimit},
+	{name: "limit", args: "QUEUE N|off [-create]", summary: "bound a queue's unfinished jobs, or lift the bound",
+		flags: pauseFlags, run: cmdLimit},
 	{name: "rate", args: "CLASS [-json] | CLASS LIMIT WINDOW BURST | CLASS off",
 		summary: "show a rate class, or set its token bucket: LIMIT per WINDOW (e.g. 1s, 1m), holding BURST",
 		flags:   jsonFlag, run: cmdRate},

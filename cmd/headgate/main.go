@@ -64,6 +64,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"os/signal"
@@ -266,7 +267,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	defer rdb.Close()
 	c.rdb = rdb
-	if c.insp, err = inspector.New(rdb, &inspector.Config{Namespace: c.namespace}); err != nil {
+	// The inspector's one line per operator write goes to the command's stderr, its time
+	// in RFC 3339 with its zone like every time the command prints (slog.Default's
+	// handler writes the host's local time with no zone).
+	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	if c.insp, err = inspector.New(rdb, &inspector.Config{Namespace: c.namespace, Logger: logger}); err != nil {
 		fmt.Fprintln(stderr, c.errorLine(err))
 		return exitUsage
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -120,6 +121,19 @@ func TestReadCommandsTimeZone(t *testing.T) {
 	requireOutput(t, b.mustRun(t, "rate", "smtp"),
 		"rate class smtp: 1 per 1m0s, burst 2; 2 token(s) at 2030-01-02 03:04:05 UTC\n0 job(s) set aside now, 0 in all\n")
 	requireContains(t, b.mustRun(t, "job", "j"), "Created:      2030-01-02 03:04:05.000 UTC (now)")
+}
+
+// An operator write is logged once on the command's stderr (the inspector's audit line),
+// its time in RFC 3339 with its zone, as every time the command prints.
+func TestOperatorWriteLogged(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.enqueue(t, headgate.Envelope{ID: "j", Queue: "mail"})
+	code, out, errOut := b.run(t, "pause", "mail")
+	line := regexp.MustCompile(`^time=\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}(Z|[+-]\d\d:\d\d) level=INFO msg="queue paused" namespace=cli-test queue=mail\n$`)
+	if code != exitOK || out != "paused queue mail: running jobs finish, new jobs wait\n" || !line.MatchString(errOut) {
+		t.Errorf("pause mail: exit %d, stdout %q, stderr %q; want the audit line, matching %s", code, out, errOut, line)
+	}
 }
 
 // pause, resume and limit of a queue the namespace does not know warn and write

@@ -107,7 +107,7 @@ func (h *Handler) countMatching(r *http.Request, sel selection) (n int64, exact 
 	}
 	for _, s := range stats {
 		if s.Queue == sel.Queue {
-			n = s.Counts[sel.State]
+			n = countOf(s, sel.State)
 		}
 	}
 	if f.ID != "" {

@@ -593,6 +593,37 @@ func TestQuarantine(t *testing.T) {
 	}
 }
 
+// TestHeldListing: the available jobs a quarantined fingerprint holds back, which the
+// overview counts in its Held column, are listed from it as a state of their own (as
+// headgate jobs -state held lists them), counted, and acted on by filter.
+func TestHeldListing(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Config{AllowActions: true})
+	b.quarantine(t, "import:42", "crasher", "sibling")
+	b.enqueue(t, headgate.Envelope{ID: "free", Queue: "q-42"})
+	b.mustGet(t, "/", `<a data-held href="/queues/q-42/held">1</a>`)
+	b.mustGet(t, "/queues/q-42/held", `href="/jobs/sibling"`, "1 held job(s) in queue q-42",
+		`<a href="/queues/q-42/held" class="current">held</a>`)
+	if body := b.mustGet(t, "/queues/q-42/available", `href="/jobs/free"`); strings.Contains(body, `href="/jobs/sibling"`) {
+		t.Errorf("the available listing shows the held sibling:\n%s", body)
+	}
+	b.mustGet(t, "/queues/q-42/held?id=sibling", `href="/jobs/sibling"`)
+	if body := b.mustGet(t, "/queues/q-42/available?id=sibling"); strings.Contains(body, `href="/jobs/sibling"`) {
+		t.Errorf("an id filter on available finds the held sibling:\n%s", body)
+	}
+	form := url.Values{"action": {"cancel"}, "scope": {"matching"}, "queue": {"q-42"}, "state": {"held"}}
+	if res := b.post(t, "/jobs", form); res.status != http.StatusOK ||
+		!strings.Contains(res.body, "cancel every held job of queue q-42: 1 job(s).") {
+		t.Fatalf("confirmation: %d %s", res.status, res.body)
+	}
+	if op := b.act(t, "/jobs", form); op.Done != 1 || op.Total != 1 {
+		t.Errorf("cancel of the held jobs = %+v, want the sibling", op)
+	}
+	if st, free := b.state(t, "sibling"), b.state(t, "free"); st != headgate.StateCancelled || free != headgate.StateAvailable {
+		t.Errorf("after the cancel: sibling %s, free %s; want cancelled, available", st, free)
+	}
+}
+
 // quarantine makes crasher crash into the limit so its fingerprint holds sibling.
 func (b *testBundle) quarantine(t *testing.T, fp, crasher, sibling string) {
 	t.Helper()

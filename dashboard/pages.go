@@ -189,9 +189,30 @@ type selection struct {
 	Filter filter
 }
 
+// listedStates are the states a listing selects: every job state, and StateHeld for the
+// available jobs a quarantined fingerprint holds back (the overview's Held column), which
+// the store lists, counts and acts on by filter as it does a state.
+var listedStates = append(headgate.States[:len(headgate.States):len(headgate.States)], headgate.StateHeld)
+
+// listedState is the state a listing finds j in: StateHeld for a held available job.
+func listedState(j *headgate.Job) headgate.State {
+	if j.State == headgate.StateAvailable && j.Held {
+		return headgate.StateHeld
+	}
+	return j.State
+}
+
+// countOf is a queue's count of a listed state.
+func countOf(s inspector.QueueStats, st headgate.State) int64 {
+	if st == headgate.StateHeld {
+		return s.Held
+	}
+	return s.Counts[st]
+}
+
 func selectionOf(queue, state string, q url.Values) (selection, error) {
 	s := selection{Queue: queue, State: headgate.State(state), Filter: filterOf(q)}
-	if !slices.Contains(headgate.States, s.State) {
+	if !slices.Contains(listedStates, s.State) {
 		return s, &headgate.InvalidError{Field: "state", Reason: fmt.Sprintf("%q is not a job state", state)}
 	}
 	if err := headgate.ValidateQueueName("queue", queue); err != nil {
@@ -205,7 +226,7 @@ func selectionOf(queue, state string, q url.Values) (selection, error) {
 func (h *Handler) page(ctx context.Context, sel selection, cursor string) ([]*headgate.Job, string, error) {
 	if sel.Filter.ID != "" {
 		d, err := h.src.job.Job(ctx, sel.Filter.ID)
-		if err != nil || d.Job.Queue != sel.Queue || d.Job.State != sel.State || !sel.Filter.matches(d.Job) {
+		if err != nil || d.Job.Queue != sel.Queue || listedState(d.Job) != sel.State || !sel.Filter.matches(d.Job) {
 			return nil, "", nil
 		}
 		return []*headgate.Job{d.Job}, "", nil
@@ -257,7 +278,7 @@ func (h *Handler) jobs(w http.ResponseWriter, r *http.Request) error {
 	d := &jobsData{selection: sel, Jobs: jobs, Cursor: cursor, Matching: -1}
 	for _, s := range stats {
 		if s.Queue == sel.Queue {
-			d.InState, d.Paused = s.Counts[sel.State], s.Paused
+			d.InState, d.Paused = countOf(s, sel.State), s.Paused
 		}
 	}
 	switch f := sel.Filter; {

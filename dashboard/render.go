@@ -69,6 +69,7 @@ var templateFuncs = template.FuncMap{
 	"time":        formatTime,
 	"duration":    formatDuration,
 	"states":      func() []headgate.State { return headgate.States },
+	"listed":      func() []headgate.State { return listedStates },
 	"terminal":    func(s headgate.State) bool { return s.Terminal() },
 }
 

@@ -89,9 +89,11 @@ func TestBulkCommands(t *testing.T) {
 	}
 
 	// The run: a progress line on stderr, the totals on stdout.
+	// The inspector's audit line of the run follows (TestOperatorWriteLogged).
 	code, stdout, stderr = b.run(t, "cancel", "-state", "available", "-partition", "tenant-1")
 	if code != exitOK || stdout != "20 job(s) cancelled, 0 skipped, in 1 batch(es)\n" ||
-		stderr != "cancel: batch 1: 20 cancelled, 0 skipped\n" {
+		!strings.HasPrefix(stderr, "cancel: batch 1: 20 cancelled, 0 skipped\ntime=") ||
+		!strings.Contains(stderr, `msg="jobs cancelled by filter" namespace=cli-test queue=default state=available`) {
 		t.Errorf("cancel by partition: exit %d\nstdout %q\nstderr %q", code, stdout, stderr)
 	}
 	b.runJSON(t, exitOK, &out, "retry", "-state", "cancelled", "-kind", "email")

@@ -368,17 +368,23 @@ func cmdLimit(ctx context.Context, c *cli, args []string) error {
 	if err := wantArgs(args, 2); err != nil {
 		return err
 	}
-	queue := args[0]
-	if args[1] == "off" {
+	queue, off := args[0], args[1] == "off"
+	var n int64
+	if !off {
+		var err error
+		if n, err = strconv.ParseInt(args[1], 10, 64); err != nil || n < 0 {
+			return usagef("limit %q is not a count of jobs or off", args[1])
+		}
+	}
+	if _, err := c.unknownQueue(ctx, "limit", queue); err != nil {
+		return err
+	}
+	if off {
 		if err := c.insp.RemoveEnqueueLimit(ctx, queue); err != nil {
 			return err
 		}
 		fmt.Fprintf(c.stdout, "queue %s is unbounded\n", queue)
 		return nil
-	}
-	n, err := strconv.ParseInt(args[1], 10, 64)
-	if err != nil || n < 0 {
-		return usagef("limit %q is not a count of jobs or off", args[1])
 	}
 	if err := c.insp.SetEnqueueLimit(ctx, queue, n); err != nil {
 		return err

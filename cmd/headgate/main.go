@@ -17,7 +17,7 @@
 //	pause QUEUE / resume QUEUE [-create]
 //	                                   stop / restart admission from a queue (-create: one
 //	                                   the namespace does not know yet)
-//	limit QUEUE N|off                  bound a queue's unfinished jobs, or lift the bound
+//	limit QUEUE N|off [-create]        bound a queue's unfinished jobs, or lift the bound
 //	rate CLASS [LIMIT WINDOW BURST|off]
 //	                                   show a rate class, or set its token bucket: LIMIT per
 //	                                   WINDOW (e.g. 1m), holding BURST
@@ -64,6 +64,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"os/signal"
@@ -129,7 +130,8 @@ var commands = []*command{
 	{name: "pause", args: "QUEUE [-create]", summary: "stop admission from a queue (enqueues continue)",
 		flags: pauseFlags, run: cmdPause},
 	{name: "resume", args: "QUEUE [-create]", summary: "restart admission from a paused queue", flags: pauseFlags, run: cmdResume},
-	{name: "limit", args: "QUEUE N|off", summary: "bound a queue's unfinished jobs, or lift the bound", run: cmdLimit},
+	{name: "limit", args: "QUEUE N|off [-create]", summary: "bound a queue's unfinished jobs, or lift the bound",
+		flags: pauseFlags, run: cmdLimit},
 	{name: "rate", args: "CLASS [-json] | CLASS LIMIT WINDOW BURST | CLASS off",
 		summary: "show a rate class, or set its token bucket: LIMIT per WINDOW (e.g. 1s, 1m), holding BURST",
 		flags:   jsonFlag, run: cmdRate},
@@ -265,7 +267,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	defer rdb.Close()
 	c.rdb = rdb
-	if c.insp, err = inspector.New(rdb, &inspector.Config{Namespace: c.namespace}); err != nil {
+	// The inspector's one line per operator write goes to the command's stderr, its time
+	// in RFC 3339 with its zone like every time the command prints (slog.Default's
+	// handler writes the host's local time with no zone).
+	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	if c.insp, err = inspector.New(rdb, &inspector.Config{Namespace: c.namespace, Logger: logger}); err != nil {
 		fmt.Fprintln(stderr, c.errorLine(err))
 		return exitUsage
 	}

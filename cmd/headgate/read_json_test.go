@@ -1,6 +1,7 @@
 package main
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -122,15 +123,29 @@ func TestReadCommandsTimeZone(t *testing.T) {
 	requireContains(t, b.mustRun(t, "job", "j"), "Created:      2030-01-02 03:04:05.000 UTC (now)")
 }
 
-// pause and resume of a queue the namespace does not know warn and write nothing,
-// unless -create is given.
+// An operator write is logged once on the command's stderr (the inspector's audit line),
+// its time in RFC 3339 with its zone, as every time the command prints.
+func TestOperatorWriteLogged(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.enqueue(t, headgate.Envelope{ID: "j", Queue: "mail"})
+	code, out, errOut := b.run(t, "pause", "mail")
+	line := regexp.MustCompile(`^time=\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}(Z|[+-]\d\d:\d\d) level=INFO msg="queue paused" namespace=cli-test queue=mail\n$`)
+	if code != exitOK || out != "paused queue mail: running jobs finish, new jobs wait\n" || !line.MatchString(errOut) {
+		t.Errorf("pause mail: exit %d, stdout %q, stderr %q; want the audit line, matching %s", code, out, errOut, line)
+	}
+}
+
+// pause, resume and limit of a queue the namespace does not know warn and write
+// nothing, unless -create is given: a mistyped name must not be reported paused or
+// bounded while the real queue is not.
 func TestPauseUnknownQueue(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	b.enqueue(t, headgate.Envelope{ID: "j", Queue: "mail"})
 	before := b.dump(t)
-	for _, verb := range []string{"pause", "resume"} {
-		code, out, errOut := b.run(t, verb, "mial")
+	for _, verb := range [][]string{{"pause"}, {"resume"}, {"limit", "5"}, {"limit", "off"}} {
+		code, out, errOut := b.run(t, append([]string{verb[0], "mial"}, verb[1:]...)...)
 		if code != exitError || out != "" || !strings.Contains(errOut, `warning: namespace cli-test has no queue "mial"`) ||
 			!strings.Contains(errOut, "-create") {
 			t.Errorf("%s of an unknown queue: exit %d, stdout %q, stderr %q; want exit 1 and a warning", verb, code, out, errOut)
@@ -143,6 +158,10 @@ func TestPauseUnknownQueue(t *testing.T) {
 	requireOutput(t, b.mustRun(t, "pause", "later", "-create"), "paused queue later: running jobs finish, new jobs wait\n")
 	// A paused queue is known: resuming it needs no -create, and leaves nothing behind.
 	requireOutput(t, b.mustRun(t, "resume", "later"), "resumed queue later\n")
+	requireOutput(t, b.mustRun(t, "limit", "mail", "5"), "queue mail accepts at most 5 unfinished jobs\n")
+	requireOutput(t, b.mustRun(t, "limit", "mail", "off"), "queue mail is unbounded\n")
+	requireOutput(t, b.mustRun(t, "limit", "bound", "3", "-create"), "queue bound accepts at most 3 unfinished jobs\n")
+	requireOutput(t, b.mustRun(t, "limit", "bound", "off"), "queue bound is unbounded\n")
 	var stats statsJSON
 	b.runJSON(t, exitOK, &stats, "stats")
 	if len(stats.Queues) != 1 || stats.Queues[0].Queue != "mail" || !stats.Queues[0].Paused {

@@ -105,7 +105,7 @@ func cmdCron(ctx context.Context, c *cli, args []string) error {
 			return c.printJSON(scheduleJSONOf(st))
 		}
 		fmt.Fprintf(c.stdout, "%s schedule %s (revision %d), next due %s\n", map[string]string{"add": "added", "update": "updated"}[verb],
-			name, st.Revision, formatTime(st.NextTick))
+			name, st.Revision, shortTime(st.NextTick))
 		return nil
 	case "pause", "resume":
 		f := c.insp.PauseSchedule
@@ -235,15 +235,15 @@ func (o *cronOpts) schedule(base inspector.Schedule) (inspector.Schedule, error)
 type scheduleJSON struct {
 	Name     string  `json:"name"`
 	Cron     string  `json:"cron,omitempty"`
-	Interval string  `json:"interval,omitempty"`
+	Interval int64   `json:"interval_ms,omitempty"`
 	Start    *string `json:"start,omitempty"`
 	Zone     string  `json:"zone"`
 	Paused   bool    `json:"paused"`
 	Misfire  struct {
 		Policy string `json:"policy"`
-		Grace  string `json:"grace"`
+		Grace  int64  `json:"grace_ms"`
 		Max    int    `json:"max,omitempty"`
-		Window string `json:"window,omitempty"`
+		Window int64  `json:"window_ms,omitempty"`
 	} `json:"misfire"`
 	Job struct {
 		Kind        string   `json:"kind"`
@@ -275,13 +275,10 @@ func scheduleJSONOf(st *inspector.ScheduleState) scheduleJSON {
 		Revision: st.Revision, Mark: jsonTime(st.Mark), NextDue: jsonTime(st.NextDue), NextTick: jsonTime(st.NextTick), Fired: st.Fired,
 		Skipped: st.Skipped, Refused: st.Refused, Runs: st.Runs, LastTick: jsonTime(st.LastTick), LastJobID: st.LastJobID,
 		LastSkipped: jsonTime(st.LastSkippedTick), LastRefused: jsonTime(st.LastRefusedTick), LastRefusal: st.LastRefusal}
-	if st.Interval != 0 {
-		j.Interval = st.Interval.String()
-	}
-	j.Misfire.Policy, j.Misfire.Grace, j.Misfire.Max = string(st.Misfire.Policy), st.Misfire.Grace.String(), st.Misfire.Max
-	if st.Misfire.Window != 0 {
-		j.Misfire.Window = st.Misfire.Window.String()
-	}
+	// Durations are whole milliseconds under their name with _ms, as in policy -json.
+	j.Interval = st.Interval.Milliseconds()
+	j.Misfire.Policy, j.Misfire.Grace, j.Misfire.Max = string(st.Misfire.Policy), st.Misfire.Grace.Milliseconds(), st.Misfire.Max
+	j.Misfire.Window = st.Misfire.Window.Milliseconds()
 	e := st.Job
 	j.Job.Kind, j.Job.Queue, j.Job.Partition, j.Job.Priority = e.Kind, e.Queue, e.PartitionKey, e.Priority
 	j.Job.MaxAttempts, j.Job.UniqueKey, j.Job.Tags, j.Job.Payload = e.MaxAttempts, e.UniqueKey, e.Tags, payloadJSON(e.Payload)
@@ -322,16 +319,10 @@ func cronList(ctx context.Context, c *cli, o *cronOpts) error {
 			state = "paused"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", st.Name, when, st.Zone, st.Misfire.Policy, state,
-			formatTime(st.NextTick), formatTime(st.LastTick), strconv.FormatInt(st.Fired, 10),
+			shortTime(st.NextTick), shortTime(st.LastTick), strconv.FormatInt(st.Fired, 10),
 			strconv.FormatInt(st.Skipped, 10), strconv.FormatInt(st.Refused, 10), st.LastRefusal)
 	}
 	return tw.Flush()
 }
 
 // formatTime is a time for the tables: RFC 3339 in UTC, or "-".
-func formatTime(t time.Time) string {
-	if t.IsZero() {
-		return "-"
-	}
-	return t.UTC().Format(time.RFC3339)
-}

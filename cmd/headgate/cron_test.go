@@ -16,12 +16,21 @@ func TestCronCommand(t *testing.T) {
 	requireOutput(t, b.mustRun(t, "cron", "add", "nightly", "-cron", "30 2 * * *", "-zone", "Europe/Berlin", "-kind", "report",
 		"-payload", `{"full":true}`, "-queue", "reports", "-tags", "b,a", "-misfire", "catch_up", "-catch-up-max", "3",
 		"-catch-up-window", "6h"),
-		"added schedule nightly (revision 1), next due 2030-01-03T01:30:00Z\n") // 02:30 in Berlin, not the add
+		"added schedule nightly (revision 1), next due 2030-01-03 01:30:00 UTC\n") // 02:30 in Berlin, not the add
 	var st scheduleJSON
 	b.runJSON(t, exitOK, &st, "cron", "update", "nightly", "-cron", "0 3 * * *", "-zone", "Europe/Berlin", "-kind", "report", "-priority", "4")
 	if st.Revision != 2 || st.Cron != "0 3 * * *" || st.Job.Priority != 4 || st.Misfire.Policy != "catch_up" || st.Zone != "Europe/Berlin" { // what update does not name stays
 		t.Errorf("update -json: %+v", st)
 	}
+	if st.Misfire.Window != 6*3600*1000 || st.Misfire.Grace <= 0 || st.Interval != 0 { // milliseconds, as policy -json
+		t.Errorf("update -json durations: interval %d, grace %d, window %d; want 0, > 0, 21600000", st.Interval, st.Misfire.Grace, st.Misfire.Window)
+	}
+	var every map[string]any
+	b.runJSON(t, exitOK, &every, "cron", "add", "tick", "-every", "5s", "-kind", "report", "-grace", "2m")
+	if misfire, _ := every["misfire"].(map[string]any); every["interval_ms"] != 5000.0 || misfire == nil || misfire["grace_ms"] != 120000.0 {
+		t.Errorf("add -every 5s -grace 2m -json: %v; want interval_ms 5000 and misfire.grace_ms 120000", every)
+	}
+	requireOutput(t, b.mustRun(t, "cron", "remove", "tick"), "removed schedule tick\n")
 	var paused struct {
 		Name    string `json:"name"`
 		Changed bool   `json:"changed"`
@@ -44,14 +53,14 @@ func TestCronCommand(t *testing.T) {
 		t.Errorf("run-now job: %+v, %v", j, err)
 	}
 	requireOutput(t, b.mustRun(t, "cron", "add", "hourly", "-cron", "@hourly", "-kind", "report"),
-		"added schedule hourly (revision 1), next due 2030-01-02T04:00:00Z\n")
+		"added schedule hourly (revision 1), next due 2030-01-02 04:00:00 UTC\n")
 	var hourly scheduleJSON
 	b.runJSON(t, exitOK, &hourly, "cron", "update", "hourly", "-cron", "@hourly", "-kind", "report")
 	if hourly.NextTick == nil || *hourly.NextTick != "2030-01-02T04:00:00.000Z" || hourly.NextDue == nil ||
 		*hourly.NextDue != "2030-01-02T03:04:05.000Z" {
 		t.Errorf("update -json: next tick %v, next due %v; want 04:00 and the update's 03:04:05", hourly.NextTick, hourly.NextDue)
 	}
-	if out := b.mustRun(t, "cron", "list"); !strings.Contains(out, "hourly   @hourly    UTC            fire_once  active  2030-01-02T04:00:00Z") {
+	if out := b.mustRun(t, "cron", "list"); !strings.Contains(out, "hourly   @hourly    UTC            fire_once  active  2030-01-02 04:00:00 UTC") {
 		t.Errorf("list shows the next tick as NEXT DUE:\n%s", out)
 	}
 	requireOutput(t, b.mustRun(t, "cron", "remove", "hourly"), "removed schedule hourly\n")
@@ -144,7 +153,7 @@ func TestCronUpdateKeepsWhatIsNotGiven(t *testing.T) {
 		t.Fatal(err)
 	}
 	requireOutput(t, b.mustRun(t, "cron", "update", "nightly", "-cron", "0 4 * * *"),
-		"updated schedule nightly (revision 2), next due 2030-01-03T03:00:00Z\n") // 04:00 in Berlin
+		"updated schedule nightly (revision 2), next due 2030-01-03 03:00:00 UTC\n") // 04:00 in Berlin
 	st, err := b.store.GetSchedule(b.ctx, "nightly")
 	if err != nil {
 		t.Fatal(err)

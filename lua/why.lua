@@ -9,7 +9,7 @@ It returns every reason that applies, most decisive first:
   (leases ZSET); then lease_expired when that end has passed (the reclaimer will hand it
   back), and worker_gone when the holder's heartbeat is not live;
 - finished: a terminal state, when ("fin"), and the outcome (the last entry of its error
-  history; success for a completed job);
+  history; success for a completed job); a quarantined job's fingerprint;
 - otherwise, in this order: staged (pending), scheduled or retrying at its time; its
   queue paused; its fingerprint quarantined (with the job that crashed into it); its
   rate class short of its weight (tokens now, the time the bucket holds the weight) or
@@ -149,7 +149,12 @@ elseif FINISHED[j.state] then
       if type(e.msg) == 'string' then msg = e.msg end
     end
   end
-  add('finished', 'state', j.state, 'at', num(j.fin), 'outcome', outcome, 'message', msg)
+  if j.state == 'quarantined' and j.fp ~= '' then
+    -- its fingerprint is what an operator releases to retry it
+    add('finished', 'state', j.state, 'at', num(j.fin), 'outcome', outcome, 'message', msg, 'fingerprint', j.fp)
+  else
+    add('finished', 'state', j.state, 'at', num(j.fin), 'outcome', outcome, 'message', msg)
+  end
 else
   if j.state == 'pending' then
     add('staged')

@@ -63,7 +63,8 @@ var whyCases = []conformanceCase{
 		wantWhy(t, ctx, s, "sib", headgate.StateAvailable,
 			headgate.Reason{Reason: headgate.WhyQuarantined, Fingerprint: "poison", CrashedJob: "a"})
 		wantWhy(t, ctx, s, "a", headgate.StateQuarantined, headgate.Reason{Reason: headgate.WhyFinished,
-			State: headgate.StateQuarantined, At: storeNow(t, ctx, s).Add(-time.Hour), Outcome: "lease_lost", Message: "lease expired"})
+			State: headgate.StateQuarantined, At: storeNow(t, ctx, s).Add(-time.Hour), Outcome: "lease_lost", Message: "lease expired",
+			Fingerprint: "poison"})
 	}},
 	{"Why/RateLimited", func(t *testing.T, s *headgate.Store) {
 		ctx := whySetup(t, s)

@@ -11,20 +11,22 @@ import (
 // remedy is the command an operator runs to lift a reason a job is not running, or ""
 // where none is theirs to run: the reclaimer hands back expired leases by itself, and a
 // partition's turn or a rate class refilling only takes time.
+// Every name in it is shellArg-quoted, so the line can be pasted as it is.
 func remedy(id string, state headgate.State, r headgate.Reason) string {
+	id = shellArg(id)
 	switch r.Reason {
 	case headgate.WhyStaged:
 		return "headgate release " + id
 	case headgate.WhyScheduled, headgate.WhyRetrying:
 		return "headgate edit " + id + " -at 0s   (run it now)"
 	case headgate.WhyPaused:
-		return "headgate resume " + r.Queue
+		return "headgate resume " + shellArg(r.Queue)
 	case headgate.WhyQuarantined:
-		return fmt.Sprintf("headgate quarantine release %s   (add -retry to also retry %s)", r.Fingerprint, r.CrashedJob)
+		return fmt.Sprintf("headgate quarantine release %s   (add -retry to also retry %s)", shellArg(r.Fingerprint), shellArg(r.CrashedJob))
 	case headgate.WhyTooHeavy:
-		return fmt.Sprintf("headgate rate %s LIMIT WINDOW BURST   (a BURST of at least %d)", r.Class, r.Weight)
+		return fmt.Sprintf("headgate rate %s LIMIT WINDOW BURST   (a BURST of at least %d)", shellArg(r.Class), r.Weight)
 	case headgate.WhyQueueFull:
-		return fmt.Sprintf("headgate limit %s N|off   (now %d)", r.Queue, r.Limit)
+		return fmt.Sprintf("headgate limit %s N|off   (now %d)", shellArg(r.Queue), r.Limit)
 	case headgate.WhyNoLiveWorker, headgate.WhyNoWorkerForKind, headgate.WhyPinnedWorkerGone:
 		return "headgate workers   (start a worker that serves it)"
 	case headgate.WhyCorrupt:
@@ -32,7 +34,11 @@ func remedy(id string, state headgate.State, r headgate.Reason) string {
 	case headgate.WhyFinished:
 		switch state {
 		case headgate.StateQuarantined:
-			return "headgate quarantine release FINGERPRINT -retry   (lifts its fingerprint too; headgate retry " + id + " alone does not)"
+			fp := "FINGERPRINT" // a store from before why named a quarantined job's fingerprint
+			if r.Fingerprint != "" {
+				fp = shellArg(r.Fingerprint)
+			}
+			return "headgate quarantine release " + fp + " -retry   (lifts its fingerprint too; headgate retry " + id + " alone does not)"
 		case headgate.StateArchived, headgate.StateCancelled, headgate.StateUndecodable, headgate.StateCompleted:
 			return "headgate retry " + id
 		}
@@ -53,4 +59,16 @@ func remediesText(e *headgate.Explanation) string {
 		return ""
 	}
 	return "to act:\n  " + strings.Join(out, "\n  ") + "\n"
+}
+
+// shellArg is s as one word of a POSIX shell command line: as it is when it holds only
+// characters no shell treats specially, else in single quotes, each quote inside it
+// closed, escaped and reopened.
+func shellArg(s string) string {
+	if s != "" && strings.IndexFunc(s, func(c rune) bool {
+		return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("-_./:=@+,%", c))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

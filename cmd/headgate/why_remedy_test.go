@@ -26,6 +26,8 @@ func TestRemedy(t *testing.T) {
 		{headgate.StateQuarantined, headgate.Reason{Reason: headgate.WhyFinished},
 			"headgate quarantine release FINGERPRINT -retry   (lifts its fingerprint too; headgate retry j alone does not)"},
 		{headgate.StateCompleted, headgate.Reason{Reason: headgate.WhyFinished}, "headgate retry j"},
+		{headgate.StateQuarantined, headgate.Reason{Reason: headgate.WhyFinished, Fingerprint: "fp 1"},
+			"headgate quarantine release 'fp 1' -retry   (lifts its fingerprint too; headgate retry j alone does not)"},
 		// Time or the fleet lifts these.
 		{headgate.StateRunning, headgate.Reason{Reason: headgate.WhyRunning}, ""},
 		{headgate.StateRunning, headgate.Reason{Reason: headgate.WhyLeaseExpired}, ""},
@@ -37,6 +39,15 @@ func TestRemedy(t *testing.T) {
 		if got := remedy("j", c.state, c.r); got != c.want {
 			t.Errorf("remedy(%s, %s) = %q, want %q", c.state, c.r.Reason, got, c.want)
 		}
+	}
+	// Names a shell would split or expand are quoted, so the line pastes as it is.
+	if got, want := remedy("a/b?c#d %41 e", headgate.StatePending, headgate.Reason{Reason: headgate.WhyStaged}),
+		"headgate release 'a/b?c#d %41 e'"; got != want {
+		t.Errorf("remedy of an id with spaces = %q, want %q", got, want)
+	}
+	if got, want := remedy("j", headgate.StateAvailable, headgate.Reason{Reason: headgate.WhyPaused, Queue: "it's $HOME"}),
+		`headgate resume 'it'\''s $HOME'`; got != want {
+		t.Errorf("remedy of a queue with a quote = %q, want %q", got, want)
 	}
 	e := &headgate.Explanation{ID: "j", State: headgate.StateAvailable, Reasons: []headgate.Reason{
 		{Reason: headgate.WhyNoLiveWorker}, {Reason: headgate.WhyNoWorkerForKind}, {Reason: headgate.WhyPartitionTurn}}}

@@ -232,6 +232,17 @@ func (h *Handler) queueAction(action Action) http.HandlerFunc {
 			h.fail(w, r, err)
 			return
 		}
+		// As the CLI without -create: pausing a queue the namespace does not know would
+		// bring it into being, and the pause would wait there for the day the name is used.
+		stats, err := h.src.stats.Stats(r.Context())
+		if err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		if !slices.ContainsFunc(stats, func(s inspector.QueueStats) bool { return s.Queue == queue }) {
+			h.refuse(w, r, http.StatusNotFound, fmt.Sprintf("no queue %q: it never had a job, a limit or a pause (headgate %s -create makes it)", queue, action))
+			return
+		}
 		h.startOne(w, r, action, "queue "+queue, "/", func(ctx context.Context) (string, error) {
 			if action == ActionPause {
 				return "", h.src.queues.Pause(ctx, queue)

@@ -787,6 +787,14 @@ func TestQueueActions(t *testing.T) {
 		t.Errorf("resume = %+v", op)
 	}
 	b.mustGet(t, "/", `action="/queues/q/pause"`)
+	// A queue the namespace does not know is refused, not brought into being paused.
+	if res := b.post(t, "/queues/nope/pause", url.Values{"confirm": {"1"}}); res.status != http.StatusNotFound ||
+		!strings.Contains(res.body, "no queue &#34;nope&#34;") {
+		t.Errorf("pause of an unknown queue: %d %s, want 404 naming it", res.status, res.body)
+	}
+	if body := b.mustGet(t, "/"); strings.Contains(body, "/queues/nope") {
+		t.Errorf("the refused pause created queue nope:\n%s", body)
+	}
 }
 
 // everyAction is a form for each action route, each valid with the jobs of seedActions.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"strconv"
@@ -317,11 +318,18 @@ func cmdRelease(ctx context.Context, c *cli, args []string) error {
 	}
 	fmt.Fprintf(c.stdout, "released %d job(s)\n", len(args)-len(left))
 	if len(left) > 0 {
+		// Each id left says why: the state it is in, or that no job has it.
 		shown := make([]string, len(left))
 		for i, id := range left {
-			shown[i] = short(id)
+			why := "no such job"
+			if d, err := c.insp.Job(ctx, id); err == nil {
+				why = string(d.Job.State)
+			} else if !errors.Is(err, headgate.ErrJobNotFound) {
+				why = err.Error()
+			}
+			shown[i] = short(id) + " (" + why + ")"
 		}
-		return fmt.Errorf("not pending, left unchanged: %s", strings.Join(shown, " "))
+		return fmt.Errorf("not pending, left unchanged: %s", strings.Join(shown, ", "))
 	}
 	return nil
 }

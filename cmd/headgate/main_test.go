@@ -357,9 +357,9 @@ func TestCancelPauseLimit(t *testing.T) {
 func TestRelease(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	b.enqueue(t, headgate.Envelope{ID: "staged", Queue: "q", Pending: true})
-	code, out, errOut := b.run(t, "release", "staged", "other")
-	if code != exitError || out != "released 1 job(s)\n" || !strings.Contains(errOut, "left unchanged: other") {
+	b.enqueue(t, headgate.Envelope{ID: "staged", Queue: "q", Pending: true}, headgate.Envelope{ID: "ready", Queue: "q"})
+	code, out, errOut := b.run(t, "release", "staged", "other", "ready")
+	if code != exitError || out != "released 1 job(s)\n" || !strings.Contains(errOut, "left unchanged: other (no such job), ready (available)") {
 		t.Errorf("release: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	requireContains(t, b.mustRun(t, "job", "staged"), "State:        available")

@@ -61,10 +61,15 @@ func cmdTenants(ctx context.Context, c *cli, args []string) error {
 		return err
 	}
 	var running int64
+	known := false
 	for _, s := range stats {
 		if s.Queue == queue {
-			running = s.Counts[headgate.StateRunning]
+			running, known = s.Counts[headgate.StateRunning], true
 		}
+	}
+	if !known { // an empty table would read as a queue with nothing waiting
+		fmt.Fprintf(c.stderr, "headgate tenants: warning: namespace %s has no queue %q (it never had a job, a limit or a pause)\n",
+			c.namespace, short(queue))
 	}
 	rows := make([]tenantRow, len(parts))
 	for i, p := range parts {

@@ -148,3 +148,17 @@ func TestTenantsNoPartition(t *testing.T) {
 		t.Errorf("tenants -json has %d rows of no partition (\"\"), want 1: %+v", none, doc.Partitions)
 	}
 }
+
+// A queue the namespace does not know gets a warning, not an empty table alone that
+// reads as a queue with nothing waiting; a known queue gets none.
+func TestTenantsUnknownQueue(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.enqueue(t, headgate.Envelope{ID: "j", Queue: "mail"})
+	if code, _, errOut := b.run(t, "tenants", "mial"); code != exitOK || !strings.Contains(errOut, `has no queue "mial"`) {
+		t.Errorf("tenants mial: exit %d, stderr %q; want exit 0 and a warning naming the queue", code, errOut)
+	}
+	if code, _, errOut := b.run(t, "tenants", "mail"); code != exitOK || errOut != "" {
+		t.Errorf("tenants mail: exit %d, stderr %q; want no warning", code, errOut)
+	}
+}

@@ -3,7 +3,8 @@ edit.lua: an operator changes fields of a job that is not running and not finish
 (pending, scheduled, available, retryable): payload, priority, max attempts, scheduled
 time, partition, tags. The job is filed again under what changed: an available job moves
 to its new rank or partition (or, given a future time, becomes scheduled); a scheduled or
-retryable job moves in the scheduled index. A finished job is edited only as part of a
+retryable job moves in the scheduled index, or, given a time that has come, becomes
+available at once, as promote.lua would make it (so `headgate edit ID -at 0s` runs it now). A finished job is edited only as part of a
 retry (retry.lua). A job whose own data is corrupt is parked, as cancel.lua does.
 
 KEYS[1]  namespace prefix; derived keys (lib.lua): job:<id>, scheduled, leases, held:<fp>,
@@ -28,6 +29,7 @@ Cost     O(log N)
 --- @include K.held
 --- @include K.parked
 --- @include K.wake
+--- @include K.quarantine
 --- @include K.counts
 --- @include OK
 --- @include E_NOT_FOUND
@@ -67,10 +69,13 @@ if not EDITABLE[j.state] then return { E_NOT_EDITABLE, j.state } end
 -- Every key the writes below touch, checked before the first of them.
 local now = now_ms(P)
 if not counts_ok(P, j.queue) then return corrupt_reply(K.counts(P, j.queue), 'is not a hash of integer counts') end
+local timed = edit_has(e.mask, EDIT_SCHEDULED_AT)
+local due = timed and e.sched <= now and (j.state == 'scheduled' or j.state == 'retryable')
 local checks = { { K.scheduled(P), 'zset' } }
-if j.state == 'available' then
+if j.state == 'available' or due then
   if j.fp ~= '' then checks[#checks + 1] = { K.held(P, j.fp), 'set' } end
   if j.parked ~= '' then checks[#checks + 1] = { K.parked(P, j.rc), 'zset' } end
+  checks[#checks + 1] = { K.quarantine(P), 'hash' }
   checks[#checks + 1] = { K.wake(P, j.queue), 'list' }
   local parts = { j.part }
   if edit_has(e.mask, EDIT_PARTITION) then parts[2] = e.part end
@@ -85,7 +90,6 @@ local bad, bad_why = first_bad_key(checks)
 if bad then return corrupt_reply(bad, bad_why) end
 
 -- The writes.
-local timed = edit_has(e.mask, EDIT_SCHEDULED_AT)
 if j.state == 'available' then
   unindex_available_job(P, id, j)
   j.held, j.parked = '', ''
@@ -97,6 +101,13 @@ if j.state == 'available' then
     make_available(P, id, j, now)
     wake(P, j.queue)
   end
+elseif due then
+  apply_edit(P, id, j, e)
+  index_move(P, id, j, j.state, j.state)
+  rcall('ZREM', K.scheduled(P), id)
+  j.sched = e.sched
+  make_available(P, id, j, now)
+  wake(P, j.queue)
 else
   apply_edit(P, id, j, e)
   if timed then

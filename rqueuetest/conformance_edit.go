@@ -69,6 +69,42 @@ var editCases = []conformanceCase{
 			t.Errorf("promoted %d jobs at the new time, want 2", n)
 		}
 	}},
+	{"Edit/ScheduledDueTimeMakesAvailable", func(t *testing.T, s *headgate.Store) {
+		// A scheduled or retryable job given a time that has come is available at once,
+		// not at the promote duty's next run: "edit ID -at 0s" runs it now.
+		ctx := freeze(t, s)
+		later, retried := job("later"), job("retried")
+		later.ScheduledAt = epoch.Add(time.Hour)
+		later.PartitionKey = "t1"
+		mustEnqueue(t, ctx, s, later, retried)
+		if st := mustAck(t, ctx, s, admitOne(t, ctx, s), headgate.OutcomeRetry, &headgate.AckOpts{Error: "boom"}); st != headgate.StateRetryable {
+			t.Fatalf("retried is %s after its failed attempt, want retryable", st)
+		}
+		now := epoch
+		r, err := s.Edit(ctx, "later", headgate.JobEdit{ScheduledAt: &now, PartitionKey: new("t2")})
+		if err != nil || r.State != headgate.StateAvailable || !r.ScheduledAt.Equal(now) {
+			t.Fatalf("edit scheduled to now: %+v, %v; want available at %v", r, err, now)
+		}
+		past := epoch.Add(-time.Minute)
+		r, err = s.Edit(ctx, "retried", headgate.JobEdit{ScheduledAt: &past})
+		if err != nil || r.State != headgate.StateAvailable || !r.ScheduledAt.Equal(past) {
+			t.Fatalf("edit retryable to the past: %+v, %v; want available at %v", r, err, past)
+		}
+		if n := mustPromote(t, ctx, s); n != 0 {
+			t.Errorf("promote found %d jobs still scheduled", n)
+		}
+		got := mustAdmit(t, ctx, s, admitReq("w", 3))
+		admitted := ids(got)
+		slices.Sort(admitted)
+		if want := []string{"later", "retried"}; !slices.Equal(admitted, want) {
+			t.Fatalf("admitted %v, want %v", admitted, want)
+		}
+		for _, c := range got {
+			if c.Envelope.ID == "later" && c.Envelope.PartitionKey != "t2" {
+				t.Errorf("later admitted from partition %q, want t2", c.Envelope.PartitionKey)
+			}
+		}
+	}},
 	{"Edit/FieldsReadBack", func(t *testing.T, s *headgate.Store) {
 		ctx := freeze(t, s)
 		p := job("p")

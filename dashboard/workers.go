@@ -2,8 +2,6 @@ package dashboard
 
 import (
 	"net/http"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/headgate/headgate/inspector"
@@ -34,15 +32,6 @@ func (h *Handler) workersOf(r *http.Request) (*workersData, error) {
 	if err != nil {
 		return nil, err
 	}
-	slices.SortStableFunc(ws, func(a, b inspector.WorkerStatus) int {
-		switch {
-		case a.Live == b.Live:
-			return strings.Compare(a.ID, b.ID)
-		case a.Live:
-			return -1
-		}
-		return 1
-	})
 	return &workersData{Now: now, Workers: ws, Live: liveCount(ws)}, nil
 }
 

@@ -2,6 +2,8 @@ package inspector
 
 import (
 	"context"
+	"slices"
+	"strings"
 
 	"github.com/headgate/headgate"
 )
@@ -44,9 +46,23 @@ func (i *Inspector) WhyWorkflow(ctx context.Context, id string) (*WorkflowExplan
 	return i.store.WhyWorkflow(ctx, id)
 }
 
-// Workers lists the workers whose heartbeats the namespace keeps, by id, live or not: a
-// worker is live until its last beat's liveness window ends; one that stopped, or has
-// not beaten for longer, is listed until headgate.WorkerRetention has passed.
+// Workers lists the workers whose heartbeats the namespace keeps, live or not, the live
+// ones first, each group by id: a worker is live until its last beat's liveness window
+// ends; one that stopped, or has not beaten for longer, is listed until
+// headgate.WorkerRetention has passed.
 func (i *Inspector) Workers(ctx context.Context) ([]WorkerStatus, error) {
-	return i.store.Workers(ctx)
+	ws, err := i.store.Workers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortStableFunc(ws, func(a, b WorkerStatus) int {
+		switch {
+		case a.Live == b.Live:
+			return strings.Compare(a.ID, b.ID)
+		case a.Live:
+			return -1
+		}
+		return 1
+	})
+	return ws, nil
 }

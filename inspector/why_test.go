@@ -64,4 +64,13 @@ func TestWorkers(t *testing.T) {
 	if err != nil || len(got) != 1 || got[0].Live {
 		t.Fatalf("Workers past the liveness window: %+v, %v; want w1 not live", got, err)
 	}
+	// A live worker is listed before the ones that are not, whatever its id.
+	hb.ID = "w2"
+	if _, err := b.store.Heartbeat(b.ctx, hb); err != nil {
+		t.Fatal(err)
+	}
+	got, err = b.insp.Workers(b.ctx)
+	if err != nil || len(got) != 2 || got[0].ID != "w2" || !got[0].Live || got[1].ID != "w1" || got[1].Live {
+		t.Fatalf("Workers with w2 live and w1 not: %+v, %v; want w2 first", got, err)
+	}
 }

@@ -62,12 +62,19 @@ Cost     O(n * log N)
 --- @include drop_lease
 --- @include finalize
 --- @include delete_job
+--- @include deleted_keys
+--- @include flush_deleted
+--- @include arg_int
 --- @include schedule
 --- @include make_available
 --- @include true_up
 --- @include load_policy_checked
 --- @include need
 --- @include load_job_checked
+--- @include safe_hmget
+--- @include job_int
+--- @include JOB_STATES
+--- @include QUEUE_DEFAULT
 --- @include K.corrupt
 --- @include key_ok
 --- @include K.rate
@@ -93,9 +100,13 @@ local known = { success = true, retry = true, skip = true, undecodable = true, r
 local acks = {}
 for i = 1, n do
   local b = 3 + (i - 1) * F
+  -- An ack with no delay, actual weight or result (the common one) sends "0", "-1" and
+  -- "0": those need no tonumber, which parses every text as a float.
+  local actual = ARGV[b + 7]
+  if actual == '-1' then actual = -1 else actual = tonumber(actual) end
   local a = { id = ARGV[b + 1], lease = ARGV[b + 2], fence = ARGV[b + 3], outcome = ARGV[b + 4],
-    err = ARGV[b + 5], delay = tonumber(ARGV[b + 6]), actual = tonumber(ARGV[b + 7]),
-    result_schema = tonumber(ARGV[b + 8]), result_bytes = ARGV[b + 9], stack = ARGV[b + 11] }
+    err = ARGV[b + 5], delay = arg_int(ARGV[b + 6]), actual = actual,
+    result_schema = arg_int(ARGV[b + 8]), result_bytes = ARGV[b + 9], stack = ARGV[b + 11] }
   if not known[a.outcome] then return redis.error_reply('headgate: unknown outcome ' .. tostring(a.outcome)) end
   if ARGV[b + 10] ~= '' then
     local ok, logs = pcall(cjson.decode, ARGV[b + 10])
@@ -109,12 +120,38 @@ local pol, bad = load_policy_checked(P, { retry_base = tonumber(ARGV[1]), retry_
 if not pol then return bad end
 
 -- 1. reads, and the check of every structure the writes touch. Success and revoke, the
--- common outcomes, need only END_FIELDS: each field read costs, so the rest is read only
--- when needed. A job whose own data is unusable is parked; a structure that is unusable
--- refuses the whole call before any write.
+-- common outcomes, need only the fields load_ending reads: each field read costs, so the
+-- rest is read only when needed. A job whose own data is unusable is parked; a structure
+-- that is unusable refuses the whole call before any write.
 -- Each list ends with what index_move files the job under (INDEX_FIELDS), so that moving
 -- its index entries reads nothing more.
-local END_FIELDS = { 'state', 'lease', 'fence', 'queue', 'ret', 'ukey', 'uwin', 'aux', 'kind', 'part', 'tags', 'fp' }
+
+-- load_job_checked(P, id, {'state', 'lease', 'fence', 'queue', 'ret', 'ukey', 'uwin',
+-- 'aux', 'kind', 'part', 'tags', 'fp'}) for the common ack, its job made by one table
+-- constructor: a table filled field by field is rehashed four times on its way to twelve.
+local function load_ending(id)
+  local v, why = safe_hmget(K.job(P, id), 'state', 'lease', 'fence', 'queue', 'ret', 'ukey', 'uwin', 'aux',
+    'kind', 'part', 'tags', 'fp')
+  if not v then return nil, why end
+  local state, fence, ret, uwin = v[1], v[3], v[5], v[7]
+  if fence then
+    fence, why = job_int('fence', fence)
+    if not fence then return nil, why end
+  end
+  if ret then
+    ret, why = job_int('ret', ret)
+    if not ret then return nil, why end
+  end
+  if uwin then
+    uwin, why = job_int('uwin', uwin)
+    if not uwin then return nil, why end
+  end
+  if not state or state == '' then return nil, nil end
+  if not JOB_STATES[state] then return nil, 'state is ' .. string.sub(state, 1, 64) end
+  return { state = state, lease = v[2] or '', fence = fence or 0, ret = ret or 0, ukey = v[6] or '', uwin = uwin or 0,
+    aux = v[8] or '', kind = v[9] or '', part = v[10] or '', tags = v[11] or '', fp = v[12] or '',
+    queue = v[4] or QUEUE_DEFAULT }
+end
 local ALL_FIELDS = {}
 for _, f in ipairs(JOB_FIELDS) do ALL_FIELDS[#ALL_FIELDS + 1] = f end
 ALL_FIELDS[#ALL_FIELDS + 1] = 'errb'
@@ -151,19 +188,27 @@ end
 
 local buckets = {} -- rate class -> its bucket (false: unconfigured or unusable), shared by the batch
 local parks = {}
+local counts_q = nil -- the queue need_counts checked last: a batch's jobs mostly share one
 need(K.leases(P), 'zset')
-for _, a in ipairs(acks) do
+for i = 1, n do
+  local a = acks[i]
   local fields = ALL_FIELDS
   local ends = a.outcome == 'success' or a.outcome == 'revoke'
   if ends then
-    fields = END_FIELDS
+    fields = nil -- load_ending's
     if a.actual >= 0 or a.logs then
       fields = { 'state', 'lease', 'fence', 'queue', 'ret', 'ukey', 'uwin', 'aux', 'kind', 'part', 'tags', 'fp',
         'charge', 'rc', 'errb', 'attempt', 'crash' }
     end
   end
   local j, why = nil, nil
-  if not accepted[a.id] then j, why = load_job_checked(P, a.id, fields) end
+  if accepted[a.id] then
+    -- a second ack of the job in the batch: rejected below
+  elseif fields then
+    j, why = load_job_checked(P, a.id, fields)
+  else
+    j, why = load_ending(a.id)
+  end
   if why then
     a.corrupt = why
     parks[#parks + 1] = a
@@ -181,7 +226,10 @@ for _, a in ipairs(acks) do
       end
       a.bucket = buckets[j.rc]
     end
-    need_counts(P, j.queue)
+    if j.queue ~= counts_q then
+      need_counts(P, j.queue)
+      counts_q = j.queue
+    end
     if j.ukey ~= '' then need(K.unique(P), 'hash') end
     if not (a.outcome == 'revoke' or (a.outcome == 'success' and j.ret == 0)) then
       need(K.retained(P), 'zset')
@@ -223,14 +271,14 @@ end
 -- Applies one ack the holder made; returns the job's state after it.
 local function apply(a, j)
   local id, outcome = a.id, a.outcome
-  true_up(P, id, j, a.actual, a.bucket or nil)
+  if a.actual >= 0 then true_up(P, id, j, a.actual, a.bucket or nil) end
   if outcome == 'revoke' or (outcome == 'success' and j.ret == 0) then
     lapsed[#lapsed + 1] = id
-    release_unique(P, id, j)
+    if j.ukey ~= '' then release_unique(P, id, j) end
     delete_job(P, id, j)
     return 'deleted'
   end
-  drop_lease(P, id)
+  drop_lease(P, id, j.fp)
   if outcome == 'success' then
     finalize(P, id, j, 'completed', now)
     if a.result_schema > 0 and a.result_ok then
@@ -268,8 +316,10 @@ for _, a in ipairs(parks) do
   rcall('ZREM', K.leases(P), a.id)
   park_corrupt(P, a.id, a.corrupt)
 end
+deleted_keys = {}
 local reply = { OK }
-for _, a in ipairs(acks) do
+for i = 1, n do
+  local a = acks[i]
   if a.corrupt then
     reply[#reply + 1] = { E_CORRUPT, K.job(P, a.id), a.corrupt }
   elseif a.repeated then
@@ -284,6 +334,7 @@ for _, a in ipairs(acks) do
   end
 end
 if #lapsed > 0 then rcall('ZREM', K.leases(P), unpack(lapsed)) end
+flush_deleted()
 flush_counts(P)
 flush_outcomes(P)
 return reply

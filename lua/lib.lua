@@ -1044,13 +1044,20 @@ end
 
 -- Moves a job out of running: the lease (with its admission time and worker), its
 -- expiry entry, the admission's rate charge and its fingerprint's in-flight count go.
+-- fp is the job's fingerprint when the caller read it ('' = none), else nil: admission
+-- marks "fpi" only on a job with a fingerprint, and a running job's fingerprint does not
+-- change, so a job without one has no count to release and the mark goes in the one HDEL.
 --- @include rcall
 --- @include K.job
 --- @include K.leases
 --- @include release_fingerprint
-local function drop_lease(P, id)
+local function drop_lease(P, id, fp)
   rcall('ZREM', K.leases(P), id)
   local jk = K.job(P, id)
+  if fp == '' then
+    rcall('HDEL', jk, 'lease', 'charge', 'adm', 'by', 'fpi')
+    return
+  end
   rcall('HDEL', jk, 'lease', 'charge', 'adm', 'by')
   release_fingerprint(P, jk)
 end
@@ -1088,7 +1095,13 @@ local function finalize(P, id, j, state, now)
   end
 end
 
--- Deletes a job and everything stored under its id.
+-- A call that deletes many jobs (ack) collects their keys here, and deletes them with one
+-- DEL at its end (flush_deleted) instead of one per job; nil: delete_job deletes at once.
+-- The caller writes nothing more to a job it deleted.
+local deleted_keys = nil
+
+-- Deletes a job and everything stored under its id. A running job's fingerprint count
+-- goes (drop_lease: only a job with a fingerprint has one; j.fp nil = not read).
 --- @include rcall
 --- @include K.job
 --- @include K.errors
@@ -1100,16 +1113,35 @@ end
 --- @include move_count
 --- @include release_fingerprint
 --- @include index_move
+--- @include deleted_keys
 local function delete_job(P, id, j)
   index_move(P, id, j, j.state, nil)
-  if j.state == 'running' then release_fingerprint(P, K.job(P, id)) end
-  if j.aux == '1' then
-    rcall('DEL', K.job(P, id), K.errors(P, id), K.result(P, id), K.output(P, id), K.progress(P, id))
+  local jk = K.job(P, id)
+  if j.state == 'running' and j.fp ~= '' then release_fingerprint(P, jk) end
+  local d = deleted_keys
+  if d then
+    local n = #d
+    d[n + 1] = jk
+    if j.aux == '1' then
+      d[n + 2], d[n + 3], d[n + 4], d[n + 5] = K.errors(P, id), K.result(P, id), K.output(P, id), K.progress(P, id)
+    end
+  elseif j.aux == '1' then
+    rcall('DEL', jk, K.errors(P, id), K.result(P, id), K.output(P, id), K.progress(P, id))
   else
-    rcall('DEL', K.job(P, id))
+    rcall('DEL', jk)
   end
   if not UNFINISHED[j.state] then rcall('ZREM', K.retained(P), id) end
   move_count(P, j.queue, j.state, nil)
+end
+
+-- Deletes the keys delete_job collected (deleted_keys), 1,000 a call: unpack's stack.
+--- @include rcall
+--- @include deleted_keys
+local function flush_deleted()
+  local d = deleted_keys
+  if not d then return end
+  for first = 1, #d, 1000 do rcall('DEL', unpack(d, first, math.min(first + 999, #d))) end
+  deleted_keys = nil
 end
 
 -- A new job's hash leaves out 'created' when it equals 'sched' (new_job_fields), so
@@ -1294,6 +1326,17 @@ local function bad_job_field(f, v)
   return nil
 end
 
+-- The number a present job field f (of JOB_RANGES) holds, its raw value x, or nil and
+-- why it is unusable (bad_job_field): one tonumber for the check and the value.
+--- @include JOB_RANGES
+--- @include bad_job_field
+local function job_int(f, x)
+  local r = JOB_RANGES[f]
+  local n = tonumber(x)
+  if not n or n ~= math.floor(n) or n < r[1] or n > r[2] then return nil, bad_job_field(f, x) end
+  return n
+end
+
 -- load_fields that never raises: the job, or nil, nil when it does not exist, or nil and
 -- a reason when its data is corrupt (not a hash, a numeric field bad_job_field refuses,
 -- a state that is not one of the known states).
@@ -1301,7 +1344,8 @@ local JOB_STATES = { pending = true, scheduled = true, available = true, running
   completed = true, archived = true, cancelled = true, undecodable = true, quarantined = true }
 --- @include safe_hmget
 --- @include K.job
---- @include bad_job_field
+--- @include job_int
+--- @include JOB_RANGES
 --- @include JOB_NUMBERS
 --- @include JOB_DEFAULTS
 --- @include JOB_STATES
@@ -1309,10 +1353,22 @@ local function load_job_checked(P, id, fields)
   local v, why = safe_hmget(K.job(P, id), unpack(fields))
   if not v then return nil, why end
   local j = {}
-  for i, f in ipairs(fields) do
-    local bad = bad_job_field(f, v[i])
-    if bad then return nil, bad end
-    if JOB_NUMBERS[f] then j[f] = tonumber(v[i]) or JOB_DEFAULTS[f] or 0 else j[f] = v[i] or JOB_DEFAULTS[f] or '' end
+  -- A numeric loop (ipairs calls its iterator per step) and bad_job_field only for a
+  -- numeric field that is there: most fields a transition reads are absent.
+  for i = 1, #fields do
+    local f, x = fields[i], v[i]
+    if not x then
+      j[f] = JOB_DEFAULTS[f] or (JOB_NUMBERS[f] and 0) or ''
+    else
+      if JOB_RANGES[f] then
+        local n, bad = job_int(f, x)
+        if not n then return nil, bad end
+        if JOB_NUMBERS[f] then x = n end
+      elseif JOB_NUMBERS[f] then
+        x = tonumber(x) or JOB_DEFAULTS[f] or 0
+      end
+      j[f] = x
+    end
   end
   if j.state == '' then return nil, nil end
   if j.state and not JOB_STATES[j.state] then return nil, 'state is ' .. string.sub(j.state, 1, 64) end

@@ -29,6 +29,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -60,15 +61,16 @@ func main() {
 	traced := flag.Bool("traced", false, "trace every enqueue with contrib/otel, so each job carries its producer's trace context")
 	workflows := flag.Bool("workflows", false, "count the bench workflow's start and drain instead of jobs' phases")
 	bulk := flag.Bool("bulk", false, "count bulk cancel, retry and delete by filter of n jobs instead of jobs' phases")
+	commands := flag.Bool("commands", false, "print each phase's commands per job by command (INFO commandstats), besides their sum")
 	scripts := flag.String("scripts", string(headgate.ScriptsDefault), "how the store runs its scripts: auto (Redis Functions) or eval")
 	flag.Parse()
-	if err := run(*n, *batch, *producers, *server, *keep, *traced, *workflows, *bulk, headgate.ScriptMode(*scripts)); err != nil {
+	if err := run(*n, *batch, *producers, *server, *keep, *traced, *workflows, *bulk, headgate.ScriptMode(*scripts), *commands); err != nil {
 		fmt.Fprintln(os.Stderr, "callgrind:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n, batch, producers int, server string, keep, traced, workflows, bulk bool, scripts headgate.ScriptMode) error {
+func run(n, batch, producers int, server string, keep, traced, workflows, bulk bool, scripts headgate.ScriptMode, commands bool) error {
 	dir, err := os.MkdirTemp("", "headgate-callgrind-")
 	if err != nil {
 		return err
@@ -141,6 +143,10 @@ func run(n, batch, producers int, server string, keep, traced, workflows, bulk b
 
 	phase := 0
 	measure := func(name string, jobs int, f func() error) error {
+		before, err := commandCalls(ctx, rdb)
+		if err != nil {
+			return err
+		}
 		if err := exec.Command("callgrind_control", "-z", strconv.Itoa(pid)).Run(); err != nil {
 			return fmt.Errorf("callgrind_control -z: %w", err)
 		}
@@ -150,12 +156,31 @@ func run(n, batch, producers int, server string, keep, traced, workflows, bulk b
 		if err := exec.Command("callgrind_control", "-d", strconv.Itoa(pid)).Run(); err != nil {
 			return fmt.Errorf("callgrind_control -d: %w", err)
 		}
+		after, err := commandCalls(ctx, rdb)
+		if err != nil {
+			return err
+		}
 		phase++
 		ir, err := totalIr(filepath.Join(dir, fmt.Sprintf("cg.out.%d", phase)))
 		if err != nil {
 			return err
 		}
-		fmt.Printf("%-32s %8d jobs %14d Ir %10.0f Ir/job\n", name, jobs, ir, float64(ir)/float64(jobs))
+		var cmds int64
+		names := make([]string, 0, len(after))
+		for c, n := range after {
+			cmds += n - before[c]
+			if n > before[c] {
+				names = append(names, c)
+			}
+		}
+		fmt.Printf("%-32s %8d jobs %14d Ir %10.0f Ir/job %6.2f cmds/job\n", name, jobs, ir, float64(ir)/float64(jobs),
+			float64(cmds)/float64(jobs))
+		if commands {
+			sort.Slice(names, func(a, b int) bool { return after[names[a]]-before[names[a]] > after[names[b]]-before[names[b]] })
+			for _, c := range names {
+				fmt.Printf("    %-20s %8.2f per job\n", c, float64(after[c]-before[c])/float64(jobs))
+			}
+		}
 		return nil
 	}
 
@@ -234,6 +259,34 @@ func run(n, batch, producers int, server string, keep, traced, workflows, bulk b
 		}
 		return nil
 	})
+}
+
+// commandCalls sums the calls of INFO commandstats but the script calls (fcall, evalsha,
+// eval) and the harness's own info: the commands the scripts ran, which the phases'
+// figures divide per job (each redis.call has a fixed cost).
+func commandCalls(ctx context.Context, rdb *redis.Client) (map[string]int64, error) {
+	info, err := rdb.Info(ctx, "commandstats").Result()
+	if err != nil {
+		return nil, fmt.Errorf("INFO commandstats: %w", err)
+	}
+	calls := map[string]int64{}
+	for line := range strings.Lines(info) {
+		name, rest, ok := strings.Cut(strings.TrimPrefix(strings.TrimSpace(line), "cmdstat_"), ":calls=")
+		if !ok {
+			continue
+		}
+		switch name {
+		case "fcall", "fcall_ro", "evalsha", "evalsha_ro", "eval", "eval_ro", "info":
+			continue
+		}
+		text, _, _ := strings.Cut(rest, ",")
+		n, err := strconv.ParseInt(text, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("INFO commandstats %s: %w", name, err)
+		}
+		calls[name] = n
+	}
+	return calls, nil
 }
 
 // freePort returns a loopback port nothing listens on now.

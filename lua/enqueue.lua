@@ -22,12 +22,14 @@ KEYS[1]  namespace prefix "hg:{<ns>}:"; keys derived from it (lib.lua): job:<id>
          queues, q:<queue>:{counts,ring,drr,p:<part>,w:<worker>:*,wake},
          scheduled, unique, throttle, throttle:expiry, quarantine, held:<fp>, limits, clock, counters
 ARGV[1]  number of jobs n
-ARGV[2]  fields per job (21); then n groups of:
-         id, kind, queue, partition, fingerprint, priority, sticky worker,
-         scheduled_at ms (0 = now), retention ms, max attempts, schema version, weight,
-         rate class, unique field (scoped by Go, "" = none), unique window ms,
-         replace mask, debounce ms, pending (0/1), tags ("\n"-joined), payload,
-         delay ms (with scheduled_at 0: run at now + delay)
+ARGV[2]  fields per job (11); then n groups of:
+         id, kind, queue, partition, fingerprint, sticky worker, rate class,
+         unique field (scoped by Go, "" = none), tags ("\n"-joined), payload,
+         numbers ("" when every one is at its default, else these integers joined by
+         ",", defaults in brackets: priority [0], scheduled_at ms [0 = now], retention
+         ms [0], max attempts [25], schema version [1], weight [1], unique window ms [0],
+         replace mask [0], debounce ms [0], pending [0, 1 = pending], delay ms [0; with
+         scheduled_at 0: run at now + delay])
 Replies  {0, state_1, scheduled_at_1, replayed_1 (0/1), ..., replayed_n}
          {-1, id}                                    IdConflict
          {-2, existing id, replaced 0/1, its state ("deleted" when gone),
@@ -97,6 +99,8 @@ local P = KEYS[1]
 local n = tonumber(ARGV[1])
 local F = tonumber(ARGV[2])
 local now = now_ms(P)
+-- The group's numbers argument, when not "": eleven integers joined by ",".
+local numbers = '^(-?%d+),(-?%d+),(-?%d+),(-?%d+),(-?%d+),(-?%d+),(-?%d+),(-?%d+),(-?%d+),(-?%d+),(-?%d+)$'
 
 -- What each new job becomes (its state and run time: e.to, e.at) follows from its
 -- arguments and the clock. A job's table gets every field the call sets later from its
@@ -105,7 +109,17 @@ local now = now_ms(P)
 local jobs = {}
 for i = 1, n do
   local b = 2 + (i - 1) * F
-  local id, sched, udeb, delay = ARGV[b + 1], arg_int(ARGV[b + 8]), arg_int(ARGV[b + 17]), arg_int(ARGV[b + 21])
+  -- The numbers travel as one argument: each argument costs a call about as much as a
+  -- small command, and most jobs keep every number at its default.
+  local prio, sched, ret, maxa, schema, weight, uwin, urepl, udeb, pending, delay =
+    0, 0, '0', '25', '1', '1', 0, 0, 0, '0', 0
+  local nums = ARGV[b + 11]
+  if nums ~= '' then
+    prio, sched, ret, maxa, schema, weight, uwin, urepl, udeb, pending, delay = string.match(nums, numbers)
+    prio, sched, uwin, urepl, udeb, delay =
+      arg_int(prio), arg_int(sched), arg_int(uwin), arg_int(urepl), arg_int(udeb), arg_int(delay)
+  end
+  local id = ARGV[b + 1]
   local at = sched
   if udeb > 0 then
     at = now + udeb
@@ -113,18 +127,16 @@ for i = 1, n do
     at = now + delay
   end
   local to = 'available'
-  if ARGV[b + 18] == '1' then
+  if pending == '1' then
     to = 'pending'
   elseif at > now then
     to = 'scheduled'
   end
   jobs[i] = {
-    id = id, kind = ARGV[b + 2], queue = ARGV[b + 3], part = ARGV[b + 4],
-    fp = ARGV[b + 5], prio = arg_int(ARGV[b + 6]), sticky = ARGV[b + 7],
-    sched = sched, ret = ARGV[b + 9], maxa = ARGV[b + 10],
-    schema = ARGV[b + 11], weight = ARGV[b + 12], rc = ARGV[b + 13], ukey = ARGV[b + 14],
-    uwin = arg_int(ARGV[b + 15]), urepl = arg_int(ARGV[b + 16]), udeb = udeb,
-    tags = ARGV[b + 19], payload = ARGV[b + 20], delay = delay,
+    id = id, kind = ARGV[b + 2], queue = ARGV[b + 3], part = ARGV[b + 4], fp = ARGV[b + 5],
+    sticky = ARGV[b + 6], rc = ARGV[b + 7], ukey = ARGV[b + 8], tags = ARGV[b + 9], payload = ARGV[b + 10],
+    prio = prio, sched = sched, ret = ret, maxa = maxa, schema = schema, weight = weight,
+    uwin = uwin, urepl = urepl, udeb = udeb, delay = delay,
     key = K.job(P, id), at = at, to = to, state = false, replay = false, pz = false, ring = false,
   }
 end

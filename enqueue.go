@@ -3,6 +3,7 @@ package headgate
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -31,7 +32,7 @@ func (s *Store) Enqueue(ctx context.Context, jobs ...Envelope) ([]EnqueueResult,
 	if len(jobs) == 0 {
 		return nil, nil
 	}
-	const fields = 21
+	const fields = 11
 	args := make([]any, 0, 2+fields*len(jobs))
 	args = append(args, len(jobs), fields)
 	ids := make(map[string]bool, len(jobs))
@@ -54,14 +55,8 @@ func (s *Store) Enqueue(ctx context.Context, jobs ...Envelope) ([]EnqueueResult,
 			}
 			uniques[uf] = e.ID
 		}
-		pending := 0
-		if e.Pending {
-			pending = 1
-		}
-		args = append(args, e.ID, e.Kind, e.Queue, e.PartitionKey, e.Fingerprint, e.Priority,
-			e.StickyWorker, unixMs(e.ScheduledAt), ms(e.Retention), e.MaxAttempts, e.SchemaVersion,
-			e.Weight, e.RateClass, uf, ms(e.UniqueWindow), int(e.UniqueReplace), ms(e.UniqueDebounce),
-			pending, strings.Join(e.Tags, "\n"), e.Payload, ms(e.ScheduledIn))
+		args = append(args, e.ID, e.Kind, e.Queue, e.PartitionKey, e.Fingerprint, e.StickyWorker,
+			e.RateClass, uf, strings.Join(e.Tags, "\n"), e.Payload, enqueueNumbers(&e))
 	}
 	var reply []any
 	var err error
@@ -84,4 +79,28 @@ func (s *Store) Enqueue(ctx context.Context, jobs ...Envelope) ([]EnqueueResult,
 		}
 	}
 	return out, err // err: a *NotDurableError for a batch that was written
+}
+
+// enqueueNumbers is the numbers argument of a job (lua/enqueue.lua): "" when every one is
+// at its default, else all of them joined by ",". Each script argument costs Redis about
+// as much as a small command, and most jobs keep their numbers at the defaults.
+func enqueueNumbers(e *Envelope) string {
+	pending := int64(0)
+	if e.Pending {
+		pending = 1
+	}
+	nums := [...]int64{int64(e.Priority), unixMs(e.ScheduledAt), ms(e.Retention), int64(e.MaxAttempts),
+		int64(e.SchemaVersion), int64(e.Weight), ms(e.UniqueWindow), int64(e.UniqueReplace),
+		ms(e.UniqueDebounce), pending, ms(e.ScheduledIn)}
+	if nums == [...]int64{0, 0, 0, MaxAttemptsDefault, SchemaVersionDefault, WeightDefault, 0, 0, 0, 0, 0} {
+		return ""
+	}
+	b := make([]byte, 0, 64)
+	for i, n := range nums {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, n, 10)
+	}
+	return string(b)
 }

@@ -22,12 +22,14 @@ KEYS[1]  namespace prefix "hg:{<ns>}:"; keys derived from it (lib.lua): job:<id>
          queues, q:<queue>:{counts,ring,drr,p:<part>,w:<worker>:*,wake},
          scheduled, unique, throttle, throttle:expiry, quarantine, held:<fp>, limits, clock, counters
 ARGV[1]  number of jobs n
-ARGV[2]  fields per job (21); then n groups of:
-         id, kind, queue, partition, fingerprint, priority, sticky worker,
-         scheduled_at ms (0 = now), retention ms, max attempts, schema version, weight,
-         rate class, unique field (scoped by Go, "" = none), unique window ms,
-         replace mask, debounce ms, pending (0/1), tags ("\n"-joined), payload,
-         delay ms (with scheduled_at 0: run at now + delay)
+ARGV[2]  fields per job (11); then n groups of:
+         id, kind, queue, partition, fingerprint, sticky worker, rate class,
+         unique field (scoped by Go, "" = none), tags ("\n"-joined), payload,
+         numbers ("" when every one is at its default, else these integers joined by
+         ",", defaults in brackets: priority [0], scheduled_at ms [0 = now], retention
+         ms [0], max attempts [25], schema version [1], weight [1], unique window ms [0],
+         replace mask [0], debounce ms [0], pending [0, 1 = pending], delay ms [0; with
+         scheduled_at 0: run at now + delay])
 Replies  {0, state_1, scheduled_at_1, replayed_1 (0/1), ..., replayed_n}
          {-1, id}                                    IdConflict
          {-2, existing id, replaced 0/1, its state ("deleted" when gone),
@@ -97,33 +99,62 @@ local P = KEYS[1]
 local n = tonumber(ARGV[1])
 local F = tonumber(ARGV[2])
 local now = now_ms(P)
+-- The group's numbers argument, when not "": eleven integers joined by ",".
+local numbers = '^(-?%d+),(-?%d+),(-?%d+),(-?%d+),(-?%d+),(-?%d+),(-?%d+),(-?%d+),(-?%d+),(-?%d+),(-?%d+)$'
 
+-- What each new job becomes (its state and run time: e.to, e.at) follows from its
+-- arguments and the clock. A job's table gets every field the call sets later from its
+-- constructor, which sizes it: a table that grows is made again, and tables made, grown
+-- and collected are much of what a single enqueue costs Redis (bench/callgrind).
 local jobs = {}
 for i = 1, n do
   local b = 2 + (i - 1) * F
+  -- The numbers travel as one argument: each argument costs a call about as much as a
+  -- small command, and most jobs keep every number at its default.
+  local prio, sched, ret, maxa, schema, weight, uwin, urepl, udeb, pending, delay =
+    0, 0, '0', '25', '1', '1', 0, 0, 0, '0', 0
+  local nums = ARGV[b + 11]
+  if nums ~= '' then
+    prio, sched, ret, maxa, schema, weight, uwin, urepl, udeb, pending, delay = string.match(nums, numbers)
+    prio, sched, uwin, urepl, udeb, delay =
+      arg_int(prio), arg_int(sched), arg_int(uwin), arg_int(urepl), arg_int(udeb), arg_int(delay)
+  end
+  local id = ARGV[b + 1]
+  local at = sched
+  if udeb > 0 then
+    at = now + udeb
+  elseif at == 0 then
+    at = now + delay
+  end
+  local to = 'available'
+  if pending == '1' then
+    to = 'pending'
+  elseif at > now then
+    to = 'scheduled'
+  end
   jobs[i] = {
-    id = ARGV[b + 1], kind = ARGV[b + 2], queue = ARGV[b + 3], part = ARGV[b + 4],
-    fp = ARGV[b + 5], prio = arg_int(ARGV[b + 6]), sticky = ARGV[b + 7],
-    sched = arg_int(ARGV[b + 8]), ret = ARGV[b + 9], maxa = ARGV[b + 10],
-    schema = ARGV[b + 11], weight = ARGV[b + 12], rc = ARGV[b + 13], ukey = ARGV[b + 14],
-    uwin = arg_int(ARGV[b + 15]), urepl = arg_int(ARGV[b + 16]), udeb = arg_int(ARGV[b + 17]),
-    pending = ARGV[b + 18], tags = ARGV[b + 19], payload = ARGV[b + 20], delay = arg_int(ARGV[b + 21]),
+    id = id, kind = ARGV[b + 2], queue = ARGV[b + 3], part = ARGV[b + 4], fp = ARGV[b + 5],
+    sticky = ARGV[b + 6], rc = ARGV[b + 7], ukey = ARGV[b + 8], tags = ARGV[b + 9], payload = ARGV[b + 10],
+    prio = prio, sched = sched, ret = ret, maxa = maxa, schema = schema, weight = weight,
+    uwin = uwin, urepl = urepl, udeb = udeb, delay = delay,
+    key = K.job(P, id), at = at, to = to, state = false, replay = false, pz = false, ring = false,
   }
 end
 
 -- 1. ids. One EXISTS over a chunk of new ids, the common case, answers for all of them;
 -- only a chunk with an existing id is looked at job by job.
-local reply = { OK }
 local CHUNK = 500
 for first = 1, n, CHUNK do
   local last = math.min(first + CHUNK - 1, n)
-  local ks = {}
-  for i = first, last do
-    local e = jobs[i]
-    e.key = K.job(P, e.id)
-    ks[#ks + 1] = e.key
+  local found
+  if first == last then
+    found = rcall('EXISTS', jobs[first].key)
+  else
+    local ks = {}
+    for i = first, last do ks[#ks + 1] = jobs[i].key end
+    found = rcall('EXISTS', unpack(ks))
   end
-  if rcall('EXISTS', unpack(ks)) > 0 then
+  if found > 0 then
     for i = first, last do
       local e = jobs[i]
       local have, why = safe_hmget(e.key, 'kind', 'fp', 'queue', 'state', 'sched')
@@ -140,33 +171,19 @@ for first = 1, n, CHUNK do
 end
 
 -- The structures the writes touch, checked before any write (lib.lua need). What each
--- new job becomes (its state and run time: e.to, e.at) is known now, so an available
--- job's check skips the scheduled index. Keys the batch only reads (quarantine, limits)
--- need no check: a read that raises comes before the first write. The checks of the
--- queue set and of the ring answer the writes' questions too: whether the queue is
--- listed (or a queue that has the kind of its first job is listed: index_kind_known),
--- whether the partition is in its ring.
+-- new job becomes is known, so an available job's check skips the scheduled index. Keys
+-- the batch only reads (quarantine, limits) need no check: a read that raises comes
+-- before the first write. The checks of the queue set and of the ring answer the writes'
+-- questions too: whether the queue is listed (or a queue that has the kind of its first
+-- job is listed: index_kind_known), whether the partition is in its ring.
 local queues_key, scheduled_key = K.queues(P), K.scheduled(P)
 local unlisted = nil -- queue -> true: not in K.queues yet
 local incoming, order = {}, {} -- queue -> its new jobs, for backpressure; queues in order
 local route = nil -- the last new job checked: a job of the same route has its keys checked
 local any_unique = false
-for _, e in ipairs(jobs) do
+for i = 1, n do
+  local e = jobs[i]
   if not e.replay then
-    local at = e.sched
-    if e.udeb > 0 then
-      at = now + e.udeb
-    elseif at == 0 then
-      at = now + e.delay
-    end
-    e.at = at
-    if e.pending == '1' then
-      e.to = 'pending'
-    elseif at > now then
-      e.to = 'scheduled'
-    else
-      e.to = 'available'
-    end
     local q = e.queue
     if not incoming[q] then
       incoming[q] = 0
@@ -261,7 +278,8 @@ local function replace(P, now, hid, e)
 end
 
 -- 2. quarantine and uniqueness
-for _, e in ipairs(jobs) do
+for i = 1, n do
+  local e = jobs[i]
   if not e.replay then
     if is_quarantined(P, e.fp) then
       return { E_QUARANTINED, e.fp }
@@ -290,7 +308,8 @@ for _, e in ipairs(jobs) do
 end
 
 -- 3. backpressure: incoming counts the new jobs of each queue
-for _, q in ipairs(order) do
+for i = 1, #order do
+  local q = order[i]
   local limit = rcall('HGET', K.limits(P), q)
   if limit then
     limit = tonumber(limit)
@@ -303,11 +322,12 @@ for _, q in ipairs(order) do
 end
 
 -- 4. write
-local woken = {}
--- Partition ZSET -> score/rank pairs of its new jobs; the ZSETs in order at 1..n.
-local filed = {}
 local now_text = ms_text(now) -- the index's entry time too: formatted once
-for _, e in ipairs(jobs) do
+-- In a batch: partition ZSET -> score/rank pairs of its new jobs (the ZSETs in order at
+-- 1..), and the queues to wake. A job alone is filed and wakes its queue at once.
+local filed, woken = nil, nil
+for i = 1, n do
+  local e = jobs[i]
   if not e.replay then
     e.sched, e.state = e.at, e.to
     -- Text, not Lua numbers, goes to redis.call where it can: a number is formatted on
@@ -325,28 +345,45 @@ for _, e in ipairs(jobs) do
     if e.state == 'scheduled' then
       rcall('ZADD', scheduled_key, sched_text, e.id)
     elseif e.state == 'available' then
-      -- Filed below, one ZADD per partition.
-      local pz = e.pz
-      local ranks = filed[pz]
-      if not ranks then
-        ranks = { ring = e.ring, part = e.part }
-        filed[pz] = ranks
-        filed[#filed + 1] = pz
+      if n == 1 then
+        rcall('ZADD', e.pz, '0', rank(e.prio, e.sched, e.id))
+        if not ring_contains(e.ring, e.part) then ring_push_back(e.ring, e.part) end
+        wake(P, e.queue)
+      else
+        -- Filed below, one ZADD per partition.
+        if not filed then filed, woken = {}, {} end
+        local pz = e.pz
+        local ranks = filed[pz]
+        if not ranks then
+          ranks = { ring = e.ring, part = e.part }
+          filed[pz] = ranks
+          filed[#filed + 1] = pz
+        end
+        ranks[#ranks + 1] = '0'
+        ranks[#ranks + 1] = rank(e.prio, e.sched, e.id)
+        woken[e.queue] = true
       end
-      ranks[#ranks + 1] = '0'
-      ranks[#ranks + 1] = rank(e.prio, e.sched, e.id)
-      woken[e.queue] = true
     end
   end
+end
+if filed then
+  for i = 1, #filed do
+    local ranks = filed[filed[i]]
+    call_chunked(rcall, 'ZADD', filed[i], ranks, 2 * CHUNK)
+    if not ring_contains(ranks.ring, ranks.part) then ring_push_back(ranks.ring, ranks.part) end
+  end
+  for q in pairs(woken) do wake(P, q) end
+end
+flush_counts(P)
+if n == 1 then
+  local e = jobs[1]
+  return { OK, e.state, e.sched, e.replay and 1 or 0 }
+end
+local reply = { OK }
+for i = 1, n do
+  local e = jobs[i]
   reply[#reply + 1] = e.state
   reply[#reply + 1] = e.sched
   reply[#reply + 1] = e.replay and 1 or 0
 end
-for _, pz in ipairs(filed) do
-  local ranks = filed[pz]
-  call_chunked(rcall, 'ZADD', pz, ranks, 2 * CHUNK)
-  if not ring_contains(ranks.ring, ranks.part) then ring_push_back(ranks.ring, ranks.part) end
-end
-for q in pairs(woken) do wake(P, q) end
-flush_counts(P)
 return reply

@@ -46,9 +46,9 @@ func (g *enqueueGate) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		args := cmd.Args()
 		name := strings.ToLower(cmd.Name())
-		// FCALL function 1 prefix n 21 ... (or EVALSHA sha ...): the enqueue script's
-		// layout (ARGV[2] = 21 fields).
-		if (name != "fcall" && name != "evalsha" && name != "eval") || len(args) < 6 || fmt.Sprint(args[5]) != "21" {
+		// FCALL function 1 prefix n 11 ... (or EVALSHA sha ...): the enqueue script's
+		// layout (ARGV[2] = 11 fields, enqueue.go).
+		if (name != "fcall" && name != "evalsha" && name != "eval") || len(args) < 6 || fmt.Sprint(args[5]) != "11" {
 			return next(ctx, cmd)
 		}
 		g.mu.Lock()

@@ -149,12 +149,10 @@ elseif FINISHED[j.state] then
       if type(e.msg) == 'string' then msg = e.msg end
     end
   end
-  if j.state == 'quarantined' and j.fp ~= '' then
-    -- its fingerprint is what an operator releases to retry it
-    add('finished', 'state', j.state, 'at', num(j.fin), 'outcome', outcome, 'message', msg, 'fingerprint', j.fp)
-  else
-    add('finished', 'state', j.state, 'at', num(j.fin), 'outcome', outcome, 'message', msg)
-  end
+  local fin = { 'state', j.state, 'at', num(j.fin), 'outcome', outcome, 'message', msg }
+  -- a quarantined job's fingerprint is what an operator releases to retry it
+  if j.state == 'quarantined' and j.fp ~= '' then fin[9], fin[10] = 'fingerprint', j.fp end
+  add('finished', unpack(fin))
 else
   if j.state == 'pending' then
     add('staged')

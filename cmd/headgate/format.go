@@ -71,7 +71,7 @@ func printJob(w io.Writer, d *inspector.JobDetail, now time.Time) {
 		state += " (held: its fingerprint is quarantined)"
 	}
 	line("State", "%s", state)
-	line("Attempt", "%d of %d (lost leases: %d, snoozes: %d)", j.Attempt, j.MaxAttempts, j.CrashAttempt, j.Snoozes)
+	line("Attempts", "%d failed of %d (lost leases: %d, snoozes: %d)", j.Attempt, j.MaxAttempts, j.CrashAttempt, j.Snoozes)
 	line("Priority", "%d", j.Priority)
 	line("Partition", "%s", dash(j.PartitionKey))
 	line("Fingerprint", "%s", dash(j.Fingerprint))

@@ -294,7 +294,7 @@ func TestJob(t *testing.T) {
 	requireContains(t, out,
 		"ID:           j1",
 		"State:        running",
-		"Attempt:      0 of 25 (lost leases: 0, snoozes: 0)",
+		"Attempts:     0 failed of 25 (lost leases: 0, snoozes: 0)",
 		"Fingerprint:  fp",
 		"Tags:         vip",
 		"Unique key:   u (until finished)",

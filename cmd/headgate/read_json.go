@@ -199,7 +199,7 @@ func jobDetailDoc(d *inspector.JobDetail, now time.Time) jobDetailJSON {
 		if logs == nil {
 			logs = []string{}
 		}
-		out.Errors = append(out.Errors, attemptErrorJSON{At: jsonTime(e.At), Attempt: e.Attempt,
+		out.Errors = append(out.Errors, attemptErrorJSON{At: jsonTime(e.At), Attempt: e.Number(),
 			CrashAttempt: e.CrashAttempt, Fence: e.Fence, Worker: e.Worker, Outcome: e.Outcome, State: string(e.State),
 			Message: e.Message, Stack: e.Stack, Logs: logs})
 	}

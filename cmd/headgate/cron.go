@@ -253,7 +253,7 @@ type scheduleJSON struct {
 		MaxAttempts int      `json:"max_attempts"`
 		UniqueKey   string   `json:"unique_key,omitempty"`
 		Tags        []string `json:"tags,omitempty"`
-		Payload     string   `json:"payload,omitempty"`
+		Payload     []byte   `json:"payload"` // base64, as in a job's document
 	} `json:"job"`
 	Revision    int64   `json:"revision"`
 	Mark        *string `json:"mark"`
@@ -281,7 +281,7 @@ func scheduleJSONOf(st *inspector.ScheduleState) scheduleJSON {
 	j.Misfire.Window = st.Misfire.Window.Milliseconds()
 	e := st.Job
 	j.Job.Kind, j.Job.Queue, j.Job.Partition, j.Job.Priority = e.Kind, e.Queue, e.PartitionKey, e.Priority
-	j.Job.MaxAttempts, j.Job.UniqueKey, j.Job.Tags, j.Job.Payload = e.MaxAttempts, e.UniqueKey, e.Tags, payloadJSON(e.Payload)
+	j.Job.MaxAttempts, j.Job.UniqueKey, j.Job.Tags, j.Job.Payload = e.MaxAttempts, e.UniqueKey, e.Tags, e.Payload
 	return j
 }
 

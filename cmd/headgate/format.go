@@ -199,15 +199,6 @@ func payloadFromJSON(s string, old []byte) ([]byte, error) {
 	return b, nil
 }
 
-// payloadJSON renders a stored payload for -json output: msgpack as JSON text, other
-// bytes as they are.
-func payloadJSON(b []byte) string {
-	if s, ok := msgpackJSON(b); ok {
-		return s
-	}
-	return string(b)
-}
-
 // msgpackJSON decodes b as exactly one msgpack value and renders it as JSON.
 func msgpackJSON(b []byte) (string, bool) {
 	v, ok := msgpackjson.Decode(b)

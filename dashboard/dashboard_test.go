@@ -160,7 +160,12 @@ type operation struct {
 	Errors                                   []string
 	Finished                                 bool
 	Result                                   string
+	Started                                  string
 }
+
+// startedLayout is the time format of an operation's started: RFC 3339 in UTC to the
+// millisecond, as the CLI's -json times.
+var startedLayout = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$`)
 
 // act posts an action with confirm=1 and waits for its operation to finish.
 func (b *testBundle) act(t *testing.T, path string, form url.Values) operation {
@@ -182,6 +187,9 @@ func (b *testBundle) act(t *testing.T, path string, form url.Values) operation {
 	}
 	if !op.Finished {
 		t.Fatalf("operation %s not finished after waiting: %+v", loc, op)
+	}
+	if !startedLayout.MatchString(op.Started) {
+		t.Errorf("operation %s started %q, want RFC 3339 in UTC to the millisecond (2030-01-02T03:04:05.000Z)", loc, op.Started)
 	}
 	return op
 }

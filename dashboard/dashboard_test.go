@@ -370,10 +370,10 @@ func TestTenants(t *testing.T) {
 	b.mustGet(t, "/queues/q/tenants", "2 partition(s) of queue",
 		`<tr data-partition="acme">`, `href="/queues/q/available?partition=acme"`,
 		`<td class="num" data-backlog>201</td><td class="num" data-running>0</td><td class="num" data-share>0.0%</td><td class="num" data-admitted>0</td><td class="num" data-admitted-share>0.0%</td>
-<td class="num" data-p50>3m20s</td><td class="num" data-p99>4m58s</td><td class="num" data-oldest>5m0s</td>`,
+<td class="num" data-p50>3m20s</td><td class="num" data-p99>4m58s</td><td class="num" data-oldest>5m</td>`,
 		`<tr data-partition="globex">`,
 		`<td class="num" data-backlog>1</td><td class="num" data-running>1</td><td class="num" data-share>100.0%</td><td class="num" data-admitted>1</td><td class="num" data-admitted-share>100.0%</td>
-<td class="num" data-p50>5m0s</td><td class="num" data-p99>5m0s</td><td class="num" data-oldest>5m0s</td>`)
+<td class="num" data-p50>5m</td><td class="num" data-p99>5m</td><td class="num" data-oldest>5m</td>`)
 	b.mustGet(t, "/queues/empty/tenants", "No partition of this queue has waiting work.")
 	if res := b.get(t, "/queues/q/tenants?offset=-1"); res.status != http.StatusBadRequest {
 		t.Errorf("a negative offset: %d, want 400", res.status)
@@ -1187,7 +1187,7 @@ func TestCron(t *testing.T) {
 		return m
 	}
 	r := row()
-	for _, want := range []string{"every 1m0s", "report → q", "active",
+	for _, want := range []string{"every 1m", "report → q", "active",
 		"<td>2030-01-02 03:05:05.000 UTC</td>", // next due: its first tick, a minute after the add
 		`action="/cron/pause"`, `action="/cron/run"`, `name="name" value="nightly"`} {
 		if !strings.Contains(r, want) {

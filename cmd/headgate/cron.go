@@ -12,6 +12,7 @@ import (
 
 	"github.com/headgate/headgate"
 	"github.com/headgate/headgate/inspector"
+	"github.com/headgate/headgate/internal/humandur"
 )
 
 // cronOpts are the flags of the cron command.
@@ -312,7 +313,7 @@ func cronList(ctx context.Context, c *cli, o *cronOpts) error {
 	for _, st := range all {
 		when := st.Cron
 		if st.Interval != 0 {
-			when = "every " + st.Interval.String()
+			when = "every " + humandur.String(st.Interval)
 		}
 		state := "active"
 		if st.Paused {

@@ -298,7 +298,7 @@ func TestJob(t *testing.T) {
 		"Fingerprint:  fp",
 		"Tags:         vip",
 		"Unique key:   u (until finished)",
-		"Lease:        l1, fence 1, expires 2030-01-02 03:05:05.000 UTC (in 1m0s)",
+		"Lease:        l1, fence 1, expires 2030-01-02 03:05:05.000 UTC (in 1m)",
 		`Payload:      {"n":3,"to":"ada@example.com"} (schema 1)`,
 		"Progress:     2/5 sending (2030-01-02 03:04:05.000 UTC (now))",
 		`Output:       "half done" (schema 1,`,
@@ -313,7 +313,8 @@ func TestJob(t *testing.T) {
 	out = b.mustRun(t, "-namespace", testNS, "job", "j1") // flags may repeat after the command
 	requireContains(t, out,
 		"State:        retryable",
-		"Scheduled:    2030-01-02 03:05:06.000 UTC (in 1m0s)",
+		"Attempts:     1 failed of 25 (lost leases: 0, snoozes: 0)",
+		"Scheduled:    2030-01-02 03:05:06.000 UTC (in 1m)",
 		"Errors and logs (1, oldest first):",
 		"1. 2030-01-02 03:04:06.000 UTC (now) retry -> retryable (attempt 1, fence 1, worker l1): smtp 421",
 	)
@@ -579,5 +580,19 @@ func TestLongIDsShortenedInMessages(t *testing.T) {
 	code, _, errOut = b.run(t, "release", long)
 	if code != exitError || strings.Contains(errOut, long) || !strings.Contains(errOut, "(250 bytes)") {
 		t.Errorf("release of a 250-byte id: exit %d, stderr %q; want the id cut to 200 bytes", code, errOut)
+	}
+}
+
+// TestLongDurationsReadable: a long duration reads in days and hours, not thousands of
+// hours with seconds (27041h28m57s), in every line of job that prints one.
+func TestLongDurationsReadable(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.enqueue(t, headgate.Envelope{ID: "far", Kind: "email", ScheduledAt: epoch.Add(27041*time.Hour + 28*time.Minute + 57*time.Second),
+		Retention: 30 * 24 * time.Hour, UniqueKey: "u", UniqueWindow: 90 * time.Minute})
+	out := b.mustRun(t, "job", "far")
+	requireContains(t, out, "(in 1126d17h)", "Retention:    30d\n", "(throttle window 1h30m)")
+	if strings.Contains(out, "27041h") {
+		t.Errorf("job prints hours past 48 as hours:\n%s", out)
 	}
 }

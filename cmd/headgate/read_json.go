@@ -9,6 +9,7 @@ import (
 
 	"github.com/headgate/headgate"
 	"github.com/headgate/headgate/inspector"
+	"github.com/headgate/headgate/internal/humandur"
 )
 
 // The -json documents of the read commands. Field names are snake_case and stable;
@@ -277,7 +278,7 @@ func cmdRateShow(ctx context.Context, c *cli, class string) error {
 		fmt.Fprintf(c.stdout, "rate class %s is unlimited\n", class)
 	} else {
 		fmt.Fprintf(c.stdout, "rate class %s: %d per %s, burst %d; %g token(s) at %s\n", class, st.Limit.Limit,
-			st.Limit.Window, st.Limit.Burst, st.Tokens, shortTime(st.At))
+			humandur.String(st.Limit.Window), st.Limit.Burst, st.Tokens, shortTime(st.At))
 	}
 	fmt.Fprintf(c.stdout, "%d job(s) set aside now, %d in all\n", st.Parked, st.RateLimited)
 	return nil

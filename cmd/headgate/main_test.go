@@ -170,6 +170,21 @@ no live worker serves 1 queue(s) with work: mail (see headgate workers)
 		doc.Queues[1].LastHour == nil || *doc.Queues[1].LastHour != (outcomesJSON{Completed: 1, Failed: 1}) {
 		t.Errorf("stats -json last_hour: %+v", doc.Queues)
 	}
+	// -json says what the table's last line does: mail has work and no live worker.
+	if q := doc.Queues[0]; q.Queue != "mail" || q.LiveWorkers != 0 || !q.Unserved {
+		t.Errorf("stats -json mail: %d live workers, unserved %v; want 0, true", q.LiveWorkers, q.Unserved)
+	}
+	if q := doc.Queues[1]; q.Queue != "reports" || q.Unserved {
+		t.Errorf("stats -json reports: unserved %v, want false (it has no work)", q.Unserved)
+	}
+	// A live worker of mail serves it.
+	if _, err := b.store.Heartbeat(b.ctx, headgate.Heartbeat{ID: "w1", Queues: []string{"mail"}, Liveness: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	b.runJSON(t, exitOK, &doc, "stats")
+	if q := doc.Queues[0]; q.Queue != "mail" || q.LiveWorkers != 1 || q.Unserved {
+		t.Errorf("stats -json mail with a live worker: %d live workers, unserved %v; want 1, false", q.LiveWorkers, q.Unserved)
+	}
 }
 
 func TestJobs(t *testing.T) {

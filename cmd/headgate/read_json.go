@@ -28,6 +28,10 @@ type queueJSON struct {
 	// LastHour is what the queue's acks did in the last 60 minutes; null when its
 	// throughput series has no sample in them.
 	LastHour *outcomesJSON `json:"last_hour"`
+	// LiveWorkers counts the live workers that serve the queue; Unserved is whether it
+	// has work and none of them (the table's "no live worker serves" line).
+	LiveWorkers int64 `json:"live_workers"`
+	Unserved    bool  `json:"unserved"`
 }
 
 // outcomesJSON is a queue's throughput over a span.
@@ -48,7 +52,7 @@ func statsDoc(ns string, now time.Time, stats []inspector.QueueStats, lastHour m
 	out := statsJSON{Namespace: ns, Now: jsonTime(now), Queues: []queueJSON{}, Quarantined: quarantined}
 	for _, s := range stats {
 		q := queueJSON{Queue: s.Queue, Paused: s.Paused, Limit: s.Limit, Unfinished: s.Unfinished, Held: s.Held,
-			Unrunnable: s.Unrunnable, Counts: map[string]int64{}}
+			Unrunnable: s.Unrunnable, Counts: map[string]int64{}, LiveWorkers: s.LiveWorkers, Unserved: s.Unserved}
 		for _, st := range headgate.States {
 			q.Counts[string(st)] = s.Counts[st]
 		}

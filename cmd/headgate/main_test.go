@@ -449,7 +449,7 @@ func TestUsage(t *testing.T) {
 		want string // in stderr
 	}{
 		{"NoCommand", nil, exitUsage, "usage: headgate"},
-		{"Help", []string{"help"}, exitOK, "quarantine [release FINGERPRINT]"},
+		{"Help", []string{"help"}, exitOK, "quarantine [release FINGERPRINT [-retry]]"},
 		{"HelpFlag", []string{"-h"}, exitOK, "global flags"},
 		{"Unknown", []string{"frobnicate"}, exitUsage, `unknown command "frobnicate"`},
 		{"NoNamespace", []string{"-namespace", "", "stats"}, exitUsage, "no namespace"},

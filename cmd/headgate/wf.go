@@ -20,7 +20,8 @@ import (
 // wfCommand is the wf command: durable workflows of the namespace, listed, shown as a
 // timeline, signalled and steered by the operator verbs.
 var wfCommand = &command{name: "wf",
-	args:    "list [-status S] [-type T] | show ID | signal ID NAME JSON | cancel|pause|resume|terminate|retry ID | deployments | drain|activate DEPLOYMENT",
+	args: "list [-status S] [-type T] [-limit N] [-after CURSOR] [-tz ZONE] | show ID [-tz ZONE] | signal ID NAME JSON" +
+		" | cancel|pause|resume|terminate ID [-reason R] | retry ID | deployments [-limit N] [-after CURSOR] | drain|activate DEPLOYMENT [-json]",
 	summary: "durable workflows: list, show a run's timeline, signal, cancel, pause, resume, terminate, retry; worker deployments, drained and activated",
 	flags:   wfFlags, run: cmdWf}
 

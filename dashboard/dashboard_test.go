@@ -464,7 +464,7 @@ func TestJobsListing(t *testing.T) {
 			t.Errorf("listing %q = %v, want %v", tc.query, got, tc.want)
 		}
 	}
-	b.mustGet(t, "/queues/q/available", "3 available job(s) in queue q")
+	b.mustGet(t, "/queues/q/available", "3 available job(s) in queue q", `<th title="failed attempts so far">Failed</th>`)
 	b.mustGet(t, "/queues/q/cancelled", "/jobs/j4")
 	if res := b.get(t, "/queues/q/sleeping"); res.status != http.StatusBadRequest || !strings.Contains(res.body, "not a job state") {
 		t.Errorf("unknown state: %d %s", res.status, res.body)

@@ -219,7 +219,7 @@ func cmdJobs(ctx context.Context, c *cli, args []string) error {
 	}
 	if len(page.Jobs) > 0 {
 		tw := c.table()
-		fmt.Fprintln(tw, "ID\tKIND\tQUEUE\tSTATE\tATTEMPT\tPRIORITY\tPARTITION\tSCHEDULED")
+		fmt.Fprintln(tw, "ID\tKIND\tQUEUE\tSTATE\tFAILED\tPRIORITY\tPARTITION\tSCHEDULED")
 		for _, j := range page.Jobs {
 			state := string(j.State)
 			if j.Held {

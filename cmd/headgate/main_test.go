@@ -197,13 +197,13 @@ func TestJobs(t *testing.T) {
 		headgate.Envelope{ID: "j3", Queue: "reports", Kind: "report"},
 	)
 	requireOutput(t, b.mustRun(t, "jobs", "-queue", "mail", "-state", "available", "-oldest"), `
-ID  KIND    QUEUE  STATE      ATTEMPT  PRIORITY  PARTITION  SCHEDULED
-j1  email   mail   available  0/25     3         tenant-1   2030-01-02 03:04:05 UTC
-j4  digest  mail   available  0/25     0         -          2030-01-02 03:04:05 UTC
+ID  KIND    QUEUE  STATE      FAILED  PRIORITY  PARTITION  SCHEDULED
+j1  email   mail   available  0/25    3         tenant-1   2030-01-02 03:04:05 UTC
+j4  digest  mail   available  0/25    0         -          2030-01-02 03:04:05 UTC
 `)
 	requireOutput(t, b.mustRun(t, "jobs", "-queue", "mail", "-state", "available", "-kind", "email", "-limit", "5"), `
-ID  KIND   QUEUE  STATE      ATTEMPT  PRIORITY  PARTITION  SCHEDULED
-j1  email  mail   available  0/25     3         tenant-1   2030-01-02 03:04:05 UTC
+ID  KIND   QUEUE  STATE      FAILED  PRIORITY  PARTITION  SCHEDULED
+j1  email  mail   available  0/25    3         tenant-1   2030-01-02 03:04:05 UTC
 `)
 	for _, filter := range [][]string{{"-partition", "tenant-1"}, {"-tag", "vip"}} {
 		out := b.mustRun(t, append([]string{"jobs", "-queue", "mail", "-state", "available"}, filter...)...)

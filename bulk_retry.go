@@ -9,7 +9,8 @@ import "context"
 // key another job holds now is skipped; a quarantined job stays held while its
 // fingerprint is quarantined. A batch that would take the queue over its limit of
 // unfinished jobs is refused whole (*BackpressureError) and the run stops there, with the
-// Cursor that resumes it once the queue has room.
+// Cursor that resumes it once the queue has room ("" when the first batch was refused:
+// nothing was retried, and the same call starts the run again).
 func (s *Store) BulkRetry(ctx context.Context, f JobFilter, o *BulkOptions) (BulkResult, error) {
 	keep := 0
 	if o != nil && o.KeepAttempts {

@@ -46,7 +46,7 @@ const (
 // or any attempt that left logs).
 type AttemptError struct {
 	At           time.Time // store time of the transition
-	Attempt      int       // the job's failed attempts after it
+	Attempt      int       // the job's failed attempts after it (Number is the attempt's own)
 	CrashAttempt int       // the job's lost leases after it
 	Fence        int64     // the admission the attempt ran under
 	Worker       string    // the lease id of the holder
@@ -60,8 +60,32 @@ type AttemptError struct {
 	Logs    []string // the attempt's log lines
 }
 
+// Number is the 1-based number of the attempt the entry records, as the worker's log
+// lines count it (Envelope.Attempt+1 while it ran): an attempt that failed counted
+// itself in Attempt, one that ended otherwise (a lost lease, a snooze within the limit,
+// a hand-back, a skip, a success with logs) did not.
+func (e AttemptError) Number() int {
+	if e.failed() {
+		return e.Attempt
+	}
+	return e.Attempt + 1
+}
+
+// failed reports whether the attempt counted as a failed one: a retry, or a snooze past
+// the policy's limit (which retries or archives the job, where one within it schedules).
+func (e AttemptError) failed() bool {
+	switch e.Outcome {
+	case "retry":
+		return true
+	case "snooze":
+		return e.State == StateRetryable || e.State == StateArchived
+	}
+	return false
+}
+
 // String renders the entry on one line without its time and stack, e.g.
-// "retry -> archived (attempt 3, fence 4, worker w1-lease): connection refused".
+// "retry -> archived (attempt 3, fence 4, worker w1-lease): connection refused", the
+// attempt given by its Number.
 func (e AttemptError) String() string {
 	if e.Outcome == "" {
 		return e.Message // an entry from before the history was structured
@@ -71,7 +95,7 @@ func (e AttemptError) String() string {
 	if e.State != "" {
 		b.WriteString(" -> " + string(e.State))
 	}
-	fmt.Fprintf(&b, " (attempt %d", e.Attempt)
+	fmt.Fprintf(&b, " (attempt %d", e.Number())
 	if e.CrashAttempt > 0 {
 		fmt.Fprintf(&b, ", crash %d", e.CrashAttempt)
 	}

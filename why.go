@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/headgate/headgate/internal/humandur"
 )
 
 // WhyReason names one reason a job is not running now (see Explanation).
@@ -345,9 +347,9 @@ func whenFrom(t, now time.Time) string {
 	s := t.UTC().Format("2006-01-02T15:04:05.000Z")
 	switch d := t.Sub(now); {
 	case d > 0:
-		return s + " (in " + d.String() + ")"
+		return s + " (in " + humandur.String(d) + ")"
 	case d < 0:
-		return s + " (" + (-d).String() + " ago)"
+		return s + " (" + humandur.String(-d) + " ago)"
 	}
 	return s + " (now)"
 }

@@ -160,7 +160,12 @@ type operation struct {
 	Errors                                   []string
 	Finished                                 bool
 	Result                                   string
+	Started                                  string
 }
+
+// startedLayout is the time format of an operation's started: RFC 3339 in UTC to the
+// millisecond, as the CLI's -json times.
+var startedLayout = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$`)
 
 // act posts an action with confirm=1 and waits for its operation to finish.
 func (b *testBundle) act(t *testing.T, path string, form url.Values) operation {
@@ -182,6 +187,9 @@ func (b *testBundle) act(t *testing.T, path string, form url.Values) operation {
 	}
 	if !op.Finished {
 		t.Fatalf("operation %s not finished after waiting: %+v", loc, op)
+	}
+	if !startedLayout.MatchString(op.Started) {
+		t.Errorf("operation %s started %q, want RFC 3339 in UTC to the millisecond (2030-01-02T03:04:05.000Z)", loc, op.Started)
 	}
 	return op
 }
@@ -362,10 +370,10 @@ func TestTenants(t *testing.T) {
 	b.mustGet(t, "/queues/q/tenants", "2 partition(s) of queue",
 		`<tr data-partition="acme">`, `href="/queues/q/available?partition=acme"`,
 		`<td class="num" data-backlog>201</td><td class="num" data-running>0</td><td class="num" data-share>0.0%</td><td class="num" data-admitted>0</td><td class="num" data-admitted-share>0.0%</td>
-<td class="num" data-p50>3m20s</td><td class="num" data-p99>4m58s</td><td class="num" data-oldest>5m0s</td>`,
+<td class="num" data-p50>3m20s</td><td class="num" data-p99>4m58s</td><td class="num" data-oldest>5m</td>`,
 		`<tr data-partition="globex">`,
 		`<td class="num" data-backlog>1</td><td class="num" data-running>1</td><td class="num" data-share>100.0%</td><td class="num" data-admitted>1</td><td class="num" data-admitted-share>100.0%</td>
-<td class="num" data-p50>5m0s</td><td class="num" data-p99>5m0s</td><td class="num" data-oldest>5m0s</td>`)
+<td class="num" data-p50>5m</td><td class="num" data-p99>5m</td><td class="num" data-oldest>5m</td>`)
 	b.mustGet(t, "/queues/empty/tenants", "No partition of this queue has waiting work.")
 	if res := b.get(t, "/queues/q/tenants?offset=-1"); res.status != http.StatusBadRequest {
 		t.Errorf("a negative offset: %d, want 400", res.status)
@@ -456,7 +464,7 @@ func TestJobsListing(t *testing.T) {
 			t.Errorf("listing %q = %v, want %v", tc.query, got, tc.want)
 		}
 	}
-	b.mustGet(t, "/queues/q/available", "3 available job(s) in queue q")
+	b.mustGet(t, "/queues/q/available", "3 available job(s) in queue q", `<th title="failed attempts so far">Failed</th>`)
 	b.mustGet(t, "/queues/q/cancelled", "/jobs/j4")
 	if res := b.get(t, "/queues/q/sleeping"); res.status != http.StatusBadRequest || !strings.Contains(res.body, "not a job state") {
 		t.Errorf("unknown state: %d %s", res.status, res.body)
@@ -1179,7 +1187,7 @@ func TestCron(t *testing.T) {
 		return m
 	}
 	r := row()
-	for _, want := range []string{"every 1m0s", "report → q", "active",
+	for _, want := range []string{"every 1m", "report → q", "active",
 		"<td>2030-01-02 03:05:05.000 UTC</td>", // next due: its first tick, a minute after the add
 		`action="/cron/pause"`, `action="/cron/run"`, `name="name" value="nightly"`} {
 		if !strings.Contains(r, want) {

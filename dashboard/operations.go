@@ -80,8 +80,13 @@ func (o *operation) snapshot() operationView {
 	}
 	return operationView{ID: o.ID, Action: o.Action, Target: o.Target, User: o.User, Back: o.Back, Started: o.Started,
 		Total: total, Done: o.Done, Refused: o.Refused, Skipped: o.Skipped, Processed: processed,
-		Errors: slices.Clone(o.Errors), Finished: o.Finished, Result: o.Result}
+		Errors: slices.Clone(o.Errors), Finished: o.Finished, Result: o.Result,
+		StartedJSON: o.Started.UTC().Format(jsonTimeLayout)}
 }
+
+// jsonTimeLayout is how a time reads in the dashboard's JSON: RFC 3339 with its zone, to
+// the millisecond, as the CLI's -json documents write times.
+const jsonTimeLayout = "2006-01-02T15:04:05.000Z07:00"
 
 // operationView is an operation at one moment.
 type operationView struct {
@@ -90,7 +95,7 @@ type operationView struct {
 	Target    string    `json:"target"`
 	User      string    `json:"user,omitempty"`
 	Back      string    `json:"back"`
-	Started   time.Time `json:"started"`
+	Started   time.Time `json:"-"` // the page's; JSON has StartedJSON
 	Total     int64     `json:"total"`
 	Done      int64     `json:"done"`
 	Refused   int64     `json:"refused"`
@@ -99,6 +104,10 @@ type operationView struct {
 	Errors    []string  `json:"errors,omitempty"`
 	Finished  bool      `json:"finished"`
 	Result    string    `json:"result,omitempty"`
+
+	// StartedJSON is Started as progress.json has it: RFC 3339 in UTC to the
+	// millisecond, as the CLI's -json documents write times.
+	StartedJSON string `json:"started"`
 }
 
 // operations are the dashboard's recent operations, by id.

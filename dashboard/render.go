@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/headgate/headgate"
+	"github.com/headgate/headgate/internal/humandur"
 )
 
 // page is what the layout template renders around a page's own data.
@@ -93,7 +94,7 @@ func formatDuration(d time.Duration) string {
 	if d == 0 {
 		return "0"
 	}
-	return d.String()
+	return humandur.String(d)
 }
 
 // fieldRow is one named value of a struct, rendered for a table.

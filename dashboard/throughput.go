@@ -69,6 +69,9 @@ func (h *Handler) throughputOf(ctx context.Context, now time.Time, queues []stri
 		var t throughput
 		for i := 1; i < len(samples); i++ {
 			age := now.Sub(samples[i].At)
+			if age < 0 && samples[i].Live {
+				age = 0 // the live counters, read after now: the current minute
+			}
 			if age < 0 || age >= chartMinutes*time.Minute {
 				continue
 			}

@@ -6,9 +6,9 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/headgate/headgate"
+	"github.com/headgate/headgate/internal/humandur"
 )
 
 // workflowStatuses are the statuses the workflow listing filters by.
@@ -80,7 +80,7 @@ func (h *Handler) workflow(w http.ResponseWriter, r *http.Request) error {
 	for _, e := range events {
 		row := eventRow{Event: e, Details: h.eventDetails(wf.WorkflowType, e)}
 		if !wf.StartedAt.IsZero() {
-			row.Offset = "+" + e.RecordedAt.Sub(wf.StartedAt).Round(time.Millisecond).String()
+			row.Offset = "+" + humandur.String(e.RecordedAt.Sub(wf.StartedAt))
 		}
 		d.Events = append(d.Events, row)
 	}

@@ -37,7 +37,10 @@ type Outcomes struct {
 // Throughput returns each queue's outcomes over the window before now, from its
 // throughput series (a sample a minute, headgate.Store.RecordSeries): the growth of its
 // outcome counters between consecutive samples taken in the window, the first of them
-// measured from the sample before it. One round trip for all the queues.
+// measured from the sample before it, the last the live counters (SeriesSample.Live),
+// which count however far past now the store's clock is when it reads them: now is
+// read first, so on a running clock the live counters are always a little later. One
+// round trip for all the queues.
 func (i *Inspector) Throughput(ctx context.Context, now time.Time, window time.Duration, queues ...string) (map[string]Outcomes, error) {
 	if window <= 0 {
 		return nil, &headgate.InvalidError{Field: "window", Reason: "is " + window.String() + ", not positive"}
@@ -53,7 +56,7 @@ func (i *Inspector) Throughput(ctx context.Context, now time.Time, window time.D
 		samples := series[q]
 		var o Outcomes
 		for k, sm := range samples {
-			if age := now.Sub(sm.At); age < 0 || age >= window {
+			if age := now.Sub(sm.At); (age < 0 && !sm.Live) || age >= window {
 				continue
 			}
 			o.Sampled = true

@@ -79,6 +79,14 @@ func TestThroughput(t *testing.T) {
 		if w := (inspector.Outcomes{Completed: 1, Sampled: true}); got["mail"] != w {
 			t.Errorf("Throughput ten minutes on = %+v, want %+v", got["mail"], w)
 		}
+		// The live counters are read after the caller's now, as on a running clock they
+		// always are: they count all the same.
+		must(t, store.AdvanceClock(ctx, time.Millisecond))
+		got, err = insp.Throughput(ctx, now, time.Hour, "mail")
+		must(t, err)
+		if w := (inspector.Outcomes{Completed: 2, Failed: 1, Sampled: true}); got["mail"] != w {
+			t.Errorf("Throughput with the live counters a millisecond past now = %+v, want %+v", got["mail"], w)
+		}
 		if _, err := insp.Throughput(ctx, now, 0, "mail"); !errors.As(err, new(*headgate.InvalidError)) {
 			t.Errorf("Throughput over no window: %v, want *InvalidError", err)
 		}

@@ -49,7 +49,7 @@ var ackCases = []conformanceCase{
 		if err != nil || r == nil || r.SchemaVersion != 2 || string(r.Bytes) != "out" || r.Fence != c.Fence || !r.UpdatedAt.Equal(epoch) {
 			t.Errorf("result: %+v, %v", r, err)
 		}
-		if errs := historyOf(t, ctx, s, "a"); !slices.Equal(errs, []string{"success -> completed (attempt 0, fence 1, worker " + c.LeaseID + "); logs: l1 | l2"}) {
+		if errs := historyOf(t, ctx, s, "a"); !slices.Equal(errs, []string{"success -> completed (attempt 1, fence 1, worker " + c.LeaseID + "); logs: l1 | l2"}) {
 			t.Errorf("history %q", errs)
 		}
 		advance(t, ctx, s, time.Hour-time.Millisecond)
@@ -115,7 +115,7 @@ var ackCases = []conformanceCase{
 			mustAck(t, ctx, s, c, outcomes[id], &headgate.AckOpts{Error: "why " + id})
 			wantState(t, ctx, s, id, want[id])
 		}
-		if errs := historyOf(t, ctx, s, "undecodable"); !slices.Equal(errs, []string{"undecodable -> undecodable (attempt 0, fence 1, worker " + lease + "): why undecodable"}) {
+		if errs := historyOf(t, ctx, s, "undecodable"); !slices.Equal(errs, []string{"undecodable -> undecodable (attempt 1, fence 1, worker " + lease + "): why undecodable"}) {
 			t.Errorf("undecodable history %q", errs)
 		}
 	}},

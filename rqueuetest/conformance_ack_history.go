@@ -150,7 +150,7 @@ var ackHistoryCases = []conformanceCase{
 				t.Errorf("%s: attempt %d crash %d snoozes %d, want no counter moved", id, j.Attempt, j.CrashAttempt, j.Snoozes)
 			}
 		}
-		if h := historyOf(t, ctx, s, "a"); !slices.Equal(h, []string{"hand_back -> available (attempt 0, fence 1, worker " + lease + ")"}) {
+		if h := historyOf(t, ctx, s, "a"); !slices.Equal(h, []string{"hand_back -> available (attempt 1, fence 1, worker " + lease + ")"}) {
 			t.Errorf("hand-back history %q", h)
 		}
 		// Rate limiting asked by a handler is routine: no entry.

@@ -31,7 +31,7 @@ func (w *Worker) logAttempt(e *execution, err error, o headgate.Outcome, timedOu
 	}
 	env := &e.claim.Envelope
 	attrs := []any{"job_id", env.ID, "kind", env.Kind, "queue", env.Queue, "partition", env.PartitionKey,
-		"attempt", env.Attempt, "outcome", o.String()}
+		"attempt", env.Attempt + 1, "outcome", o.String()}
 	var (
 		noHandler   *noHandlerError
 		undecodable *errUndecodable

@@ -38,7 +38,7 @@ func TestCancelReachesRunningHandler(t *testing.T) {
 			t.Errorf("state = %s, want cancelled", j.State)
 		}
 		ls := logs.wait(t, 1, slog.LevelInfo, "cancelled by an operator")
-		checkJobFields(t, ls[0], map[string]string{"job_id": "j1", "kind": "test", "partition": "p", "attempt": "0"})
+		checkJobFields(t, ls[0], map[string]string{"job_id": "j1", "kind": "test", "partition": "p", "attempt": "1"})
 		// The handler's success was dropped, not acked over the cancel.
 		if j := b.job("j1"); j.State != headgate.StateCancelled {
 			t.Errorf("state after the handler returned = %s, want cancelled", j.State)

@@ -31,7 +31,8 @@
 // HandleFunc registers a handler that gets the store's Claim with the payload as bytes.
 //
 // The worker logs one line per failed attempt through Config.Logger, with the fields
-// job_id, kind, queue, partition and attempt: WARN for a handler's error, ERROR for a
+// job_id, kind, queue, partition and attempt (the attempt's 1-based number, as the job's
+// history and the CLI count it: Job.Attempt+1, so a first attempt logs attempt=1): WARN for a handler's error, ERROR for a
 // panic (with its stack), a missing handler or an undecodable payload. A failure that
 // repeats (same kind and error) is logged once per Config.LogRepeatInterval, the next
 // line counting those left out; the job's error history keeps every attempt. The worker

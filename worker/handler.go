@@ -26,7 +26,9 @@ type Job[T Args] struct {
 
 	ID   string
 	Kind string
-	// Attempt counts this job's earlier attempts that failed (ended in a retry).
+	// Attempt counts this job's earlier attempts that failed (ended in a retry): 0 on
+	// the first attempt. The attempt's number, as the worker's log lines, the job's
+	// history, the CLI and the dashboard show it, is 1-based: Attempt+1.
 	Attempt int
 	// CrashAttempt counts this job's earlier attempts lost to an expired lease.
 	CrashAttempt int

@@ -114,7 +114,7 @@ func (w *Worker) lose(e *execution, cause error, why string) {
 	}
 	env := &e.claim.Envelope
 	attrs := []any{"job_id", env.ID, "kind", env.Kind, "queue", env.Queue, "partition", env.PartitionKey,
-		"attempt", env.Attempt, "fence", e.lease.Fence}
+		"attempt", env.Attempt + 1, "fence", e.lease.Fence}
 	if cause == ErrCancelled {
 		w.log.Info(why+"; cancelling its handler", attrs...)
 	} else {

@@ -394,7 +394,7 @@ func TestQuarantineLoggedByReclaimDuty(t *testing.T) {
 		b.start()
 		l := logs.wait(t, 1, slog.LevelError, "quarantined")[0]
 		checkJobFields(t, l, map[string]string{"job_id": "crashy", "kind": "test", "queue": "q1",
-			"partition": "tenant-7", "fingerprint": "fp-1", "crashes": "1", "attempt": "0"})
+			"partition": "tenant-7", "fingerprint": "fp-1", "crashes": "1", "attempt": "1"})
 		if l.Attrs["worker"] != b.worker.ID() {
 			t.Errorf("logged by worker %q, want %q (the duty holder)", l.Attrs["worker"], b.worker.ID())
 		}

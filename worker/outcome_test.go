@@ -247,7 +247,7 @@ func TestUndecodable(t *testing.T) {
 			t.Errorf("%d ERROR lines for one undecodable job, want 1:%s", len(ls), logs.all())
 		}
 		checkJobFields(t, ls[0], map[string]string{"job_id": "bad-payload", "kind": "test", "queue": "default",
-			"partition": "t1", "attempt": "0", "worker": b.worker.ID()})
+			"partition": "t1", "attempt": "1", "worker": b.worker.ID()})
 	})
 }
 
@@ -278,7 +278,7 @@ func TestUnknownKindIsRetried(t *testing.T) {
 		}
 		ls := logs.wait(t, 1, slog.LevelError, "no handler")
 		checkJobFields(t, ls[0], map[string]string{"job_id": "card-1", "kind": "charge_card", "queue": "default",
-			"partition": "acme", "attempt": "0", "error": want})
+			"partition": "acme", "attempt": "1", "error": want})
 
 		b.advance(headgate.RetryBaseDefault)
 		if a := b.waitAck("card-1"); a.Outcome != headgate.OutcomeRetry || a.State != headgate.StateArchived {
@@ -288,7 +288,7 @@ func TestUnknownKindIsRetried(t *testing.T) {
 		if len(ls) != 2 {
 			t.Errorf("%d ERROR lines for two attempts, want 2:%s", len(ls), logs.all())
 		}
-		checkJobFields(t, ls[1], map[string]string{"job_id": "card-1", "attempt": "1"})
+		checkJobFields(t, ls[1], map[string]string{"job_id": "card-1", "attempt": "2"})
 		if n := len(logs.matching(slog.LevelWarn, "")); n != 0 {
 			t.Errorf("%d WARN lines besides the ERROR ones, want none:%s", n, logs.all())
 		}
@@ -321,9 +321,13 @@ func TestAttemptLogs(t *testing.T) {
 
 		warn := logs.wait(t, 1, slog.LevelWarn, "failed")
 		checkJobFields(t, warn[0], map[string]string{"job_id": "fails", "kind": "test", "queue": "default",
-			"partition": "p1", "attempt": "0", "error": "downstream said no"})
+			"partition": "p1", "attempt": "1", "error": "downstream said no"})
+		// The log and the job's history number the first attempt alike.
+		if h := b.errorHistory("fails"); !strings.Contains(h, "(attempt 1,") {
+			t.Errorf("history %q does not call the first attempt attempt 1, as its log line does", h)
+		}
 		perr := logs.wait(t, 1, slog.LevelError, "panicked")
-		checkJobFields(t, perr[0], map[string]string{"job_id": "panics", "kind": "test", "attempt": "0", "panic": "handler bug"})
+		checkJobFields(t, perr[0], map[string]string{"job_id": "panics", "kind": "test", "attempt": "1", "panic": "handler bug"})
 		if !strings.Contains(perr[0].Attrs["stack"], "outcome_test.go") {
 			t.Errorf("panic line's stack %q does not show the handler", perr[0].Attrs["stack"])
 		}

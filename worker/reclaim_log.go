@@ -17,7 +17,7 @@ func (w *Worker) logReclaimed(ctx context.Context, r headgate.Reclaimed) {
 	}
 	attrs := []any{"job_id", r.JobID, "fingerprint", r.Fingerprint, "crashes", r.CrashAttempt}
 	if j, err := w.store.GetJob(ctx, r.JobID); err == nil {
-		attrs = append(attrs, "kind", j.Kind, "queue", j.Queue, "partition", j.PartitionKey, "attempt", j.Attempt)
+		attrs = append(attrs, "kind", j.Kind, "queue", j.Queue, "partition", j.PartitionKey, "attempt", j.Attempt+1)
 	}
 	w.log.Error("job lost its lease at the crash limit: quarantined with its fingerprint, which holds back its siblings until an operator releases it",
 		attrs...)

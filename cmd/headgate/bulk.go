@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/headgate/headgate"
 	"github.com/headgate/headgate/inspector"
 )
 
@@ -54,8 +55,8 @@ type bulkVerb struct {
 }
 
 // cmdBulk runs a verb by filter: batch after batch, a progress line on stderr after each,
-// the totals on stdout (one JSON document with -json). When a batch fails, it prints the
-// command that resumes the run.
+// the totals on stdout (one JSON document with -json). When a batch fails, it says on
+// stderr what was done and prints the command that resumes the run (bulkStopped).
 func cmdBulk(ctx context.Context, c *cli, args []string, v bulkVerb) error {
 	if len(args) > 0 {
 		return usagef("give job ids or -state with its filter, not both")
@@ -73,12 +74,11 @@ func cmdBulk(ctx context.Context, c *cli, args []string, v bulkVerb) error {
 			fmt.Fprintf(c.stderr, "%s: batch %d: %d %s, %d skipped\n", v.name, p.Batches, p.Moved, verb, p.Skipped)
 		}}
 	res, runErr := v.run(ctx, f, o)
-	if runErr != nil && res.Cursor != "" {
-		resume := "headgate " + v.name + c.bulk.filter.flags()
-		if c.bulk.dryRun {
-			resume += " -dry-run"
-		}
-		fmt.Fprintf(c.stderr, "%s stopped after %d batch(es); resume: %s -cursor %s\n", v.name, res.Batches, resume, res.Cursor)
+	if runErr != nil && res.Batches == 0 {
+		res.Cursor = c.bulk.cursor // nothing done: the run resumes where it started
+	}
+	if runErr != nil {
+		c.bulkStopped(v, res, runErr)
 	}
 	if c.verbs.json {
 		out := struct {
@@ -107,4 +107,40 @@ func cmdBulk(ctx context.Context, c *cli, args []string, v bulkVerb) error {
 		fmt.Fprintf(c.stdout, "%d job(s) %s, %d skipped, in %d batch(es)\n", res.Moved, v.done, res.Skipped, res.Batches)
 	}
 	return nil
+}
+
+// bulkStopped says on stderr how a run by filter that failed ended and how to go on: a
+// batch refused by the queue's enqueue limit (backpressure) is named as such, with what
+// the run did before it and how to make room; every stop but a refused input prints the
+// command that resumes the run, the same command when it stopped before its first batch
+// (nothing was written).
+func (c *cli) bulkStopped(v bulkVerb, res inspector.BulkResult, err error) {
+	if errors.As(err, new(*headgate.InvalidError)) {
+		return // the command line was wrong: nothing to resume
+	}
+	resume := "headgate " + v.name + c.bulk.filter.flags()
+	if c.verbs.keepAttempts {
+		resume += " -keep-attempts"
+	}
+	if c.bulk.dryRun {
+		resume += " -dry-run"
+	}
+	if res.Cursor != "" {
+		resume += " -cursor " + res.Cursor
+	}
+	done := "nothing " + v.done
+	if res.Moved > 0 {
+		done = fmt.Sprintf("%d job(s) %s before it", res.Moved, v.done)
+	}
+	var bp *headgate.BackpressureError
+	switch {
+	case errors.As(err, &bp):
+		fmt.Fprintf(c.stderr, "%s: batch %d refused by backpressure: queue %s holds %d unfinished job(s) of its enqueue limit of %d "+
+			"and the batch would add %d; %s\nmake room (let the queue drain, or raise its limit: headgate limit %s N|off), then resume: %s\n",
+			v.name, res.Batches+1, bp.Queue, bp.Current, bp.Limit, bp.Incoming, done, bp.Queue, resume)
+	case res.Batches == 0:
+		fmt.Fprintf(c.stderr, "%s stopped before its first batch: %s; run it again: %s\n", v.name, done, resume)
+	default:
+		fmt.Fprintf(c.stderr, "%s stopped after %d batch(es), %s; resume: %s\n", v.name, res.Batches, done, resume)
+	}
 }

@@ -154,3 +154,38 @@ func TestByIDRefusesFilterFlags(t *testing.T) {
 	// -queue default is the flag's default: by id it changes nothing and is accepted.
 	requireOutput(t, b.mustRun(t, "cancel", "a", "-queue", "default"), "cancelled a\n")
 }
+
+// TestBulkRetryRefusedByBackpressure: a retry by filter whose first batch the queue's
+// enqueue limit refuses writes nothing and says so: backpressure, the queue's numbers,
+// nothing retried, and the command that runs it again once there is room.
+func TestBulkRetryRefusedByBackpressure(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.enqueue(t, headgate.Envelope{ID: "a1", Kind: "email", Queue: "mail"}, headgate.Envelope{ID: "a2", Kind: "email", Queue: "mail"},
+		headgate.Envelope{ID: "a3", Kind: "email", Queue: "mail"}, headgate.Envelope{ID: "w1", Kind: "email", Queue: "mail"})
+	b.mustRun(t, "cancel", "a1", "a2", "a3")
+	b.mustRun(t, "limit", "mail", "2")
+	before := b.dump(t)
+	code, stdout, stderr := b.run(t, "retry", "-queue", "mail", "-state", "cancelled", "-keep-attempts")
+	resume := `headgate retry -queue "mail" -state "cancelled" -keep-attempts`
+	want := "retry: batch 1 refused by backpressure: queue mail holds 1 unfinished job(s) of its enqueue limit of 2 " +
+		"and the batch would add 3; nothing retried\n" +
+		"make room (let the queue drain, or raise its limit: headgate limit mail N|off), then resume: " + resume + "\n"
+	if code != exitError || stdout != "" || !strings.HasPrefix(stderr, want) || !strings.Contains(stderr, `queue "mail" is full`) {
+		t.Errorf("retry refused by the limit: exit %d\nstdout %q\nstderr %q\nwant stderr starting %q", code, stdout, stderr, want)
+	}
+	if after := b.dump(t); after != before {
+		t.Errorf("a refused retry changed the namespace:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+	var out bulkJSON
+	b.runJSON(t, exitError, &out, "retry", "-queue", "mail", "-state", "cancelled")
+	if out.Moved != 0 || out.Batches != 0 || out.Cursor != "" || !strings.Contains(out.Error, "is full") {
+		t.Errorf("retry -json refused by the limit = %+v", out)
+	}
+	// Made room, the command printed runs the retry.
+	b.mustRun(t, "limit", "mail", "off")
+	args := strings.Fields(strings.ReplaceAll(strings.TrimPrefix(resume, "headgate "), `"`, ""))
+	if code, stdout, _ := b.run(t, args...); code != exitOK || stdout != "3 job(s) retried, 0 skipped, in 1 batch(es)\n" {
+		t.Errorf("headgate %v after lifting the limit: exit %d, stdout %q", args, code, stdout)
+	}
+}

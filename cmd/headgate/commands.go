@@ -12,6 +12,7 @@ import (
 
 	"github.com/headgate/headgate"
 	"github.com/headgate/headgate/inspector"
+	"github.com/headgate/headgate/internal/humandur"
 )
 
 func (c *cli) table() *tabwriter.Writer { return tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0) }
@@ -218,7 +219,7 @@ func cmdJobs(ctx context.Context, c *cli, args []string) error {
 	}
 	if len(page.Jobs) > 0 {
 		tw := c.table()
-		fmt.Fprintln(tw, "ID\tKIND\tQUEUE\tSTATE\tATTEMPT\tPRIORITY\tPARTITION\tSCHEDULED")
+		fmt.Fprintln(tw, "ID\tKIND\tQUEUE\tSTATE\tFAILED\tPRIORITY\tPARTITION\tSCHEDULED")
 		for _, j := range page.Jobs {
 			state := string(j.State)
 			if j.Held {
@@ -434,7 +435,7 @@ func cmdRate(ctx context.Context, c *cli, args []string) error {
 	if err := c.insp.SetRateLimit(ctx, args[0], rl); err != nil {
 		return err
 	}
-	fmt.Fprintf(c.stdout, "rate class %s: %d per %s, burst %d\n", args[0], limit, window, burst)
+	fmt.Fprintf(c.stdout, "rate class %s: %d per %s, burst %d\n", args[0], limit, humandur.String(window), burst)
 	return nil
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/headgate/headgate"
 	"github.com/headgate/headgate/inspector"
+	"github.com/headgate/headgate/internal/humandur"
 )
 
 // cronOpts are the flags of the cron command.
@@ -253,7 +254,7 @@ type scheduleJSON struct {
 		MaxAttempts int      `json:"max_attempts"`
 		UniqueKey   string   `json:"unique_key,omitempty"`
 		Tags        []string `json:"tags,omitempty"`
-		Payload     string   `json:"payload,omitempty"`
+		Payload     []byte   `json:"payload"` // base64, as in a job's document
 	} `json:"job"`
 	Revision    int64   `json:"revision"`
 	Mark        *string `json:"mark"`
@@ -281,7 +282,7 @@ func scheduleJSONOf(st *inspector.ScheduleState) scheduleJSON {
 	j.Misfire.Window = st.Misfire.Window.Milliseconds()
 	e := st.Job
 	j.Job.Kind, j.Job.Queue, j.Job.Partition, j.Job.Priority = e.Kind, e.Queue, e.PartitionKey, e.Priority
-	j.Job.MaxAttempts, j.Job.UniqueKey, j.Job.Tags, j.Job.Payload = e.MaxAttempts, e.UniqueKey, e.Tags, payloadJSON(e.Payload)
+	j.Job.MaxAttempts, j.Job.UniqueKey, j.Job.Tags, j.Job.Payload = e.MaxAttempts, e.UniqueKey, e.Tags, e.Payload
 	return j
 }
 
@@ -312,7 +313,7 @@ func cronList(ctx context.Context, c *cli, o *cronOpts) error {
 	for _, st := range all {
 		when := st.Cron
 		if st.Interval != 0 {
-			when = "every " + st.Interval.String()
+			when = "every " + humandur.String(st.Interval)
 		}
 		state := "active"
 		if st.Paused {

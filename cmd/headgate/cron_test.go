@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
@@ -101,8 +102,8 @@ func TestCronCommand(t *testing.T) {
 }
 
 // TestCronPayloadEncodesMsgpack: a schedule's -payload is JSON on the command line and
-// msgpack in the jobs its ticks enqueue, as a worker's handler decodes it; -json shows it
-// as JSON again.
+// msgpack in the jobs its ticks enqueue, as a worker's handler decodes it; -json shows
+// the stored bytes in base64, as a job's document does.
 func TestCronPayloadEncodesMsgpack(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -128,8 +129,13 @@ func TestCronPayloadEncodesMsgpack(t *testing.T) {
 		Schedules []scheduleJSON `json:"schedules"`
 	}
 	b.runJSON(t, exitOK, &list, "cron", "list")
-	if len(list.Schedules) != 1 || list.Schedules[0].Job.Payload != `{"n":3,"to":"ada@example.com"}` {
-		t.Errorf("list -json: %+v", list.Schedules)
+	if len(list.Schedules) != 1 || !bytes.Equal(list.Schedules[0].Job.Payload, j.Payload) {
+		t.Fatalf("list -json: %+v; want the payload %q of the job it enqueued", list.Schedules, j.Payload)
+	}
+	var doc jobDetailJSON
+	b.runJSON(t, exitOK, &doc, "job", run.JobID)
+	if !bytes.Equal(doc.Job.Payload, list.Schedules[0].Job.Payload) {
+		t.Errorf("job -json payload %q, cron list -json payload %q: want the same encoding", doc.Job.Payload, list.Schedules[0].Job.Payload)
 	}
 	if code, _, errOut := b.run(t, "cron", "add", "bad", "-every", "1h", "-kind", "email", "-payload", "{"); code != exitUsage ||
 		!strings.Contains(errOut, "-payload is not JSON") {

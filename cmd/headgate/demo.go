@@ -208,6 +208,16 @@ func (d *demo) run(ctx context.Context) error {
 	if err := d.enqueuePoison(ctx, client); err != nil {
 		return err
 	}
+	// The summary's last hour (headgate stats) counts the acks from this sample of the
+	// queues' counters on: without it the series would start at the workers' first
+	// sample, taken once some jobs were done already, and leave those out.
+	store, err := headgate.NewStore(rdb, &headgate.StoreConfig{Namespace: d.cfg.namespace})
+	if err != nil {
+		return err
+	}
+	if _, err := store.RecordSeries(ctx, 0); err != nil {
+		return err
+	}
 
 	workers, err := d.startWorkers(ctx, rdb)
 	if err != nil {

@@ -25,6 +25,17 @@ func TestDemo(t *testing.T) {
 		"initech  10    10",
 		"imports  active  -      3",
 	)
+	// The summary's last hour counts what the run did, from the live counters, not the
+	// series duty's last sample of the minute (taken as the workers started).
+	for line := range strings.Lines(out.String()) {
+		if f := strings.Fields(line); len(f) > 2 && f[0] == "default" && f[1] == "active" {
+			if done, failed := f[len(f)-2], f[len(f)-1]; done != "320" || failed != "15" {
+				t.Errorf("summary's default queue completed %s and failed %s in the last hour, want 320 and 15:\n%s", done, failed, line)
+			}
+			return
+		}
+	}
+	t.Errorf("summary has no row of the default queue:\n%s", out.String())
 }
 
 func TestDemoUsage(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/headgate/headgate"
 	"github.com/headgate/headgate/inspector"
+	"github.com/headgate/headgate/internal/humandur"
 	"github.com/headgate/headgate/internal/msgpackjson"
 )
 
@@ -49,9 +50,9 @@ func longTime(t, now time.Time) string {
 	s := exactTime(t)
 	switch d := t.Sub(now).Round(time.Millisecond); {
 	case d > 0:
-		return s + " (in " + d.String() + ")"
+		return s + " (in " + humandur.String(d) + ")"
 	case d < 0:
-		return s + " (" + (-d).String() + " ago)"
+		return s + " (" + humandur.String(-d) + " ago)"
 	}
 	return s + " (now)"
 }
@@ -71,7 +72,7 @@ func printJob(w io.Writer, d *inspector.JobDetail, now time.Time) {
 		state += " (held: its fingerprint is quarantined)"
 	}
 	line("State", "%s", state)
-	line("Attempt", "%d of %d (lost leases: %d, snoozes: %d)", j.Attempt, j.MaxAttempts, j.CrashAttempt, j.Snoozes)
+	line("Attempts", "%d failed of %d (lost leases: %d, snoozes: %d)", j.Attempt, j.MaxAttempts, j.CrashAttempt, j.Snoozes)
 	line("Priority", "%d", j.Priority)
 	line("Partition", "%s", dash(j.PartitionKey))
 	line("Fingerprint", "%s", dash(j.Fingerprint))
@@ -88,7 +89,7 @@ func printJob(w io.Writer, d *inspector.JobDetail, now time.Time) {
 	}
 	if j.UniqueKey != "" {
 		if j.UniqueWindow > 0 {
-			line("Unique key", "%s (throttle window %s)", j.UniqueKey, j.UniqueWindow)
+			line("Unique key", "%s (throttle window %s)", j.UniqueKey, humandur.String(j.UniqueWindow))
 		} else {
 			line("Unique key", "%s (until finished)", j.UniqueKey)
 		}
@@ -99,7 +100,7 @@ func printJob(w io.Writer, d *inspector.JobDetail, now time.Time) {
 		line("Finished", "%s", longTime(j.FinalizedAt, now))
 	}
 	if j.Retention > 0 {
-		line("Retention", "%s", j.Retention)
+		line("Retention", "%s", humandur.String(j.Retention))
 	}
 	if j.State == headgate.StateRunning {
 		line("Lease", "%s, fence %d, expires %s", j.LeaseID, j.Fence, longTime(j.LeaseExpiresAt, now))
@@ -197,15 +198,6 @@ func payloadFromJSON(s string, old []byte) ([]byte, error) {
 		return nil, usagef("-payload is not JSON: %v", err)
 	}
 	return b, nil
-}
-
-// payloadJSON renders a stored payload for -json output: msgpack as JSON text, other
-// bytes as they are.
-func payloadJSON(b []byte) string {
-	if s, ok := msgpackJSON(b); ok {
-		return s
-	}
-	return string(b)
 }
 
 // msgpackJSON decodes b as exactly one msgpack value and renders it as JSON.

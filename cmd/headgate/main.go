@@ -6,46 +6,54 @@
 //
 // Commands:
 //
-//	stats                              queues: counts by state, depth, limit, paused
-//	jobs -state S [-queue Q] [-kind K] [-partition P] [-tag T] [-fingerprint F]
-//	     [-older-than D] [-oldest|-newest] [-limit N] [-cursor C] [-json]
-//	                                   list jobs, a page at a time
-//	job ID                             one job: fields, payload, progress, output, result, errors
-//	corrupt                            jobs parked because their data could not be used
-//	cancel ID...                       cancel unfinished jobs
-//	release ID...                      let staged (pending) jobs run
-//	pause QUEUE / resume QUEUE [-create]
-//	                                   stop / restart admission from a queue (-create: one
-//	                                   the namespace does not know yet)
-//	limit QUEUE N|off [-create]        bound a queue's unfinished jobs, or lift the bound
-//	rate CLASS [LIMIT WINDOW BURST|off]
-//	                                   show a rate class, or set its token bucket: LIMIT per
-//	                                   WINDOW (e.g. 1m), holding BURST
-//	quarantine [release FINGERPRINT [-retry]]
-//	                                   list quarantined fingerprints, or release one (and retry its job)
-//	retry ID... [-at TIME] [-keep-attempts] [-payload JSON] [-priority N] [-max-attempts N] [-set-partition P] [-tags T]
-//	                                   run finished jobs again
-//	edit ID [-payload JSON] [-priority N] [-max-attempts N] [-at TIME] [-partition P] [-tags a,b]
-//	                                   change a job that is not running or finished
-//	delete ID...                       delete jobs that are not running
-//	cron list | add NAME -cron EXPR|-every D -kind K [flags] | update NAME [flags] | pause|resume|remove|run-now NAME
-//	                                   the namespace's schedules (-json on every verb)
-//	why ID [-json] [-quantum N]        why a job (or a workflow) is not running now, every reason with its numbers
-//	workers [-json]                    the workers' heartbeats: live, stopped or dead
+//	stats [-json]
+//	      queues: counts by state, unfinished depth, limit, paused
+//	jobs -state S [-queue Q] [-kind K] [-partition P] [-tag T] [-fingerprint F] [-older-than D] [-oldest|-newest] [-limit N] [-cursor C] [-json]
+//	      list jobs, a page at a time
+//	job ID [-json]
+//	      one job: fields, payload, progress, output, result, errors
+//	cancel ID... [-json] | -state S [-queue Q] [-kind K] [-partition P] [-tag T] [-fingerprint F] [-older-than D] [-dry-run] [-cursor C] [-json]
+//	      cancel unfinished jobs, by id or by filter
+//	release ID...
+//	      let staged (pending) jobs run
+//	pause QUEUE [-create]
+//	      stop admission from a queue (enqueues continue)
+//	resume QUEUE [-create]
+//	      restart admission from a paused queue
+//	limit QUEUE N|off [-create]
+//	      bound a queue's unfinished jobs, or lift the bound
+//	rate CLASS [-json] | CLASS LIMIT WINDOW BURST | CLASS off
+//	      show a rate class, or set its token bucket: LIMIT per WINDOW (e.g. 1s, 1m), holding BURST
+//	quarantine [release FINGERPRINT [-retry]] [-json]
+//	      list quarantined fingerprints, or release one (-retry: and retry its job)
+//	retry ID... [-at TIME] [-keep-attempts] [-payload JSON] [-priority N] [-max-attempts N] [-set-partition P] [-tags a,b] [-json] | -state S [-queue Q] [-kind K] [-partition P] [-tag T] [-fingerprint F] [-older-than D] [-keep-attempts] [-dry-run] [-cursor C] [-json]
+//	      run finished jobs again, by id or by filter
+//	edit ID [-payload JSON] [-priority N] [-max-attempts N] [-at TIME] [-partition P] [-tags a,b] [-json]
+//	      change -payload, -priority, -max-attempts, -at, -partition, -tags of a waiting job
+//	delete ID... [-json] | -state S [-queue Q] [-kind K] [-partition P] [-tag T] [-fingerprint F] [-older-than D] [-dry-run] [-cursor C] [-json]
+//	      delete jobs that are not running, by id or by filter (a tenant: -partition P)
+//	corrupt [-json]
+//	      list the jobs parked because their data could not be used
+//	why ID [-json] [-quantum N]
+//	      why a job, or else a workflow, is not running now: every reason, with its numbers
+//	workers [-json]
+//	      the workers' heartbeats: queues, kinds, in flight, last seen, live or not
+//	policy [show [-json] | set FIELD VALUE...]
+//	      the namespace's fleet-wide policy: backoff, crash limit, retention, snooze limit
+//	cron list | add NAME (-cron EXPR [-zone ZONE] | -every D [-start TIME]) -kind K [-queue Q] [-partition P] [-priority N] [-max-attempts N] [-payload JSON] [-tags a,b] [-unique KEY] [-unique-window D] [-retention D] [-misfire skip|fire_once|catch_up] [-grace D] [-catch-up-max N] [-catch-up-window D] | update NAME [the flags of add] | pause|resume|remove|run-now NAME [-json]
+//	      the namespace's schedules: list, add, update, pause, resume, remove, run one now
 //	tenants QUEUE [-offset N] [-limit N] [-json]
-//	                                   a queue's partitions with waiting work in turn order:
-//	                                   backlog, running, share of running, wait p50/p99/oldest
-//	dashboard [-addr HOST:PORT] [-allow-actions]
-//	                                   serve the web dashboard (read-only unless -allow-actions)
-//	wf list [-status S] [-type T] | show ID | signal ID NAME JSON | cancel|pause|resume|terminate|retry ID
-//	     | deployments | drain|activate DEPLOYMENT
-//	                                   durable workflows: list, a run's timeline, signal, operator verbs;
-//	                                   worker deployments, and draining their versions of new runs
-//	cancel|retry|delete -state S [-queue Q] [-kind K] [-partition P] [-tag T] [-fingerprint F]
-//	     [-older-than D] [-dry-run] [-cursor C] [-json]
-//	                                   the same by filter, in batches of 1,000 with a progress
-//	                                   line on stderr; a tenant's purge is delete -partition P
-//	demo                               a self-contained demo (see "headgate demo -h")
+//	      a queue's partitions with waiting work in turn order: backlog, running, share of running, waits
+//	dashboard [-addr HOST:PORT] [-allow-actions] [-rate-classes A,B]
+//	      serve the web dashboard
+//	demo [flags]
+//	      run a self-contained demo on an embedded Redis
+//	acl [USER [PASSWORD]]
+//	      print the ACL SETUSER line of a least-privilege Redis user for the namespace (USER defaults to hg-NS, PASSWORD to a random one)
+//	functions [load|prune] [-json]
+//	      list headgate's Redis Function libraries (current: of this build); load this build's, for ACL users who may not; prune other builds'
+//	wf list [-status S] [-type T] [-limit N] [-after CURSOR] [-tz ZONE] | show ID [-tz ZONE] | signal ID NAME JSON | cancel|pause|resume|terminate ID [-reason R] | retry ID | deployments [-limit N] [-after CURSOR] | drain|activate DEPLOYMENT [-json]
+//	      durable workflows: list, show a run's timeline, signal, cancel, pause, resume, terminate, retry; worker deployments, drained and activated
 //
 // -redis defaults to $REDIS_URL, else redis://127.0.0.1:6379; it takes a redis:// or
 // rediss:// URL or host:port. -namespace defaults to $HEADGATE_NAMESPACE and is required
@@ -118,14 +126,20 @@ type command struct {
 	run func(ctx context.Context, c *cli, args []string) error
 }
 
+// filterSynopsis is the job filter of jobs and of the verbs by filter, besides -state.
+const filterSynopsis = "[-queue Q] [-kind K] [-partition P] [-tag T] [-fingerprint F] [-older-than D]"
+
+// commands are the subcommands, in the order help lists them. Each one's args names
+// every flag it registers (TestUsageNamesEveryFlag), and the package doc lists the same
+// synopses and summaries as help prints (TestPackageDocIsUsage).
 var commands = []*command{
 	{name: "stats", args: "[-json]", summary: "queues: counts by state, unfinished depth, limit, paused",
 		flags: jsonFlag, run: cmdStats},
-	{name: "jobs", args: "-state S [-queue Q] [-kind K] [-partition P] [-tag T] [-fingerprint F] [-older-than D] [-oldest|-newest] [-cursor C] [-json]",
+	{name: "jobs", args: "-state S " + filterSynopsis + " [-oldest|-newest] [-limit N] [-cursor C] [-json]",
 		summary: "list jobs, a page at a time", flags: jobsFlags, run: cmdJobs},
 	{name: "job", args: "ID [-json]", summary: "one job: fields, payload, progress, output, result, errors",
 		flags: jsonFlag, run: cmdJob},
-	{name: "cancel", args: "ID... [-json] | -state S [filter] [-dry-run] [-json]", summary: "cancel unfinished jobs, by id or by filter", flags: cancelFlags, run: cmdCancel},
+	{name: "cancel", args: "ID... [-json] | -state S " + filterSynopsis + " [-dry-run] [-cursor C] [-json]", summary: "cancel unfinished jobs, by id or by filter", flags: cancelFlags, run: cmdCancel},
 	{name: "release", args: "ID...", summary: "let staged (pending) jobs run", run: cmdRelease},
 	{name: "pause", args: "QUEUE [-create]", summary: "stop admission from a queue (enqueues continue)",
 		flags: pauseFlags, run: cmdPause},
@@ -135,21 +149,24 @@ var commands = []*command{
 	{name: "rate", args: "CLASS [-json] | CLASS LIMIT WINDOW BURST | CLASS off",
 		summary: "show a rate class, or set its token bucket: LIMIT per WINDOW (e.g. 1s, 1m), holding BURST",
 		flags:   jsonFlag, run: cmdRate},
-	{name: "quarantine", args: "[release FINGERPRINT] [-retry]",
+	{name: "quarantine", args: "[release FINGERPRINT [-retry]] [-json]",
 		summary: "list quarantined fingerprints, or release one (-retry: and retry its job)",
 		flags:   quarantineFlags, run: cmdQuarantineRelease},
-	{name: "retry", args: "ID... [-at TIME] [-keep-attempts] [edit flags] [-json] | -state S [filter] [-dry-run] [-json]", summary: "run finished jobs again, by id or by filter",
+	{name: "retry", args: "ID... [-at TIME] [-keep-attempts] [-payload JSON] [-priority N] [-max-attempts N] [-set-partition P] [-tags a,b] [-json]" +
+		" | -state S " + filterSynopsis + " [-keep-attempts] [-dry-run] [-cursor C] [-json]", summary: "run finished jobs again, by id or by filter",
 		flags: retryFlags, run: cmdRetry},
-	{name: "edit", args: "ID -FIELD VALUE...",
+	{name: "edit", args: "ID [-payload JSON] [-priority N] [-max-attempts N] [-at TIME] [-partition P] [-tags a,b] [-json]",
 		summary: "change -payload, -priority, -max-attempts, -at, -partition, -tags of a waiting job",
 		flags:   editFlags, run: cmdEdit},
-	{name: "delete", args: "ID... [-json] | -state S [filter] [-dry-run] [-json]", summary: "delete jobs that are not running, by id or by filter (a tenant: -partition P)", flags: deleteFlags, run: cmdDelete},
+	{name: "delete", args: "ID... [-json] | -state S " + filterSynopsis + " [-dry-run] [-cursor C] [-json]", summary: "delete jobs that are not running, by id or by filter (a tenant: -partition P)", flags: deleteFlags, run: cmdDelete},
 	{name: "corrupt", args: "[-json]", summary: "list the jobs parked because their data could not be used", flags: jsonFlag, run: cmdCorrupt},
 	{name: "why", args: "ID [-json] [-quantum N]", summary: "why a job, or else a workflow, is not running now: every reason, with its numbers", flags: whyFlags, run: cmdWhy},
 	{name: "workers", args: "[-json]", summary: "the workers' heartbeats: queues, kinds, in flight, last seen, live or not", flags: workersFlags, run: cmdWorkers},
 	{name: "policy", args: "[show [-json] | set FIELD VALUE...]",
 		summary: "the namespace's fleet-wide policy: backoff, crash limit, retention, snooze limit", flags: policyFlags, run: cmdPolicy},
-	{name: "cron", args: "list | add NAME -cron EXPR|-every D -kind K [flags] | update NAME [flags] | pause|resume|remove|run-now NAME [-json]",
+	{name: "cron", args: "list | add NAME (-cron EXPR [-zone ZONE] | -every D [-start TIME]) -kind K [-queue Q] [-partition P] [-priority N]" +
+		" [-max-attempts N] [-payload JSON] [-tags a,b] [-unique KEY] [-unique-window D] [-retention D] [-misfire skip|fire_once|catch_up]" +
+		" [-grace D] [-catch-up-max N] [-catch-up-window D] | update NAME [the flags of add] | pause|resume|remove|run-now NAME [-json]",
 		summary: "the namespace's schedules: list, add, update, pause, resume, remove, run one now", flags: cronFlags, run: cmdCron},
 	{name: "tenants", args: "QUEUE [-offset N] [-limit N] [-json]",
 		summary: "a queue's partitions with waiting work in turn order: backlog, running, share of running, waits", flags: tenantsFlags, run: cmdTenants},

@@ -170,6 +170,21 @@ no live worker serves 1 queue(s) with work: mail (see headgate workers)
 		doc.Queues[1].LastHour == nil || *doc.Queues[1].LastHour != (outcomesJSON{Completed: 1, Failed: 1}) {
 		t.Errorf("stats -json last_hour: %+v", doc.Queues)
 	}
+	// -json says what the table's last line does: mail has work and no live worker.
+	if q := doc.Queues[0]; q.Queue != "mail" || q.LiveWorkers != 0 || !q.Unserved {
+		t.Errorf("stats -json mail: %d live workers, unserved %v; want 0, true", q.LiveWorkers, q.Unserved)
+	}
+	if q := doc.Queues[1]; q.Queue != "reports" || q.Unserved {
+		t.Errorf("stats -json reports: unserved %v, want false (it has no work)", q.Unserved)
+	}
+	// A live worker of mail serves it.
+	if _, err := b.store.Heartbeat(b.ctx, headgate.Heartbeat{ID: "w1", Queues: []string{"mail"}, Liveness: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	b.runJSON(t, exitOK, &doc, "stats")
+	if q := doc.Queues[0]; q.Queue != "mail" || q.LiveWorkers != 1 || q.Unserved {
+		t.Errorf("stats -json mail with a live worker: %d live workers, unserved %v; want 1, false", q.LiveWorkers, q.Unserved)
+	}
 }
 
 func TestJobs(t *testing.T) {
@@ -182,13 +197,13 @@ func TestJobs(t *testing.T) {
 		headgate.Envelope{ID: "j3", Queue: "reports", Kind: "report"},
 	)
 	requireOutput(t, b.mustRun(t, "jobs", "-queue", "mail", "-state", "available", "-oldest"), `
-ID  KIND    QUEUE  STATE      ATTEMPT  PRIORITY  PARTITION  SCHEDULED
-j1  email   mail   available  0/25     3         tenant-1   2030-01-02 03:04:05 UTC
-j4  digest  mail   available  0/25     0         -          2030-01-02 03:04:05 UTC
+ID  KIND    QUEUE  STATE      FAILED  PRIORITY  PARTITION  SCHEDULED
+j1  email   mail   available  0/25    3         tenant-1   2030-01-02 03:04:05 UTC
+j4  digest  mail   available  0/25    0         -          2030-01-02 03:04:05 UTC
 `)
 	requireOutput(t, b.mustRun(t, "jobs", "-queue", "mail", "-state", "available", "-kind", "email", "-limit", "5"), `
-ID  KIND   QUEUE  STATE      ATTEMPT  PRIORITY  PARTITION  SCHEDULED
-j1  email  mail   available  0/25     3         tenant-1   2030-01-02 03:04:05 UTC
+ID  KIND   QUEUE  STATE      FAILED  PRIORITY  PARTITION  SCHEDULED
+j1  email  mail   available  0/25    3         tenant-1   2030-01-02 03:04:05 UTC
 `)
 	for _, filter := range [][]string{{"-partition", "tenant-1"}, {"-tag", "vip"}} {
 		out := b.mustRun(t, append([]string{"jobs", "-queue", "mail", "-state", "available"}, filter...)...)
@@ -294,11 +309,11 @@ func TestJob(t *testing.T) {
 	requireContains(t, out,
 		"ID:           j1",
 		"State:        running",
-		"Attempt:      0 of 25 (lost leases: 0, snoozes: 0)",
+		"Attempts:     0 failed of 25 (lost leases: 0, snoozes: 0)",
 		"Fingerprint:  fp",
 		"Tags:         vip",
 		"Unique key:   u (until finished)",
-		"Lease:        l1, fence 1, expires 2030-01-02 03:05:05.000 UTC (in 1m0s)",
+		"Lease:        l1, fence 1, expires 2030-01-02 03:05:05.000 UTC (in 1m)",
 		`Payload:      {"n":3,"to":"ada@example.com"} (schema 1)`,
 		"Progress:     2/5 sending (2030-01-02 03:04:05.000 UTC (now))",
 		`Output:       "half done" (schema 1,`,
@@ -313,7 +328,8 @@ func TestJob(t *testing.T) {
 	out = b.mustRun(t, "-namespace", testNS, "job", "j1") // flags may repeat after the command
 	requireContains(t, out,
 		"State:        retryable",
-		"Scheduled:    2030-01-02 03:05:06.000 UTC (in 1m0s)",
+		"Attempts:     1 failed of 25 (lost leases: 0, snoozes: 0)",
+		"Scheduled:    2030-01-02 03:05:06.000 UTC (in 1m)",
 		"Errors and logs (1, oldest first):",
 		"1. 2030-01-02 03:04:06.000 UTC (now) retry -> retryable (attempt 1, fence 1, worker l1): smtp 421",
 	)
@@ -433,7 +449,7 @@ func TestUsage(t *testing.T) {
 		want string // in stderr
 	}{
 		{"NoCommand", nil, exitUsage, "usage: headgate"},
-		{"Help", []string{"help"}, exitOK, "quarantine [release FINGERPRINT]"},
+		{"Help", []string{"help"}, exitOK, "quarantine [release FINGERPRINT [-retry]]"},
 		{"HelpFlag", []string{"-h"}, exitOK, "global flags"},
 		{"Unknown", []string{"frobnicate"}, exitUsage, `unknown command "frobnicate"`},
 		{"NoNamespace", []string{"-namespace", "", "stats"}, exitUsage, "no namespace"},
@@ -579,5 +595,19 @@ func TestLongIDsShortenedInMessages(t *testing.T) {
 	code, _, errOut = b.run(t, "release", long)
 	if code != exitError || strings.Contains(errOut, long) || !strings.Contains(errOut, "(250 bytes)") {
 		t.Errorf("release of a 250-byte id: exit %d, stderr %q; want the id cut to 200 bytes", code, errOut)
+	}
+}
+
+// TestLongDurationsReadable: a long duration reads in days and hours, not thousands of
+// hours with seconds (27041h28m57s), in every line of job that prints one.
+func TestLongDurationsReadable(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.enqueue(t, headgate.Envelope{ID: "far", Kind: "email", ScheduledAt: epoch.Add(27041*time.Hour + 28*time.Minute + 57*time.Second),
+		Retention: 30 * 24 * time.Hour, UniqueKey: "u", UniqueWindow: 90 * time.Minute})
+	out := b.mustRun(t, "job", "far")
+	requireContains(t, out, "(in 1126d17h)", "Retention:    30d\n", "(throttle window 1h30m)")
+	if strings.Contains(out, "27041h") {
+		t.Errorf("job prints hours past 48 as hours:\n%s", out)
 	}
 }

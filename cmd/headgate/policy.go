@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/headgate/headgate"
+	"github.com/headgate/headgate/internal/humandur"
 )
 
 // policyJSON holds each invocation's -json flag of the policy command.
@@ -88,6 +89,11 @@ func cmdPolicy(ctx context.Context, c *cli, args []string) error {
 		src := "default"
 		if slices.Contains(p.Stored, f) {
 			src = "namespace"
+		}
+		if _, err := strconv.ParseInt(v, 10, 64); err != nil {
+			if d, err := time.ParseDuration(v); err == nil {
+				v = humandur.String(d) // as every duration the command prints
+			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", f, v, src)
 	}

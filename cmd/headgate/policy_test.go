@@ -10,16 +10,16 @@ func TestPolicy(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	requireContains(t, b.mustRun(t, "policy"),
-		"retry_base       1s        default",
-		"ret_archived     168h0m0s  default",
-		"snooze_limit     100       default",
-		"fp_inflight      0         default",
+		"retry_base       1s     default",
+		"ret_archived     7d     default",
+		"snooze_limit     100    default",
+		"fp_inflight      0      default",
 	)
 	requireContains(t, b.mustRun(t, "policy", "set", "retry_base", "2s", "snooze_limit", "5", "fp_inflight", "1"),
-		"retry_base       2s        namespace",
-		"crash_limit      3         namespace",
-		"snooze_limit     5         namespace",
-		"fp_inflight      1         namespace",
+		"retry_base       2s     namespace",
+		"crash_limit      3      namespace",
+		"snooze_limit     5      namespace",
+		"fp_inflight      1      namespace",
 	)
 	// The store a worker uses applies what the command set.
 	p, err := b.store.Policy(b.ctx)

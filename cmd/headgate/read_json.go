@@ -9,6 +9,7 @@ import (
 
 	"github.com/headgate/headgate"
 	"github.com/headgate/headgate/inspector"
+	"github.com/headgate/headgate/internal/humandur"
 )
 
 // The -json documents of the read commands. Field names are snake_case and stable;
@@ -27,6 +28,10 @@ type queueJSON struct {
 	// LastHour is what the queue's acks did in the last 60 minutes; null when its
 	// throughput series has no sample in them.
 	LastHour *outcomesJSON `json:"last_hour"`
+	// LiveWorkers counts the live workers that serve the queue; Unserved is whether it
+	// has work and none of them (the table's "no live worker serves" line).
+	LiveWorkers int64 `json:"live_workers"`
+	Unserved    bool  `json:"unserved"`
 }
 
 // outcomesJSON is a queue's throughput over a span.
@@ -47,7 +52,7 @@ func statsDoc(ns string, now time.Time, stats []inspector.QueueStats, lastHour m
 	out := statsJSON{Namespace: ns, Now: jsonTime(now), Queues: []queueJSON{}, Quarantined: quarantined}
 	for _, s := range stats {
 		q := queueJSON{Queue: s.Queue, Paused: s.Paused, Limit: s.Limit, Unfinished: s.Unfinished, Held: s.Held,
-			Unrunnable: s.Unrunnable, Counts: map[string]int64{}}
+			Unrunnable: s.Unrunnable, Counts: map[string]int64{}, LiveWorkers: s.LiveWorkers, Unserved: s.Unserved}
 		for _, st := range headgate.States {
 			q.Counts[string(st)] = s.Counts[st]
 		}
@@ -199,7 +204,7 @@ func jobDetailDoc(d *inspector.JobDetail, now time.Time) jobDetailJSON {
 		if logs == nil {
 			logs = []string{}
 		}
-		out.Errors = append(out.Errors, attemptErrorJSON{At: jsonTime(e.At), Attempt: e.Attempt,
+		out.Errors = append(out.Errors, attemptErrorJSON{At: jsonTime(e.At), Attempt: e.Number(),
 			CrashAttempt: e.CrashAttempt, Fence: e.Fence, Worker: e.Worker, Outcome: e.Outcome, State: string(e.State),
 			Message: e.Message, Stack: e.Stack, Logs: logs})
 	}
@@ -277,7 +282,7 @@ func cmdRateShow(ctx context.Context, c *cli, class string) error {
 		fmt.Fprintf(c.stdout, "rate class %s is unlimited\n", class)
 	} else {
 		fmt.Fprintf(c.stdout, "rate class %s: %d per %s, burst %d; %g token(s) at %s\n", class, st.Limit.Limit,
-			st.Limit.Window, st.Limit.Burst, st.Tokens, shortTime(st.At))
+			humandur.String(st.Limit.Window), st.Limit.Burst, st.Tokens, shortTime(st.At))
 	}
 	fmt.Fprintf(c.stdout, "%d job(s) set aside now, %d in all\n", st.Parked, st.RateLimited)
 	return nil

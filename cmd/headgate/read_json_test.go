@@ -119,7 +119,7 @@ func TestReadCommandsTimeZone(t *testing.T) {
 		t.Fatal(err)
 	}
 	requireOutput(t, b.mustRun(t, "rate", "smtp"),
-		"rate class smtp: 1 per 1m0s, burst 2; 2 token(s) at 2030-01-02 03:04:05 UTC\n0 job(s) set aside now, 0 in all\n")
+		"rate class smtp: 1 per 1m, burst 2; 2 token(s) at 2030-01-02 03:04:05 UTC\n0 job(s) set aside now, 0 in all\n")
 	requireContains(t, b.mustRun(t, "job", "j"), "Created:      2030-01-02 03:04:05.000 UTC (now)")
 }
 

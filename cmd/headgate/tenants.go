@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/headgate/headgate"
+	"github.com/headgate/headgate/internal/humandur"
 )
 
 // tenantsOpts are the flags of the tenants command.
@@ -106,7 +107,7 @@ func cmdTenants(ctx context.Context, c *cli, args []string) error {
 			admShare = strconv.FormatFloat(r.AdmittedShare*100, 'f', 1, 64) + "%"
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\t%s\t%s\t%s\t%s\n", partitionLabel(r.Partition), r.Backlog, r.Running, share, r.Admitted, admShare,
-			humanDuration(r.WaitP50), humanDuration(r.WaitP99), humanDuration(r.Oldest))
+			humandur.String(r.WaitP50), humandur.String(r.WaitP99), humandur.String(r.Oldest))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -127,24 +128,6 @@ func partitionLabel(p string) string {
 		return noPartition
 	}
 	return p
-}
-
-// humanDuration is a wait for a table cell: two units at most, so that a column of
-// them reads at a glance (350ms, 42s, 4m05s, 3h07m, 2d05h).
-func humanDuration(d time.Duration) string {
-	switch {
-	case d <= 0:
-		return "0s"
-	case d < time.Second:
-		return strconv.FormatInt(d.Milliseconds(), 10) + "ms"
-	case d < time.Minute:
-		return strconv.FormatInt(int64(d/time.Second), 10) + "s"
-	case d < time.Hour:
-		return fmt.Sprintf("%dm%02ds", d/time.Minute, d%time.Minute/time.Second)
-	case d < 24*time.Hour:
-		return fmt.Sprintf("%dh%02dm", d/time.Hour, d%time.Hour/time.Minute)
-	}
-	return fmt.Sprintf("%dd%02dh", d/(24*time.Hour), d%(24*time.Hour)/time.Hour)
 }
 
 // partitionJSON is one partition of tenants -json.

@@ -14,12 +14,14 @@ import (
 	"time"
 
 	"github.com/headgate/headgate"
+	"github.com/headgate/headgate/internal/humandur"
 )
 
 // wfCommand is the wf command: durable workflows of the namespace, listed, shown as a
 // timeline, signalled and steered by the operator verbs.
 var wfCommand = &command{name: "wf",
-	args:    "list [-status S] [-type T] | show ID | signal ID NAME JSON | cancel|pause|resume|terminate|retry ID | deployments | drain|activate DEPLOYMENT",
+	args: "list [-status S] [-type T] [-limit N] [-after CURSOR] [-tz ZONE] | show ID [-tz ZONE] | signal ID NAME JSON" +
+		" | cancel|pause|resume|terminate ID [-reason R] | retry ID | deployments [-limit N] [-after CURSOR] | drain|activate DEPLOYMENT [-json]",
 	summary: "durable workflows: list, show a run's timeline, signal, cancel, pause, resume, terminate, retry; worker deployments, drained and activated",
 	flags:   wfFlags, run: cmdWf}
 
@@ -364,9 +366,9 @@ func timelineEntry(e, prev headgate.Event, due map[string]time.Time, loc *time.L
 			j.DurationMs = ms(d)
 		}
 		if e.Kind == headgate.EventStepCompleted {
-			t = fmt.Sprintf("step %s completed in %s (attempt %d)", e.Name, d, e.Attempt)
+			t = fmt.Sprintf("step %s completed in %s (attempt %d)", e.Name, humandur.String(d), e.Attempt)
 		} else {
-			t = fmt.Sprintf("step %s failed in %s (attempt %d): %s", e.Name, d, e.Attempt, j.Error)
+			t = fmt.Sprintf("step %s failed in %s (attempt %d): %s", e.Name, humandur.String(d), e.Attempt, j.Error)
 			if !e.FireAt.IsZero() {
 				t += "; retry at " + zonedTime(e.FireAt, loc)
 			}
@@ -382,7 +384,7 @@ func timelineEntry(e, prev headgate.Event, due map[string]time.Time, loc *time.L
 		if at, ok := due[e.TimerID]; ok {
 			late := e.RecordedAt.Sub(at)
 			j.FireAt, j.DurationMs = utcTime(at), ms(late)
-			t += fmt.Sprintf(" (due %s, %s late)", zonedTime(at, loc), late)
+			t += fmt.Sprintf(" (due %s, %s late)", zonedTime(at, loc), humandur.String(late))
 		}
 	case headgate.EventTimerCancelled:
 		t = "timer " + e.TimerID + " cancelled"
@@ -522,7 +524,7 @@ func printWorkflow(out io.Writer, w *headgate.WorkflowSummary, runs int, history
 		if e.Kind == headgate.EventWorkflowStarted || runStart.IsZero() {
 			runStart = e.RecordedAt
 		}
-		fmt.Fprintf(&b, "%4d  %s  +%-10s %s\n", e.Seq, zonedTime(e.RecordedAt, loc), e.RecordedAt.Sub(runStart), timeline[i].Text)
+		fmt.Fprintf(&b, "%4d  %s  +%-10s %s\n", e.Seq, zonedTime(e.RecordedAt, loc), humandur.String(e.RecordedAt.Sub(runStart)), timeline[i].Text)
 	}
 	_, err := io.WriteString(out, b.String())
 	return err

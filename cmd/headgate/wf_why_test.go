@@ -58,7 +58,7 @@ func TestWhyCommandWorkflow(t *testing.T) {
 	// The charge step took 250ms of store time; the hour's sleep was armed after it.
 	if r.Reason != "sleeping" || r.Timer != "sleep/cool#1" || r.At == nil || *r.At != at(time.Hour+250*time.Millisecond) ||
 		r.Since == nil || *r.Since != at(250*time.Millisecond) || r.TaskWhy != nil ||
-		r.Sentence != "it sleeps: timer sleep/cool#1 fires at 2030-01-01T01:00:00.250Z (in 1h0m0s)" {
+		r.Sentence != "it sleeps: timer sleep/cool#1 fires at 2030-01-01T01:00:00.250Z (in 1h)" {
 		t.Fatalf("why ship-1 -json while it sleeps: %+v", r)
 	}
 

@@ -11,7 +11,8 @@
 // (or, with Config.Child, its child), with the messaging attributes of the OpenTelemetry
 // semantic conventions (messaging.system=headgate, messaging.destination.name,
 // messaging.operation.type and messaging.operation.name at the start, for samplers;
-// messaging.message.id) and headgate.kind, headgate.attempt, headgate.fence, and
+// messaging.message.id) and headgate.kind, headgate.attempt (the attempt's 1-based
+// number, as the worker's log lines and the job's history count it), headgate.fence, and
 // headgate.partition and headgate.rate_class when the job has them. An attempt that did
 // not succeed has headgate.outcome (a success has none: its span stays within eight
 // attributes, which the SDK ends without building a map); one that fails (retry) or

@@ -182,7 +182,7 @@ func WorkerMiddleware(cfg *Config) worker.Middleware {
 			attrs := append((*buf)[:0],
 				attribute.String("messaging.message.id", env.ID),
 				attribute.String("headgate.kind", env.Kind),
-				attribute.Int("headgate.attempt", env.Attempt),
+				attribute.Int("headgate.attempt", env.Attempt+1),
 				attribute.Int64("headgate.fence", c.Fence))
 			if outcome != headgate.OutcomeSuccess {
 				attrs = append(attrs, attribute.String("headgate.outcome", outcome.String()))

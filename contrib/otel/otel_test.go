@@ -143,7 +143,7 @@ func TestProducerAndWorkerSpansLinked(t *testing.T) {
 	}
 	checkAttrs(t, process, map[string]string{"messaging.system": "headgate", "messaging.destination.name": "mail",
 		"messaging.operation.type": "process", "messaging.operation.name": "process", "messaging.message.id": res.ID,
-		"headgate.kind": "email", "headgate.partition": "tenant-1", "headgate.attempt": "0", "headgate.fence": "1",
+		"headgate.kind": "email", "headgate.partition": "tenant-1", "headgate.attempt": "1", "headgate.fence": "1",
 		"headgate.rate_class": "smtp"})
 	if process.Status.Code != codes.Unset {
 		t.Errorf("process span status %v, want unset for a success", process.Status)
@@ -198,7 +198,7 @@ func TestWorkerSpanChildOption(t *testing.T) {
 	if process.Status.Code != codes.Error || process.Status.Description != "mailbox full" {
 		t.Errorf("failed attempt's span status %+v, want Error mailbox full", process.Status)
 	}
-	checkAttrs(t, process, map[string]string{"headgate.outcome": "retry", "headgate.attempt": "0"})
+	checkAttrs(t, process, map[string]string{"headgate.outcome": "retry", "headgate.attempt": "1"})
 	// The job has neither a partition nor a rate class: the span carries no empty one.
 	for _, k := range []string{"headgate.partition", "headgate.rate_class"} {
 		if v, ok := attrs(process)[k]; ok {

@@ -105,14 +105,23 @@ func (s *Store) AckMany(ctx context.Context, acks []AckRequest) ([]AckResult, er
 	if err != nil {
 		return nil, err
 	}
+	if len(reply) != len(acks) {
+		return nil, fmt.Errorf("headgate: ack: %d replies to %d acks: %v", len(reply), len(acks), reply)
+	}
 	out := make([]AckResult, len(acks))
 	for i := range acks {
-		r, _ := reply[i].([]any)
-		if code := asInt(r, 0); code != replyOK {
-			out[i].Err = replyError("ack", acks[i].Lease.JobID, code, r[1:])
-			continue
+		// The state after the ack, or a refusal: its code and what goes with it.
+		switch r := reply[i].(type) {
+		case string:
+			out[i].State = State(r)
+		case []any:
+			if len(r) == 0 || asInt(r, 0) == replyOK {
+				return nil, fmt.Errorf("headgate: ack: unexpected reply %v", r)
+			}
+			out[i].Err = replyError("ack", acks[i].Lease.JobID, asInt(r, 0), r[1:])
+		default:
+			return nil, fmt.Errorf("headgate: ack: unexpected reply %v", reply[i])
 		}
-		out[i].State = State(asString(r, 1))
 	}
 	return out, nil
 }

@@ -71,19 +71,24 @@ func (s *Store) Admit(ctx context.Context, req AdmitRequest) ([]Claim, error) {
 	if err != nil {
 		return nil, err
 	}
-	claims := make([]Claim, len(reply))
+	// Four entries a job, flat: id, hash, fence, lease expiry (lua/admit.lua).
+	const entries = 4
+	if len(reply)%entries != 0 {
+		return nil, fmt.Errorf("headgate: admit: unexpected reply %v", reply)
+	}
+	claims := make([]Claim, len(reply)/entries)
 	// The claims' tags, carved from one slice: room for one tag a job, the trace
 	// context tag of a traced job, allocated at the first job with tags.
 	var tags []string
-	for i, v := range reply {
-		r, _ := v.([]any)
-		if len(r) != 4 {
-			return nil, fmt.Errorf("headgate: admit: unexpected reply %v", v)
+	for i := range claims {
+		r := reply[i*entries : (i+1)*entries]
+		if _, ok := r[1].([]any); !ok {
+			return nil, fmt.Errorf("headgate: admit: unexpected reply %v", r)
 		}
 		// The hash is as it was before admission; admission set the rest.
 		h := hashFromReply(r[1])
 		if tags == nil && h["tags"] != "" {
-			tags = make([]string, 0, len(reply)-i)
+			tags = make([]string, 0, len(claims)-i)
 		}
 		j := jobFromHash(asString(r, 0), h, &tags)
 		claims[i] = Claim{

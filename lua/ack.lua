@@ -41,8 +41,9 @@ ARGV[3]  number of acks n; then n groups of 11:
          actual weight (-1 = not reported), result schema version (0 = no result),
          result bytes, attempt logs (a JSON array of strings, "" = none),
          panic stack ("" = none)
-Replies  {0, {code_1, state_1}, ..., {code_n, state_n}}: code 0 with the state after the
-         ack ("deleted" when gone), or -5 LeaseRejected with ""
+Replies  {0, ack_1, ..., ack_n}: each the state after the ack ("deleted" when gone), a
+         bare string (a table per ack costs Redis its making and its reply); or {-5}
+         LeaseRejected; or {-9, job key, why} the job's data is corrupt, the job parked
 Cost     O(n * log N)
 ]]
 --- @include rcall
@@ -321,15 +322,15 @@ local reply = { OK }
 for i = 1, n do
   local a = acks[i]
   if a.corrupt then
-    reply[#reply + 1] = { E_CORRUPT, K.job(P, a.id), a.corrupt }
+    reply[i + 1] = { E_CORRUPT, K.job(P, a.id), a.corrupt }
   elseif a.repeated then
-    reply[#reply + 1] = { OK, a.repeated }
+    reply[i + 1] = a.repeated
   elseif a.j then
     local state = apply(a, a.j)
-    reply[#reply + 1] = { OK, state }
+    reply[i + 1] = state
     count_outcome(a.j.queue, a.outcome, state)
   else
-    reply[#reply + 1] = { E_LEASE_REJECTED, '' }
+    reply[i + 1] = { E_LEASE_REJECTED }
     count_event(P, 'lease_rejected', 1)
   end
 end

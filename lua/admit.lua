@@ -62,8 +62,10 @@ ARGV[5]  quantum (weight units per partition turn)
 ARGV[6]  visit budget: the most jobs examined in this call
 ARGV[7]  probation slots: the most crashed jobs this call admits (-1 = no limit)
 ARGV[8]  number of queues m; ARGV[9..8+m] queue names
-Replies  {0, {id, hash, fence, lease expiry ms}, ...}: hash is the job's HGETALL list as
-         it was before admission; state, lease, fence and expiry are what admission set |
+Replies  {0, id, hash, fence, lease expiry ms, id, hash, ...}, four entries a job, flat (a
+         table per job costs Redis its making and its reply): hash is the job's HGETALL
+         list as it was before admission; state, lease, fence and expiry are what
+         admission set (fence and expiry as integers or their decimal text) |
          {-9, key, why} a structure is corrupt, nothing written
 Cost     O((budget + capacity) * log N): every examined or returned job is a bounded
          number of commands; at most `budget` jobs are examined and capacity + 8 returned
@@ -87,6 +89,7 @@ Cost     O((budget + capacity) * log N): every examined or returned job is a bou
 --- @include subtable
 --- @include num
 --- @include move_count
+--- @include move_counts
 --- @include flush_counts
 --- @include ring_push_back
 --- @include ring_remove
@@ -144,6 +147,7 @@ local admitted_by = {}
 -- Queue -> kind -> partition -> the ids admitted of the jobs without fingerprint or tags,
 -- whose index entries move together at the end (index_move_all).
 local plain_admitted = {}
+local plain_q, plain_kind, plain_part, plain_ids = nil, nil, nil, nil -- the list of the last plain job admitted
 local buckets = {}
 local leases = {}
 local last_queue = nil
@@ -275,28 +279,63 @@ local function fp_full(fp)
   return n == 'corrupt' or n >= fp_cap
 end
 
--- A candidate's hash and the fields admission reads of it, v: what index_move files the
--- job under (queue q, kind, part, tags, fp) and rc, weight, crash, fence (false when
--- absent); or nil and why its data is unusable (nil, nil: it is gone). One pass over the
--- hash checks its numbers and fills v: a scan of the hash per field read was a tenth of
--- an admission's Redis instructions.
-local CANDIDATE_FIELDS = { kind = true, part = true, tags = true, fp = true, rc = true, weight = true,
-  crash = true, fence = true }
-local function read_candidate(jk, q)
+-- The fields of a candidate's hash admission reads, each a slot of read_candidate's reply.
+local CANDIDATE_FIELDS = { kind = 1, part = 2, tags = 3, fp = 4, rc = 5, weight = 6, crash = 7, fence = 8 }
+local floor = math.floor
+
+-- A candidate's hash h and the fields admission reads of it: what index_move files the
+-- job under (kind, part, tags, fp) and rc, then weight, crash and fence as stored (false
+-- when absent); or nil and why its data is unusable (nil, nil: it is gone). One pass over
+-- the hash checks its numbers and reads the fields, into locals: a scan of the hash per
+-- field read was a tenth of an admission's Redis instructions, and a table of them per
+-- job a few percent more.
+local function read_candidate(jk)
   local h = redis.pcall('HGETALL', jk)
-  if type(h) == 'table' and h.err then return nil, 'job hash: ' .. tostring(h.err) end
+  if h.err then return nil, 'job hash: ' .. tostring(h.err) end
   if #h == 0 then return nil, nil end
-  local v = { queue = q, kind = '', part = '', tags = '', fp = '', rc = '', weight = false, crash = false,
-    fence = false }
+  local kind, part, tags, fp, rc, weight, crash, fence = '', '', '', '', '', false, false, false
   for i = 1, #h, 2 do
     local f, x = h[i], h[i + 1]
-    if JOB_RANGES[f] then
-      local bad = bad_job_field(f, x)
-      if bad then return nil, bad end
+    local range = JOB_RANGES[f]
+    if range then
+      -- bad_job_field's check, inline: it passes most fields it is given.
+      local n = tonumber(x)
+      if not n or n ~= floor(n) or n < range[1] or n > range[2] then return nil, bad_job_field(f, x) end
     end
-    if CANDIDATE_FIELDS[f] then v[f] = x end
+    local c = CANDIDATE_FIELDS[f]
+    if c then
+      if c == 1 then
+        kind = x
+      elseif c == 2 then
+        part = x
+      elseif c == 3 then
+        tags = x
+      elseif c == 4 then
+        fp = x
+      elseif c == 5 then
+        rc = x
+      elseif c == 6 then
+        weight = x
+      elseif c == 7 then
+        crash = x
+      else
+        fence = x
+      end
+    end
   end
-  return h, v
+  return h, kind, part, tags, fp, rc, weight, crash, fence
+end
+
+-- The text of the fence that follows a stored one, formatted once per call and value.
+local next_fences = {}
+local function next_fence(fence)
+  if not fence then return '1' end
+  local t = next_fences[fence]
+  if not t then
+    t = string.format('%d', tonumber(fence) + 1)
+    next_fences[fence] = t
+  end
+  return t
 end
 
 -- Parks an available job its class cannot pay for now ("u": heavier than the burst).
@@ -425,15 +464,14 @@ local function turn(r, q, part)
       local m = members[i]
       local id = rank_id(m)
       local jk = K.job(P, id)
-      local h, v = read_candidate(jk, q)
+      local h, kind, jpart, tags, fp, class, weight, crash, fence = read_candidate(jk)
       local why = nil
-      if not h then why = v end
+      if not h then why = kind end
       budget = budget - 1
-      local fp, class, weight, crashed = '', '', 1, false
+      local crashed = false
       if h then
-        fp, class = v.fp, v.rc
-        weight = tonumber(v.weight) or JOB_DEFAULTS.weight
-        crashed = num(v.crash) > 0
+        weight = tonumber(weight) or JOB_DEFAULTS.weight
+        crashed = crash and tonumber(crash) > 0
       end
       local rate = nil
       if not h and why and not can_write(K.corrupt(P), 'hash') then
@@ -442,22 +480,24 @@ local function turn(r, q, part)
         -- Unusable data: out of the partition, into `corrupt` with the reason.
         removed[#removed + 1] = m
         if why then park_corrupt(P, id, why) end
-      elseif is_quarantined(P, fp) then
+      elseif fp ~= '' and is_quarantined(P, fp) then
         if can_write(K.held(P, fp), 'set') then
           removed[#removed + 1] = m
           rcall('SADD', K.held(P, fp), id)
           rcall('HSET', jk, 'held', '1')
           move_count(P, q, 'available', 'held')
-          index_move(P, id, v, 'available', 'held', now)
+          index_move(P, id, { queue = q, kind = kind, part = jpart, tags = tags, fp = fp }, 'available', 'held', now)
         else
           skipped_now = skipped_now + 1
         end
-      elseif (crashed and crashed_slots == 0) or fp_full(fp) then
+      elseif (crashed and crashed_slots == 0) or (fp ~= '' and fp_full(fp)) then
         skipped_now = skipped_now + 1
       elseif weight > credit then
         outcome = 'carry'
         heavy = weight
         break
+      elseif class == '' then
+        rate = 'ok'
       else
         rate = rate_ok(class, weight)
       end
@@ -470,41 +510,48 @@ local function turn(r, q, part)
         removed[#removed + 1] = m
         credit = credit - weight
         if crashed and crashed_slots > 0 then crashed_slots = crashed_slots - 1 end
-        local fence = string.format('%d', num(v.fence) + 1)
-        local f = { 'HSET', jk, 'state', 'running', 'lease', lease_id, 'fence', fence, 'adm', now_text }
-        if worker ~= '' then
-          f[#f + 1] = 'by'
-          f[#f + 1] = worker
-        end
-        if class ~= '' and type(buckets[class]) == 'table' then
-          f[#f + 1] = 'charge'
-          f[#f + 1] = weight
-        end
-        if fp ~= '' and fp_cap and fp_cap > 0 then
-          f[#f + 1] = 'fpi'
-          f[#f + 1] = '1'
-          rcall('HINCRBY', K.fp_running(P), fp, 1)
-          fp_counts[fp] = fp_counts[fp] + 1
-        end
-        rcall(unpack(f))
-        leases[#leases + 1] = expires_text
-        leases[#leases + 1] = id
-        move_count(P, q, 'available', 'running')
-        if v.fp == '' and v.tags == '' then
-          -- Its index entries move with the others of its kind and partition at the end.
-          local ids = subtable(subtable(subtable(plain_admitted, q), v.kind), v.part)
-          ids[#ids + 1] = id
+        fence = next_fence(fence)
+        local charged = class ~= '' and type(buckets[class]) == 'table'
+        local counted = fp ~= '' and fp_cap > 0
+        if charged or counted then
+          local f = { 'HSET', jk, 'state', 'running', 'lease', lease_id, 'fence', fence, 'adm', now_text }
+          if worker ~= '' then
+            f[#f + 1] = 'by'
+            f[#f + 1] = worker
+          end
+          if charged then
+            f[#f + 1] = 'charge'
+            f[#f + 1] = weight
+          end
+          if counted then
+            f[#f + 1] = 'fpi'
+            f[#f + 1] = '1'
+            rcall('HINCRBY', K.fp_running(P), fp, 1)
+            fp_counts[fp] = fp_counts[fp] + 1
+          end
+          rcall(unpack(f))
+        elseif worker ~= '' then
+          rcall('HSET', jk, 'state', 'running', 'lease', lease_id, 'fence', fence, 'adm', now_text, 'by', worker)
         else
-          index_move(P, id, v, 'available', 'running', now)
+          rcall('HSET', jk, 'state', 'running', 'lease', lease_id, 'fence', fence, 'adm', now_text)
         end
-        reply[#reply + 1] = { id, h, tonumber(fence), expires }
+        local nl = #leases
+        leases[nl + 1] = expires_text
+        leases[nl + 2] = id
+        if fp == '' and tags == '' then
+          -- Its index entries move with the others of its kind and partition at the end;
+          -- the jobs of a turn mostly share one kind.
+          if kind ~= plain_kind or jpart ~= plain_part or q ~= plain_q then
+            plain_q, plain_kind, plain_part = q, kind, jpart
+            plain_ids = subtable(subtable(subtable(plain_admitted, q), kind), jpart)
+          end
+          plain_ids[#plain_ids + 1] = id
+        else
+          index_move(P, id, { queue = q, kind = kind, part = jpart, tags = tags, fp = fp }, 'available', 'running', now)
+        end
+        local nr = #reply
+        reply[nr + 1], reply[nr + 2], reply[nr + 3], reply[nr + 4] = id, h, fence, expires_text
         admitted = admitted + 1
-        local by = admitted_by[q]
-        if not by then
-          by = {}
-          admitted_by[q] = by
-        end
-        by[part] = (by[part] or 0) + 1
         got = got + 1
       end
       read = i
@@ -525,6 +572,15 @@ local function turn(r, q, part)
     end
   end
 
+  if got > 0 then
+    move_counts(P, q, 'available', 'running', got)
+    local by = admitted_by[q]
+    if not by then
+      by = {}
+      admitted_by[q] = by
+    end
+    by[part] = (by[part] or 0) + got
+  end
   if alone then
     if emptied then
       ring_remove(r.ring, part)
@@ -669,7 +725,10 @@ if admitted_before then
     if type(v) == 'table' and v[1] == 'running' and v[2] == lease_id and tonumber(v[3]) == fence
       and tonumber(exp) and tonumber(exp) > now then
       local h = redis.pcall('HGETALL', jk)
-      if type(h) == 'table' and not h.err then reply[#reply + 1] = { id, h, fence, tonumber(exp) } end
+      if type(h) == 'table' and not h.err then
+        local nr = #reply
+        reply[nr + 1], reply[nr + 2], reply[nr + 3], reply[nr + 4] = id, h, fence, tonumber(exp)
+      end
     end
   end
   return reply
@@ -699,9 +758,9 @@ if #leases > 0 then
   -- the time the record goes, every lease it names has expired or was renewed by a holder
   -- that got the reply, so no repeat can be owed any of them.
   local rec = {}
-  for i = 2, #reply do
-    rec[#rec + 1] = reply[i][1]
-    rec[#rec + 1] = string.format('%d', reply[i][3])
+  for i = 2, #reply, 4 do
+    rec[#rec + 1] = reply[i]
+    rec[#rec + 1] = reply[i + 2]
   end
   rcall('SET', K.admission(P, lease_id), table.concat(rec, '\31'), 'PX', lease_ms)
 end

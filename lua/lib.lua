@@ -701,6 +701,18 @@ local function move_count(P, q, from, to)
   if to then d[to] = (d[to] or 0) + 1 end
 end
 
+-- move_count of n jobs at once: admission moves a partition turn's jobs together.
+--- @include count_delta
+local function move_counts(P, q, from, to, n)
+  local d = count_delta[q]
+  if not d then
+    d = {}
+    count_delta[q] = d
+  end
+  d[from] = (d[from] or 0) - n
+  d[to] = (d[to] or 0) + n
+end
+
 --- @include rcall
 --- @include K.counts
 --- @include count_delta

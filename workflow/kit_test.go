@@ -253,6 +253,10 @@ func TestKitCancelRunsCompensation(t *testing.T) {
 		if !errors.Is(err, workflow.ErrCancelled) {
 			t.Fatalf("result error %v, want cancelled\n%s", err, env.Timeline("t-1"))
 		}
+		// The outcome says why it was cancelled, as a terminated run's says why it was.
+		if want := `workflow "t-1" cancelled: customer asked`; err.Error() != want {
+			t.Errorf("result error %q, want %q", err, want)
+		}
 		if strings.Join(done, ",") != "book,unbook" {
 			t.Errorf("steps run %v, want book then unbook", done)
 		}

@@ -6,12 +6,16 @@ import (
 )
 
 // RetryWorkflow retries a failed run from its last good point: the events from the
-// first step that failed for good on (or, when no step did, the workflow_failed event)
-// are removed from the history, the run is open again, and a task replays the kept
-// history and runs the code on from there, the failed step with fresh attempts. It
-// returns the new task's job id. A run that did not fail is *WorkflowClosedError (its
-// Status says what it is), an id without a history ErrWorkflowNotFound, a history that
-// moved meanwhile *SequenceConflictError.
+// first attempt of the first step that failed for good on (or, when no step did, from
+// the workflow_failed event) are removed from the history, the run is open again, and a
+// task replays the kept history and runs the code on from there, the failed step with
+// fresh attempts. What came from outside in the removed span and the code still waits
+// for is kept, appended after the kept history in the order it came: signals, children's
+// ends, and the firing of timers armed before the cut (a cancel request that reached
+// the run as it failed is not: the retry is the newer word). It returns the new task's
+// job id. A run that did not fail is *WorkflowClosedError (its Status says what it is),
+// an id without a history ErrWorkflowNotFound, a history that moved meanwhile
+// *SequenceConflictError.
 func (s *Store) RetryWorkflow(ctx context.Context, workflowID string) (string, error) {
 	row, err := s.GetWorkflow(ctx, workflowID)
 	if err != nil {
@@ -28,21 +32,75 @@ func (s *Store) RetryWorkflow(ctx context.Context, workflowID string) (string, e
 	if err != nil {
 		return "", err
 	}
-	cut := int64(0)
-	for _, e := range events {
-		if cut == 0 && e.Kind == EventStepFailed && e.FireAt.IsZero() {
-			cut = e.Seq // the first step that failed for good
-		}
-		if e.Kind == EventWorkflowFailed && cut == 0 {
-			cut = e.Seq
-		}
-	}
+	cut, keep := retryCut(events)
 	if cut == 0 {
 		return "", fmt.Errorf("headgate: workflow %q: no workflow_failed event in its last %d events", workflowID, maxPage)
 	}
-	reply, err := s.run(ctx, scriptWfRetry, workflowID, workflowID, row.Head, cut)
+	args := []any{workflowID, row.Head, cut}
+	for _, seq := range keep {
+		args = append(args, seq)
+	}
+	reply, err := s.run(ctx, scriptWfRetry, workflowID, args...)
 	if err != nil {
 		return "", err
 	}
 	return asString(reply, 1), nil
+}
+
+// retryCut returns where a retry cuts the failed run's events (a page of its history
+// that ends at the head): the seq of the first attempt of the first step that failed for
+// good, else of the workflow_failed event; 0 when neither is in the page. keep lists
+// the seqs past the cut that came from outside and stay.
+func retryCut(events []Event) (cut int64, keep []int64) {
+	failed := ""
+	for _, e := range events {
+		if e.Kind == EventStepFailed && e.FireAt.IsZero() {
+			failed = e.Name // the first step that failed for good
+			break
+		}
+	}
+	for _, e := range events {
+		isStep := e.Kind == EventStepScheduled || e.Kind == EventStepFailed || e.Kind == EventStepCompleted
+		if failed != "" && isStep && e.Name == failed {
+			// Its first attempt (the page's earliest, in a run longer than the page): the
+			// retry gives it fresh attempts.
+			cut = e.Seq
+			break
+		}
+		if failed == "" && e.Kind == EventWorkflowFailed {
+			cut = e.Seq
+			break
+		}
+	}
+	if cut == 0 {
+		return 0, nil
+	}
+	armedAfter := map[string]bool{} // timers that removed events armed: their firing goes too
+	for _, e := range events {
+		if e.Seq < cut {
+			continue
+		}
+		switch e.Kind {
+		case EventTimerStarted:
+			armedAfter[e.TimerID] = true
+		case EventStepFailed: // a step run in the task waits for its retry on a timer
+			if !e.FireAt.IsZero() {
+				armedAfter[fmt.Sprintf("retry/%s/%d", e.Name, e.Attempt)] = true
+			}
+		}
+	}
+	for _, e := range events {
+		if e.Seq <= cut {
+			continue
+		}
+		switch e.Kind {
+		case EventSignalReceived, EventChildCompleted, EventChildFailed:
+			keep = append(keep, e.Seq)
+		case EventTimerFired:
+			if !armedAfter[e.TimerID] {
+				keep = append(keep, e.Seq)
+			}
+		}
+	}
+	return cut, keep
 }

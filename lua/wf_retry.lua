@@ -1,7 +1,10 @@
 --[[
 wf_retry.lua: retries a failed workflow run from its last good point: the history's
-events from the cut on (the caller names it: the first step that failed for good, or
-the workflow_failed event) are removed, the run is open again (running, its run chain
+events from the cut on (the caller names it: the first attempt of the first step that
+failed for good, or the workflow_failed event) are removed, except the ones the caller
+names to keep (what came from outside and the code still waits for: signals, children's
+ends, timers armed before the cut), which move, in order, to right after the kept
+history; the run is open again (running, its run chain
 entry and listings with it) and a task is enqueued, which replays the kept history and
 runs the code on from the cut. Checked against the head the caller read.
 
@@ -12,6 +15,7 @@ KEYS[1]  namespace prefix; derived keys (lib.lua): wf:<id>, wfh:<id>, wfruns:<id
 ARGV[1]  workflow id
 ARGV[2]  expected head
 ARGV[3]  cut: the seq of the first event removed (past the run's workflow_started)
+ARGV[4..] the seqs past the cut to keep, ascending
 Replies  {0, head, task id}
          {-22}                      the workflow has no history
          {-23, status}              the run did not fail
@@ -56,14 +60,34 @@ local r = wf_route(P, id)
 if cut <= r.runseq or cut > w.head or w.head - cut >= 1000 then
   return redis.error_reply('headgate: wf_retry: cut ' .. cut .. ' is outside the failed run')
 end
+local kept, after = {}, cut
+for i = 4, #ARGV do
+  local seq = tonumber(ARGV[i])
+  if not seq or seq <= after or seq > w.head then
+    return redis.error_reply('headgate: wf_retry: kept seq ' .. ARGV[i] .. ' is not past the cut in ascending order')
+  end
+  after = seq
+  kept[#kept + 1] = rcall('HGET', K.wf_history(P, id), seq)
+  if not kept[#kept] then
+    return redis.error_reply('headgate: wf_retry: kept seq ' .. seq .. ' is not in the history')
+  end
+end
 wf_need_task(P, r)
 bad = structure_error()
 if bad then return bad end
 local removed = {}
 for seq = cut, w.head do removed[#removed + 1] = seq end
 rcall('HDEL', K.wf_history(P, id), unpack(removed))
+if #kept > 0 then
+  local moved = {}
+  for i, stored in ipairs(kept) do
+    moved[#moved + 1] = cut - 1 + i
+    moved[#moved + 1] = stored
+  end
+  rcall('HSET', K.wf_history(P, id), unpack(moved))
+end
 local old = { started = w.started, type = w.type, status = w.status, parent = w.parent }
-w.head, w.status, w.closed = cut - 1, 'running', ''
+w.head, w.status, w.closed = cut - 1 + #kept, 'running', ''
 wf_count_open(P, w)
 rcall('HSET', K.wf(P, id), 'head', w.head, 'status', w.status, 'closed', '', 'vopen', w.vopen, 'updated', now)
 rcall('ZREM', K.wf_status(P, 'failed'), id)

@@ -103,7 +103,9 @@ func (c *Client) Cancel(ctx context.Context, id, reason string) error {
 
 // Result waits, without polling, until the workflow's run ends (the last of its chain,
 // after any continue-as-new) and returns its result decoded from JSON, or a
-// *FailedError when it failed, was cancelled (errors.Is ErrCancelled) or terminated.
+// *FailedError when it failed, was cancelled (errors.Is ErrCancelled) or terminated; its
+// Message is the run's error, or for a run that ended with ErrCancelled itself the
+// cancel's reason, and for a terminated run the terminate's reason.
 func Result[T any](ctx context.Context, c *Client, id string) (T, error) {
 	var zero T
 	row, err := c.store.WaitWorkflowClosed(ctx, id)
@@ -117,15 +119,25 @@ func Result[T any](ctx context.Context, c *Client, id string) (T, error) {
 		return zero, err
 	}
 	var e headgate.Event
+	cancelReason := "" // the first cancel request's reason in the run
 	for _, h := range history {
-		if h.Seq >= row.RunStartSeq && headgate.StatusFromEvents([]headgate.Event{h}).Closed() {
+		if h.Seq < row.RunStartSeq {
+			continue
+		}
+		if headgate.StatusFromEvents([]headgate.Event{h}).Closed() {
 			e = h
+		}
+		if h.Kind == headgate.EventWorkflowCancelRequested && cancelReason == "" {
+			cancelReason = h.Reason
 		}
 	}
 	if row.Status != headgate.WorkflowCompleted {
 		msg := e.Reason
 		if e.Error != nil {
 			msg = e.Error.Message
+		}
+		if row.Status == headgate.WorkflowCancelled && cancelReason != "" && msg == ErrCancelled.Error() {
+			msg = cancelReason // the code gave up as asked: the operator's reason says why
 		}
 		return zero, &FailedError{WorkflowID: id, Status: string(row.Status), Message: msg}
 	}

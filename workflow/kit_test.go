@@ -253,6 +253,10 @@ func TestKitCancelRunsCompensation(t *testing.T) {
 		if !errors.Is(err, workflow.ErrCancelled) {
 			t.Fatalf("result error %v, want cancelled\n%s", err, env.Timeline("t-1"))
 		}
+		// The outcome says why it was cancelled, as a terminated run's says why it was.
+		if want := `workflow "t-1" cancelled: customer asked`; err.Error() != want {
+			t.Errorf("result error %q, want %q", err, want)
+		}
 		if strings.Join(done, ",") != "book,unbook" {
 			t.Errorf("steps run %v, want book then unbook", done)
 		}
@@ -390,6 +394,94 @@ func TestKitPauseResumeTerminateRetry(t *testing.T) {
 		var closed *headgate.WorkflowClosedError
 		if err := env.Client.Signal(ctx, "s-2", "go", true); !errors.As(err, &closed) {
 			t.Errorf("signal to a terminated run: %v, want *WorkflowClosedError", err)
+		}
+	})
+}
+
+// TestKitRetryFreshAttemptsKeepsSignals: a retry gives the step that failed for good its
+// attempts afresh (a retry after its backoff, not one last try), and a signal that came
+// while the step failed is still there for the code after the step.
+func TestKitRetryFreshAttemptsKeepsSignals(t *testing.T) {
+	onBackends(t, func(t *testing.T, env *workflowtest.Env) {
+		ctx := env.Context()
+		failing, calls := true, 0
+		workflow.Register(env.Worker, "fresh", func(ctx workflow.Context, _ struct{}) (string, error) {
+			_, err := workflow.Step(ctx, "b", func(c context.Context) (int, error) {
+				calls++
+				if calls == 1 {
+					// Sent while the task runs: it waits in the inbox for the commit.
+					if err := env.Client.Signal(c, "f-1", "go", "yes"); err != nil {
+						return 0, err
+					}
+				}
+				if failing {
+					return 0, errors.New("bad day")
+				}
+				return 2, nil
+			}, &workflow.StepOptions{Retries: 1, Backoff: time.Second})
+			if err != nil {
+				return "", err
+			}
+			v, _, err := workflow.Await[string](ctx, "go", 0)
+			return v, err
+		})
+		env.Start("fresh", struct{}{}, "f-1")
+		env.Run()
+		env.Advance(time.Second)
+		if st := env.Status("f-1"); st != headgate.WorkflowFailed || calls != 2 {
+			t.Fatalf("after two attempts: %s, %d calls\n%s", st, calls, env.Timeline("f-1"))
+		}
+		if err := env.Client.Retry(ctx, "f-1"); err != nil {
+			t.Fatal(err)
+		}
+		env.Run()
+		if st := env.Status("f-1"); st != headgate.WorkflowRunning || calls != 3 {
+			t.Fatalf("after the retry's first attempt: %s, %d calls, want running on its backoff\n%s",
+				st, calls, env.Timeline("f-1"))
+		}
+		failing = false
+		env.Advance(time.Second)
+		got, err := workflowtest.Result[string](env, "f-1")
+		if err != nil || got != "yes" || calls != 4 {
+			t.Fatalf("result after the retry: %q, %v, %d calls\n%s", got, err, calls, env.Timeline("f-1"))
+		}
+	})
+}
+
+// TestKitRetryKeepsSignalAfterFailure: a signal that reached the run while its last task
+// failed (the commit appends it after workflow_failed) survives the retry.
+func TestKitRetryKeepsSignalAfterFailure(t *testing.T) {
+	onBackends(t, func(t *testing.T, env *workflowtest.Env) {
+		failing := true
+		workflow.Register(env.Worker, "late-signal", func(ctx workflow.Context, _ struct{}) (string, error) {
+			_, err := workflow.Step(ctx, "b", func(c context.Context) (int, error) {
+				if failing {
+					if err := env.Client.Signal(c, "l-1", "go", "yes"); err != nil {
+						return 0, err
+					}
+					return 0, errors.New("bad day")
+				}
+				return 2, nil
+			}, &workflow.StepOptions{Retries: -1})
+			if err != nil {
+				return "", err
+			}
+			v, _, err := workflow.Await[string](ctx, "go", 0)
+			return v, err
+		})
+		env.Start("late-signal", struct{}{}, "l-1")
+		env.Run()
+		if h := env.History("l-1"); h[len(h)-1].Kind != headgate.EventSignalReceived {
+			t.Fatalf("the signal is not after the failure:\n%s", env.Timeline("l-1"))
+		}
+		failing = false
+		if err := env.Client.Retry(env.Context(), "l-1"); err != nil {
+			t.Fatal(err)
+		}
+		env.Run()
+		got, err := workflowtest.Result[string](env, "l-1")
+		if err != nil || got != "yes" {
+			t.Fatalf("result after the retry: %q, %v\n%s", got, err, env.Timeline("l-1"))
 		}
 	})
 }

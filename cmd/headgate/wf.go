@@ -213,6 +213,10 @@ func cmdWfList(ctx context.Context, c *cli, args []string) error {
 	rows, next, err := c.insp.Workflows(ctx, f, c.wf.after, c.wf.limit)
 	var inv *headgate.InvalidError
 	if errors.As(err, &inv) {
+		// Named by the flag that carried it, not by the store's field.
+		if flag, ok := map[string]string{"filter.Status": "-status", "filter.WorkflowType": "-type", "cursor": "-after"}[inv.Field]; ok {
+			return usagef("%s %s", flag, inv.Reason)
+		}
 		return usagef("%s", inv.Error())
 	}
 	if err != nil {

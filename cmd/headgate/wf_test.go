@@ -271,6 +271,15 @@ func TestWfList(t *testing.T) {
 			t.Errorf("wf %v: exit %d, want %d: %s", args, code, exitUsage, errOut)
 		}
 	}
+	// A bad value is named by its flag.
+	if _, _, errOut := b.wf(t, "list", "-status", "sleeping"); !strings.HasPrefix(errOut,
+		`headgate wf: -status "sleeping" is not a workflow status`+"\n") {
+		t.Errorf("wf list -status sleeping: stderr %q", errOut)
+	}
+	if _, _, errOut := b.wf(t, "list", "-after", "no!"); !strings.HasPrefix(errOut,
+		`headgate wf: -after "no!" is not a cursor of this listing`+"\n") {
+		t.Errorf("wf list -after no!: stderr %q", errOut)
+	}
 }
 
 func TestWfVerbs(t *testing.T) {

@@ -86,3 +86,30 @@ func TestWhyCommandWorkflowVersion(t *testing.T) {
 		t.Fatalf("why ship-9 -json: %+v", out)
 	}
 }
+
+// TestWhyCommandPausedWorkflowTask: the staged task of a paused workflow names the
+// workflow's resume as its remedy, not a release of the task, from the task's id and
+// from the workflow's.
+func TestWhyCommandPausedWorkflowTask(t *testing.T) {
+	t.Parallel()
+	b := setupWf(t)
+	b.env.Start("shipment", "o1", "ship-3")
+	b.mustRun(t, "wf", "pause", "ship-3")
+	var out workflowWhyOut
+	b.runJSON(t, exitOK, &out, "why", "ship-3")
+	var task *whyOut
+	for _, r := range out.Reasons {
+		if r.TaskWhy != nil {
+			task = r.TaskWhy
+		}
+	}
+	if task == nil || task.State != "pending" || len(task.Reasons) == 0 || task.Reasons[0].Reason != "staged" ||
+		task.Reasons[0].Remedy != "headgate wf resume ship-3   (its workflow is paused)" {
+		t.Fatalf("why ship-3 -json while paused: %+v", task)
+	}
+	text := b.mustRun(t, "why", task.ID)
+	if !strings.Contains(text, "to act:\n  headgate wf resume ship-3   (its workflow is paused)\n") ||
+		strings.Contains(text, "headgate release") {
+		t.Fatalf("why %s:\n%s", task.ID, text)
+	}
+}

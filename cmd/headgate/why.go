@@ -73,18 +73,30 @@ func cmdWhy(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
+	pausedWorkflow := ""
+	if e.State == headgate.StatePending {
+		// A workflow's staged task or step job waits for its workflow's resume.
+		j, err := c.insp.Job(ctx, e.ID)
+		if err != nil && !errors.Is(err, headgate.ErrJobNotFound) {
+			return err
+		}
+		if err == nil {
+			pausedWorkflow = stagedWorkflowOf(e.ID, e.State, j.Job.Kind)
+		}
+	}
 	if !c.why.json {
-		_, err := fmt.Fprint(c.stdout, e.String()+remediesText(e))
+		_, err := fmt.Fprint(c.stdout, e.String()+remediesText(e, pausedWorkflow))
 		return err
 	}
-	return c.printJSON(whyDoc(e))
+	return c.printJSON(whyDoc(e, pausedWorkflow))
 }
 
-// whyDoc is a job's explanation as why's -json document.
-func whyDoc(e *inspector.Explanation) whyJSON {
+// whyDoc is a job's explanation as why's -json document (pausedWorkflow as remedy takes
+// it).
+func whyDoc(e *inspector.Explanation, pausedWorkflow string) whyJSON {
 	out := whyJSON{ID: e.ID, State: string(e.State), Now: jsonTime(e.Now.UTC()), Reasons: []reasonJSON{}}
 	for _, r := range e.Reasons {
-		out.Reasons = append(out.Reasons, reasonJSON{Reason: r, Sentence: r.Sentence(e.Now), Remedy: remedy(e.ID, e.State, r),
+		out.Reasons = append(out.Reasons, reasonJSON{Reason: r, Sentence: r.Sentence(e.Now), Remedy: remedy(e.ID, pausedWorkflow, e.State, r),
 			At: jsonUTC(r.At), Since: jsonUTC(r.Since), LeaseUntil: jsonUTC(r.LeaseUntil), LastSeen: jsonUTC(r.LastSeen)})
 	}
 	return out
@@ -127,7 +139,11 @@ func workflowWhyDoc(e *inspector.WorkflowExplanation) workflowWhyJSON {
 			Timer: r.Timer, Signal: r.Signal, Child: r.Child, ChildRun: r.ChildRun, ChildStatus: string(r.ChildStatus),
 			Task: r.Task, Version: r.Version, Step: r.Step, Attempt: r.Attempt, Message: r.Message, At: jsonUTC(r.At), Since: jsonUTC(r.Since)}
 		if r.TaskWhy != nil {
-			doc := whyDoc(r.TaskWhy)
+			paused := "" // the paused run's staged task waits for the resume
+			if e.Status == headgate.WorkflowPaused {
+				paused = e.ID
+			}
+			doc := whyDoc(r.TaskWhy, paused)
 			j.TaskWhy = &doc
 		}
 		out.Reasons = append(out.Reasons, j)

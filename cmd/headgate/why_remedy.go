@@ -12,10 +12,17 @@ import (
 // where none is theirs to run: the reclaimer hands back expired leases by itself, and a
 // partition's turn or a rate class refilling only takes time.
 // Every name in it is shellArg-quoted, so the line can be pasted as it is.
-func remedy(id string, state headgate.State, r headgate.Reason) string {
+//
+// pausedWorkflow names the paused workflow whose task or step job id is, "" for any other
+// job: such a job is staged by the pause, and what lifts it is resuming the workflow
+// (releasing the job alone does not run the workflow on).
+func remedy(id, pausedWorkflow string, state headgate.State, r headgate.Reason) string {
 	id = shellArg(id)
 	switch r.Reason {
 	case headgate.WhyStaged:
+		if pausedWorkflow != "" {
+			return "headgate wf resume " + shellArg(pausedWorkflow) + "   (its workflow is paused)"
+		}
 		return "headgate release " + id
 	case headgate.WhyScheduled, headgate.WhyRetrying:
 		return "headgate edit " + id + " -at 0s   (run it now)"
@@ -47,11 +54,11 @@ func remedy(id string, state headgate.State, r headgate.Reason) string {
 }
 
 // remediesText lists the commands that lift the explanation's reasons, once each, or ""
-// when none is an operator's to run.
-func remediesText(e *headgate.Explanation) string {
+// when none is an operator's to run (pausedWorkflow as remedy takes it).
+func remediesText(e *headgate.Explanation, pausedWorkflow string) string {
 	var out []string
 	for _, r := range e.Reasons {
-		if cmd := remedy(e.ID, e.State, r); cmd != "" && !slices.Contains(out, cmd) {
+		if cmd := remedy(e.ID, pausedWorkflow, e.State, r); cmd != "" && !slices.Contains(out, cmd) {
 			out = append(out, cmd)
 		}
 	}
@@ -71,4 +78,23 @@ func shellArg(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// stagedWorkflowOf returns the workflow that a staged job belongs to when the job is a
+// workflow's task or step job (kind workflow:<type> or workflow-step:<type>, id
+// wft:<workflow>:<n> or wfs:<workflow>:<n>), "" otherwise.
+func stagedWorkflowOf(id string, state headgate.State, kind string) string {
+	if state != headgate.StatePending || !strings.HasPrefix(kind, "workflow:") && !strings.HasPrefix(kind, "workflow-step:") {
+		return ""
+	}
+	rest, ok := strings.CutPrefix(id, "wft:")
+	if !ok {
+		if rest, ok = strings.CutPrefix(id, "wfs:"); !ok {
+			return ""
+		}
+	}
+	if i := strings.LastIndexByte(rest, ':'); i > 0 {
+		return rest[:i]
+	}
+	return ""
 }

@@ -36,25 +36,25 @@ func TestRemedy(t *testing.T) {
 		{headgate.StateAvailable, headgate.Reason{Reason: headgate.WhyFingerprintCap}, ""},
 	}
 	for _, c := range cases {
-		if got := remedy("j", c.state, c.r); got != c.want {
+		if got := remedy("j", "", c.state, c.r); got != c.want {
 			t.Errorf("remedy(%s, %s) = %q, want %q", c.state, c.r.Reason, got, c.want)
 		}
 	}
 	// Names a shell would split or expand are quoted, so the line pastes as it is.
-	if got, want := remedy("a/b?c#d %41 e", headgate.StatePending, headgate.Reason{Reason: headgate.WhyStaged}),
+	if got, want := remedy("a/b?c#d %41 e", "", headgate.StatePending, headgate.Reason{Reason: headgate.WhyStaged}),
 		"headgate release 'a/b?c#d %41 e'"; got != want {
 		t.Errorf("remedy of an id with spaces = %q, want %q", got, want)
 	}
-	if got, want := remedy("j", headgate.StateAvailable, headgate.Reason{Reason: headgate.WhyPaused, Queue: "it's $HOME"}),
+	if got, want := remedy("j", "", headgate.StateAvailable, headgate.Reason{Reason: headgate.WhyPaused, Queue: "it's $HOME"}),
 		`headgate resume 'it'\''s $HOME'`; got != want {
 		t.Errorf("remedy of a queue with a quote = %q, want %q", got, want)
 	}
 	e := &headgate.Explanation{ID: "j", State: headgate.StateAvailable, Reasons: []headgate.Reason{
 		{Reason: headgate.WhyNoLiveWorker}, {Reason: headgate.WhyNoWorkerForKind}, {Reason: headgate.WhyPartitionTurn}}}
-	if got, want := remediesText(e), "to act:\n  headgate workers   (start a worker that serves it)\n"; got != want {
+	if got, want := remediesText(e, ""), "to act:\n  headgate workers   (start a worker that serves it)\n"; got != want {
 		t.Errorf("remediesText = %q, want %q (each command once)", got, want)
 	}
-	if got := remediesText(&headgate.Explanation{Reasons: []headgate.Reason{{Reason: headgate.WhyRunning}}}); got != "" {
+	if got := remediesText(&headgate.Explanation{Reasons: []headgate.Reason{{Reason: headgate.WhyRunning}}}, ""); got != "" {
 		t.Errorf("remediesText of a running job = %q, want none", got)
 	}
 }

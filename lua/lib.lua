@@ -839,23 +839,6 @@ local function wake(P, q)
   if rcall('RPUSH', k, '1') > 32 then rcall('LTRIM', k, -16, -1) end
 end
 
--- A call that makes many jobs available and takes none out (bulk_retry) collects their
--- partition set members here (bulk_route), partition key -> {score, member, ...} (the
--- keys in order at 1..n), and writes them with one ZADD per partition (flush_available)
--- instead of one per job.
-local available_adds = nil
-
---- @include rcall
---- @include call_chunked
---- @include available_adds
-local function flush_available()
-  if not available_adds then return end
-  for _, pz in ipairs(available_adds) do
-    call_chunked(rcall, 'ZADD', pz, available_adds[pz], 2000)
-  end
-  available_adds = {}
-end
-
 -- Adds a job to its partition's available set; a partition that was empty joins the back
 -- of its ring. A change of the ring's members restarts admission's count of turns that
 -- could spend nothing ("cr", see admit.lua). The caller sets the state and wakes the queue.
@@ -2755,13 +2738,27 @@ local function index_select(P, s)
   local want = s.limit
   if checked then want = s.budget end
   local lists = {}
+  -- The one index walked oldest first: its ids alone (single).
+  local single, cid = nil, nil
   for _, kind in ipairs(kinds) do
     local key
     if s.dim == '' then key = K.job_index(P, s.queue, s.state, kind)
     else key = K.job_filter_index(P, s.queue, s.state, kind, s.dim, s.value) end
     if not key_ok(key, 'zset') then return nil, corrupt_reply(key, 'is not a zset') end
     local r
-    if not s.desc then
+    if not s.desc and #kinds == 1 then
+      -- One index is the order itself: its ids without their scores (each a double that
+      -- Redis formats and Lua parses, a tenth of what a bulk retry cost Redis per job
+      -- outside its commands), the entries past the cutoff left out by their rank, and
+      -- the time of the last entry looked at read once (ZSCORE, below).
+      local first = 0
+      if s.at then first = index_rank(key, s.at, s.id, true) end
+      local stop = first + want
+      if s.cutoff then stop = math.min(stop, rcall('ZCOUNT', key, '-inf', s.cutoff) - 1) end
+      single, cid = key, {}
+      if stop >= first then cid = rcall('ZRANGE', key, first, stop) end
+      break
+    elseif not s.desc then
       local first = 0
       if s.at then first = index_rank(key, s.at, s.id, true) end
       r = rcall('ZRANGE', key, first, first + want, 'WITHSCORES')
@@ -2794,7 +2791,8 @@ local function index_select(P, s)
     lists[#lists + 1] = { ats, mids }
   end
   -- Each index's entries are in order: one index is the order, several are merged.
-  local cat, cid = {}, {}
+  local cat = {}
+  if not single then cid = {} end
   if #lists == 1 then cat, cid = lists[1][1], lists[1][2] end
   if #lists > 1 then
     local function before(a_at, a_id, b_at, b_id)
@@ -2823,7 +2821,7 @@ local function index_select(P, s)
     end
   end
   local ids, nids, last, seen = {}, 0, nil, 0
-  for i = 1, #cat do
+  for i = 1, #cid do
     if nids >= s.limit or seen >= want then break end
     seen = seen + 1
     last = i
@@ -2844,7 +2842,8 @@ local function index_select(P, s)
   end
   -- Each index gave one entry more than can be looked at, so when every entry was looked
   -- at, every index is done.
-  local done = seen == #cat
+  local done = seen == #cid
+  if last and single then return ids, tonumber(rcall('ZSCORE', single, cid[last])), cid[last], done end
   if last then return ids, cat[last], cid[last], done end
   return ids, s.at, s.id, done
 end
@@ -2976,99 +2975,6 @@ local function bulk_load(P, ids, state, fields)
     end
   end
   return jobs, skipped
-end
-
--- Where a bulk call makes the jobs of one partition available, {pz, ring, rs, adds, q,
--- part}, by queue -> sticky worker -> partition in routes (the caller's table, one per
--- call; its list part holds the routes in order): the keys are built, and needed
--- (need_leave_state, need_available for job j, the first of the route) once; adds
--- collects the partition set's new members in available_adds, which the caller has set.
---- @include partition_of
---- @include available_adds
---- @include need_leave_state
---- @include need_available
---- @include subtable
-local function bulk_route(P, routes, j)
-  local by_part = subtable(subtable(routes, j.queue), j.sticky)
-  local r = by_part[j.part]
-  if not r then
-    need_leave_state(P, j)
-    need_available(P, j)
-    local pz, ring, rs = partition_of(P, j.queue, j.sticky, j.part)
-    r = { pz = pz, ring = ring, rs = rs, adds = {}, q = j.queue, part = j.part }
-    by_part[j.part] = r
-    routes[#routes + 1] = r
-    available_adds[pz] = r.adds
-    available_adds[#available_adds + 1] = pz
-  end
-  return r
-end
-
--- make_available for a job of a bulk batch (bulk_retry) that becomes available now: job
--- id, its hash k, on its route r (bulk_route). The partition set's member goes in with
--- the batch's (flush_available), and the index entries of a job without fingerprint or
--- tags with those of its route and kind (r.ix, kind -> ids: bulk_index_moves); the
--- partition joins its ring when the route's first job does, as index_available would
--- have it. j holds the job's 'sched' and 'created' (bulk_load), so that the HSET that
--- moves 'sched' keeps 'created' as keep_created would, without its reads.
---- @include rcall
---- @include K.held
---- @include is_quarantined
---- @include move_count
---- @include index_move
---- @include rank
---- @include ring_contains
---- @include ring_push_back
---- @include ms_text
---- @include ms_texts
---- @include subtable
-local function bulk_make_available(P, id, k, j, r, now)
-  local now_text = ms_texts[now] or ms_text(now)
-  local held = j.fp ~= '' and is_quarantined(P, j.fp)
-  -- One HSET of what the job's case needs, its arguments in no table of their own.
-  if j.created ~= '' then
-    if held then rcall('HSET', k, 'state', 'available', 'sched', now_text, 'held', '1')
-    else rcall('HSET', k, 'state', 'available', 'sched', now_text) end
-  else
-    local created = ms_texts[j.sched] or ms_text(j.sched)
-    if held then rcall('HSET', k, 'state', 'available', 'sched', now_text, 'held', '1', 'created', created)
-    else rcall('HSET', k, 'state', 'available', 'sched', now_text, 'created', created) end
-  end
-  if held then
-    -- Held: available, but counted "held" until the fingerprint is released.
-    move_count(P, j.queue, j.state, 'held')
-    index_move(P, id, j, j.state, 'held', now)
-    rcall('SADD', K.held(P, j.fp), id)
-    return
-  end
-  move_count(P, j.queue, j.state, 'available')
-  if j.fp == '' and j.tags == '' then
-    local ids = subtable(subtable(r, 'ix'), j.kind)
-    ids[#ids + 1] = id
-  else
-    index_move(P, id, j, j.state, 'available', now)
-  end
-  local a = r.adds
-  a[#a + 1] = '0'
-  a[#a + 1] = rank(j.prio, now, id)
-  if not r.ringed then
-    r.ringed = true
-    if not ring_contains(r.ring, j.part) then
-      ring_push_back(r.ring, j.part)
-      rcall('HDEL', r.rs, 'cr')
-    end
-  end
-end
-
--- Moves the index entries bulk_make_available collected on the routes of a bulk call
--- (bulk_route), of jobs that were in state `from`, into "available" at store time at.
---- @include index_move_all
-local function bulk_index_moves(P, routes, from, at)
-  for _, r in ipairs(routes) do
-    if r.ix then
-      for kind, ids in pairs(r.ix) do index_move_all(P, r.q, kind, r.part, ids, from, 'available', at) end
-    end
-  end
 end
 
 -- The reply of a bulk call: the cursor after the batch, whether the selection is done,

@@ -32,34 +32,11 @@ func (s *Store) Enqueue(ctx context.Context, jobs ...Envelope) ([]EnqueueResult,
 	if len(jobs) == 0 {
 		return nil, nil
 	}
-	const fields = 11
-	args := make([]any, 0, 2+fields*len(jobs))
-	args = append(args, len(jobs), fields)
-	ids := make(map[string]bool, len(jobs))
-	uniques := map[string]string{}
-	for i, e := range jobs {
-		// The field's name is built only for an error: every job of every call passes here.
-		field := func() string { return fmt.Sprintf("jobs[%d]", i) }
-		e, err := normalizeFields(e)
-		if err != nil {
-			return nil, prefixField(field(), err)
-		}
-		if ids[e.ID] {
-			return nil, invalid(field()+".ID", "%q appears twice in the batch", e.ID)
-		}
-		ids[e.ID] = true
-		uf := uniqueField(&e)
-		if uf != "" {
-			if other, ok := uniques[uf]; ok {
-				return nil, invalid(field()+".UniqueKey", "%q is also the unique key of job %q in the batch", e.UniqueKey, other)
-			}
-			uniques[uf] = e.ID
-		}
-		args = append(args, e.ID, e.Kind, e.Queue, e.PartitionKey, e.Fingerprint, e.StickyWorker,
-			e.RateClass, uf, strings.Join(e.Tags, "\n"), e.Payload, enqueueNumbers(&e))
+	args, err := enqueueArgs(jobs)
+	if err != nil {
+		return nil, err
 	}
 	var reply []any
-	var err error
 	if s.cfg.DurableReplicas > 0 {
 		reply, err = s.runDurable(ctx, scriptEnqueue, args...)
 	} else {
@@ -79,6 +56,45 @@ func (s *Store) Enqueue(ctx context.Context, jobs ...Envelope) ([]EnqueueResult,
 		}
 	}
 	return out, err // err: a *NotDurableError for a batch that was written
+}
+
+// enqueueArgs validates a batch of jobs and returns the enqueue script's arguments for
+// them (lua/enqueue.lua): the count, the fields per job, then each job's fields.
+func enqueueArgs(jobs []Envelope) ([]any, error) {
+	const fields = 11
+	args := make([]any, 0, 2+fields*len(jobs))
+	args = append(args, len(jobs), fields)
+	// A batch of one job, the most common, has no other to repeat its id or unique key.
+	var ids map[string]bool
+	var uniques map[string]string
+	if len(jobs) > 1 {
+		ids = make(map[string]bool, len(jobs))
+		uniques = map[string]string{}
+	}
+	for i, e := range jobs {
+		// The field's name is built only for an error: every job of every call passes here.
+		field := func() string { return fmt.Sprintf("jobs[%d]", i) }
+		e, err := normalizeFields(e)
+		if err != nil {
+			return nil, prefixField(field(), err)
+		}
+		uf := uniqueField(&e)
+		if ids != nil {
+			if ids[e.ID] {
+				return nil, invalid(field()+".ID", "%q appears twice in the batch", e.ID)
+			}
+			ids[e.ID] = true
+			if uf != "" {
+				if other, ok := uniques[uf]; ok {
+					return nil, invalid(field()+".UniqueKey", "%q is also the unique key of job %q in the batch", e.UniqueKey, other)
+				}
+				uniques[uf] = e.ID
+			}
+		}
+		args = append(args, e.ID, e.Kind, e.Queue, e.PartitionKey, e.Fingerprint, e.StickyWorker,
+			e.RateClass, uf, strings.Join(e.Tags, "\n"), e.Payload, enqueueNumbers(&e))
+	}
+	return args, nil
 }
 
 // enqueueNumbers is the numbers argument of a job (lua/enqueue.lua): "" when every one is

@@ -163,13 +163,15 @@ type scriptRunner struct {
 	// keys is what every script takes as KEYS: the prefix, from which each script
 	// derives the keys its header lists.
 	keys []string
+	// keyArgs is keys as command arguments, made once.
+	keyArgs []any
 	// eval is set once FCALL is known not to work for this client (no such command, or
 	// not permitted), or from the start under ScriptsEval: EVALSHA/EVAL from then on.
 	eval atomic.Bool
 }
 
 func newScriptRunner(rdb redis.UniversalClient, prefix string, mode ScriptMode) *scriptRunner {
-	r := &scriptRunner{rdb: rdb, keys: []string{prefix}}
+	r := &scriptRunner{rdb: rdb, keys: []string{prefix}, keyArgs: []any{prefix}}
 	r.eval.Store(mode == ScriptsEval)
 	return r
 }
@@ -200,11 +202,12 @@ func (r *scriptRunner) run(ctx context.Context, sc script, jobID string, args ..
 // not have (first use, a restart without persistence, a failover to a replica that never
 // had it) is loaded and called again: nothing ran, as with NOSCRIPT.
 func (r *scriptRunner) call(ctx context.Context, sc script, args []any, send func([]any) *redis.Cmd) *redis.Cmd {
-	command := func(name, target string) []any {
-		c := []any{name, target, len(r.keys)}
-		for _, k := range r.keys {
-			c = append(c, k)
-		}
+	// One slice for the command, made at its size: every call of every script passes
+	// here.
+	command := func(name, target any) []any {
+		c := make([]any, 0, 3+len(r.keys)+len(args))
+		c = append(c, name, target, len(r.keys))
+		c = append(c, r.keyArgs...)
 		return append(c, args...)
 	}
 	if !r.eval.Load() {

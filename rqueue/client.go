@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/vmihailenco/msgpack/v5"
@@ -259,15 +260,42 @@ func (c *Client) envelope(argsField, optsField string, args Args, opts *EnqueueO
 }
 
 // encodeArgs is msgpack.Marshal with map keys sorted where msgpack can sort them.
-// msgpack.Unmarshal decodes it.
+// msgpack.Unmarshal decodes it. The payload is the one allocation of its own: the
+// encoder and its buffer are reused, from one call to the next.
 func encodeArgs(args any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := msgpack.NewEncoder(&buf)
-	enc.SetSortMapKeys(true)
-	if err := enc.Encode(args); err != nil {
+	e := argsEncoders.Get().(*argsEncoder)
+	defer e.put()
+	e.enc.Reset(&e.buf)
+	e.enc.SetSortMapKeys(true)
+	if err := e.enc.Encode(args); err != nil {
 		return nil, err
 	}
-	return buf.Bytes(), nil
+	return bytes.Clone(e.buf.Bytes()), nil
+}
+
+// argsEncoder is a msgpack encoder with the buffer it writes to, kept for reuse.
+type argsEncoder struct {
+	buf bytes.Buffer
+	enc *msgpack.Encoder
+}
+
+// maxPooledArgsBuffer bounds the buffer an argsEncoder keeps: the args of most jobs are
+// small, and one huge payload should not pin its buffer for the process's life.
+const maxPooledArgsBuffer = 64 << 10
+
+var argsEncoders = sync.Pool{New: func() any {
+	e := &argsEncoder{}
+	e.enc = msgpack.NewEncoder(&e.buf)
+	return e
+}}
+
+func (e *argsEncoder) put() {
+	if e.buf.Cap() > maxPooledArgsBuffer {
+		return
+	}
+	e.buf.Reset()
+	e.enc.Reset(nil) // holds nothing of the caller's
+	argsEncoders.Put(e)
 }
 
 // maxArgsDepth is how deep the args of a job unique by args may nest.

@@ -49,31 +49,29 @@ type coalescer struct {
 type waitingJob struct {
 	ctx  context.Context
 	env  headgate.Envelope
-	sent bool          // taken into a batch; under coalescer.mu
-	done chan struct{} // closed when res and err are set
-	res  headgate.EnqueueResult
+	sent bool                     // taken into a batch; under coalescer.mu
+	done chan struct{}            // closed when res and err are set
+	res  []headgate.EnqueueResult // the job's result, alone in a slice, or nil
 	err  error
 }
 
-// enqueue stores one job, alone or in a batch with jobs of concurrent calls.
+// enqueue stores the one job of envs, alone or in a batch with jobs of concurrent calls,
+// and returns its result alone in a slice (nil on an error that comes without results).
 //
 // A caller whose context ends while its job waits gets the context's error at once, and
 // the job is never sent. One whose context ends while its batch is being written gets the
 // context's error at once too; the job may then have been written, as with any call cut
 // off mid-way, and enqueueing it again with the same id tells.
-func (c *coalescer) enqueue(ctx context.Context, env headgate.Envelope) (headgate.EnqueueResult, error) {
+func (c *coalescer) enqueue(ctx context.Context, envs []headgate.Envelope) ([]headgate.EnqueueResult, error) {
 	c.mu.Lock()
 	if c.inFlight == 0 {
 		c.inFlight = 1
 		c.mu.Unlock()
-		res, err := c.send(ctx, []headgate.Envelope{env})
+		res, err := c.send(ctx, envs)
 		c.next()
-		if res == nil {
-			return headgate.EnqueueResult{}, err
-		}
-		return res[0], err
+		return res, err
 	}
-	w := &waitingJob{ctx: ctx, env: env, done: make(chan struct{})}
+	w := &waitingJob{ctx: ctx, env: envs[0], done: make(chan struct{})}
 	c.waiting = append(c.waiting, w)
 	if len(c.waiting) >= pipelineAt && c.inFlight < maxInFlight {
 		c.inFlight++
@@ -100,9 +98,9 @@ func (c *coalescer) enqueue(ctx context.Context, env headgate.Envelope) (headgat
 				break
 			}
 		}
-		return headgate.EnqueueResult{}, fmt.Errorf("context ended before the job was sent, nothing was written: %w", context.Cause(ctx))
+		return nil, fmt.Errorf("context ended before the job was sent, nothing was written: %w", context.Cause(ctx))
 	}
-	return headgate.EnqueueResult{}, fmt.Errorf("context ended while the job was being written; it may have been written: %w", context.Cause(ctx))
+	return nil, fmt.Errorf("context ended while the job was being written; it may have been written: %w", context.Cause(ctx))
 }
 
 // next is called as a script call returns: it hands the jobs that waited meanwhile to a
@@ -173,7 +171,7 @@ func (c *coalescer) sendBatch(batch []*waitingJob) {
 		res, err := c.send(ctx, envs)
 		if err == nil || res != nil { // written (a NotDurableError comes with results)
 			for i, w := range batch {
-				w.finish(res[i], err)
+				w.finish(res[i:i+1:i+1], err)
 			}
 			return
 		}
@@ -182,39 +180,31 @@ func (c *coalescer) sendBatch(batch []*waitingJob) {
 		case ok && replacing(err, envs[i]) && len(batch) > 1:
 			// A batch refused by a duplicate wrote nothing, not even the duplicate's
 			// replacement: alone, the job gets the replacement it would have had.
-			res, err := c.send(ctx, []headgate.Envelope{envs[i]})
-			var r headgate.EnqueueResult
-			if res != nil {
-				r = res[0]
-			}
-			batch[i].finish(r, err)
+			res, err := c.send(ctx, envs[i:i+1:i+1])
+			batch[i].finish(res, err)
 			batch = append(batch[:i], batch[i+1:]...)
 		case ok:
-			batch[i].finish(headgate.EnqueueResult{}, jobErr)
+			batch[i].finish(nil, jobErr)
 			batch = append(batch[:i], batch[i+1:]...)
 		case nothingWritten(err):
 			// Refused for a reason that may hold for some jobs and not others (a queue
 			// that has room for some, a quarantined fingerprint that replays pass):
 			// each job alone gets the answer it would have had.
-			for _, w := range batch {
-				res, err := c.send(ctx, []headgate.Envelope{w.env})
-				var r headgate.EnqueueResult
-				if res != nil {
-					r = res[0]
-				}
-				w.finish(r, err)
+			for i, w := range batch {
+				res, err := c.send(ctx, envs[i:i+1:i+1])
+				w.finish(res, err)
 			}
 			return
 		default: // a Redis error: every job's outcome is as unknown as the call's
 			for _, w := range batch {
-				w.finish(headgate.EnqueueResult{}, err)
+				w.finish(nil, err)
 			}
 			return
 		}
 	}
 }
 
-func (w *waitingJob) finish(res headgate.EnqueueResult, err error) {
+func (w *waitingJob) finish(res []headgate.EnqueueResult, err error) {
 	w.res, w.err = res, err
 	close(w.done)
 }

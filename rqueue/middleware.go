@@ -40,11 +40,11 @@ func (c *Client) sender() EnqueueFunc {
 		if len(envs) != 1 {
 			return store(ctx, envs)
 		}
-		res, err := c.singles.enqueue(ctx, envs[0])
+		res, err := c.singles.enqueue(ctx, envs)
 		if err != nil && !notDurable(err) {
 			return nil, err
 		}
-		return []headgate.EnqueueResult{res}, err
+		return res, err
 	}
 	for i := len(c.cfg.EnqueueMiddleware) - 1; i >= 0; i-- {
 		send = c.cfg.EnqueueMiddleware[i](send)

@@ -79,6 +79,20 @@ local from = s.state
 local retryable = RETRYABLE[from]
 local floor = math.floor
 
+-- int_field turns row v's field i into an integer in [lo, hi], 0 when absent; false when
+-- the stored text is not one (the job is then skipped as corrupt).
+local function int_field(v, i, lo, hi)
+  local x = v[i]
+  if not x then
+    v[i] = 0
+    return true
+  end
+  x = tonumber(x)
+  if not x or x ~= floor(x) or x < lo or x > hi then return false end
+  v[i] = x
+  return true
+end
+
 -- Read phase. Each job is read with one HMGET into a row that the call keeps as it is:
 -- the reply's own table, its fields at these positions, absent ones false. A table per
 -- job made from the row, and a Lua call or two per field, cost a bulk retry more Redis
@@ -103,30 +117,8 @@ for i = 1, #ids do
   -- whole and in range (JOB_RANGES), as load_job_checked would have them.
   local ok = not v.err and v[STATE] == from and v[HELD] ~= '1' and retryable
   if ok then
-    local x = v[PRIO]
-    if x then
-      x = tonumber(x)
-      if not x or x ~= floor(x) or x < -2147483648 or x > 2147483647 then ok = false end
-    else
-      x = 0
-    end
-    v[PRIO] = x
-    x = v[UWIN]
-    if x then
-      x = tonumber(x)
-      if not x or x ~= floor(x) or x < 0 or x > MAX_SAFE then ok = false end
-    else
-      x = 0
-    end
-    v[UWIN] = x
-    x = v[SCHED]
-    if x then
-      x = tonumber(x)
-      if not x or x ~= floor(x) or x < 0 or x > MAX_SAFE then ok = false end
-    else
-      x = 0
-    end
-    v[SCHED] = x
+    ok = int_field(v, PRIO, -2147483648, 2147483647) and int_field(v, UWIN, 0, MAX_SAFE)
+      and int_field(v, SCHED, 0, MAX_SAFE)
   end
   if ok then
     local ukey = v[UKEY]

@@ -5,12 +5,15 @@
 // phase, dumps them after it, and prints the phase's instructions (Ir) per job. With
 // -workflows it counts the bench workflow's life instead (workflow.go: three no-op steps
 // and a 0 ms sleep): starts, then the drain (admission, history reads, commits, timers).
-// With -bulk it counts the bulk verbs by filter (bulk.go): cancel, retry, delete.
+// With -bulk it counts the bulk verbs by filter (bulk.go): cancel, retry, delete. With -e2e
+// it counts the bench's e2e scenario (e2e.go): a preload in batches of 1,000, then a
+// worker of concurrency 50 draining it, and the sum of both per job.
 // Instruction counts, unlike times, do not depend on the machine's load.
 //
 //	cd bench && go run ./callgrind -n 2000
 //	cd bench && go run ./callgrind -n 2000 -traced   # each job with its producer's trace context tag
 //	cd bench && go run ./callgrind -n 10000 -bulk    # bulk cancel, retry, delete by filter
+//	cd bench && go run ./callgrind -n 20000 -e2e     # the bench's e2e scenario: preload, worker drain
 //	cd bench && go run ./callgrind -n 2000 -scripts eval   # EVALSHA, not Redis Functions
 //	cd bench && go run -tags headgate_noindex ./callgrind -n 2000   # without the job indexes
 //
@@ -61,16 +64,17 @@ func main() {
 	traced := flag.Bool("traced", false, "trace every enqueue with contrib/otel, so each job carries its producer's trace context")
 	workflows := flag.Bool("workflows", false, "count the bench workflow's start and drain instead of jobs' phases")
 	bulk := flag.Bool("bulk", false, "count bulk cancel, retry and delete by filter of n jobs instead of jobs' phases")
+	e2e := flag.Bool("e2e", false, "count the bench's e2e scenario on n jobs (preload, worker drain) instead of jobs' phases")
 	commands := flag.Bool("commands", false, "print each phase's commands per job by command (INFO commandstats), besides their sum")
 	scripts := flag.String("scripts", string(headgate.ScriptsDefault), "how the store runs its scripts: auto (Redis Functions) or eval")
 	flag.Parse()
-	if err := run(*n, *batch, *producers, *server, *keep, *traced, *workflows, *bulk, headgate.ScriptMode(*scripts), *commands); err != nil {
+	if err := run(*n, *batch, *producers, *server, *keep, *traced, *workflows, *bulk, *e2e, headgate.ScriptMode(*scripts), *commands); err != nil {
 		fmt.Fprintln(os.Stderr, "callgrind:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n, batch, producers int, server string, keep, traced, workflows, bulk bool, scripts headgate.ScriptMode, commands bool) error {
+func run(n, batch, producers int, server string, keep, traced, workflows, bulk, e2e bool, scripts headgate.ScriptMode, commands bool) error {
 	dir, err := os.MkdirTemp("", "headgate-callgrind-")
 	if err != nil {
 		return err
@@ -142,6 +146,7 @@ func run(n, batch, producers int, server string, keep, traced, workflows, bulk b
 	fmt.Println("job indexes:", indexes)
 
 	phase := 0
+	var phasesIr int64 // the instructions of every phase so far
 	measure := func(name string, jobs int, f func() error) error {
 		before, err := commandCalls(ctx, rdb)
 		if err != nil {
@@ -173,6 +178,7 @@ func run(n, batch, producers int, server string, keep, traced, workflows, bulk b
 				names = append(names, c)
 			}
 		}
+		phasesIr += ir
 		fmt.Printf("%-32s %8d jobs %14d Ir %10.0f Ir/job %6.2f cmds/job\n", name, jobs, ir, float64(ir)/float64(jobs),
 			float64(cmds)/float64(jobs))
 		if commands {
@@ -189,6 +195,13 @@ func run(n, batch, producers int, server string, keep, traced, workflows, bulk b
 	}
 	if bulk {
 		return measureBulk(ctx, rdb, n, scripts, measure)
+	}
+	if e2e {
+		if err := measureE2E(ctx, rdb, n, scripts, measure); err != nil {
+			return err
+		}
+		fmt.Printf("%-32s %8d jobs %14d Ir %10.0f Ir/job\n", "e2e (preload + drain)", n, phasesIr, float64(phasesIr)/float64(n))
+		return nil
 	}
 	if err := measure(fmt.Sprintf("enqueue (single, %d producers)", producers), n, func() error {
 		var next atomic.Int64

@@ -53,7 +53,10 @@ end
 -- loads small sets as listpacks, and the next call converts them again. OBJECT ENCODING
 -- fails on miniredis, which has no encodings, and for an ACL user without it: then no set
 -- is converted.
-local SKIPLIST_PAD = string.rep('\31', 4096) -- no job id is this long
+-- SKIPLIST_PAD is 4,096 bytes, which no job id is: made when first needed (scripts'
+-- top-level code runs on every call), from a 64-byte run, since string.rep appends its
+-- string once per repetition.
+local SKIPLIST_PAD = false
 -- A ZADD that creates a set with more members than this makes a skiplist of its own.
 local SKIPLIST_MIN = 128
 
@@ -68,6 +71,7 @@ local function zadd_skiplist(call, key, args)
   if n <= 2 * SKIPLIST_MIN then
     local enc = redis.pcall('OBJECT', 'ENCODING', key)
     if enc == false or enc == 'listpack' or enc == 'ziplist' then
+      if not SKIPLIST_PAD then SKIPLIST_PAD = string.rep(string.rep('\31', 64), 64) end
       call('ZADD', key, 0, SKIPLIST_PAD, unpack(args))
       call('ZREM', key, SKIPLIST_PAD)
       return

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os"
+	"os/signal"
 
 	"github.com/headgate/headgate"
 	"github.com/headgate/headgate/inspector"
@@ -57,6 +59,10 @@ type bulkVerb struct {
 // cmdBulk runs a verb by filter: batch after batch, a progress line on stderr after each,
 // the totals on stdout (one JSON document with -json). When a batch fails, it says on
 // stderr what was done and prints the command that resumes the run (bulkStopped).
+// -timeout bounds each batch, not the run: a tenant's purge of a million jobs takes
+// longer than any one call should, and stopping it at the command's deadline would tell
+// the operator that Redis did not answer when it answered every batch. An interrupt
+// still stops the run between batches.
 func cmdBulk(ctx context.Context, c *cli, args []string, v bulkVerb) error {
 	if len(args) > 0 {
 		return usagef("give job ids or -state with its filter, not both")
@@ -65,6 +71,8 @@ func cmdBulk(ctx context.Context, c *cli, args []string, v bulkVerb) error {
 	if err != nil {
 		return err
 	}
+	ctx, stop := signal.NotifyContext(context.WithoutCancel(ctx), os.Interrupt)
+	defer stop()
 	o := &inspector.BulkOptions{DryRun: c.bulk.dryRun, Cursor: c.bulk.cursor, KeepAttempts: c.verbs.keepAttempts,
 		Progress: func(p inspector.BulkProgress) {
 			verb := v.done

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
+	"net"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/headgate/headgate"
 )
@@ -187,5 +190,77 @@ func TestBulkRetryRefusedByBackpressure(t *testing.T) {
 	args := strings.Fields(strings.ReplaceAll(strings.TrimPrefix(resume, "headgate "), `"`, ""))
 	if code, stdout, _ := b.run(t, args...); code != exitOK || stdout != "3 job(s) retried, 0 skipped, in 1 batch(es)\n" {
 		t.Errorf("headgate %v after lifting the limit: exit %d, stdout %q", args, code, stdout)
+	}
+}
+
+// slowTerminal is a stderr that takes a while to print the first progress line: the run
+// by filter goes on past -timeout while each of its calls is quick.
+type slowTerminal struct {
+	bytes.Buffer
+	delay time.Duration
+	slow  bool
+}
+
+func (w *slowTerminal) Write(p []byte) (int, error) {
+	if !w.slow && bytes.Contains(p, []byte(": batch 1:")) {
+		w.slow = true
+		time.Sleep(w.delay)
+	}
+	return w.Buffer.Write(p)
+}
+
+// TestBulkOutlastsTimeout: -timeout bounds each batch of a run by filter, not the run. A
+// purge that took longer than -timeout stopped at the deadline with "Redis did not
+// answer", though Redis answered every batch.
+func TestBulkOutlastsTimeout(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var jobs []headgate.Envelope
+	for i := range headgate.BulkBatchMax + 1 {
+		jobs = append(jobs, headgate.Envelope{ID: fmt.Sprintf("j%04d", i), PartitionKey: "gone"})
+	}
+	b.enqueue(t, jobs...)
+	var out bytes.Buffer
+	errOut := &slowTerminal{delay: 2 * time.Second}
+	code := run([]string{"-redis", b.url, "-namespace", testNS, "-timeout", "2s", "delete", "-state", "available",
+		"-partition", "gone"}, &out, errOut)
+	if code != exitOK || out.String() != "1001 job(s) deleted, 0 skipped, in 2 batch(es)\n" {
+		t.Errorf("a purge longer than -timeout: exit %d\nstdout %q\nstderr %q", code, out.String(), errOut.String())
+	}
+}
+
+// A run by filter against a Redis that never answers still gives up after -timeout: its
+// calls are bounded one by one.
+func TestBulkTimeoutNamesAddress(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	go func() {
+		var conns []net.Conn
+		defer func() {
+			for _, c := range conns {
+				_ = c.Close()
+			}
+		}()
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			conns = append(conns, c) // held open, never answered
+		}
+	}()
+	var out, errOut bytes.Buffer
+	t0 := time.Now()
+	code := run([]string{"-redis", l.Addr().String(), "-namespace", "n", "-timeout", "200ms", "cancel", "-state", "available"},
+		&out, &errOut)
+	if got := errOut.String(); code != exitError || !strings.Contains(got, "Redis at "+l.Addr().String()+" did not answer (-timeout 200ms)") {
+		t.Errorf("silent server: exit %d, stderr %q; want it to name %s", code, got, l.Addr())
+	}
+	if took := time.Since(t0); took > 5*time.Second {
+		t.Errorf("the run took %s to give up, want about -timeout", took)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/headgate/headgate"
 	"github.com/headgate/headgate/inspector"
 )
 
@@ -366,6 +367,12 @@ func cmdQuarantineRelease(ctx context.Context, c *cli, args []string) error {
 	}{Fingerprint: fpName}
 	if c.verbs.retry {
 		r, err := c.insp.ReleaseQuarantineAndRetry(ctx, fpName)
+		if errors.As(err, new(*headgate.DuplicateError)) || errors.As(err, new(*headgate.BackpressureError)) {
+			// The retry was refused, and with it the release: say so, or the operator
+			// takes the fingerprint for released.
+			return fmt.Errorf("fingerprint %s stays quarantined, nothing released or retried: %w "+
+				"(release it without -retry, or make room and run this again)", short(fpName), err)
+		}
 		if err != nil {
 			return err
 		}

@@ -213,6 +213,18 @@ func TestQuarantineReleaseRetry(t *testing.T) {
 		Released    int          `json:"released_held"`
 		Retried     *retriedJSON `json:"retried"`
 	}
+	// Refused by the queue's limit (the held sibling fills it), the retry leaves the
+	// fingerprint quarantined, and the command says so.
+	b.mustRun(t, "limit", "default", "1")
+	before := b.dump(t)
+	if code, stdout, errOut := b.run(t, "quarantine", "release", "fp", "-retry"); code != exitError || stdout != "" ||
+		!strings.Contains(errOut, "fingerprint fp stays quarantined, nothing released or retried: headgate: queue \"default\" is full") {
+		t.Errorf("release -retry into a full queue: exit %d, stdout %q, stderr %q", code, stdout, errOut)
+	}
+	if after := b.dump(t); after != before {
+		t.Errorf("a refused release -retry changed the namespace:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+	b.mustRun(t, "limit", "default", "off")
 	b.runJSON(t, exitOK, &out, "quarantine", "release", "fp", "-retry")
 	if out.Fingerprint != "fp" || out.Released != 1 || out.Retried == nil || out.Retried.ID != "crasher" ||
 		out.Retried.State != "available" || !out.Retried.Lifted {

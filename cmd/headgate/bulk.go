@@ -114,6 +114,14 @@ func cmdBulk(ctx context.Context, c *cli, args []string, v bulkVerb) error {
 	} else {
 		fmt.Fprintf(c.stdout, "%d job(s) %s, %d skipped, in %d batch(es)\n", res.Moved, v.done, res.Skipped, res.Batches)
 	}
+	if res.Skipped > 0 {
+		// A count alone leaves the operator guessing why jobs the filter selected were left.
+		why := "jobs that left the state since the run began, or whose data could not be read"
+		if v.name == "retry" {
+			why = "jobs whose unique key another job holds, " + why
+		}
+		fmt.Fprintf(c.stdout, "skipped: %s\n", why)
+	}
 	return nil
 }
 

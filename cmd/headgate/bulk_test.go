@@ -264,3 +264,39 @@ func TestBulkTimeoutNamesAddress(t *testing.T) {
 		t.Errorf("the run took %s to give up, want about -timeout", took)
 	}
 }
+
+// TestRetryUniqueHolderSaysWhy: a retry refused or skipped because another job holds the
+// unique key says so. By id the refusal read "duplicate of job holder", as if the
+// retried job were the duplicate; by filter a bare "1 skipped" left the operator
+// guessing.
+func TestRetryUniqueHolderSaysWhy(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.enqueue(t, headgate.Envelope{ID: "a", UniqueKey: "u"}, headgate.Envelope{ID: "b"})
+	b.mustRun(t, "cancel", "a", "b")
+	b.enqueue(t, headgate.Envelope{ID: "holder", UniqueKey: "u"})
+	code, stdout, stderr := b.run(t, "retry", "a")
+	if code != exitError || stdout != "" || !strings.HasPrefix(stderr,
+		`a: its unique key is held by job "holder" (available); retry it once that job is finished or deleted: headgate: duplicate of job "holder"`) {
+		t.Errorf("retry a with its key held: exit %d\nstdout %q\nstderr %q", code, stdout, stderr)
+	}
+	var out struct {
+		Retried []retriedJSON `json:"retried"`
+		Failed  []failedJSON  `json:"failed"`
+	}
+	b.runJSON(t, exitError, &out, "retry", "a")
+	if len(out.Failed) != 1 || !strings.HasPrefix(out.Failed[0].Error, `its unique key is held by job "holder"`) {
+		t.Errorf("retry a -json: %+v", out)
+	}
+	for _, dry := range [][]string{{"-dry-run"}, nil} {
+		args := append([]string{"retry", "-state", "cancelled"}, dry...)
+		code, stdout, _ := b.run(t, args...)
+		if code != exitOK || !strings.HasSuffix(stdout, "1 skipped"+map[bool]string{true: "; nothing written", false: ", in 1 batch(es)"}[dry != nil]+
+			"\nskipped: jobs whose unique key another job holds, jobs that left the state since the run began, or whose data could not be read\n") {
+			t.Errorf("headgate %v: exit %d, stdout %q", args, code, stdout)
+		}
+	}
+	if j, err := b.store.GetJob(b.ctx, "b"); err != nil || j.State != headgate.StateAvailable {
+		t.Errorf("b after the retry by filter: %+v, %v; want it available", j, err)
+	}
+}

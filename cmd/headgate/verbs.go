@@ -188,6 +188,11 @@ func cmdRetry(ctx context.Context, c *cli, args []string) error {
 			opts.Edit = &e
 		}
 		r, err := c.insp.Retry(ctx, id, opts)
+		if d := (*headgate.DuplicateError)(nil); errors.As(err, &d) {
+			// "duplicate of job H" alone reads as if the retried job were the duplicate.
+			err = fmt.Errorf("its unique key is held by job %q (%s); retry it once that job is finished or deleted: %w",
+				short(d.ExistingID), d.State, err)
+		}
 		if err != nil {
 			out.Failed = append(out.Failed, c.failLine(id, err))
 			continue

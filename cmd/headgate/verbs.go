@@ -69,7 +69,7 @@ func jobEditFlags(fs *flag.FlagSet, c *cli, partition string) {
 	fs.Var(&c.verbs.priority, "priority", "new priority `N` (higher first)")
 	fs.Var(&c.verbs.maxAttempts, "max-attempts", "new maximum of attempts `N`")
 	fs.Var(&c.verbs.partition, partition, "new partition `P` (\"\" for none)")
-	fs.Var(&c.verbs.tags, "tags", "new tags, comma-separated (\"\" for none)")
+	fs.Var(&c.verbs.tags, "tags", "new tags `a,b`, comma-separated (\"\" for none)")
 }
 
 func deleteFlags(fs *flag.FlagSet, c *cli) {

@@ -82,6 +82,9 @@ func cmdBulk(ctx context.Context, c *cli, args []string, v bulkVerb) error {
 			fmt.Fprintf(c.stderr, "%s: batch %d: %d %s, %d skipped\n", v.name, p.Batches, p.Moved, verb, p.Skipped)
 		}}
 	res, runErr := v.run(ctx, f, o)
+	if u := byFlag(runErr, filterFlagNames); u != runErr {
+		return u // a bad flag, refused before any batch
+	}
 	if runErr != nil && res.Batches == 0 {
 		res.Cursor = c.bulk.cursor // nothing done: the run resumes where it started
 	}

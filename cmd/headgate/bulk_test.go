@@ -121,14 +121,17 @@ func TestBulkCommands(t *testing.T) {
 		want string
 	}{
 		{[]string{"cancel", "j01", "-state", "available"}, exitUsage, "not both"},
-		{[]string{"retry", "-state", "available"}, exitError, "only archived"},
 		{[]string{"retry", "-state", "cancelled", "-at", "1h"}, exitUsage, "-at goes with job ids"},
-		{[]string{"delete", "-state", "running"}, exitError, "can be deleted"},
-		{[]string{"cancel", "-state", "available", "-cursor", "x"}, exitError, "invalid Cursor"},
+		// A bad value is a usage error named by its flag, not by the store's field.
+		{[]string{"retry", "-state", "available"}, exitUsage, `headgate retry: -state "available": only archived`},
+		{[]string{"delete", "-state", "running", "-json"}, exitUsage, `headgate delete: -state "running": only pending`},
+		{[]string{"cancel", "-state", "available", "-cursor", "x"}, exitUsage, `headgate cancel: -cursor "x" is not a cursor`},
+		{[]string{"cancel", "-state", "available", "-older-than", "-1h"}, exitUsage, "headgate cancel: -older-than is negative"},
+		{[]string{"delete", "-state", "available", "-tag", "{t}"}, exitUsage, `headgate delete: -tag "{t}" contains a brace`},
 	} {
-		code, _, errOut := b.run(t, tc.args...)
-		if code != tc.code || !strings.Contains(errOut, tc.want) {
-			t.Errorf("headgate %v: exit %d, stderr %q; want exit %d and %q", tc.args, code, errOut, tc.code, tc.want)
+		code, out, errOut := b.run(t, tc.args...)
+		if code != tc.code || !strings.Contains(errOut, tc.want) || out != "" {
+			t.Errorf("headgate %v: exit %d, stdout %q, stderr %q; want exit %d and %q", tc.args, code, out, errOut, tc.code, tc.want)
 		}
 	}
 }

@@ -246,8 +246,9 @@ j1  email  mail   available  0/25    3         tenant-1   2030-01-02 03:04:05 UT
 		t.Errorf("jobs -json = %+v", doc)
 	}
 
+	// A bad value is a usage error named by its flag, not by the store's field.
 	code, _, errOut := b.run(t, "jobs", "-state", "bogus")
-	if code != exitError || !strings.Contains(errOut, "not one of pending") {
+	if code != exitUsage || !strings.HasPrefix(errOut, `headgate jobs: -state "bogus" is not one of pending`) {
 		t.Errorf("jobs -state bogus: exit %d, stderr %q", code, errOut)
 	}
 	code, _, errOut = b.run(t, "jobs")
@@ -255,7 +256,7 @@ j1  email  mail   available  0/25    3         tenant-1   2030-01-02 03:04:05 UT
 		t.Errorf("jobs without -state: exit %d, stderr %q", code, errOut)
 	}
 	code, _, errOut = b.run(t, "jobs", "-state", "available", "-cursor", "x")
-	if code != exitError || !strings.Contains(errOut, "invalid Cursor") {
+	if code != exitUsage || !strings.HasPrefix(errOut, `headgate jobs: -cursor "x" is not a cursor`) {
 		t.Errorf("jobs -cursor x: exit %d, stderr %q", code, errOut)
 	}
 	code, _, errOut = b.run(t, "jobs", "-state", "available", "-oldest", "-newest")

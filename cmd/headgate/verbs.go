@@ -188,6 +188,9 @@ func cmdRetry(ctx context.Context, c *cli, args []string) error {
 			opts.Edit = &e
 		}
 		r, err := c.insp.Retry(ctx, id, opts)
+		if u := byFlag(err, editFlagNames("opts.Edit.", "-set-partition")); u != err {
+			return u // the same for every id: none was retried
+		}
 		if d := (*headgate.DuplicateError)(nil); errors.As(err, &d) {
 			// "duplicate of job H" alone reads as if the retried job were the duplicate.
 			err = fmt.Errorf("its unique key is held by job %q (%s); retry it once that job is finished or deleted: %w",
@@ -234,7 +237,7 @@ func cmdEdit(ctx context.Context, c *cli, args []string) error {
 	}
 	r, err := c.insp.Edit(ctx, id, e)
 	if err != nil {
-		return err
+		return byFlag(err, editFlagNames("edit.", "-partition"))
 	}
 	if c.verbs.json {
 		return c.printJSON(struct {

@@ -144,6 +144,25 @@ func TestEditCommand(t *testing.T) {
 			t.Errorf("%v: exit %d, want %d", args, code, exitUsage)
 		}
 	}
+	// A value the store refuses is named by its flag, not by the field of the edit.
+	before := b.dump(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"edit", "a", "-max-attempts", "0"}, "headgate edit: -max-attempts is 0, outside 1..9007199254740991"},
+		{[]string{"edit", "a", "-partition", "{t}"}, `headgate edit: -partition "{t}" contains a brace`},
+		{[]string{"edit", "a", "-tags", "x,,y"}, "headgate edit: -tags: a tag is empty"},
+		{[]string{"retry", "a", "-set-partition", "{t}"}, `headgate retry: -set-partition "{t}" contains a brace`},
+		{[]string{"retry", "a", "-max-attempts", "0", "-json"}, "headgate retry: -max-attempts is 0, outside 1..9007199254740991"},
+	} {
+		if code, out, errOut := b.run(t, tc.args...); code != exitUsage || out != "" || !strings.HasPrefix(errOut, tc.want+"\n") {
+			t.Errorf("headgate %v: exit %d, stdout %q, stderr %q; want exit %d and %q", tc.args, code, out, errOut, exitUsage, tc.want)
+		}
+	}
+	if after := b.dump(t); after != before {
+		t.Errorf("refused edits changed the namespace:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
 	// A running job is refused.
 	b.enqueue(t, headgate.Envelope{ID: "r"})
 	if c, err := b.store.Admit(b.ctx, headgate.AdmitRequest{Worker: "w", LeaseID: "l", Queues: []string{headgate.QueueDefault},

@@ -147,16 +147,21 @@ func (c *cli) bulkStopped(v bulkVerb, res inspector.BulkResult, err error) {
 	if res.Cursor != "" {
 		resume += " -cursor " + res.Cursor
 	}
-	done := "nothing " + v.done
+	verb, holds := v.done, "holds"
+	if c.bulk.dryRun {
+		// Nothing was written: the counts are what the run would have done.
+		verb, holds = "would be "+v.done, "would hold"
+	}
+	done := "nothing " + verb
 	if res.Moved > 0 {
-		done = fmt.Sprintf("%d job(s) %s before it", res.Moved, v.done)
+		done = fmt.Sprintf("%d job(s) %s before it", res.Moved, verb)
 	}
 	var bp *headgate.BackpressureError
 	switch {
 	case errors.As(err, &bp):
-		fmt.Fprintf(c.stderr, "%s: batch %d refused by backpressure: queue %s holds %d unfinished job(s) of its enqueue limit of %d "+
+		fmt.Fprintf(c.stderr, "%s: batch %d refused by backpressure: queue %s %s %d unfinished job(s) of its enqueue limit of %d "+
 			"and the batch would add %d; %s\nmake room (let the queue drain, or raise its limit: headgate limit %s N|off), then resume: %s\n",
-			v.name, res.Batches+1, bp.Queue, bp.Current, bp.Limit, bp.Incoming, done, bp.Queue, resume)
+			v.name, res.Batches+1, bp.Queue, holds, bp.Current, bp.Limit, bp.Incoming, done, bp.Queue, resume)
 	case res.Batches == 0:
 		fmt.Fprintf(c.stderr, "%s stopped before its first batch: %s; run it again: %s\n", v.name, done, resume)
 	default:

@@ -303,3 +303,35 @@ func TestRetryUniqueHolderSaysWhy(t *testing.T) {
 		t.Errorf("b after the retry by filter: %+v, %v; want it available", j, err)
 	}
 }
+
+// TestBulkRetryDryRunMeetsTheLimit: a dry run stops at the queue's enqueue limit where the
+// run would, and says what it counted as what would be, not as done: it said "1500 job(s)
+// would be retried" of a run that the limit stops after 1000.
+func TestBulkRetryDryRunMeetsTheLimit(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var jobs []headgate.Envelope
+	for i := range 1500 {
+		jobs = append(jobs, headgate.Envelope{ID: fmt.Sprintf("j%04d", i), Queue: "mail"})
+	}
+	b.enqueue(t, jobs...)
+	b.mustRun(t, "cancel", "-queue", "mail", "-state", "available")
+	b.mustRun(t, "limit", "mail", "1200")
+	before := b.dump(t)
+	code, stdout, stderr := b.run(t, "retry", "-queue", "mail", "-state", "cancelled", "-dry-run")
+	want := "retry: batch 1: 1000 would be retried, 0 skipped\n" +
+		"retry: batch 2 refused by backpressure: queue mail would hold 1000 unfinished job(s) of its enqueue limit of 1200 " +
+		"and the batch would add 500; 1000 job(s) would be retried before it\n"
+	if code != exitError || stdout != "" || !strings.HasPrefix(stderr, want) {
+		t.Errorf("retry -dry-run past the limit: exit %d\nstdout %q\nstderr %q\nwant stderr starting %q", code, stdout, stderr, want)
+	}
+	if after := b.dump(t); after != before {
+		t.Errorf("a dry run changed the namespace:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+	var dry, run bulkJSON
+	b.runJSON(t, exitError, &dry, "retry", "-queue", "mail", "-state", "cancelled", "-dry-run")
+	b.runJSON(t, exitError, &run, "retry", "-queue", "mail", "-state", "cancelled")
+	if !dry.DryRun || dry.Moved != 1000 || run.Moved != dry.Moved || run.Batches != dry.Batches || run.Cursor != dry.Cursor {
+		t.Errorf("dry run -json = %+v, the run = %+v; want the dry run to say what the run did", dry, run)
+	}
+}

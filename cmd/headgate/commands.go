@@ -256,6 +256,11 @@ func cmdJobs(ctx context.Context, c *cli, args []string) error {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
+	} else if page.Next != "" {
+		// A page filtered by two or more of partition, tag and fingerprint looks at a
+		// bounded stretch of the index: an empty one says nothing of the rest.
+		fmt.Fprintf(c.stdout, "no matching jobs on this page, but the listing goes on (filtered by more than one of "+
+			"-partition, -tag, -fingerprint, a page looks at %d jobs at most)\n", headgate.ListLimitMax)
 	} else {
 		fmt.Fprintln(c.stdout, "no matching jobs")
 	}

@@ -105,6 +105,8 @@ type retried struct {
 	ScheduledAt *string `json:"scheduled_at"`
 	Lifted      bool    `json:"lifted_quarantine"`
 	Released    int     `json:"released_held"`
+	// Held: the job is available but held back by its quarantined fingerprint.
+	Held bool `json:"held"`
 }
 
 func retriedOf(r inspector.RetryResult) retried {
@@ -200,8 +202,20 @@ func cmdRetry(ctx context.Context, c *cli, args []string) error {
 			out.Failed = append(out.Failed, c.failLine(id, err))
 			continue
 		}
-		out.Retried = append(out.Retried, retriedOf(r))
-		if !c.verbs.json {
+		rt := retriedOf(r)
+		if r.State == headgate.StateAvailable && !r.Lifted {
+			// Retried into a fingerprint still quarantined, the job waits, held: "available"
+			// alone would have the operator wait for it to run.
+			if d, err := c.insp.Job(ctx, id); err == nil && d.Job.Held {
+				rt.Held = true
+				if !c.verbs.json {
+					fmt.Fprintf(c.stdout, "retried %s: available, held while its fingerprint %s is quarantined "+
+						"(headgate quarantine release %s)\n", id, d.Job.Fingerprint, d.Job.Fingerprint)
+				}
+			}
+		}
+		out.Retried = append(out.Retried, rt)
+		if !c.verbs.json && !rt.Held {
 			fmt.Fprintf(c.stdout, "retried %s: %s %s\n", id, r.State, exactTime(r.ScheduledAt))
 		}
 	}

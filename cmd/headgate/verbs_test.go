@@ -36,6 +36,7 @@ type retriedJSON struct {
 	ScheduledAt *string `json:"scheduled_at"`
 	Lifted      bool    `json:"lifted_quarantine"`
 	Released    int     `json:"released_held"`
+	Held        bool    `json:"held"`
 }
 
 type failedJSON struct {
@@ -364,5 +365,46 @@ func TestEditPayloadKeepsJSONPayloads(t *testing.T) {
 	b.mustRun(t, "cron", "update", "c", "-payload", `{"full":false}`)
 	if sc, err := b.store.GetSchedule(b.ctx, "c"); err != nil || string(sc.Job.Payload) != `{"full":false}` {
 		t.Errorf("updated JSON payload of a schedule: %+v, %v", sc, err)
+	}
+}
+
+// quarantined makes job crasher of fingerprint fp quarantined (the bundle's crash limit
+// is 1).
+func (b *testBundle) quarantined(t *testing.T) {
+	t.Helper()
+	b.enqueue(t, headgate.Envelope{ID: "crasher", Fingerprint: "fp"})
+	req := headgate.AdmitRequest{Worker: "w", LeaseID: "l", Queues: []string{headgate.QueueDefault}, Capacity: 1, Lease: time.Second}
+	if c, err := b.store.Admit(b.ctx, req); err != nil || len(c) != 1 {
+		t.Fatalf("admit: %v, %v", c, err)
+	}
+	if err := b.store.AdvanceClock(b.ctx, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := b.store.ReclaimExpired(b.ctx, 10); err != nil || len(r) != 1 || !r[0].Quarantined {
+		t.Fatalf("reclaim: %+v, %v", r, err)
+	}
+}
+
+// TestRetryHeldSaysSo: a quarantined job retried by id while its fingerprint stays
+// quarantined is available but held; the command said "available" alone, and the
+// operator waited for a job that would not run.
+func TestRetryHeldSaysSo(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.quarantined(t)
+	requireOutput(t, b.mustRun(t, "retry", "crasher"),
+		"retried crasher: available, held while its fingerprint fp is quarantined (headgate quarantine release fp)\n")
+	b = setup(t)
+	b.quarantined(t)
+	var out struct {
+		Retried []retriedJSON `json:"retried"`
+		Failed  []failedJSON  `json:"failed"`
+	}
+	b.runJSON(t, exitOK, &out, "retry", "crasher")
+	if len(out.Retried) != 1 || out.Retried[0].State != "available" || !out.Retried[0].Held || out.Retried[0].Lifted {
+		t.Errorf("retry -json of a job held by its fingerprint: %+v", out)
+	}
+	if j, err := b.store.GetJob(b.ctx, "crasher"); err != nil || !j.Held {
+		t.Errorf("crasher after the retry: %+v, %v; want it held", j, err)
 	}
 }

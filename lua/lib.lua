@@ -40,8 +40,8 @@ local function call_chunked(call, cmd, key, args, step)
   for first = 1, #args, step do call(cmd, key, unpack(args, first, math.min(first + step - 1, #args))) end
 end
 
--- Sorted sets a job enters and soon leaves (K.leases, and the running and available jobs'
--- indexes of its kind) are kept in Redis's skiplist encoding. Up to
+-- Sorted sets a job enters and soon leaves (K.leases, and the running jobs' index of its
+-- kind) are kept in Redis's skiplist encoding. Up to
 -- zset-max-listpack-entries members (128 by default) Redis keeps a sorted set as a
 -- listpack, where each ZADD walks from the head to the member's place, parsing every score
 -- on the way, and each ZREM walks to its member: a worker's running jobs cost a job tens of
@@ -383,8 +383,11 @@ local function index_slot(P, q, state, kind)
   if not index_slots then index_slots, index_order = {}, {} end
   local o = index_slots[key]
   if not o then
-    -- The states jobs pass through are kept skiplists (zadd_skiplist).
-    o = { key = key, adds = {}, na = 0, skiplist = state == 'running' or state == 'available' }
+    -- The running jobs' index is kept a skiplist (zadd_skiplist): a worker's jobs are
+    -- about as many as a listpack holds. The available jobs' is not: a backlog of more
+    -- than 128 jobs makes a skiplist of its own, and a smaller one is walked less than
+    -- the check would cost every enqueue.
+    o = { key = key, adds = {}, na = 0, skiplist = state == 'running' }
     index_slots[key] = o
     index_order[#index_order + 1] = o
   end

@@ -147,6 +147,9 @@ func (w *Worker) fetchLoop(ctx context.Context) {
 		w.redisAnswered()
 		bo.reset()
 		if len(claims) == 0 {
+			// The admission after a wake-up goes at once: none is held back for jobs that
+			// ran before the queues were empty.
+			last = nil
 			if _, err := w.waitStore.WaitForWork(ctx, w.cfg.Queues, waitTimeout); err != nil && ctx.Err() == nil {
 				d := bo.next()
 				backoffSleep(ctx, d, w.redisFailed("wait for work failed; retrying", err, "retry_in", d))

@@ -229,8 +229,10 @@ local function rings_of(q)
 end
 
 -- The read phase: every structure the call writes, and the partitions the first turns
--- visit, can take the writes; else the key and why. Paused queues are noted.
+-- visit, can take the writes; else the key and why. Paused queues are noted, and the
+-- rings of the others kept with what was read of them.
 local paused = {}
+local rings = {}
 local function corrupt_before_writes()
   -- Reads that raise on a key of the wrong type do so here, before any write.
   due = rcall('ZRANGEBYSCORE', K.starved(P), '-inf', now, 'LIMIT', 0, unpark_classes)
@@ -250,10 +252,19 @@ local function corrupt_before_writes()
     if not paused[q] then
       if not counts_fine(q) then return K.counts(P, q), 'is not a hash of integer counts' end
       if not can_write(K.wake(P, q), 'list') then return K.wake(P, q), 'is not a list' end
-      for _, r in ipairs(rings_of(q)) do
-        if not can_write(r.ring, 'zset') then return r.ring, 'is not a zset' end
-        if not can_write(r.state, 'hash') then return r.state, 'is not a hash' end
-        for _, part in ipairs(rcall('ZRANGE', r.ring, 0, capacity + 7)) do
+      rings[q] = rings_of(q)
+      for _, r in ipairs(rings[q]) do
+        -- The reads serve needs first double as the checks of the ring's and its state's
+        -- types (a key of another type fails them), and serve reuses what they read
+        -- unless unpark_due changed the rings meanwhile.
+        local parts = redis.pcall('ZRANGE', r.ring, 0, capacity + 7)
+        if parts.err then return r.ring, 'is not a zset' end
+        writable[r.ring] = true
+        local state_len = redis.pcall('HLEN', r.state)
+        if type(state_len) ~= 'number' then return r.state, 'is not a hash' end
+        writable[r.state] = true
+        r.first, r.state_len = parts, state_len
+        for _, part in ipairs(parts) do
           local pz = r.partition(part)
           if not can_write(pz, 'zset') then return pz, 'is not a zset' end
         end
@@ -634,11 +645,18 @@ end
 local function serve(q, rings)
   local live, total = 0, 0
   for _, r in ipairs(rings) do
-    r.size = rcall('ZCARD', r.ring)
+    -- What the read phase read of the ring holds unless unpark_due wrote to the rings.
+    if #due > 0 then r.first = nil end
+    if r.first and #r.first < capacity + 8 then
+      r.size = #r.first
+    else
+      r.size = rcall('ZCARD', r.ring)
+    end
     total = total + r.size
     r.bonus, r.cr, r.cn = 0, 0, 0
     if r.size > 0 then
-      local st = rcall('HLEN', r.state)
+      local st = r.state_len
+      if not r.first then st = rcall('HLEN', r.state) end
       r.credits = st > 0
       if r.credits then
         local v = rcall('HMGET', r.state, 'turn', 'b', 'cr', 'cn')
@@ -662,7 +680,14 @@ local function serve(q, rings)
     if r.size > 0 and r.passed < r.size then
       if r.pos > #r.heads then
         -- The next partitions in turn order; those served go to the back behind them.
-        r.heads = rcall('ZRANGE', r.ring, 0, math.min(r.size, capacity - admitted + 8) - 1)
+        local n = math.min(r.size, capacity - admitted + 8)
+        if r.first then
+          -- No turn of this ring has run yet: the front the read phase read is its front.
+          r.heads = { unpack(r.first, 1, n) }
+          r.first = nil
+        else
+          r.heads = rcall('ZRANGE', r.ring, 0, n - 1)
+        end
         r.pos = 1
       end
       local part = r.heads[r.pos]
@@ -744,7 +769,7 @@ for i = 1, nq do
   if admitted >= capacity or budget <= 0 then break end
   local q = ARGV[8 + i]
   if not paused[q] then
-    serve(q, rings_of(q))
+    serve(q, rings[q])
     last_queue = q
   end
 end
@@ -774,8 +799,10 @@ for q, by in pairs(admitted_by) do
     redis.pcall('HINCRBY', adm, part, c)
     n = n + c
   end
-  redis.pcall('HINCRBY', adm, ADMITTED_ALL, n)
-  redis.pcall('PEXPIRE', adm, ADMITTED_KEEP_MS)
+  -- The minute's key expires an hour after its first admission: set once, when the
+  -- call's count is all it holds (or it cannot count), not on every call.
+  local all = redis.pcall('HINCRBY', adm, ADMITTED_ALL, n)
+  if all == n or type(all) ~= 'number' then redis.pcall('PEXPIRE', adm, ADMITTED_KEEP_MS) end
 end
 for _, b in pairs(buckets) do
   if type(b) == 'table' then save_bucket(b) end

@@ -181,9 +181,11 @@ local function load_policy(P, defaults)
   if policy then return policy end
   -- Through pcall: a script that reaches this lazily, after a write (finalize), must not
   -- raise on an unusable policy key; it then applies the defaults. Scripts that read the
-  -- policy first refuse an unusable key instead (load_policy_checked).
+  -- policy first refuse an unusable key instead (load_policy_checked): the second value
+  -- tells them the read failed.
   local v = redis.pcall('HMGET', K.policy(P), unpack(POLICY_FIELDS))
-  if type(v) ~= 'table' or v.err then v = {} end
+  local failed = type(v) ~= 'table' or v.err
+  if failed then v = {} end
   policy = {}
   for i, f in ipairs(POLICY_FIELDS) do
     local n = tonumber(v[i])
@@ -193,7 +195,7 @@ local function load_policy(P, defaults)
     end
     policy[f] = n
   end
-  return policy
+  return policy, failed
 end
 
 -- A job's error history (K.errors) is a LIST of cjson entries, newest last, capped at
@@ -1594,15 +1596,22 @@ local function structure_error()
   return nil
 end
 
--- The namespace policy through safe_hmget: nil and a reply when the policy key is not a
--- hash. Read in every script's read phase (load_policy then serves the cached copy).
+-- The namespace policy, read without raising: nil and a reply when the policy key is not
+-- a hash. Read in every script's read phase (load_policy then serves the cached copy).
 --- @include K.policy
 --- @include key_ok
+--- @include policy
 --- @include load_policy
 --- @include corrupt_reply
 local function load_policy_checked(P, defaults)
+  if not policy then
+    -- The read checks the key's type: HMGET fails on a key that is not a hash.
+    local pol, failed = load_policy(P, defaults)
+    if not failed then return pol end
+    policy = nil
+  end
   if not key_ok(K.policy(P), 'hash') then return nil, corrupt_reply(K.policy(P), 'is not a hash') end
-  return load_policy(P, defaults)
+  return (load_policy(P, defaults))
 end
 
 -- Whether a job's own history list can take an entry: a list, or absent. A history that

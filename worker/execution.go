@@ -39,6 +39,10 @@ type execution struct {
 	deadline atomic.Int64
 	state    atomic.Int32
 
+	// batch counts the jobs of its admission whose handlers have not returned, under a
+	// started worker (fetchLoop); nil in a Work call.
+	batch *atomic.Int64
+
 	// settledByHandler: the handler's own transition acked the job (Settled); no ack.
 	settledByHandler bool
 
@@ -81,10 +85,21 @@ func (w *Worker) nextLeaseID() string {
 	return w.leasePrefix + strconv.FormatUint(w.leaseSeq.Add(1), 36)
 }
 
+// admitWindow is the longest a busy worker waits for more pool slots to free before it
+// admits: each admission costs Redis a fixed part besides its jobs' (the call, its reads
+// of the queue's structures), so one for the whole pool costs less than one per slot.
+const admitWindow = time.Millisecond
+
 // fetchLoop admits jobs while the pool has free slots, in batches of up to the free
-// slots, and blocks on the queues' wake-up lists when there is no work.
+// slots, and blocks on the queues' wake-up lists when there is no work. While jobs of
+// its last admission still run, it waits up to admitWindow for them to return first
+// (moreSlots), so that slots freed one by one go in one admission; a worker with none of
+// them running (idle, or busy with older jobs only) admits at once.
 func (w *Worker) fetchLoop(ctx context.Context) {
 	var bo backoff
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	var last *atomic.Int64 // the jobs of the last admission whose handlers have not returned
 	for ctx.Err() == nil {
 		free := w.cfg.Concurrency - int(w.running.load())
 		if free <= 0 {
@@ -94,6 +109,12 @@ func (w *Worker) fetchLoop(ctx context.Context) {
 				return
 			}
 			continue
+		}
+		if free < w.cfg.Concurrency && last != nil && last.Load() > 0 {
+			free = w.moreSlots(ctx, timer, last)
+			if ctx.Err() != nil {
+				return
+			}
 		}
 		// Probation: at most one job that crashed before runs here at a time, so a job
 		// that kills the process does not take the jobs beside it down with it again.
@@ -126,6 +147,9 @@ func (w *Worker) fetchLoop(ctx context.Context) {
 		w.redisAnswered()
 		bo.reset()
 		if len(claims) == 0 {
+			// The admission after a wake-up goes at once: none is held back for jobs that
+			// ran before the queues were empty.
+			last = nil
 			if _, err := w.waitStore.WaitForWork(ctx, w.cfg.Queues, waitTimeout); err != nil && ctx.Err() == nil {
 				d := bo.next()
 				backoffSleep(ctx, d, w.redisFailed("wait for work failed; retrying", err, "retry_in", d))
@@ -133,14 +157,34 @@ func (w *Worker) fetchLoop(ctx context.Context) {
 			continue
 		}
 		deadline := t0.Add(w.cfg.Lease)
+		last = new(atomic.Int64)
+		last.Store(int64(len(claims)))
 		for _, c := range claims {
 			e := w.newExecution(w.jobsCtx, c, deadline)
+			e.batch = last
 			w.running.add(1)
 			w.unsettled.add(1)
 			w.hold(e)
 			w.work <- e // never blocks: at most Concurrency jobs run, and the buffer holds that many
 		}
 	}
+}
+
+// moreSlots waits until no job of the last admission is running, ctx is done or
+// admitWindow passed, and returns the free slots.
+func (w *Worker) moreSlots(ctx context.Context, timer *time.Timer, last *atomic.Int64) int {
+	timer.Reset(admitWindow)
+	defer timer.Stop()
+	for last.Load() > 0 {
+		select {
+		case <-w.slotFree:
+		case <-timer.C:
+			return w.cfg.Concurrency - int(w.running.load())
+		case <-ctx.Done():
+			return 0
+		}
+	}
+	return w.cfg.Concurrency - int(w.running.load())
 }
 
 // poolLoop is one of the Concurrency goroutines that run handlers.
@@ -150,6 +194,8 @@ func (w *Worker) poolLoop() {
 		if w.running.add(-1) == 0 {
 			notify(w.idleAck)
 		}
+		// After running: the fetcher that sees its admission done sees the slots free.
+		e.batch.Add(-1)
 		notify(w.slotFree)
 	}
 }

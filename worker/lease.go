@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"slices"
 	"time"
 
 	"github.com/headgate/headgate"
@@ -66,7 +67,12 @@ func (w *Worker) renew() (called bool, err error) {
 			e.deadline.Store(deadline)
 		}
 		for id, es := range byID {
-			w.lostAll(es, w.lostCause(id))
+			// A lease is reported lost too when its ack landed during the renewal: with no
+			// handler of the job still running there is nothing to cancel, nor a cause to
+			// read for it.
+			if slices.ContainsFunc(es, func(e *execution) bool { return e.state.Load() == stateRunning }) {
+				w.lostAll(es, w.lostCause(id))
+			}
 		}
 	}
 	return called, nil

@@ -17,7 +17,9 @@ type BulkOptions struct {
 	// DryRun counts the jobs the verb would move and writes nothing.
 	DryRun bool
 	// Cursor resumes an interrupted run: the Cursor of the BulkResult (or BulkProgress)
-	// it returned. "" starts from the oldest job of the filter.
+	// it returned, given with the same filter. "" starts from the oldest job of the
+	// filter. A cursor carries a digest of its filter: with another, the run is refused
+	// with a *CursorFilterError and nothing written.
 	Cursor string
 	// BatchSize is the most jobs one script call moves. Defaults to BulkBatchMax, at most
 	// BulkBatchMax.
@@ -82,7 +84,7 @@ func (s *Store) runBulk(ctx context.Context, v bulkVerb, f JobFilter, o *BulkOpt
 	until, at, id := "", "", ""
 	if o.Cursor != "" {
 		var err error
-		if until, at, id, err = parseBulkCursor(o.Cursor); err != nil {
+		if until, at, id, err = parseBulkCursor(o.Cursor, f); err != nil {
 			return res, err
 		}
 	} else {
@@ -121,7 +123,7 @@ func (s *Store) runBulk(ctx context.Context, v bulkVerb, f JobFilter, o *BulkOpt
 		done := asInt(reply, 2) == 1
 		res.Cursor = ""
 		if !done {
-			res.Cursor = encodeBulkCursor(until, at, id)
+			res.Cursor = encodeBulkCursor(f, until, at, id)
 		}
 		if o.Progress != nil {
 			o.Progress(res)
@@ -135,19 +137,34 @@ func (s *Store) runBulk(ctx context.Context, v bulkVerb, f JobFilter, o *BulkOpt
 	}
 }
 
-// A bulk cursor is the selection's time bound, the entry time and the id of the last job
-// looked at, joined by memberSep, base64url-encoded.
-func encodeBulkCursor(until, at, id string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte("b" + until + memberSep + at + memberSep + id))
+// A bulk cursor is "B", the digest of the filter it was made for, then the selection's
+// time bound, the entry time and the id of the last job looked at, joined by memberSep,
+// base64url-encoded. A run given another filter's cursor is refused: it would skip the
+// jobs of this filter before the cursor's position. A cursor of "b" is of the format
+// before the digest: taken with any filter, so that a run interrupted before an upgrade
+// resumes after it.
+func encodeBulkCursor(f JobFilter, until, at, id string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte("B" + f.digest() + until + memberSep + at + memberSep + id))
 }
 
-func parseBulkCursor(c string) (until, at, id string, err error) {
+func parseBulkCursor(c string, f JobFilter) (until, at, id string, err error) {
 	bad := invalid("Cursor", "%q is not a cursor a bulk verb returned", c)
 	raw, derr := base64.RawURLEncoding.DecodeString(c)
-	if derr != nil || len(raw) < 1 || raw[0] != 'b' {
+	if derr != nil || len(raw) < 1 || (raw[0] != 'b' && raw[0] != 'B') {
 		return "", "", "", bad
 	}
-	parts := strings.SplitN(string(raw[1:]), memberSep, 3)
+	rest := string(raw[1:])
+	if raw[0] == 'B' {
+		digest, tail, ok := cutDigest(rest)
+		if !ok {
+			return "", "", "", bad
+		}
+		if digest != f.digest() {
+			return "", "", "", &CursorFilterError{Filter: f}
+		}
+		rest = tail
+	}
+	parts := strings.SplitN(rest, memberSep, 3)
 	if len(parts) != 3 || parts[2] == "" {
 		return "", "", "", bad
 	}

@@ -26,6 +26,23 @@ func invalid(field, format string, args ...any) error {
 	return &InvalidError{Field: field, Reason: fmt.Sprintf(format, args...)}
 }
 
+// CursorFilterError: a cursor of ListJobs or of a bulk verb was given with another
+// filter than the one it was made for. Its position is one in that filter's order:
+// taken for this filter it would skip this filter's jobs before it, so nothing was read
+// or written. It unwraps to the *InvalidError of the field Cursor.
+type CursorFilterError struct {
+	// Filter is the filter the cursor was given with (a cursor carries only a digest of
+	// its own).
+	Filter JobFilter
+}
+
+func (e *CursorFilterError) Error() string { return e.Unwrap().Error() }
+
+func (e *CursorFilterError) Unwrap() error {
+	return invalid("Cursor", "was made for another filter than %s; start without a cursor or pass the filter it was made for",
+		e.Filter.describe())
+}
+
 // IDConflictError: a job with this id exists with a different kind, fingerprint or queue.
 // Nothing of the batch was written.
 type IDConflictError struct{ JobID string }

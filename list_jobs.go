@@ -3,6 +3,8 @@ package headgate
 import (
 	"context"
 	"encoding/base64"
+	"fmt"
+	"hash/fnv"
 	"slices"
 	"strconv"
 	"strings"
@@ -41,7 +43,8 @@ type Page struct {
 	// newest first.
 	Oldest bool
 	// Cursor continues a listing: the Next of the previous page, with the same filter
-	// and order ("" = from the start).
+	// and order ("" = from the start). A cursor carries a digest of its filter and
+	// order, and is refused with another.
 	Cursor string
 }
 
@@ -68,8 +71,10 @@ type JobPage struct {
 // re-enters at its new time.
 //
 // Bad input (no queue, an unknown state, a limit outside 1..ListLimitMax, a cursor
-// ListJobs did not return for this order) is an *InvalidError; an index of the wrong
-// type is a *CorruptError.
+// ListJobs did not return for this order) is an *InvalidError; a cursor of another
+// filter is a *CursorFilterError (which is also an *InvalidError): its position in that
+// filter's jobs would skip this filter's jobs before it. An index of the wrong type is a
+// *CorruptError.
 func (s *Store) ListJobs(ctx context.Context, f JobFilter, p Page) (*JobPage, error) {
 	sel, err := s.selection(f, p.Limit, p.Oldest, p.Cursor, p.Limit)
 	if err != nil {
@@ -79,7 +84,7 @@ func (s *Store) ListJobs(ctx context.Context, f JobFilter, p Page) (*JobPage, er
 	if err != nil {
 		return nil, err
 	}
-	page := &JobPage{Next: nextCursor(p.Oldest, reply)}
+	page := &JobPage{Next: nextCursor(p.Oldest, f, reply)}
 	for i := 3; i+2 < len(reply); i += 3 {
 		id := asString(reply, i)
 		h := hashFromReply(reply[i+1])
@@ -164,7 +169,7 @@ func (s *Store) selection(f JobFilter, limit int, oldest bool, cursor string, bu
 	at, id := "", ""
 	if cursor != "" {
 		var err error
-		if at, id, err = parseCursor(cursor, oldest); err != nil {
+		if at, id, err = parseCursor(cursor, oldest, f); err != nil {
 			return nil, err
 		}
 	}
@@ -188,23 +193,39 @@ func stateList() string {
 	return strings.Join(append(names, string(StateHeld)), ", ")
 }
 
-// A cursor is "a" (oldest first) or "d" (newest first), the entry time in ms, memberSep
-// and the id, base64url-encoded: opaque to callers, and refused with the other order.
-func encodeCursor(oldest bool, at, id string) string {
-	o := "d"
+// A cursor is "A" (oldest first) or "D" (newest first), the digest of the filter it was
+// made for, the entry time in ms, memberSep and the id, base64url-encoded: opaque to
+// callers, and refused with the other order or another filter. A cursor in lower case
+// ("a", "d") is of the format before the digest: it is taken with any filter, so that a
+// listing paged across an upgrade goes on.
+func encodeCursor(oldest bool, f JobFilter, at, id string) string {
+	o := "D"
 	if oldest {
-		o = "a"
+		o = "A"
 	}
-	return base64.RawURLEncoding.EncodeToString([]byte(o + at + memberSep + id))
+	return base64.RawURLEncoding.EncodeToString([]byte(o + f.digest() + at + memberSep + id))
 }
 
-func parseCursor(c string, oldest bool) (at, id string, err error) {
+func parseCursor(c string, oldest bool, f JobFilter) (at, id string, err error) {
 	bad := invalid("Cursor", "%q is not a cursor of this listing's order", c)
 	raw, derr := base64.RawURLEncoding.DecodeString(c)
 	if derr != nil || len(raw) < 2 {
 		return "", "", bad
 	}
 	o, rest := raw[0], string(raw[1:])
+	if o == 'A' || o == 'D' {
+		digest, tail, ok := cutDigest(rest)
+		if !ok {
+			return "", "", bad
+		}
+		if digest != f.digest() {
+			if (o == 'A') == oldest {
+				return "", "", &CursorFilterError{Filter: f}
+			}
+			return "", "", bad
+		}
+		o, rest = o+'a'-'A', tail
+	}
 	if (o == 'a') != oldest || (o != 'a' && o != 'd') {
 		return "", "", bad
 	}
@@ -215,10 +236,53 @@ func parseCursor(c string, oldest bool) (at, id string, err error) {
 	return at, id, nil
 }
 
+// digestLen is the length of a filter's digest in a cursor: 8 hex digits tell a filter
+// from another that a cursor was mistakenly given with, which is all they are for.
+const digestLen = 8
+
+// digest is a short hash of every field of the filter, which a cursor carries so that a
+// position in one filter's order is not taken for one in another's.
+func (f JobFilter) digest() string {
+	h := fnv.New32a()
+	for _, v := range []string{f.Queue, string(f.State), f.Kind, f.Partition, f.Tag, f.Fingerprint,
+		strconv.FormatInt(int64(f.OlderThan), 10)} {
+		h.Write([]byte(v + memberSep))
+	}
+	return fmt.Sprintf("%0*x", digestLen, h.Sum32())
+}
+
+// cutDigest splits a cursor's digest from the rest of it.
+func cutDigest(s string) (digest, rest string, ok bool) {
+	if len(s) < digestLen {
+		return "", "", false
+	}
+	for _, c := range s[:digestLen] {
+		if !strings.ContainsRune("0123456789abcdef", c) {
+			return "", "", false
+		}
+	}
+	return s[:digestLen], s[digestLen:], true
+}
+
+// describe names the filter's fields that are set, for an error.
+func (f JobFilter) describe() string {
+	parts := []string{fmt.Sprintf("queue %q", f.Queue), fmt.Sprintf("state %q", f.State)}
+	for _, v := range []struct{ name, v string }{{"kind", f.Kind}, {"partition", f.Partition}, {"tag", f.Tag},
+		{"fingerprint", f.Fingerprint}} {
+		if v.v != "" {
+			parts = append(parts, fmt.Sprintf("%s %q", v.name, v.v))
+		}
+	}
+	if f.OlderThan != 0 {
+		parts = append(parts, "older than "+f.OlderThan.String())
+	}
+	return strings.Join(parts, ", ")
+}
+
 // nextCursor reads {next time, next id, done} at the start of an index-walking reply.
-func nextCursor(oldest bool, reply []any) string {
+func nextCursor(oldest bool, f JobFilter, reply []any) string {
 	if asInt(reply, 2) == 1 || asString(reply, 1) == "" {
 		return ""
 	}
-	return encodeCursor(oldest, asString(reply, 0), asString(reply, 1))
+	return encodeCursor(oldest, f, asString(reply, 0), asString(reply, 1))
 }

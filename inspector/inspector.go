@@ -85,7 +85,8 @@ func (i *Inspector) Stats(ctx context.Context) ([]QueueStats, error) {
 // others, so such a page may be short, even empty, and still have a Next.
 //
 // It returns *headgate.InvalidError for a missing queue, an unknown state, a limit
-// outside 1..headgate.ListLimitMax or a cursor ListJobs did not return.
+// outside 1..headgate.ListLimitMax or a cursor ListJobs did not return, and
+// *headgate.CursorFilterError (also an *InvalidError) for a cursor of another filter.
 func (i *Inspector) ListJobs(ctx context.Context, f JobFilter, p Page) (*JobPage, error) {
 	return i.store.ListJobs(ctx, f, p)
 }

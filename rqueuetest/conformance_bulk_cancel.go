@@ -2,8 +2,10 @@ package rqueuetest
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -31,6 +33,38 @@ func enqueueMany(t testing.TB, ctx context.Context, s *headgate.Store, prefix st
 func countIn(t testing.TB, ctx context.Context, s *headgate.Store, f headgate.JobFilter) int {
 	t.Helper()
 	return len(listIDs(t, ctx, s, f, headgate.Page{Limit: headgate.ListLimitMax, Oldest: true}))
+}
+
+// oldFormatCursor rewrites a cursor of ListJobs or of a bulk verb into the format before
+// cursors carried their filter's digest: the prefix in lower case, the 8 hex digits of
+// the digest gone.
+func oldFormatCursor(t testing.TB, c string) string {
+	t.Helper()
+	raw, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil || len(raw) < 9 || !strings.ContainsRune("ABD", rune(raw[0])) {
+		t.Fatalf("cursor %q (%q, %v) is not of the current format", c, raw, err)
+	}
+	return base64.RawURLEncoding.EncodeToString(append([]byte{raw[0] + 'a' - 'A'}, raw[9:]...))
+}
+
+// otherFilters are f with each of its fields changed in turn: a cursor made for f is
+// refused with every one of them.
+func otherFilters(f headgate.JobFilter, otherState headgate.State) []headgate.JobFilter {
+	var out []headgate.JobFilter
+	for _, edit := range []func(*headgate.JobFilter){
+		func(g *headgate.JobFilter) { g.Queue = "other" },
+		func(g *headgate.JobFilter) { g.State = otherState },
+		func(g *headgate.JobFilter) { g.Kind = "k:other" },
+		func(g *headgate.JobFilter) { g.Partition = "other" },
+		func(g *headgate.JobFilter) { g.Tag = "other" },
+		func(g *headgate.JobFilter) { g.Fingerprint = "other" },
+		func(g *headgate.JobFilter) { g.OlderThan = time.Hour },
+	} {
+		g := f
+		edit(&g)
+		out = append(out, g)
+	}
+	return out
 }
 
 // bulkCancelCases cover BulkCancel: batches, dry runs, resuming, refusals.
@@ -108,6 +142,54 @@ var bulkCancelCases = []conformanceCase{
 		wantState(t, ctx, s, "late", headgate.StateAvailable)
 		if n := countIn(t, ctx, s, headgate.JobFilter{Queue: headgate.QueueDefault, State: headgate.StateCancelled}); n != 350 {
 			t.Errorf("%d cancelled, want 350", n)
+		}
+	}},
+	{"BulkCancel/CursorOfAnotherFilter", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		enqueueMany(t, ctx, s, "t1", 300, func(i int, e *headgate.Envelope) { e.PartitionKey = "t1" })
+		enqueueMany(t, ctx, s, "t2", 300, func(i int, e *headgate.Envelope) { e.PartitionKey = "t2" })
+		f := headgate.JobFilter{Queue: headgate.QueueDefault, State: headgate.StateAvailable, Partition: "t1"}
+		interrupted := func(f headgate.JobFilter) string {
+			t.Helper()
+			stop, cancel := context.WithCancel(ctx)
+			defer cancel()
+			res, err := s.BulkCancel(stop, f, &headgate.BulkOptions{BatchSize: 100, Progress: func(headgate.BulkProgress) { cancel() }})
+			if !errors.Is(err, context.Canceled) || res.Moved != 100 || res.Cursor == "" {
+				t.Fatalf("interrupted run of %+v = %+v, %v; want 100 cancelled and a cursor", f, res, err)
+			}
+			return res.Cursor
+		}
+		cursor := interrupted(f)
+		// Taken for t2's, t1's position would skip t2's jobs before it: refused, whatever
+		// field differs, dry run or not.
+		for _, g := range otherFilters(f, headgate.StateScheduled) {
+			for _, dry := range []bool{false, true} {
+				err := unchanged(t, ctx, s, fmt.Sprintf("BulkCancel(%+v) with a cursor of %+v", g, f), func() error {
+					_, err := s.BulkCancel(ctx, g, &headgate.BulkOptions{BatchSize: 100, Cursor: cursor, DryRun: dry})
+					return err
+				})
+				var cf *headgate.CursorFilterError
+				var inv *headgate.InvalidError
+				if !errors.As(err, &cf) || cf.Filter != g || !errors.As(err, &inv) || inv.Field != "Cursor" {
+					t.Errorf("BulkCancel(%+v) with a cursor of %+v: %v, want *CursorFilterError, an *InvalidError for Cursor", g, f, err)
+				}
+			}
+		}
+		// With its own filter the cursor resumes as before.
+		rest, err := s.BulkCancel(ctx, f, &headgate.BulkOptions{BatchSize: 100, Cursor: cursor})
+		if err != nil || rest.Moved != 200 || rest.Cursor != "" {
+			t.Fatalf("resumed run = %+v, %v; want the other 200 of t1", rest, err)
+		}
+		// A cursor of the format before the digest (a run interrupted before an upgrade)
+		// still resumes.
+		f.Partition = "t2"
+		old := oldFormatCursor(t, interrupted(f))
+		rest, err = s.BulkCancel(ctx, f, &headgate.BulkOptions{BatchSize: 100, Cursor: old})
+		if err != nil || rest.Moved != 200 || rest.Cursor != "" {
+			t.Fatalf("run resumed from an old-format cursor = %+v, %v; want the other 200 of t2", rest, err)
+		}
+		if n := countIn(t, ctx, s, headgate.JobFilter{Queue: headgate.QueueDefault, State: headgate.StateCancelled}); n != 600 {
+			t.Errorf("%d cancelled, want 600", n)
 		}
 	}},
 	{"BulkCancel/Refusals", func(t *testing.T, s *headgate.Store) {

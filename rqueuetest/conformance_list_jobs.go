@@ -36,6 +36,54 @@ func listIDs(t testing.TB, ctx context.Context, s *headgate.Store, f headgate.Jo
 
 // listJobsCases cover ListJobs over the job indexes and the counts per partition.
 var listJobsCases = []conformanceCase{
+	{"ListJobs/CursorOfAnotherFilter", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		for _, p := range []string{"t1", "t2"} {
+			for i := range 4 {
+				e := job(fmt.Sprintf("%s-%d", p, i))
+				e.PartitionKey = p
+				mustEnqueue(t, ctx, s, e)
+				advance(t, ctx, s, time.Millisecond)
+			}
+		}
+		for _, oldest := range []bool{false, true} {
+			f := headgate.JobFilter{Queue: headgate.QueueDefault, State: headgate.StateAvailable, Partition: "t1"}
+			first, err := s.ListJobs(ctx, f, headgate.Page{Limit: 2, Oldest: oldest})
+			if err != nil || len(first.Jobs) != 2 || first.Next == "" {
+				t.Fatalf("first page of %+v: %+v, %v", f, first, err)
+			}
+			for _, g := range otherFilters(f, headgate.StateScheduled) {
+				err := unchanged(t, ctx, s, fmt.Sprintf("ListJobs(%+v) with a cursor of %+v", g, f), func() error {
+					_, err := s.ListJobs(ctx, g, headgate.Page{Limit: 2, Oldest: oldest, Cursor: first.Next})
+					return err
+				})
+				var cf *headgate.CursorFilterError
+				var inv *headgate.InvalidError
+				if !errors.As(err, &cf) || cf.Filter != g || !errors.As(err, &inv) || inv.Field != "Cursor" {
+					t.Errorf("ListJobs(%+v) with a cursor of %+v: %v, want *CursorFilterError, an *InvalidError for Cursor", g, f, err)
+				}
+			}
+			// With its own filter and order the cursor goes on, and so does one of the
+			// format before the digest (a listing paged across an upgrade).
+			want := []string{"t1-1", "t1-0"}
+			if oldest {
+				want = []string{"t1-2", "t1-3"}
+			}
+			for _, c := range []string{first.Next, oldFormatCursor(t, first.Next)} {
+				next, err := s.ListJobs(ctx, f, headgate.Page{Limit: 2, Oldest: oldest, Cursor: c})
+				if err != nil {
+					t.Fatalf("next page of %+v from %q: %v", f, c, err)
+				}
+				var got []string
+				for _, j := range next.Jobs {
+					got = append(got, j.ID)
+				}
+				if !slices.Equal(got, want) {
+					t.Errorf("next page of %+v (oldest %v) from %q = %v, want %v", f, oldest, c, got, want)
+				}
+			}
+		}
+	}},
 	{"ListJobs/Filters", func(t *testing.T, s *headgate.Store) {
 		ctx := freeze(t, s)
 		mk := func(id, kind, part, fp string, tags ...string) headgate.Envelope {
@@ -280,6 +328,16 @@ var listJobsCases = []conformanceCase{
 		}
 		if _, err := s.ListJobs(ctx, f, headgate.Page{Limit: 1, Oldest: true, Cursor: page.Next}); !errors.As(err, &inv) || inv.Field != "Cursor" {
 			t.Errorf("a newest-first cursor oldest first: %v, want *InvalidError for Cursor", err)
+		}
+		// A cursor of another filter is refused: its position would skip this filter's
+		// jobs before it.
+		err = unchanged(t, ctx, s, "ListJobs with a cursor of another filter", func() error {
+			_, err := s.ListJobs(ctx, headgate.JobFilter{Queue: headgate.QueueDefault, State: headgate.StateAvailable, Kind: "test"},
+				headgate.Page{Limit: 1, Cursor: page.Next})
+			return err
+		})
+		if !errors.As(err, new(*headgate.CursorFilterError)) || !errors.As(err, &inv) || inv.Field != "Cursor" {
+			t.Errorf("a cursor of another filter: %v, want *CursorFilterError, an *InvalidError for Cursor", err)
 		}
 		// An index of the wrong type is reported, not skipped.
 		key := "hg:{" + s.Namespace() + "}:q:default:ix:available:test:job"

@@ -22,7 +22,7 @@ type bulkOpts struct {
 func bulkFlags(fs *flag.FlagSet, c *cli) {
 	c.bulk.filter.register(fs, "default")
 	fs.BoolVar(&c.bulk.dryRun, "dry-run", false, "by filter: count the jobs, write nothing")
-	fs.StringVar(&c.bulk.cursor, "cursor", "", "by filter: resume an interrupted run from this `cursor`")
+	fs.StringVar(&c.bulk.cursor, "cursor", "", "by filter: resume an interrupted run from this `cursor`, with the same filter")
 }
 
 func cancelFlags(fs *flag.FlagSet, c *cli) {
@@ -82,7 +82,7 @@ func cmdBulk(ctx context.Context, c *cli, args []string, v bulkVerb) error {
 			fmt.Fprintf(c.stderr, "%s: batch %d: %d %s, %d skipped\n", v.name, p.Batches, p.Moved, verb, p.Skipped)
 		}}
 	res, runErr := v.run(ctx, f, o)
-	if u := byFlag(runErr, filterFlagNames); u != runErr {
+	if u := byFlag(cursorOfAnotherFilter(runErr, c.bulk.filter), filterFlagNames); u != runErr {
 		return u // a bad flag, refused before any batch
 	}
 	if runErr != nil && res.Batches == 0 {

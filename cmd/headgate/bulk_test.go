@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"net"
 	"slices"
@@ -333,5 +335,65 @@ func TestBulkRetryDryRunMeetsTheLimit(t *testing.T) {
 	b.runJSON(t, exitError, &run, "retry", "-queue", "mail", "-state", "cancelled")
 	if !dry.DryRun || dry.Moved != 1000 || run.Moved != dry.Moved || run.Batches != dry.Batches || run.Cursor != dry.Cursor {
 		t.Errorf("dry run -json = %+v, the run = %+v; want the dry run to say what the run did", dry, run)
+	}
+}
+
+// TestCursorOfAnotherFilter: a -cursor printed by a run (or a page) of one filter, given
+// with another, is refused with a usage error that names the flags it was given with and
+// writes nothing: taken as it was, it skipped the other filter's jobs before its
+// position. With its own filter it resumes.
+func TestCursorOfAnotherFilter(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var jobs []headgate.Envelope
+	for i := range 6 {
+		p := "t1"
+		if i >= 3 {
+			p = "t2"
+		}
+		jobs = append(jobs, headgate.Envelope{ID: fmt.Sprintf("j%d", i), Kind: "email", PartitionKey: p})
+	}
+	b.enqueue(t, jobs...)
+	t1 := headgate.JobFilter{Queue: headgate.QueueDefault, State: headgate.StateAvailable, Partition: "t1"}
+	stop, cancel := context.WithCancel(b.ctx)
+	res, err := b.store.BulkCancel(stop, t1, &headgate.BulkOptions{BatchSize: 1, Progress: func(headgate.BulkProgress) { cancel() }})
+	cancel()
+	if !errors.Is(err, context.Canceled) || res.Moved != 1 || res.Cursor == "" {
+		t.Fatalf("interrupted run of t1 = %+v, %v; want 1 cancelled and a cursor", res, err)
+	}
+	page, err := b.store.ListJobs(b.ctx, t1, headgate.Page{Limit: 1})
+	if err != nil || page.Next == "" {
+		t.Fatalf("first page of t1 = %+v, %v", page, err)
+	}
+	before := b.dump(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"cancel", "-state", "available", "-partition", "t2", "-cursor", res.Cursor},
+			`headgate cancel: -cursor was made for another filter than -queue "default" -state "available" -partition "t2" ` +
+				`(with this one it would skip jobs); start without -cursor, or give the -queue, -state, -kind, -partition, ` +
+				`-tag, -fingerprint and -older-than of the command that printed it`},
+		{[]string{"delete", "-state", "available", "-partition", "t1", "-older-than", "1h", "-dry-run", "-json", "-cursor", res.Cursor},
+			`headgate delete: -cursor was made for another filter than -queue "default" -state "available" -partition "t1" -older-than 1h0m0s `},
+		{[]string{"jobs", "-state", "available", "-kind", "email", "-cursor", page.Next},
+			`headgate jobs: -cursor was made for another filter than -queue "default" -state "available" -kind "email" `},
+	} {
+		code, out, errOut := b.run(t, tc.args...)
+		if code != exitUsage || !strings.Contains(errOut, tc.want) || out != "" {
+			t.Errorf("headgate %v: exit %d, stdout %q, stderr %q; want exit %d and %q", tc.args, code, out, errOut, exitUsage, tc.want)
+		}
+	}
+	if after := b.dump(t); after != before {
+		t.Errorf("a refused cursor changed the namespace:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+	// With its own filter, the run resumes and leaves t2 alone; the listing goes on.
+	requireOutput(t, b.mustRun(t, "cancel", "-state", "available", "-partition", "t1", "-cursor", res.Cursor),
+		"2 job(s) cancelled, 0 skipped, in 1 batch(es)\n")
+	if n, err := b.store.PartitionCounts(b.ctx, headgate.QueueDefault, "t2"); err != nil || n[headgate.StateAvailable] != 3 {
+		t.Errorf("t2's counts after t1's run = %v, %v; want its 3 jobs available", n, err)
+	}
+	if code, _, errOut := b.run(t, "jobs", "-state", "available", "-partition", "t1", "-cursor", page.Next); code != exitOK {
+		t.Errorf("jobs with its own filter's cursor: exit %d, stderr %q", code, errOut)
 	}
 }

@@ -203,12 +203,25 @@ func byFlag(err error, flags map[string]string) error {
 	return err
 }
 
+// cursorOfAnotherFilter turns the store's refusal of a cursor made for another filter
+// into a usage error that names the flags: the store names the filter's fields, and
+// knows only the filter given now (a cursor carries a digest of its own). Other errors
+// are returned as they are.
+func cursorOfAnotherFilter(err error, f filterOpts) error {
+	if !errors.As(err, new(*headgate.CursorFilterError)) {
+		return err
+	}
+	return usagef("-cursor was made for another filter than %s (with this one it would skip jobs); "+
+		"start without -cursor, or give the -queue, -state, -kind, -partition, -tag, -fingerprint and -older-than "+
+		"of the command that printed it", strings.TrimSpace(f.flags()))
+}
+
 func jobsFlags(fs *flag.FlagSet, c *cli) {
 	c.jobs.filter.register(fs, "default")
 	fs.IntVar(&c.jobs.limit, "limit", 20, "page size: at most `N` jobs (1..1000)")
 	fs.BoolVar(&c.jobs.oldest, "oldest", false, "the jobs that entered the state first at the top")
 	fs.BoolVar(&c.jobs.newest, "newest", false, "the jobs that entered the state last at the top (the default)")
-	fs.StringVar(&c.jobs.cursor, "cursor", "", "continue from this `cursor`, printed at the end of the previous page")
+	fs.StringVar(&c.jobs.cursor, "cursor", "", "continue from this `cursor`, printed at the end of the previous page (with the same filter and order)")
 	fs.BoolVar(&c.jobs.json, "json", false, "print one JSON document on stdout")
 }
 
@@ -237,7 +250,7 @@ func cmdJobs(ctx context.Context, c *cli, args []string) error {
 	}
 	page, err := c.insp.ListJobs(ctx, f, inspector.Page{Limit: o.limit, Oldest: o.oldest, Cursor: o.cursor})
 	if err != nil {
-		return byFlag(err, filterFlagNames)
+		return byFlag(cursorOfAnotherFilter(err, o.filter), filterFlagNames)
 	}
 	if o.json {
 		return c.printJSON(jobsDoc(page))

@@ -282,7 +282,7 @@ var listJobsCases = []conformanceCase{
 			t.Errorf("a newest-first cursor oldest first: %v, want *InvalidError for Cursor", err)
 		}
 		// An index of the wrong type is reported, not skipped.
-		key := "hg:{" + s.Namespace() + "}:q:default:ix:available:test:job"
+		key := nsKey(s, "q:default:ix:available:test:job")
 		if err := s.Client().Del(ctx, key).Err(); err != nil {
 			t.Fatal(err)
 		}

@@ -26,6 +26,7 @@ Replies  {0, next time, next id, done 0/1, retried, skipped} | {-9, key, why} Co
 Cost     O(batch * log N)
 ]]
 --- @include rcall
+--- @include subtable
 --- @include call_chunked
 --- @include K.job
 --- @include K.unique
@@ -123,16 +124,7 @@ for i = 1, #ids do
   end
   if ok then
     local q, sticky, part, fp = v[QUEUE] or QUEUE_DEFAULT, v[STICKY] or '', v[PART] or '', v[FP] or ''
-    local by_sticky = by_route[q]
-    if not by_sticky then
-      by_sticky = {}
-      by_route[q] = by_sticky
-    end
-    local by_part = by_sticky[sticky]
-    if not by_part then
-      by_part = {}
-      by_sticky[sticky] = by_part
-    end
+    local by_part = subtable(subtable(by_route, q), sticky)
     local r = by_part[part]
     if not r then
       -- The structures the route's writes touch, needed once for all its jobs.

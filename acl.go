@@ -15,7 +15,8 @@ var aclScriptCommands = []string{
 	"set", "srem", "time", "type", "zadd", "zcard", "zcount", "zrange", "zrangebyscore", "zrem",
 	"zremrangebyrank", "zscore",
 	"zrank", "zremrangebyscore", // why, heartbeat
-	"pexpire", // admit: the minute's admissions by partition
+	"pexpire",         // admit: the minute's admissions by partition
+	"object|encoding", // zadd_skiplist (lua/lib.lua): keeps the running jobs' sets skiplists
 }
 
 // aclClientCommands are the commands workers, producers and inspectors send themselves.

@@ -51,6 +51,9 @@ type bulkVerb struct {
 	sc     script
 	states []State
 	what   string // for errors: "cancelled", ...
+	// counted: the script takes, after extra, the jobs a dry run's earlier batches
+	// counted, so that a dry run meets the queue's limit where the run would.
+	counted bool
 }
 
 // runBulk walks the filter's jobs, oldest first, in batches of one script call each,
@@ -99,7 +102,15 @@ func (s *Store) runBulk(ctx context.Context, v bulkVerb, f JobFilter, o *BulkOpt
 		if o.DryRun {
 			dry = 1
 		}
-		reply, err := s.run(ctx, v.sc, "", append(append(sel, dry), extra...)...)
+		args := append(append(sel, dry), extra...)
+		if v.counted {
+			counted := int64(0)
+			if o.DryRun {
+				counted = res.Moved
+			}
+			args = append(args, counted)
+		}
+		reply, err := s.run(ctx, v.sc, "", args...)
 		if err != nil {
 			return res, err
 		}

@@ -10,12 +10,13 @@ import "context"
 // fingerprint is quarantined. A batch that would take the queue over its limit of
 // unfinished jobs is refused whole (*BackpressureError) and the run stops there, with the
 // Cursor that resumes it once the queue has room ("" when the first batch was refused:
-// nothing was retried, and the same call starts the run again).
+// nothing was retried, and the same call starts the run again). A dry run meets the
+// limit where the run would, counting its earlier batches as unfinished.
 func (s *Store) BulkRetry(ctx context.Context, f JobFilter, o *BulkOptions) (BulkResult, error) {
 	keep := 0
 	if o != nil && o.KeepAttempts {
 		keep = 1
 	}
-	return s.runBulk(ctx, bulkVerb{sc: scriptBulkRetry, what: "retried",
+	return s.runBulk(ctx, bulkVerb{sc: scriptBulkRetry, what: "retried", counted: true,
 		states: []State{StateArchived, StateUndecodable, StateCancelled, StateQuarantined, StateCompleted}}, f, o, keep)
 }

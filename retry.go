@@ -113,7 +113,7 @@ func (s *Store) Retry(ctx context.Context, id string, opts *RetryOptions) (Retry
 // and retries the job that crashed into the limit (the one Quarantined names), with its
 // attempts from zero. It returns the retry's result; when the quarantined job is gone
 // (deleted) or no longer quarantined, the fingerprint is still released and the result's
-// State is empty.
+// State is empty; for a fingerprint that is not quarantined the result is empty.
 func (s *Store) ReleaseQuarantineAndRetry(ctx context.Context, fingerprint string) (RetryResult, error) {
 	if err := validateRequired("fingerprint", fingerprint, true); err != nil {
 		return RetryResult{}, err
@@ -138,7 +138,8 @@ func (s *Store) ReleaseQuarantineAndRetry(ctx context.Context, fingerprint strin
 		}
 	}
 	res.Released, err = s.ReleaseQuarantine(ctx, fingerprint)
-	res.Lifted = err == nil
+	// A fingerprint with no quarantined job was never quarantined: nothing was lifted.
+	res.Lifted = err == nil && id != ""
 	return res, err
 }
 

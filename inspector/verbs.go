@@ -25,27 +25,35 @@ type (
 // *headgate.NotRetryableError (the job is not finished), *headgate.DuplicateError
 // (another job holds its unique key), *headgate.BackpressureError (its queue is full).
 func (i *Inspector) Retry(ctx context.Context, id string, opts *RetryOptions) (RetryResult, error) {
-	return i.store.Retry(ctx, id, opts)
+	r, err := i.store.Retry(ctx, id, opts)
+	return r, i.audit(err, "job retried", "job_id", id, "state", r.State, "lifted_quarantine", r.Lifted)
 }
 
 // Edit changes fields of a pending, scheduled, available or retryable job and files it
 // again under them. A running job is refused with *headgate.JobRunningError, a finished
 // one with *headgate.NotEditableError (edit it with a retry: RetryOptions.Edit).
 func (i *Inspector) Edit(ctx context.Context, id string, edit JobEdit) (EditResult, error) {
-	return i.store.Edit(ctx, id, edit)
+	r, err := i.store.Edit(ctx, id, edit)
+	return r, i.audit(err, "job edited", "job_id", id, "state", r.State)
 }
 
 // Delete removes a job that is not running, with everything stored under its id and
 // every index entry, and returns the state it had. A running job is refused with
 // *headgate.JobRunningError: cancel it first.
 func (i *Inspector) Delete(ctx context.Context, id string) (headgate.State, error) {
-	return i.store.Delete(ctx, id)
+	st, err := i.store.Delete(ctx, id)
+	return st, i.audit(err, "job deleted", "job_id", id, "was", st)
 }
 
 // ReleaseQuarantineAndRetry lifts fingerprint's quarantine, returns its held siblings to
 // admission and retries the job that crashed into the limit, its attempts from zero.
 func (i *Inspector) ReleaseQuarantineAndRetry(ctx context.Context, fingerprint string) (RetryResult, error) {
-	return i.store.ReleaseQuarantineAndRetry(ctx, fingerprint)
+	r, err := i.store.ReleaseQuarantineAndRetry(ctx, fingerprint)
+	if r.Lifted { // a fingerprint that was not quarantined changed nothing
+		err = i.audit(err, "quarantine released and job retried", "fingerprint", fingerprint, "job_id", r.JobID,
+			"siblings_released", r.Released)
+	}
+	return r, err
 }
 
 // Aliases of the bulk verbs' types.

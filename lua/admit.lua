@@ -80,6 +80,7 @@ Cost     O((budget + capacity) * log N): every examined or returned job is a bou
 --- @include K.pinned_ring_state
 --- @include K.pinned_partition
 --- @include K.leases
+--- @include zadd_skiplist
 --- @include K.held
 --- @include K.paused
 --- @include OK
@@ -752,7 +753,7 @@ end
 -- comes for the rest.
 if admitted >= capacity and last_queue then wake(P, last_queue) end
 if #leases > 0 then
-  rcall('ZADD', K.leases(P), unpack(leases))
+  zadd_skiplist(rcall, K.leases(P), leases)
   -- The record a repeat of this call is answered from: the ids and fences, for as long
   -- as the leases last unrenewed. A repeat comes within go-redis's retries (seconds); by
   -- the time the record goes, every lease it names has expired or was renewed by a holder

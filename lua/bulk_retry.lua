@@ -21,6 +21,8 @@ ARGV[3..14] the rest of the filter and the batch, as ARGV[3..14] of list_jobs.lu
          before (store ms), partition, tag, fingerprint
 ARGV[15] dry run (0/1): count, write nothing
 ARGV[16] keep attempts (0/1)
+ARGV[17] jobs the dry run's earlier batches counted (0 in a run): they would be
+         unfinished when this batch came, as the run's earlier batches are
 Replies  {0, next time, next id, done 0/1, retried, skipped} | {-9, key, why} Corrupt |
          {-4, queue, limit, current, incoming} Backpressure | {-13, kinds, most} name a kind
 Cost     O(batch * log N)
@@ -62,6 +64,7 @@ local P = KEYS[1]
 local s = index_selection(ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10],
   ARGV[11], ARGV[12], ARGV[13], ARGV[14])
 local dry, keep = ARGV[15] == '1', ARGV[16] == '1'
+local counted = tonumber(ARGV[17]) or 0
 local RETRYABLE = { archived = true, undecodable = true, cancelled = true, quarantined = true, completed = true }
 local now = now_ms(P)
 local ids, at, id, done = index_select(P, s)
@@ -150,7 +153,7 @@ if n > 0 then
   local limit = rcall('HGET', K.limits(P), s.queue)
   if limit then
     limit = tonumber(limit)
-    local current = unfinished(P, s.queue)
+    local current = unfinished(P, s.queue) + counted
     if current + n > limit then return { E_BACKPRESSURE, s.queue, limit, current, n } end
   end
 end

@@ -40,6 +40,46 @@ local function call_chunked(call, cmd, key, args, step)
   for first = 1, #args, step do call(cmd, key, unpack(args, first, math.min(first + step - 1, #args))) end
 end
 
+-- Sorted sets a job enters and soon leaves (K.leases, and the running and available jobs'
+-- indexes of its kind) are kept in Redis's skiplist encoding. Up to
+-- zset-max-listpack-entries members (128 by default) Redis keeps a sorted set as a
+-- listpack, where each ZADD walks from the head to the member's place, parsing every score
+-- on the way, and each ZREM walks to its member: a worker's running jobs cost a job tens of
+-- thousands of instructions more in a listpack than in a skiplist (cd bench && go run
+-- ./callgrind -e2e -keep: zzlInsert and zzlFind). A member longer than
+-- zset-max-listpack-value (64 by default) converts a set, and Redis keeps it a skiplist as
+-- long as it has members: zadd_skiplist adds SKIPLIST_PAD with the call's members when the
+-- set is missing or a listpack, and removes it again, so no reader sees it. A restart
+-- loads small sets as listpacks, and the next call converts them again. OBJECT ENCODING
+-- fails on miniredis, which has no encodings, and for an ACL user without it: then no set
+-- is converted.
+-- SKIPLIST_PAD is 4,096 bytes, which no job id is: made when first needed (scripts'
+-- top-level code runs on every call), from a 64-byte run, since string.rep appends its
+-- string once per repetition.
+local SKIPLIST_PAD = false
+-- A ZADD that creates a set with more members than this makes a skiplist of its own.
+local SKIPLIST_MIN = 128
+
+-- ZADD key score member ... (args, in pairs) through call (redis.call or redis.pcall),
+-- keeping the set a skiplist (SKIPLIST_PAD).
+--- @include call_chunked
+--- @include SKIPLIST_PAD
+--- @include SKIPLIST_MIN
+local function zadd_skiplist(call, key, args)
+  local n = #args
+  if n == 0 then return end
+  if n <= 2 * SKIPLIST_MIN then
+    local enc = redis.pcall('OBJECT', 'ENCODING', key)
+    if enc == false or enc == 'listpack' or enc == 'ziplist' then
+      if not SKIPLIST_PAD then SKIPLIST_PAD = string.rep(string.rep('\31', 64), 64) end
+      call('ZADD', key, 0, SKIPLIST_PAD, unpack(args))
+      call('ZREM', key, SKIPLIST_PAD)
+      return
+    end
+  end
+  call_chunked(call, 'ZADD', key, args, 1000)
+end
+
 local K = {}
 function K.job(P, id) return P .. 'job:' .. id end
 function K.errors(P, id) return P .. 'errors:' .. id end
@@ -343,7 +383,8 @@ local function index_slot(P, q, state, kind)
   if not index_slots then index_slots, index_order = {}, {} end
   local o = index_slots[key]
   if not o then
-    o = { key = key, adds = {}, na = 0 }
+    -- The states jobs pass through are kept skiplists (zadd_skiplist).
+    o = { key = key, adds = {}, na = 0, skiplist = state == 'running' or state == 'available' }
     index_slots[key] = o
     index_order[#index_order + 1] = o
   end
@@ -653,6 +694,7 @@ end
 --- @include pcount_delta
 --- @include pcount_order
 --- @include call_chunked
+--- @include zadd_skiplist
 --- @include slot_q
 --- @include slot_state
 --- @include slot_kind
@@ -674,7 +716,11 @@ local function flush_index()
       adds = kept
     end
     if o.rems then call_chunked(redis.pcall, 'ZREM', o.key, o.rems, 1000) end
-    call_chunked(redis.pcall, 'ZADD', o.key, adds, 1000)
+    if o.skiplist then
+      zadd_skiplist(redis.pcall, o.key, adds)
+    else
+      call_chunked(redis.pcall, 'ZADD', o.key, adds, 1000)
+    end
   end
   if pcount_order then
     for _, d in ipairs(pcount_order) do

@@ -86,6 +86,34 @@ var bulkRetryCases = []conformanceCase{
 			t.Errorf("admitted %+v, want a retried k:a job from attempt 0", c.Envelope)
 		}
 	}},
+	// A dry run counts what the run would do: its batches write nothing, so each would
+	// otherwise meet the queue's limit as the first did, and the dry run count jobs the
+	// run stops short of.
+	{"BulkRetry/DryRunMeetsTheLimit", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		enqueueMany(t, ctx, s, "j", 5, nil)
+		f := headgate.JobFilter{Queue: headgate.QueueDefault, State: headgate.StateCancelled}
+		if _, err := s.BulkCancel(ctx, headgate.JobFilter{Queue: headgate.QueueDefault, State: headgate.StateAvailable}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SetEnqueueLimit(ctx, headgate.QueueDefault, 3); err != nil {
+			t.Fatal(err)
+		}
+		var dry headgate.BulkResult
+		err := unchanged(t, ctx, s, "a dry run past the limit", func() error {
+			var err error
+			dry, err = s.BulkRetry(ctx, f, &headgate.BulkOptions{DryRun: true, BatchSize: 2})
+			return err
+		})
+		var bp *headgate.BackpressureError
+		if !errors.As(err, &bp) || dry.Moved != 2 || dry.Batches != 1 || bp.Current != 2 || bp.Incoming != 2 {
+			t.Errorf("dry run in batches of 2 = %+v, %v; want 2 counted, then Backpressure 2 + 2 > 3", dry, err)
+		}
+		res, err := s.BulkRetry(ctx, f, &headgate.BulkOptions{BatchSize: 2})
+		if !errors.As(err, &bp) || res.Moved != dry.Moved || res.Batches != dry.Batches || res.Cursor != dry.Cursor {
+			t.Errorf("the run = %+v, %v; want what its dry run said: %+v", res, err, dry)
+		}
+	}},
 	{"BulkRetry/UniqueHolderSkipped", func(t *testing.T, s *headgate.Store) {
 		ctx := freeze(t, s)
 		a, b := job("a"), job("b")

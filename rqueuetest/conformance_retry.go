@@ -175,6 +175,54 @@ var retryCases = []conformanceCase{
 			t.Errorf("second release: %+v, %v", r, err)
 		}
 	}},
+	// The release and its retry are one step: a retry refused leaves the fingerprint
+	// quarantined and its siblings held, as a refused Retry leaves its job.
+	{"Retry/ReleaseQuarantineAndRetry/Refused/UniqueHolder", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		poison, sib := job("a"), job("sibling")
+		poison.Fingerprint, sib.Fingerprint, poison.UniqueKey = "poison", "poison", "u"
+		sib.ScheduledAt = epoch.Add(time.Hour)
+		mustEnqueue(t, ctx, s, poison, sib)
+		quarantineJob(t, ctx, s, "a")
+		advance(t, ctx, s, time.Hour)
+		mustPromote(t, ctx, s)
+		holder := job("holder")
+		holder.UniqueKey = "u"
+		mustEnqueue(t, ctx, s, holder)
+		err := unchanged(t, ctx, s, "release and retry with the key held", func() error {
+			_, err := s.ReleaseQuarantineAndRetry(ctx, "poison")
+			return err
+		})
+		if d := wantErr[*headgate.DuplicateError](t, err); d != nil && d.ExistingID != "holder" {
+			t.Errorf("duplicate names %q, want holder", d.ExistingID)
+		}
+	}},
+	{"Retry/ReleaseQuarantineAndRetry/Refused/Backpressure", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		quarantinedWithHeldSibling(t, ctx, s, "a", "sibling")
+		if err := s.SetEnqueueLimit(ctx, headgate.QueueDefault, 1); err != nil {
+			t.Fatal(err)
+		}
+		err := unchanged(t, ctx, s, "release and retry into a full queue", func() error {
+			_, err := s.ReleaseQuarantineAndRetry(ctx, "poison")
+			return err
+		})
+		if bp := wantErr[*headgate.BackpressureError](t, err); bp != nil && (bp.Limit != 1 || bp.Current != 1 || bp.Incoming != 1) {
+			t.Errorf("backpressure %+v, want 1 unfinished (the held sibling) + 1 > 1", bp)
+		}
+	}},
+	{"Retry/ReleaseQuarantineAndRetry/Unknown", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		mustEnqueue(t, ctx, s, job("a"))
+		before := snapshot(t, ctx, s)
+		r, err := s.ReleaseQuarantineAndRetry(ctx, "never")
+		if err != nil || r != (headgate.RetryResult{}) {
+			t.Errorf("release and retry of a fingerprint never quarantined: %+v, %v; want nothing lifted, released or retried", r, err)
+		}
+		if after := snapshot(t, ctx, s); after != before {
+			t.Errorf("release and retry of an unknown fingerprint changed the store:\nbefore:\n%s\nafter:\n%s", before, after)
+		}
+	}},
 	{"Retry/Refused/UnknownID", func(t *testing.T, s *headgate.Store) {
 		ctx := freeze(t, s)
 		mustEnqueue(t, ctx, s, job("a"))

@@ -20,12 +20,17 @@ import (
 const (
 	e2eBatch       = 1000
 	e2eConcurrency = 50
+	// redis-server runs some 30 to 60 times slower under callgrind, so the worker's timed
+	// duties (promote, reclaim, evict, cron, duty claims, heartbeats, lease renewals) run
+	// that much more often per job than in the bench; their intervals are stretched by
+	// this factor so that a job pays for them about what it pays in the bench.
+	e2eSlowdown = 50
 )
 
 // measureE2E counts the bench's e2e scenario on n jobs in a namespace of its own: the
 // preload (EnqueueMany batches of e2eBatch), then the drain by a worker.Worker with the
 // bench's concurrency, as ../headgate.go starts it (its polls, heartbeats and duties
-// count with the jobs), and prints the two phases' sum per job. Unlike the phases of the
+// count with the jobs, at e2eSlowdown times their intervals), and prints the two phases' sum per job. Unlike the phases of the
 // default run, each at a batch of its own, this is the mix of admissions and acks a
 // worker sends, with the running jobs' index as small as the worker keeps it.
 func measureE2E(ctx context.Context, rdb *redis.Client, n int, scripts headgate.ScriptMode,
@@ -49,7 +54,15 @@ func measureE2E(ctx context.Context, rdb *redis.Client, n int, scripts headgate.
 		return err
 	}
 	w, err := worker.New(rdb, &worker.Config{Namespace: "cge2e", Scripts: scripts, Concurrency: e2eConcurrency,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Logger:            slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Lease:             e2eSlowdown * worker.LeaseDefault,
+		ReclaimInterval:   e2eSlowdown * worker.ReclaimIntervalDefault,
+		PromoteInterval:   e2eSlowdown * worker.PromoteIntervalDefault,
+		EvictInterval:     e2eSlowdown * worker.EvictIntervalDefault,
+		CronInterval:      e2eSlowdown * worker.CronIntervalDefault,
+		DutyLease:         e2eSlowdown * worker.DutyLeaseDefault,
+		HeartbeatInterval: e2eSlowdown * worker.HeartbeatIntervalDefault,
+	})
 	if err != nil {
 		return err
 	}

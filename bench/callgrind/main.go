@@ -65,7 +65,7 @@ func main() {
 	workflows := flag.Bool("workflows", false, "count the bench workflow's start and drain instead of jobs' phases")
 	bulk := flag.Bool("bulk", false, "count bulk cancel, retry and delete by filter of n jobs instead of jobs' phases")
 	e2e := flag.Bool("e2e", false, "count the bench's e2e scenario on n jobs (preload, worker drain) instead of jobs' phases")
-	commands := flag.Bool("commands", false, "print each phase's commands per job by command (INFO commandstats), besides their sum")
+	commands := flag.Bool("commands", false, "print each phase's script calls (and jobs per call) and commands per job by command (INFO commandstats), besides their sum")
 	scripts := flag.String("scripts", string(headgate.ScriptsDefault), "how the store runs its scripts: auto (Redis Functions) or eval")
 	flag.Parse()
 	if err := run(*n, *batch, *producers, *server, *keep, *traced, *workflows, *bulk, *e2e, headgate.ScriptMode(*scripts), *commands); err != nil {
@@ -107,6 +107,8 @@ func run(n, batch, producers int, server string, keep, traced, workflows, bulk, 
 	rdb := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", port),
 		ReadTimeout: time.Minute, WriteTimeout: time.Minute})
 	defer rdb.Close()
+	calls := &scriptCalls{}
+	rdb.AddHook(calls)
 	deadline := time.Now().Add(2 * time.Minute)
 	for rdb.Ping(ctx).Err() != nil {
 		if time.Now().After(deadline) {
@@ -152,6 +154,7 @@ func run(n, batch, producers int, server string, keep, traced, workflows, bulk, 
 		if err != nil {
 			return err
 		}
+		callsBefore := calls.snapshot()
 		if err := exec.Command("callgrind_control", "-z", strconv.Itoa(pid)).Run(); err != nil {
 			return fmt.Errorf("callgrind_control -z: %w", err)
 		}
@@ -182,6 +185,7 @@ func run(n, batch, producers int, server string, keep, traced, workflows, bulk, 
 		fmt.Printf("%-32s %8d jobs %14d Ir %10.0f Ir/job %6.2f cmds/job\n", name, jobs, ir, float64(ir)/float64(jobs),
 			float64(cmds)/float64(jobs))
 		if commands {
+			calls.printSince(callsBefore, jobs)
 			sort.Slice(names, func(a, b int) bool { return after[names[a]]-before[names[a]] > after[names[b]]-before[names[b]] })
 			for _, c := range names {
 				fmt.Printf("    %-20s %8.2f per job\n", c, float64(after[c]-before[c])/float64(jobs))

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os"
+	"os/signal"
 
 	"github.com/headgate/headgate"
 	"github.com/headgate/headgate/inspector"
@@ -57,6 +59,10 @@ type bulkVerb struct {
 // cmdBulk runs a verb by filter: batch after batch, a progress line on stderr after each,
 // the totals on stdout (one JSON document with -json). When a batch fails, it says on
 // stderr what was done and prints the command that resumes the run (bulkStopped).
+// -timeout bounds each batch, not the run: a tenant's purge of a million jobs takes
+// longer than any one call should, and stopping it at the command's deadline would tell
+// the operator that Redis did not answer when it answered every batch. An interrupt
+// still stops the run between batches.
 func cmdBulk(ctx context.Context, c *cli, args []string, v bulkVerb) error {
 	if len(args) > 0 {
 		return usagef("give job ids or -state with its filter, not both")
@@ -65,6 +71,8 @@ func cmdBulk(ctx context.Context, c *cli, args []string, v bulkVerb) error {
 	if err != nil {
 		return err
 	}
+	ctx, stop := signal.NotifyContext(context.WithoutCancel(ctx), os.Interrupt)
+	defer stop()
 	o := &inspector.BulkOptions{DryRun: c.bulk.dryRun, Cursor: c.bulk.cursor, KeepAttempts: c.verbs.keepAttempts,
 		Progress: func(p inspector.BulkProgress) {
 			verb := v.done
@@ -74,6 +82,9 @@ func cmdBulk(ctx context.Context, c *cli, args []string, v bulkVerb) error {
 			fmt.Fprintf(c.stderr, "%s: batch %d: %d %s, %d skipped\n", v.name, p.Batches, p.Moved, verb, p.Skipped)
 		}}
 	res, runErr := v.run(ctx, f, o)
+	if u := byFlag(runErr, filterFlagNames); u != runErr {
+		return u // a bad flag, refused before any batch
+	}
 	if runErr != nil && res.Batches == 0 {
 		res.Cursor = c.bulk.cursor // nothing done: the run resumes where it started
 	}
@@ -106,6 +117,14 @@ func cmdBulk(ctx context.Context, c *cli, args []string, v bulkVerb) error {
 	} else {
 		fmt.Fprintf(c.stdout, "%d job(s) %s, %d skipped, in %d batch(es)\n", res.Moved, v.done, res.Skipped, res.Batches)
 	}
+	if res.Skipped > 0 {
+		// A count alone leaves the operator guessing why jobs the filter selected were left.
+		why := "jobs that left the state since the run began, or whose data could not be read"
+		if v.name == "retry" {
+			why = "jobs whose unique key another job holds, " + why
+		}
+		fmt.Fprintf(c.stdout, "skipped: %s\n", why)
+	}
 	return nil
 }
 
@@ -128,16 +147,21 @@ func (c *cli) bulkStopped(v bulkVerb, res inspector.BulkResult, err error) {
 	if res.Cursor != "" {
 		resume += " -cursor " + res.Cursor
 	}
-	done := "nothing " + v.done
+	verb, holds := v.done, "holds"
+	if c.bulk.dryRun {
+		// Nothing was written: the counts are what the run would have done.
+		verb, holds = "would be "+v.done, "would hold"
+	}
+	done := "nothing " + verb
 	if res.Moved > 0 {
-		done = fmt.Sprintf("%d job(s) %s before it", res.Moved, v.done)
+		done = fmt.Sprintf("%d job(s) %s before it", res.Moved, verb)
 	}
 	var bp *headgate.BackpressureError
 	switch {
 	case errors.As(err, &bp):
-		fmt.Fprintf(c.stderr, "%s: batch %d refused by backpressure: queue %s holds %d unfinished job(s) of its enqueue limit of %d "+
+		fmt.Fprintf(c.stderr, "%s: batch %d refused by backpressure: queue %s %s %d unfinished job(s) of its enqueue limit of %d "+
 			"and the batch would add %d; %s\nmake room (let the queue drain, or raise its limit: headgate limit %s N|off), then resume: %s\n",
-			v.name, res.Batches+1, bp.Queue, bp.Current, bp.Limit, bp.Incoming, done, bp.Queue, resume)
+			v.name, res.Batches+1, bp.Queue, holds, bp.Current, bp.Limit, bp.Incoming, done, bp.Queue, resume)
 	case res.Batches == 0:
 		fmt.Fprintf(c.stderr, "%s stopped before its first batch: %s; run it again: %s\n", v.name, done, resume)
 	default:

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
+	"net"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/headgate/headgate"
 )
@@ -118,14 +121,17 @@ func TestBulkCommands(t *testing.T) {
 		want string
 	}{
 		{[]string{"cancel", "j01", "-state", "available"}, exitUsage, "not both"},
-		{[]string{"retry", "-state", "available"}, exitError, "only archived"},
 		{[]string{"retry", "-state", "cancelled", "-at", "1h"}, exitUsage, "-at goes with job ids"},
-		{[]string{"delete", "-state", "running"}, exitError, "can be deleted"},
-		{[]string{"cancel", "-state", "available", "-cursor", "x"}, exitError, "invalid Cursor"},
+		// A bad value is a usage error named by its flag, not by the store's field.
+		{[]string{"retry", "-state", "available"}, exitUsage, `headgate retry: -state "available": only archived`},
+		{[]string{"delete", "-state", "running", "-json"}, exitUsage, `headgate delete: -state "running": only pending`},
+		{[]string{"cancel", "-state", "available", "-cursor", "x"}, exitUsage, `headgate cancel: -cursor "x" is not a cursor`},
+		{[]string{"cancel", "-state", "available", "-older-than", "-1h"}, exitUsage, "headgate cancel: -older-than is negative"},
+		{[]string{"delete", "-state", "available", "-tag", "{t}"}, exitUsage, `headgate delete: -tag "{t}" contains a brace`},
 	} {
-		code, _, errOut := b.run(t, tc.args...)
-		if code != tc.code || !strings.Contains(errOut, tc.want) {
-			t.Errorf("headgate %v: exit %d, stderr %q; want exit %d and %q", tc.args, code, errOut, tc.code, tc.want)
+		code, out, errOut := b.run(t, tc.args...)
+		if code != tc.code || !strings.Contains(errOut, tc.want) || out != "" {
+			t.Errorf("headgate %v: exit %d, stdout %q, stderr %q; want exit %d and %q", tc.args, code, out, errOut, tc.code, tc.want)
 		}
 	}
 }
@@ -187,5 +193,145 @@ func TestBulkRetryRefusedByBackpressure(t *testing.T) {
 	args := strings.Fields(strings.ReplaceAll(strings.TrimPrefix(resume, "headgate "), `"`, ""))
 	if code, stdout, _ := b.run(t, args...); code != exitOK || stdout != "3 job(s) retried, 0 skipped, in 1 batch(es)\n" {
 		t.Errorf("headgate %v after lifting the limit: exit %d, stdout %q", args, code, stdout)
+	}
+}
+
+// slowTerminal is a stderr that takes a while to print the first progress line: the run
+// by filter goes on past -timeout while each of its calls is quick.
+type slowTerminal struct {
+	bytes.Buffer
+	delay time.Duration
+	slow  bool
+}
+
+func (w *slowTerminal) Write(p []byte) (int, error) {
+	if !w.slow && bytes.Contains(p, []byte(": batch 1:")) {
+		w.slow = true
+		time.Sleep(w.delay)
+	}
+	return w.Buffer.Write(p)
+}
+
+// TestBulkOutlastsTimeout: -timeout bounds each batch of a run by filter, not the run. A
+// purge that took longer than -timeout stopped at the deadline with "Redis did not
+// answer", though Redis answered every batch.
+func TestBulkOutlastsTimeout(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var jobs []headgate.Envelope
+	for i := range headgate.BulkBatchMax + 1 {
+		jobs = append(jobs, headgate.Envelope{ID: fmt.Sprintf("j%04d", i), PartitionKey: "gone"})
+	}
+	b.enqueue(t, jobs...)
+	var out bytes.Buffer
+	errOut := &slowTerminal{delay: 2 * time.Second}
+	code := run([]string{"-redis", b.url, "-namespace", testNS, "-timeout", "2s", "delete", "-state", "available",
+		"-partition", "gone"}, &out, errOut)
+	if code != exitOK || out.String() != "1001 job(s) deleted, 0 skipped, in 2 batch(es)\n" {
+		t.Errorf("a purge longer than -timeout: exit %d\nstdout %q\nstderr %q", code, out.String(), errOut.String())
+	}
+}
+
+// A run by filter against a Redis that never answers still gives up after -timeout: its
+// calls are bounded one by one.
+func TestBulkTimeoutNamesAddress(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	go func() {
+		var conns []net.Conn
+		defer func() {
+			for _, c := range conns {
+				_ = c.Close()
+			}
+		}()
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			conns = append(conns, c) // held open, never answered
+		}
+	}()
+	var out, errOut bytes.Buffer
+	t0 := time.Now()
+	code := run([]string{"-redis", l.Addr().String(), "-namespace", "n", "-timeout", "200ms", "cancel", "-state", "available"},
+		&out, &errOut)
+	if got := errOut.String(); code != exitError || !strings.Contains(got, "Redis at "+l.Addr().String()+" did not answer (-timeout 200ms)") {
+		t.Errorf("silent server: exit %d, stderr %q; want it to name %s", code, got, l.Addr())
+	}
+	if took := time.Since(t0); took > 5*time.Second {
+		t.Errorf("the run took %s to give up, want about -timeout", took)
+	}
+}
+
+// TestRetryUniqueHolderSaysWhy: a retry refused or skipped because another job holds the
+// unique key says so. By id the refusal read "duplicate of job holder", as if the
+// retried job were the duplicate; by filter a bare "1 skipped" left the operator
+// guessing.
+func TestRetryUniqueHolderSaysWhy(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.enqueue(t, headgate.Envelope{ID: "a", UniqueKey: "u"}, headgate.Envelope{ID: "b"})
+	b.mustRun(t, "cancel", "a", "b")
+	b.enqueue(t, headgate.Envelope{ID: "holder", UniqueKey: "u"})
+	code, stdout, stderr := b.run(t, "retry", "a")
+	if code != exitError || stdout != "" || !strings.HasPrefix(stderr,
+		`a: its unique key is held by job "holder" (available); retry it once that job is finished or deleted: headgate: duplicate of job "holder"`) {
+		t.Errorf("retry a with its key held: exit %d\nstdout %q\nstderr %q", code, stdout, stderr)
+	}
+	var out struct {
+		Retried []retriedJSON `json:"retried"`
+		Failed  []failedJSON  `json:"failed"`
+	}
+	b.runJSON(t, exitError, &out, "retry", "a")
+	if len(out.Failed) != 1 || !strings.HasPrefix(out.Failed[0].Error, `its unique key is held by job "holder"`) {
+		t.Errorf("retry a -json: %+v", out)
+	}
+	for _, dry := range [][]string{{"-dry-run"}, nil} {
+		args := append([]string{"retry", "-state", "cancelled"}, dry...)
+		code, stdout, _ := b.run(t, args...)
+		if code != exitOK || !strings.HasSuffix(stdout, "1 skipped"+map[bool]string{true: "; nothing written", false: ", in 1 batch(es)"}[dry != nil]+
+			"\nskipped: jobs whose unique key another job holds, jobs that left the state since the run began, or whose data could not be read\n") {
+			t.Errorf("headgate %v: exit %d, stdout %q", args, code, stdout)
+		}
+	}
+	if j, err := b.store.GetJob(b.ctx, "b"); err != nil || j.State != headgate.StateAvailable {
+		t.Errorf("b after the retry by filter: %+v, %v; want it available", j, err)
+	}
+}
+
+// TestBulkRetryDryRunMeetsTheLimit: a dry run stops at the queue's enqueue limit where the
+// run would, and says what it counted as what would be, not as done: it said "1500 job(s)
+// would be retried" of a run that the limit stops after 1000.
+func TestBulkRetryDryRunMeetsTheLimit(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var jobs []headgate.Envelope
+	for i := range 1500 {
+		jobs = append(jobs, headgate.Envelope{ID: fmt.Sprintf("j%04d", i), Queue: "mail"})
+	}
+	b.enqueue(t, jobs...)
+	b.mustRun(t, "cancel", "-queue", "mail", "-state", "available")
+	b.mustRun(t, "limit", "mail", "1200")
+	before := b.dump(t)
+	code, stdout, stderr := b.run(t, "retry", "-queue", "mail", "-state", "cancelled", "-dry-run")
+	want := "retry: batch 1: 1000 would be retried, 0 skipped\n" +
+		"retry: batch 2 refused by backpressure: queue mail would hold 1000 unfinished job(s) of its enqueue limit of 1200 " +
+		"and the batch would add 500; 1000 job(s) would be retried before it\n"
+	if code != exitError || stdout != "" || !strings.HasPrefix(stderr, want) {
+		t.Errorf("retry -dry-run past the limit: exit %d\nstdout %q\nstderr %q\nwant stderr starting %q", code, stdout, stderr, want)
+	}
+	if after := b.dump(t); after != before {
+		t.Errorf("a dry run changed the namespace:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+	var dry, run bulkJSON
+	b.runJSON(t, exitError, &dry, "retry", "-queue", "mail", "-state", "cancelled", "-dry-run")
+	b.runJSON(t, exitError, &run, "retry", "-queue", "mail", "-state", "cancelled")
+	if !dry.DryRun || dry.Moved != 1000 || run.Moved != dry.Moved || run.Batches != dry.Batches || run.Cursor != dry.Cursor {
+		t.Errorf("dry run -json = %+v, the run = %+v; want the dry run to say what the run did", dry, run)
 	}
 }

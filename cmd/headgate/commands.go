@@ -178,6 +178,31 @@ func (f *filterOpts) flags() string {
 	return b.String()
 }
 
+// filterFlagNames name the flags of a job filter and page by the field of the store's
+// *InvalidError that a bad value of theirs gets (byFlag).
+var filterFlagNames = map[string]string{"Queue": "-queue", "State": "-state", "Kind": "-kind", "Partition": "-partition",
+	"Tag": "-tag", "Fingerprint": "-fingerprint", "OlderThan": "-older-than", "Limit": "-limit", "Cursor": "-cursor"}
+
+// editFlagNames name the flags of edit (and of retry by job ids) by the field of the
+// edit that a bad value of theirs gets; partition is the flag of the new partition.
+func editFlagNames(prefix, partition string) map[string]string {
+	return map[string]string{prefix + "Payload": "-payload", prefix + "MaxAttempts": "-max-attempts",
+		prefix + "ScheduledAt": "-at", prefix + "PartitionKey": partition, prefix + "Tags": "-tags: a tag"}
+}
+
+// byFlag turns a store's *InvalidError of a value the user typed into a usage error
+// named by its flag: "invalid edit.MaxAttempts" or "invalid State" names a field of the
+// library, not what was typed. Other errors are returned as they are.
+func byFlag(err error, flags map[string]string) error {
+	var inv *headgate.InvalidError
+	if errors.As(err, &inv) {
+		if name, ok := flags[inv.Field]; ok {
+			return usagef("%s %s", name, inv.Reason)
+		}
+	}
+	return err
+}
+
 func jobsFlags(fs *flag.FlagSet, c *cli) {
 	c.jobs.filter.register(fs, "default")
 	fs.IntVar(&c.jobs.limit, "limit", 20, "page size: at most `N` jobs (1..1000)")
@@ -212,7 +237,7 @@ func cmdJobs(ctx context.Context, c *cli, args []string) error {
 	}
 	page, err := c.insp.ListJobs(ctx, f, inspector.Page{Limit: o.limit, Oldest: o.oldest, Cursor: o.cursor})
 	if err != nil {
-		return err
+		return byFlag(err, filterFlagNames)
 	}
 	if o.json {
 		return c.printJSON(jobsDoc(page))
@@ -231,6 +256,11 @@ func cmdJobs(ctx context.Context, c *cli, args []string) error {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
+	} else if page.Next != "" {
+		// A page filtered by two or more of partition, tag and fingerprint looks at a
+		// bounded stretch of the index: an empty one says nothing of the rest.
+		fmt.Fprintf(c.stdout, "no matching jobs on this page, but the listing goes on (filtered by more than one of "+
+			"-partition, -tag, -fingerprint, a page looks at %d jobs at most)\n", headgate.ListLimitMax)
 	} else {
 		fmt.Fprintln(c.stdout, "no matching jobs")
 	}

@@ -57,7 +57,8 @@
 //
 // -redis defaults to $REDIS_URL, else redis://127.0.0.1:6379; it takes a redis:// or
 // rediss:// URL or host:port. -namespace defaults to $HEADGATE_NAMESPACE and is required
-// by every command but demo. -timeout bounds each command's calls to Redis (default 10s).
+// by every command but demo. -timeout bounds each command's calls to Redis (default 10s);
+// a run by filter's, each batch.
 // Flags may come before or after a command's arguments. Every command that reads (stats,
 // jobs, job, corrupt, quarantine, policy, rate CLASS, tenants) takes -json: one JSON
 // document on stdout, with stable snake_case field names and times in RFC 3339 with their
@@ -207,7 +208,7 @@ func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(f
 func (c *cli) globalFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.redisURL, "redis", c.redisURL, "Redis `URL`: redis://, rediss:// or host:port ($REDIS_URL)")
 	fs.StringVar(&c.namespace, "namespace", c.namespace, "headgate `namespace` ($HEADGATE_NAMESPACE)")
-	fs.DurationVar(&c.timeout, "timeout", c.timeout, "how long a command waits for Redis")
+	fs.DurationVar(&c.timeout, "timeout", c.timeout, "how long a command waits for Redis (a run by filter: for each batch)")
 }
 
 // run runs the command line args (without the program name) and returns the exit code.
@@ -376,8 +377,11 @@ func (c *cli) connect() (*redis.Client, error) {
 	}
 	c.addr = opts.Addr
 	// -timeout bounds the whole command through its context; go-redis honours a
-	// context's deadline on reads and writes only when told to.
+	// context's deadline on reads and writes only when told to. It bounds each call too,
+	// for a run by filter, whose context has no deadline (cmdBulk), and so that a call
+	// may take as long as -timeout allows (the client's own default is 3s).
 	opts.ContextTimeoutEnabled = true
+	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout = c.timeout, c.timeout, c.timeout
 	return redis.NewClient(opts), nil
 }
 

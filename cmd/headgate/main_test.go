@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"os"
 	"slices"
@@ -246,8 +247,9 @@ j1  email  mail   available  0/25    3         tenant-1   2030-01-02 03:04:05 UT
 		t.Errorf("jobs -json = %+v", doc)
 	}
 
+	// A bad value is a usage error named by its flag, not by the store's field.
 	code, _, errOut := b.run(t, "jobs", "-state", "bogus")
-	if code != exitError || !strings.Contains(errOut, "not one of pending") {
+	if code != exitUsage || !strings.HasPrefix(errOut, `headgate jobs: -state "bogus" is not one of pending`) {
 		t.Errorf("jobs -state bogus: exit %d, stderr %q", code, errOut)
 	}
 	code, _, errOut = b.run(t, "jobs")
@@ -255,7 +257,7 @@ j1  email  mail   available  0/25    3         tenant-1   2030-01-02 03:04:05 UT
 		t.Errorf("jobs without -state: exit %d, stderr %q", code, errOut)
 	}
 	code, _, errOut = b.run(t, "jobs", "-state", "available", "-cursor", "x")
-	if code != exitError || !strings.Contains(errOut, "invalid Cursor") {
+	if code != exitUsage || !strings.HasPrefix(errOut, `headgate jobs: -cursor "x" is not a cursor`) {
 		t.Errorf("jobs -cursor x: exit %d, stderr %q", code, errOut)
 	}
 	code, _, errOut = b.run(t, "jobs", "-state", "available", "-oldest", "-newest")
@@ -266,6 +268,29 @@ j1  email  mail   available  0/25    3         tenant-1   2030-01-02 03:04:05 UT
 	if code != exitUsage || !strings.Contains(errOut, "-limit 0") {
 		t.Errorf("jobs -limit 0: exit %d, stderr %q", code, errOut)
 	}
+}
+
+// TestJobsEmptyPageGoesOn: a page filtered by two of -partition, -tag and -fingerprint
+// may be empty while the listing goes on; it said "no matching jobs" above the next
+// page's command, which holds the job.
+func TestJobsEmptyPageGoesOn(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var jobs []headgate.Envelope
+	for i := range headgate.ListLimitMax + 1 {
+		jobs = append(jobs, headgate.Envelope{ID: fmt.Sprintf("a%04d", i), PartitionKey: "p", Tags: []string{"a"}})
+	}
+	b.enqueue(t, jobs...)
+	b.enqueue(t, headgate.Envelope{ID: "b", PartitionKey: "p", Tags: []string{"b"}})
+	out := b.mustRun(t, "jobs", "-state", "available", "-partition", "p", "-tag", "b", "-oldest")
+	first, more, ok := strings.Cut(out, "\nmore: headgate jobs")
+	if !ok || first != "no matching jobs on this page, but the listing goes on (filtered by more than one of "+
+		"-partition, -tag, -fingerprint, a page looks at 1000 jobs at most)\n" {
+		t.Fatalf("an empty page of a listing that goes on:\n%s", out)
+	}
+	args := strings.Fields(strings.ReplaceAll(more, `"`, ""))
+	requireContains(t, b.mustRun(t, append([]string{"jobs"}, args...)...), "\nb ")
+	requireOutput(t, b.mustRun(t, "jobs", "-state", "available", "-partition", "q", "-tag", "b"), "no matching jobs\n")
 }
 
 func TestJobsNextPage(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/headgate/headgate"
 	"github.com/headgate/headgate/inspector"
 )
 
@@ -68,7 +69,7 @@ func jobEditFlags(fs *flag.FlagSet, c *cli, partition string) {
 	fs.Var(&c.verbs.priority, "priority", "new priority `N` (higher first)")
 	fs.Var(&c.verbs.maxAttempts, "max-attempts", "new maximum of attempts `N`")
 	fs.Var(&c.verbs.partition, partition, "new partition `P` (\"\" for none)")
-	fs.Var(&c.verbs.tags, "tags", "new tags, comma-separated (\"\" for none)")
+	fs.Var(&c.verbs.tags, "tags", "new tags `a,b`, comma-separated (\"\" for none)")
 }
 
 func deleteFlags(fs *flag.FlagSet, c *cli) {
@@ -104,6 +105,8 @@ type retried struct {
 	ScheduledAt *string `json:"scheduled_at"`
 	Lifted      bool    `json:"lifted_quarantine"`
 	Released    int     `json:"released_held"`
+	// Held: the job is available but held back by its quarantined fingerprint.
+	Held bool `json:"held"`
 }
 
 func retriedOf(r inspector.RetryResult) retried {
@@ -187,12 +190,32 @@ func cmdRetry(ctx context.Context, c *cli, args []string) error {
 			opts.Edit = &e
 		}
 		r, err := c.insp.Retry(ctx, id, opts)
+		if u := byFlag(err, editFlagNames("opts.Edit.", "-set-partition")); u != err {
+			return u // the same for every id: none was retried
+		}
+		if d := (*headgate.DuplicateError)(nil); errors.As(err, &d) {
+			// "duplicate of job H" alone reads as if the retried job were the duplicate.
+			err = fmt.Errorf("its unique key is held by job %q (%s); retry it once that job is finished or deleted: %w",
+				short(d.ExistingID), d.State, err)
+		}
 		if err != nil {
 			out.Failed = append(out.Failed, c.failLine(id, err))
 			continue
 		}
-		out.Retried = append(out.Retried, retriedOf(r))
-		if !c.verbs.json {
+		rt := retriedOf(r)
+		if r.State == headgate.StateAvailable && !r.Lifted {
+			// Retried into a fingerprint still quarantined, the job waits, held: "available"
+			// alone would have the operator wait for it to run.
+			if d, err := c.insp.Job(ctx, id); err == nil && d.Job.Held {
+				rt.Held = true
+				if !c.verbs.json {
+					fmt.Fprintf(c.stdout, "retried %s: available, held while its fingerprint %s is quarantined "+
+						"(headgate quarantine release %s)\n", id, d.Job.Fingerprint, d.Job.Fingerprint)
+				}
+			}
+		}
+		out.Retried = append(out.Retried, rt)
+		if !c.verbs.json && !rt.Held {
 			fmt.Fprintf(c.stdout, "retried %s: %s %s\n", id, r.State, exactTime(r.ScheduledAt))
 		}
 	}
@@ -228,7 +251,7 @@ func cmdEdit(ctx context.Context, c *cli, args []string) error {
 	}
 	r, err := c.insp.Edit(ctx, id, e)
 	if err != nil {
-		return err
+		return byFlag(err, editFlagNames("edit.", "-partition"))
 	}
 	if c.verbs.json {
 		return c.printJSON(struct {
@@ -366,6 +389,12 @@ func cmdQuarantineRelease(ctx context.Context, c *cli, args []string) error {
 	}{Fingerprint: fpName}
 	if c.verbs.retry {
 		r, err := c.insp.ReleaseQuarantineAndRetry(ctx, fpName)
+		if errors.As(err, new(*headgate.DuplicateError)) || errors.As(err, new(*headgate.BackpressureError)) {
+			// The retry was refused, and with it the release: say so, or the operator
+			// takes the fingerprint for released.
+			return fmt.Errorf("fingerprint %s stays quarantined, nothing released or retried: %w "+
+				"(release it without -retry, or make room and run this again)", short(fpName), err)
+		}
 		if err != nil {
 			return err
 		}

@@ -36,6 +36,7 @@ type retriedJSON struct {
 	ScheduledAt *string `json:"scheduled_at"`
 	Lifted      bool    `json:"lifted_quarantine"`
 	Released    int     `json:"released_held"`
+	Held        bool    `json:"held"`
 }
 
 type failedJSON struct {
@@ -144,6 +145,25 @@ func TestEditCommand(t *testing.T) {
 			t.Errorf("%v: exit %d, want %d", args, code, exitUsage)
 		}
 	}
+	// A value the store refuses is named by its flag, not by the field of the edit.
+	before := b.dump(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"edit", "a", "-max-attempts", "0"}, "headgate edit: -max-attempts is 0, outside 1..9007199254740991"},
+		{[]string{"edit", "a", "-partition", "{t}"}, `headgate edit: -partition "{t}" contains a brace`},
+		{[]string{"edit", "a", "-tags", "x,,y"}, "headgate edit: -tags: a tag is empty"},
+		{[]string{"retry", "a", "-set-partition", "{t}"}, `headgate retry: -set-partition "{t}" contains a brace`},
+		{[]string{"retry", "a", "-max-attempts", "0", "-json"}, "headgate retry: -max-attempts is 0, outside 1..9007199254740991"},
+	} {
+		if code, out, errOut := b.run(t, tc.args...); code != exitUsage || out != "" || !strings.HasPrefix(errOut, tc.want+"\n") {
+			t.Errorf("headgate %v: exit %d, stdout %q, stderr %q; want exit %d and %q", tc.args, code, out, errOut, exitUsage, tc.want)
+		}
+	}
+	if after := b.dump(t); after != before {
+		t.Errorf("refused edits changed the namespace:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
 	// A running job is refused.
 	b.enqueue(t, headgate.Envelope{ID: "r"})
 	if c, err := b.store.Admit(b.ctx, headgate.AdmitRequest{Worker: "w", LeaseID: "l", Queues: []string{headgate.QueueDefault},
@@ -213,6 +233,18 @@ func TestQuarantineReleaseRetry(t *testing.T) {
 		Released    int          `json:"released_held"`
 		Retried     *retriedJSON `json:"retried"`
 	}
+	// Refused by the queue's limit (the held sibling fills it), the retry leaves the
+	// fingerprint quarantined, and the command says so.
+	b.mustRun(t, "limit", "default", "1")
+	before := b.dump(t)
+	if code, stdout, errOut := b.run(t, "quarantine", "release", "fp", "-retry"); code != exitError || stdout != "" ||
+		!strings.Contains(errOut, "fingerprint fp stays quarantined, nothing released or retried: headgate: queue \"default\" is full") {
+		t.Errorf("release -retry into a full queue: exit %d, stdout %q, stderr %q", code, stdout, errOut)
+	}
+	if after := b.dump(t); after != before {
+		t.Errorf("a refused release -retry changed the namespace:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+	b.mustRun(t, "limit", "default", "off")
 	b.runJSON(t, exitOK, &out, "quarantine", "release", "fp", "-retry")
 	if out.Fingerprint != "fp" || out.Released != 1 || out.Retried == nil || out.Retried.ID != "crasher" ||
 		out.Retried.State != "available" || !out.Retried.Lifted {
@@ -333,5 +365,46 @@ func TestEditPayloadKeepsJSONPayloads(t *testing.T) {
 	b.mustRun(t, "cron", "update", "c", "-payload", `{"full":false}`)
 	if sc, err := b.store.GetSchedule(b.ctx, "c"); err != nil || string(sc.Job.Payload) != `{"full":false}` {
 		t.Errorf("updated JSON payload of a schedule: %+v, %v", sc, err)
+	}
+}
+
+// quarantined makes job crasher of fingerprint fp quarantined (the bundle's crash limit
+// is 1).
+func (b *testBundle) quarantined(t *testing.T) {
+	t.Helper()
+	b.enqueue(t, headgate.Envelope{ID: "crasher", Fingerprint: "fp"})
+	req := headgate.AdmitRequest{Worker: "w", LeaseID: "l", Queues: []string{headgate.QueueDefault}, Capacity: 1, Lease: time.Second}
+	if c, err := b.store.Admit(b.ctx, req); err != nil || len(c) != 1 {
+		t.Fatalf("admit: %v, %v", c, err)
+	}
+	if err := b.store.AdvanceClock(b.ctx, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := b.store.ReclaimExpired(b.ctx, 10); err != nil || len(r) != 1 || !r[0].Quarantined {
+		t.Fatalf("reclaim: %+v, %v", r, err)
+	}
+}
+
+// TestRetryHeldSaysSo: a quarantined job retried by id while its fingerprint stays
+// quarantined is available but held; the command said "available" alone, and the
+// operator waited for a job that would not run.
+func TestRetryHeldSaysSo(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.quarantined(t)
+	requireOutput(t, b.mustRun(t, "retry", "crasher"),
+		"retried crasher: available, held while its fingerprint fp is quarantined (headgate quarantine release fp)\n")
+	b = setup(t)
+	b.quarantined(t)
+	var out struct {
+		Retried []retriedJSON `json:"retried"`
+		Failed  []failedJSON  `json:"failed"`
+	}
+	b.runJSON(t, exitOK, &out, "retry", "crasher")
+	if len(out.Retried) != 1 || out.Retried[0].State != "available" || !out.Retried[0].Held || out.Retried[0].Lifted {
+		t.Errorf("retry -json of a job held by its fingerprint: %+v", out)
+	}
+	if j, err := b.store.GetJob(b.ctx, "crasher"); err != nil || !j.Held {
+		t.Errorf("crasher after the retry: %+v, %v; want it held", j, err)
 	}
 }

@@ -48,22 +48,22 @@ end
 -- thousands of instructions more in a listpack than in a skiplist (cd bench && go run
 -- ./callgrind -e2e -keep: zzlInsert and zzlFind). A member longer than
 -- zset-max-listpack-value (64 by default) converts a set, and Redis keeps it a skiplist as
--- long as it has members: zadd_skiplist adds SKIPLIST_PAD with the call's members when the
+-- long as it has members: zadd_skiplist adds skiplist_pad with the call's members when the
 -- set is missing or a listpack, and removes it again, so no reader sees it. A restart
 -- loads small sets as listpacks, and the next call converts them again. OBJECT ENCODING
 -- fails on miniredis, which has no encodings, and for an ACL user without it: then no set
 -- is converted.
--- SKIPLIST_PAD is 4,096 bytes, which no job id is: made when first needed (scripts'
--- top-level code runs on every call), from a 64-byte run, since string.rep appends its
--- string once per repetition.
-local SKIPLIST_PAD = false
+-- skiplist_pad is 4,096 bytes, which no job id is. A value made by a call is made again
+-- on every call (functions.go), so it is made only when a set is converted, from a
+-- 64-byte run: string.rep appends its string once per repetition.
+local skiplist_pad = false
 -- A ZADD that creates a set with more members than this makes a skiplist of its own.
 local SKIPLIST_MIN = 128
 
 -- ZADD key score member ... (args, in pairs) through call (redis.call or redis.pcall),
--- keeping the set a skiplist (SKIPLIST_PAD).
+-- keeping the set a skiplist (skiplist_pad).
 --- @include call_chunked
---- @include SKIPLIST_PAD
+--- @include skiplist_pad
 --- @include SKIPLIST_MIN
 local function zadd_skiplist(call, key, args)
   local n = #args
@@ -71,9 +71,9 @@ local function zadd_skiplist(call, key, args)
   if n <= 2 * SKIPLIST_MIN then
     local enc = redis.pcall('OBJECT', 'ENCODING', key)
     if enc == false or enc == 'listpack' or enc == 'ziplist' then
-      if not SKIPLIST_PAD then SKIPLIST_PAD = string.rep(string.rep('\31', 64), 64) end
-      call('ZADD', key, 0, SKIPLIST_PAD, unpack(args))
-      call('ZREM', key, SKIPLIST_PAD)
+      if not skiplist_pad then skiplist_pad = string.rep(string.rep('\31', 64), 64) end
+      call('ZADD', key, 0, skiplist_pad, unpack(args))
+      call('ZREM', key, skiplist_pad)
       return
     end
   end

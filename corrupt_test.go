@@ -2,28 +2,24 @@ package headgate
 
 import (
 	"context"
-	"fmt"
 	"reflect"
 	"testing"
-	"time"
 
 	"github.com/headgate/headgate/internal/redistest"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 )
 
 // TestLuaCorruptHelpers runs lib.lua's corrupt-data helpers on healthy and corrupt keys:
 // none of them raises, each names what is wrong, and park_corrupt is what CorruptJobs reads.
 func TestLuaCorruptHelpers(t *testing.T) {
-	m := miniredis.RunT(t)
-	t.Run("miniredis", func(t *testing.T) { testLuaCorruptHelpers(t, redis.NewClient(&redis.Options{Addr: m.Addr()})) })
-	t.Run("redis", func(t *testing.T) { testLuaCorruptHelpers(t, redistest.Shared(t)) })
+	t.Parallel()
+	redistest.OnBackends(t, testLuaCorruptHelpers)
 }
 
 func testLuaCorruptHelpers(t *testing.T, rdb redis.UniversalClient) {
 	ctx := context.Background()
-	s, err := NewStore(rdb, &StoreConfig{Namespace: fmt.Sprintf("corrupt-helpers-%d", time.Now().UnixNano())})
+	s, err := NewStore(rdb, &StoreConfig{Namespace: redistest.Namespace(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

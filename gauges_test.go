@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/headgate/headgate/internal/redistest"
@@ -18,18 +17,7 @@ import (
 // limit, a quarantined fingerprint and a rate bucket refilled to the store time.
 func TestGauges(t *testing.T) {
 	t.Parallel()
-	for name, rdb := range map[string]func(t *testing.T) redis.UniversalClient{
-		"miniredis": func(t *testing.T) redis.UniversalClient {
-			return redis.NewClient(&redis.Options{Addr: miniredis.RunT(t).Addr()})
-		},
-		"redis":   func(t *testing.T) redis.UniversalClient { return redistest.Shared(t) },
-		"Cluster": func(t *testing.T) redis.UniversalClient { return redistest.SharedCluster(t) },
-	} {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			testGauges(t, rdb(t))
-		})
-	}
+	redistest.OnBackends(t, testGauges)
 }
 
 func testGauges(t *testing.T, rdb redis.UniversalClient) {
@@ -40,7 +28,7 @@ func testGauges(t *testing.T, rdb redis.UniversalClient) {
 		}
 	}
 	ctx := context.Background()
-	ns := fmt.Sprintf("gauges-%s-%d", t.Name(), time.Now().UnixNano())
+	ns := redistest.Namespace(t)
 	s, err := NewStore(rdb, &StoreConfig{Namespace: ns, CrashLimit: 1})
 	must(err)
 	epoch := time.UnixMilli(1_750_000_000_000)

@@ -348,8 +348,8 @@ func diffLines(want, got []string) []string {
 }
 
 // TestLuaIncludesMatchUses holds every include list to the code it stands for: a script,
-// or a definition of lib.lua, that uses a name of lib.lua includes it, and includes
-// nothing it does not use. Names inside strings and comments are not uses.
+// or a definition of lib.lua, that uses a name of lib.lua includes it once, and
+// includes nothing it does not use. Names inside strings and comments are not uses.
 func TestLuaIncludesMatchUses(t *testing.T) {
 	defined := func(n string) bool { _, ok := lib.defined[n]; return ok }
 	check := func(what, code string, own, includes []string) {
@@ -359,10 +359,15 @@ func TestLuaIncludesMatchUses(t *testing.T) {
 				t.Errorf("%s uses %s without --- @include %s", what, n, n)
 			}
 		}
+		seen := map[string]bool{}
 		for _, n := range includes {
 			if !slices.Contains(used, n) {
 				t.Errorf("%s includes %s but does not use it", what, n)
 			}
+			if seen[n] {
+				t.Errorf("%s includes %s twice", what, n)
+			}
+			seen[n] = true
 		}
 	}
 	for name, sc := range scriptsIncludes(t) {

@@ -13,18 +13,10 @@ KEYS[1]  namespace prefix; derived keys (lib.lua): q:<queue>:kinds,
          channel (not a key): cancelled
 ARGV[1]  queue
 ARGV[2]  state (pending, scheduled, available, running, retryable, or 'held')
-ARGV[3]  kind ('' = every kind of q:<queue>:kinds)
-ARGV[4]  dimension of the filter index walked ('p', 't', 'f'; '' = the kind index)
-ARGV[5]  its value
-ARGV[6]  order: 'asc' oldest first
-ARGV[7]  batch size, at most 1000
-ARGV[8]  budget: the most index entries looked at
-ARGV[9]  cursor: entry time, ms ('' = from the start)
-ARGV[10] cursor: id
-ARGV[11] only jobs that entered the state at or before this store time, ms ('' = any)
-ARGV[12] partition checked on each job ('' = any)
-ARGV[13] tag checked on each job ('' = any)
-ARGV[14] fingerprint checked on each job ('' = any)
+ARGV[3..14] the rest of the filter and the batch, as ARGV[3..14] of list_jobs.lua (from
+         Store.selection, for index_selection): kind, index dimension and value, order
+         ('asc'), batch size (at most 1000), budget, cursor time and id, entered at or
+         before (store ms), partition, tag, fingerprint
 ARGV[15] dry run (0/1): count, write nothing
 Replies  {0, next time, next id, done 0/1, cancelled, skipped} | {-9, key, why} Corrupt
          | {-13, kinds, most} name a kind

@@ -15,18 +15,10 @@ KEYS[1]  namespace prefix; derived keys (lib.lua): q:<queue>:kinds,
          q:<queue>:{counts,ring,drr,p:<part>,wake}, q:<queue>:w:<worker>:{ring,drr,p:<part>}
 ARGV[1]  queue
 ARGV[2]  state (archived, undecodable, cancelled, quarantined, completed)
-ARGV[3]  kind ('' = every kind of q:<queue>:kinds)
-ARGV[4]  dimension of the filter index walked ('p', 't', 'f'; '' = the kind index)
-ARGV[5]  its value
-ARGV[6]  order: 'asc' oldest first
-ARGV[7]  batch size, at most 1000
-ARGV[8]  budget: the most index entries looked at
-ARGV[9]  cursor: entry time, ms ('' = from the start)
-ARGV[10] cursor: id
-ARGV[11] only jobs that entered the state at or before this store time, ms ('' = any)
-ARGV[12] partition checked on each job ('' = any)
-ARGV[13] tag checked on each job ('' = any)
-ARGV[14] fingerprint checked on each job ('' = any)
+ARGV[3..14] the rest of the filter and the batch, as ARGV[3..14] of list_jobs.lua (from
+         Store.selection, for index_selection): kind, index dimension and value, order
+         ('asc'), batch size (at most 1000), budget, cursor time and id, entered at or
+         before (store ms), partition, tag, fingerprint
 ARGV[15] dry run (0/1): count, write nothing
 ARGV[16] keep attempts (0/1)
 ARGV[17] jobs the dry run's earlier batches counted (0 in a run): they would be
@@ -36,6 +28,7 @@ Replies  {0, next time, next id, done 0/1, retried, skipped} | {-9, key, why} Co
 Cost     O(batch * log N)
 ]]
 --- @include rcall
+--- @include subtable
 --- @include call_chunked
 --- @include K.job
 --- @include K.unique
@@ -134,16 +127,7 @@ for i = 1, #ids do
   end
   if ok then
     local q, sticky, part, fp = v[QUEUE] or QUEUE_DEFAULT, v[STICKY] or '', v[PART] or '', v[FP] or ''
-    local by_sticky = by_route[q]
-    if not by_sticky then
-      by_sticky = {}
-      by_route[q] = by_sticky
-    end
-    local by_part = by_sticky[sticky]
-    if not by_part then
-      by_part = {}
-      by_sticky[sticky] = by_part
-    end
+    local by_part = subtable(subtable(by_route, q), sticky)
     local r = by_part[part]
     if not r then
       -- The structures the route's writes touch, needed once for all its jobs.

@@ -20,7 +20,7 @@ func storedJobs(t testing.TB, ctx context.Context, s *headgate.Store) []*headgat
 	if err != nil {
 		t.Fatalf("scan namespace: %v", err)
 	}
-	prefix := "hg:{" + s.Namespace() + "}:job:"
+	prefix := nsKey(s, "job:")
 	slices.Sort(names)
 	names = slices.Compact(names)
 	var jobs []*headgate.Job
@@ -48,7 +48,7 @@ func storedJobs(t testing.TB, ctx context.Context, s *headgate.Store) []*headgat
 // corrupt.go spells the keys it damages.
 func checkIndexes(t testing.TB, ctx context.Context, s *headgate.Store, jobs []*headgate.Job) {
 	t.Helper()
-	p := "hg:{" + s.Namespace() + "}:"
+	p := nsKey(s, "")
 	corrupt, err := s.Client().HKeys(ctx, p+"corrupt").Result()
 	if err != nil && !strings.Contains(err.Error(), "WRONGTYPE") {
 		t.Fatalf("read corrupt: %v", err)

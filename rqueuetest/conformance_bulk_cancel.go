@@ -216,7 +216,7 @@ var bulkCancelCases = []conformanceCase{
 			}
 		}
 		// A structure the batch writes is corrupt: the whole batch is refused.
-		key := "hg:{" + s.Namespace() + "}:retained"
+		key := nsKey(s, "retained")
 		if err := s.Client().Del(ctx, key).Err(); err != nil {
 			t.Fatal(err)
 		}

@@ -363,7 +363,7 @@ var fireScheduleCases = []conformanceCase{
 		ctx := freeze(t, s)
 		mustAddSchedule(t, ctx, s, minuteSchedule("a"))
 		mustAddSchedule(t, ctx, s, minuteSchedule("b"))
-		key := "hg:{" + s.Namespace() + "}:cron:a"
+		key := nsKey(s, "cron:a")
 		if err := s.Client().HSet(ctx, key, "def", "{not json").Err(); err != nil {
 			t.Fatal(err)
 		}

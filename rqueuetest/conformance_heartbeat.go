@@ -62,7 +62,7 @@ var heartbeatCases = []conformanceCase{
 		if len(got) != 1 || got[0].ID != "w1" {
 			t.Errorf("workers past the retention: %+v, want w1 alone", got)
 		}
-		n, err := s.Client().ZCard(ctx, "hg:{"+s.Namespace()+"}:q:"+headgate.QueueDefault+":workers").Result()
+		n, err := s.Client().ZCard(ctx, nsKey(s, "q:"+headgate.QueueDefault+":workers")).Result()
 		if err != nil || n != 1 {
 			t.Errorf("workers of the default queue: %d (%v), want 1", n, err)
 		}
@@ -80,7 +80,7 @@ var heartbeatCases = []conformanceCase{
 			}
 		}
 		// A workers key of the wrong type refuses the beat, nothing written.
-		if err := s.Client().Set(ctx, "hg:{"+s.Namespace()+"}:workers", "x", 0).Err(); err != nil {
+		if err := s.Client().Set(ctx, nsKey(s, "workers"), "x", 0).Err(); err != nil {
 			t.Fatal(err)
 		}
 		before := snapshot(t, ctx, s)
@@ -90,7 +90,7 @@ var heartbeatCases = []conformanceCase{
 		if after := snapshot(t, ctx, s); after != before {
 			t.Errorf("a refused heartbeat wrote:\n%s\nwas:\n%s", after, before)
 		}
-		if err := s.Client().Del(ctx, "hg:{"+s.Namespace()+"}:workers").Err(); err != nil {
+		if err := s.Client().Del(ctx, nsKey(s, "workers")).Err(); err != nil {
 			t.Fatal(err)
 		}
 	}},

@@ -340,7 +340,7 @@ var listJobsCases = []conformanceCase{
 			t.Errorf("a cursor of another filter: %v, want *CursorFilterError, an *InvalidError for Cursor", err)
 		}
 		// An index of the wrong type is reported, not skipped.
-		key := "hg:{" + s.Namespace() + "}:q:default:ix:available:test:job"
+		key := nsKey(s, "q:default:ix:available:test:job")
 		if err := s.Client().Del(ctx, key).Err(); err != nil {
 			t.Fatal(err)
 		}

@@ -230,7 +230,7 @@ var whyCases = []conformanceCase{
 	{"Why/Corrupt", func(t *testing.T, s *headgate.Store) {
 		ctx := whySetup(t, s)
 		mustEnqueue(t, ctx, s, job("a"))
-		if err := s.Client().HSet(ctx, "hg:{"+s.Namespace()+"}:job:a", "prio", "x").Err(); err != nil {
+		if err := s.Client().HSet(ctx, nsKey(s, "job:a"), "prio", "x").Err(); err != nil {
 			t.Fatal(err)
 		}
 		e, err := s.Why(ctx, "a", nil)
@@ -243,7 +243,7 @@ var whyCases = []conformanceCase{
 		}
 		// A structure of the wrong type refuses the call, naming it.
 		mustEnqueue(t, ctx, s, job("b"))
-		paused := "hg:{" + s.Namespace() + "}:paused"
+		paused := nsKey(s, "paused")
 		if err := s.Client().Set(ctx, paused, "x", 0).Err(); err != nil {
 			t.Fatal(err)
 		}

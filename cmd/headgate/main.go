@@ -104,11 +104,11 @@ const (
 	exitUsage = 2 // the command line was wrong
 )
 
-// defaultRedisURL is used when neither -redis nor REDIS_URL is set.
-const defaultRedisURL = "redis://127.0.0.1:6379"
+// redisURLDefault is used when neither -redis nor REDIS_URL is set.
+const redisURLDefault = "redis://127.0.0.1:6379"
 
-// defaultTimeout bounds a command's calls to Redis unless -timeout says otherwise.
-const defaultTimeout = 10 * time.Second
+// timeoutDefault bounds a command's calls to Redis unless -timeout says otherwise.
+const timeoutDefault = 10 * time.Second
 
 // demoCommand is the slot of the demo subcommand. demo.go fills it in its init with
 // runDemo, which receives the arguments after "demo", preceded by -redis and -namespace
@@ -216,9 +216,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	c := &cli{
 		stdout:    stdout,
 		stderr:    stderr,
-		redisURL:  cmp.Or(os.Getenv("REDIS_URL"), defaultRedisURL),
+		redisURL:  cmp.Or(os.Getenv("REDIS_URL"), redisURLDefault),
 		namespace: os.Getenv("HEADGATE_NAMESPACE"),
-		timeout:   defaultTimeout,
+		timeout:   timeoutDefault,
 	}
 	fs := flag.NewFlagSet("headgate", flag.ContinueOnError)
 	fs.SetOutput(stderr)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"slices"
 	"strings"
 	"testing"
@@ -238,26 +237,7 @@ func TestBulkOutlastsTimeout(t *testing.T) {
 // calls are bounded one by one.
 func TestBulkTimeoutNamesAddress(t *testing.T) {
 	t.Parallel()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = l.Close() })
-	go func() {
-		var conns []net.Conn
-		defer func() {
-			for _, c := range conns {
-				_ = c.Close()
-			}
-		}()
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			conns = append(conns, c) // held open, never answered
-		}
-	}()
+	l := silentRedis(t)
 	var out, errOut bytes.Buffer
 	t0 := time.Now()
 	code := run([]string{"-redis", l.Addr().String(), "-namespace", "n", "-timeout", "200ms", "cancel", "-state", "available"},

@@ -567,10 +567,10 @@ func TestErrorPrintedOnce(t *testing.T) {
 	}
 }
 
-// A Redis that accepts connections but never answers: the command gives up after
-// -timeout and names the address.
-func TestTimeoutNamesAddress(t *testing.T) {
-	t.Parallel()
+// silentRedis listens on a loopback port, accepts connections and never answers, until
+// the test ends.
+func silentRedis(t *testing.T) net.Listener {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -591,6 +591,14 @@ func TestTimeoutNamesAddress(t *testing.T) {
 			conns = append(conns, c) // held open, never answered
 		}
 	}()
+	return l
+}
+
+// A Redis that accepts connections but never answers: the command gives up after
+// -timeout and names the address.
+func TestTimeoutNamesAddress(t *testing.T) {
+	t.Parallel()
+	l := silentRedis(t)
 	var out, errOut bytes.Buffer
 	t0 := time.Now()
 	code := run([]string{"-redis", l.Addr().String(), "-namespace", "n", "-timeout", "200ms", "stats"}, &out, &errOut)

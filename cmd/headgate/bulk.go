@@ -131,8 +131,9 @@ func cmdBulk(ctx context.Context, c *cli, args []string, v bulkVerb) error {
 // bulkStopped says on stderr how a run by filter that failed ended and how to go on: a
 // batch refused by the queue's enqueue limit (backpressure) is named as such, with what
 // the run did before it and how to make room; every stop but a refused input prints the
-// command that resumes the run, the same command when it stopped before its first batch
-// (nothing was written).
+// command that resumes the run, the same command when it stopped before its first batch;
+// a stop without Redis's answer to the last call says that batch may have been applied
+// (inFlight).
 func (c *cli) bulkStopped(v bulkVerb, res inspector.BulkResult, err error) {
 	if errors.As(err, new(*headgate.InvalidError)) {
 		return // the command line was wrong: nothing to resume
@@ -163,8 +164,19 @@ func (c *cli) bulkStopped(v bulkVerb, res inspector.BulkResult, err error) {
 			"and the batch would add %d; %s\nmake room (let the queue drain, or raise its limit: headgate limit %s N|off), then resume: %s\n",
 			v.name, res.Batches+1, bp.Queue, holds, bp.Current, bp.Limit, bp.Incoming, done, bp.Queue, resume)
 	case res.Batches == 0:
-		fmt.Fprintf(c.stderr, "%s stopped before its first batch: %s; run it again: %s\n", v.name, done, resume)
+		fmt.Fprintf(c.stderr, "%s stopped before its first batch: %s%s; run it again: %s\n", v.name, done, inFlight(err), resume)
 	default:
-		fmt.Fprintf(c.stderr, "%s stopped after %d batch(es), %s; resume: %s\n", v.name, res.Batches, done, resume)
+		fmt.Fprintf(c.stderr, "%s stopped after %d batch(es), %s%s; resume: %s\n", v.name, res.Batches, done, inFlight(err), resume)
 	}
+}
+
+// inFlight is what a run's stop line adds when the run stopped without Redis's answer to
+// its last call (no reply in time, a dropped connection, an interrupt): that batch may
+// have been applied, and then it is not in the counts. The resume, from the cursor before
+// it, does not meet its jobs again: they left the state it selects.
+func inFlight(err error) string {
+	if !unreachable(err) && !errors.Is(err, context.Canceled) {
+		return ""
+	}
+	return " (and the batch in flight may have been applied, uncounted)"
 }

@@ -53,6 +53,7 @@ end
 -- loads small sets as listpacks, and the next call converts them again. OBJECT ENCODING
 -- fails on miniredis, which has no encodings, and for an ACL user without it: then no set
 -- is converted.
+--
 -- skiplist_pad is 4,096 bytes, which no job id is. A value made by a call is made again
 -- on every call (functions.go), so it is made only when a set is converted, from a
 -- 64-byte run: string.rep appends its string once per repetition.

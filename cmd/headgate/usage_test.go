@@ -4,28 +4,40 @@ import (
 	"bytes"
 	"flag"
 	"io"
+	"iter"
 	"os"
 	"regexp"
 	"strings"
 	"testing"
 )
 
+// commandFlags yields each command that takes flags with the flag set it registers.
+func commandFlags() iter.Seq2[*command, *flag.FlagSet] {
+	return func(yield func(*command, *flag.FlagSet) bool) {
+		for _, cmd := range commands {
+			if cmd.flags == nil {
+				continue
+			}
+			c := &cli{}
+			fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
+			fs.SetOutput(io.Discard)
+			cmd.flags(fs, c)
+			cronFlagSets.Delete(c)
+			dashboardFlags.Delete(c)
+			policyJSON.Delete(c)
+			if !yield(cmd, fs) {
+				return
+			}
+		}
+	}
+}
+
 // TestUsageNamesEveryFlag: the synopsis help prints for a command names every flag the
 // command registers, so that a flag added to a verb cannot go missing from its usage.
 func TestUsageNamesEveryFlag(t *testing.T) {
 	t.Parallel()
 	global := newTestFlagSet(&cli{})
-	for _, cmd := range commands {
-		if cmd.flags == nil {
-			continue
-		}
-		c := &cli{}
-		fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
-		fs.SetOutput(io.Discard)
-		cmd.flags(fs, c)
-		cronFlagSets.Delete(c)
-		dashboardFlags.Delete(c)
-		policyJSON.Delete(c)
+	for cmd, fs := range commandFlags() {
 		fs.VisitAll(func(f *flag.Flag) {
 			if global.Lookup(f.Name) != nil {
 				return

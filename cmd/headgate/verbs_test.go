@@ -202,18 +202,9 @@ func TestDeleteCommand(t *testing.T) {
 func TestQuarantineReleaseRetry(t *testing.T) {
 	t.Parallel()
 	b := setup(t) // crash limit 1
-	b.enqueue(t, headgate.Envelope{ID: "crasher", Fingerprint: "fp", Priority: 1}, headgate.Envelope{ID: "sibling", Fingerprint: "fp"})
-	req := headgate.AdmitRequest{Worker: "w", LeaseID: "l", Queues: []string{headgate.QueueDefault}, Capacity: 1, Lease: time.Second}
-	if c, err := b.store.Admit(b.ctx, req); err != nil || len(c) != 1 {
-		t.Fatalf("admit: %v, %v", c, err)
-	}
-	if err := b.store.AdvanceClock(b.ctx, time.Minute); err != nil {
-		t.Fatal(err)
-	}
-	if r, err := b.store.ReclaimExpired(b.ctx, 10); err != nil || len(r) != 1 || !r[0].Quarantined {
-		t.Fatalf("reclaim: %+v, %v", r, err)
-	}
-	req.LeaseID = "l2" // admission sets the sibling aside
+	b.quarantined(t, headgate.Envelope{ID: "sibling", Fingerprint: "fp"})
+	// Admission sets the sibling aside.
+	req := headgate.AdmitRequest{Worker: "w", LeaseID: "l2", Queues: []string{headgate.QueueDefault}, Capacity: 1, Lease: time.Second}
 	if c, err := b.store.Admit(b.ctx, req); err != nil || len(c) != 0 {
 		t.Fatalf("admit of a quarantined sibling: %v, %v", c, err)
 	}
@@ -369,10 +360,10 @@ func TestEditPayloadKeepsJSONPayloads(t *testing.T) {
 }
 
 // quarantined makes job crasher of fingerprint fp quarantined (the bundle's crash limit
-// is 1).
-func (b *testBundle) quarantined(t *testing.T) {
+// is 1), with others enqueued beside it, admitted after it.
+func (b *testBundle) quarantined(t *testing.T, others ...headgate.Envelope) {
 	t.Helper()
-	b.enqueue(t, headgate.Envelope{ID: "crasher", Fingerprint: "fp"})
+	b.enqueue(t, append([]headgate.Envelope{{ID: "crasher", Fingerprint: "fp", Priority: 1}}, others...)...)
 	req := headgate.AdmitRequest{Worker: "w", LeaseID: "l", Queues: []string{headgate.QueueDefault}, Capacity: 1, Lease: time.Second}
 	if c, err := b.store.Admit(b.ctx, req); err != nil || len(c) != 1 {
 		t.Fatalf("admit: %v, %v", c, err)

@@ -91,16 +91,21 @@ func (s *Store) AckMany(ctx context.Context, acks []AckRequest) ([]AckResult, er
 	if len(acks) > MaxBatch {
 		return nil, invalid("acks", "batch of %d is more than %d", len(acks), MaxBatch)
 	}
-	const fields = 11
-	args := make([]any, 0, 3+fields*len(acks))
-	args = append(args, ms(s.cfg.RetryBase), ms(s.cfg.RetryCap), len(acks))
+	args := make([]any, 0, 4+ackFields*len(acks))
+	args = append(args, ms(s.cfg.RetryBase), ms(s.cfg.RetryCap), len(acks), 0)
+	var details []any // the detail groups, after every ack's group
 	for i, a := range acks {
-		ackArgs, err := ackArgs(fmt.Sprintf("acks[%d]", i), a)
+		plain, detail, err := ackArgs(fmt.Sprintf("acks[%d]", i), a)
 		if err != nil {
 			return nil, err
 		}
-		args = append(args, ackArgs...)
+		args = append(args, plain...)
+		if detail != nil {
+			details = append(append(details, i+1), detail...)
+			args[3] = args[3].(int) + 1
+		}
 	}
+	args = append(args, details...)
 	reply, err := s.run(ctx, scriptAck, "", args...)
 	if err != nil {
 		return nil, err
@@ -126,42 +131,48 @@ func (s *Store) AckMany(ctx context.Context, acks []AckRequest) ([]AckResult, er
 	return out, nil
 }
 
-func ackArgs(field string, a AckRequest) ([]any, error) {
+// An ack's arguments (lua/ack.lua): ackFields for every ack, and a detail group (which
+// ack, then its details) for one that has details.
+const ackFields = 4
+
+// ackArgs returns the ack's arguments, and its details (nil when it has none: no error,
+// delay, actual weight, result, logs or stack).
+func ackArgs(field string, a AckRequest) (plain, detail []any, err error) {
 	opts := a.Opts
 	if opts == nil {
 		opts = &AckOpts{}
 	}
 	if err := validateLease(a.Lease); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	switch a.Outcome {
 	case OutcomeLeaseLost:
-		return nil, invalid(field+".Outcome", "lease_lost is applied by ReclaimExpired, not acked")
+		return nil, nil, invalid(field+".Outcome", "lease_lost is applied by ReclaimExpired, not acked")
 	case OutcomeSnooze:
 		if opts.Delay <= 0 {
-			return nil, invalid(field+".Delay", "snooze requires a delay > 0")
+			return nil, nil, invalid(field+".Delay", "snooze requires a delay > 0")
 		}
 	}
 	if _, ok := outcomeNames[a.Outcome]; !ok {
-		return nil, invalid(field+".Outcome", "unknown %s", a.Outcome)
+		return nil, nil, invalid(field+".Outcome", "unknown %s", a.Outcome)
 	}
 	if err := validateDuration(field+".Delay", opts.Delay); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	actual := -1
 	if opts.ActualWeight != nil {
 		if *opts.ActualWeight < 0 || *opts.ActualWeight > MaxWeight {
-			return nil, invalid(field+".ActualWeight", "is %d, outside 0..%d", *opts.ActualWeight, MaxWeight)
+			return nil, nil, invalid(field+".ActualWeight", "is %d, outside 0..%d", *opts.ActualWeight, MaxWeight)
 		}
 		actual = *opts.ActualWeight
 	}
 	var result Blob
 	if opts.Result != nil {
 		if a.Outcome != OutcomeSuccess {
-			return nil, invalid(field+".Result", "only a success carries a result")
+			return nil, nil, invalid(field+".Result", "only a success carries a result")
 		}
 		if err := validateBlob(field+".Result", opts.Result); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		result = *opts.Result
 	}
@@ -169,13 +180,17 @@ func ackArgs(field string, a AckRequest) ([]any, error) {
 	if kept := capLogs(opts.Logs); len(kept) > 0 {
 		b, err := json.Marshal(kept)
 		if err != nil {
-			return nil, invalid(field+".Logs", "%v", err)
+			return nil, nil, invalid(field+".Logs", "%v", err)
 		}
 		logs = string(b)
 	}
 	l := a.Lease
-	return []any{l.JobID, l.LeaseID, l.Fence, a.Outcome.String(), capText(opts.Error, ErrorMessageMaxBytes),
-		ms(opts.Delay), actual, result.SchemaVersion, result.Bytes, logs, capText(opts.Stack, ErrorStackMaxBytes)}, nil
+	plain = []any{l.JobID, l.LeaseID, l.Fence, a.Outcome.String()}
+	if opts.Error == "" && opts.Delay == 0 && actual < 0 && opts.Result == nil && logs == "" && opts.Stack == "" {
+		return plain, nil, nil
+	}
+	return plain, []any{capText(opts.Error, ErrorMessageMaxBytes), ms(opts.Delay), actual, result.SchemaVersion,
+		result.Bytes, logs, capText(opts.Stack, ErrorStackMaxBytes)}, nil
 }
 
 // capText cuts s to at most max bytes, on a rune boundary, marking the cut.

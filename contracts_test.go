@@ -29,10 +29,14 @@ import (
 
 // argvLayout is what a script's header says about its ARGV: fixed arguments
 // ARGV[1..fixed], then, when group > 0, groups of `group` arguments, counted by
-// ARGV[count] (0: as many as there are).
+// ARGV[count] (0: as many as there are), then, when detailGroup > 0, detail groups of
+// detailGroup arguments counted by ARGV[detailCount] (ack.lua: the acks that have more
+// than the common arguments).
 type argvLayout struct {
-	fixed, count, group int
-	names               []string // of a group's arguments, as the header lists them
+	fixed, count, group      int
+	names                    []string // of a group's arguments, as the header lists them
+	detailCount, detailGroup int
+	detailNames              []string
 }
 
 var (
@@ -40,6 +44,8 @@ var (
 	argvRange      = regexp.MustCompile(`ARGV\[(\d+)\.\.(?:\d+\+)?[a-z]\] ([^\n;]+)`)
 	argvGroups     = regexp.MustCompile(`then n (?:groups of(?: (\d+))?|(triples)):`)
 	argvGroupCount = regexp.MustCompile(`\((\d+)\); then n groups`)
+	argvDetails    = regexp.MustCompile(`;\s+then m detail groups of (\d+):`)
+	argvDetailLine = regexp.MustCompile(`(?m)^ARGV\[(\d+)\]\s+detail groups m`)
 )
 
 // parseArgv reads the ARGV section of a script header.
@@ -72,7 +78,21 @@ func parseArgv(h string) (argvLayout, error) {
 	if m == nil {
 		return l, nil
 	}
-	l.names = splitTopLevel(sec[m[1]:])
+	groups := sec[m[1]:]
+	if d := argvDetails.FindStringSubmatchIndex(groups); d != nil {
+		c := argvDetailLine.FindStringSubmatch(sec)
+		if c == nil {
+			return l, fmt.Errorf("detail groups, but no ARGV line says `detail groups m`")
+		}
+		l.detailCount, _ = strconv.Atoi(c[1])
+		l.detailNames = splitTopLevel(groups[d[1]:])
+		l.detailGroup = len(l.detailNames)
+		if stated, _ := strconv.Atoi(groups[d[2]:d[3]]); stated != l.detailGroup {
+			return l, fmt.Errorf("a detail group is said to have %d arguments, the header lists %d: %q", stated, l.detailGroup, l.detailNames)
+		}
+		groups = groups[:d[0]]
+	}
+	l.names = splitTopLevel(groups)
 	l.group = len(l.names)
 	stated := -1
 	switch {
@@ -121,6 +141,9 @@ var (
 	bodyGroupField = regexp.MustCompile(`ARGV\[(\d+) \+ \(i - 1\) \* F \+ (\d+)\]`)
 	bodyEach       = regexp.MustCompile(`ARGV\[(\d+) \+ i\]`)
 	bodyF          = regexp.MustCompile(`(?m)^local F = (\d+)`)
+	bodyDetailBase = regexp.MustCompile(`local d = (\d+) \+ n \* F \+ \(k - 1\) \* D`)
+	bodyDetail     = regexp.MustCompile(`ARGV\[d \+ (\d+)\]`)
+	bodyD          = regexp.MustCompile(`(?m)^local D = (\d+)`)
 )
 
 // checkArgvBody checks that a script body reads its arguments where the header puts
@@ -188,6 +211,45 @@ func checkArgvBody(t *testing.T, name, body string, l argvLayout) {
 	}
 	if size != "" && size != strconv.Itoa(l.group) {
 		t.Errorf("%s.lua takes groups of %s arguments, its header of %d", name, size, l.group)
+	}
+	checkArgvDetails(t, name, code, l)
+}
+
+// checkArgvDetails checks that a script body reads its detail groups where the header
+// puts them: after the groups, every argument of a detail group at its offset.
+func checkArgvDetails(t *testing.T, name, code string, l argvLayout) {
+	t.Helper()
+	base := bodyDetailBase.FindStringSubmatch(code)
+	if l.detailGroup == 0 {
+		if base != nil {
+			t.Errorf("%s.lua reads detail groups its header does not document", name)
+		}
+		return
+	}
+	if base == nil {
+		t.Errorf("%s.lua: no `local d = <fixed> + n * F + (k - 1) * D` for its detail groups", name)
+		return
+	}
+	if base[1] != strconv.Itoa(l.fixed) {
+		t.Errorf("%s.lua starts its groups after ARGV[%s], its header after ARGV[%d]", name, base[1], l.fixed)
+	}
+	if d := bodyD.FindStringSubmatch(code); d == nil || d[1] != strconv.Itoa(l.detailGroup) {
+		t.Errorf("%s.lua takes detail groups of %v arguments, its header of %d", name, d, l.detailGroup)
+	}
+	offsets := map[int]bool{}
+	for _, m := range bodyDetail.FindAllStringSubmatch(code, -1) {
+		n, _ := strconv.Atoi(m[1])
+		offsets[n] = true
+	}
+	for n := 1; n <= l.detailGroup; n++ {
+		if !offsets[n] {
+			t.Errorf("%s.lua never reads argument %d of a detail group (%s)", name, n, l.detailNames[n-1])
+		}
+	}
+	for n := range offsets {
+		if n > l.detailGroup {
+			t.Errorf("%s.lua reads argument %d of a detail group, its header lists %d", name, n, l.detailGroup)
+		}
 	}
 }
 
@@ -275,7 +337,8 @@ func TestLuaArgvMatchesGo(t *testing.T) {
 	must("write output", err)
 	_, err = s.WriteProgress(ctx, l0, Progress{Current: 1, Total: 2})
 	must("write progress", err)
-	_, err = s.AckMany(ctx, []AckRequest{{Lease: l0, Outcome: OutcomeSuccess}, {Lease: l1, Outcome: OutcomeRetry}})
+	// A plain ack and one with details (ack.lua's detail groups).
+	_, err = s.AckMany(ctx, []AckRequest{{Lease: l0, Outcome: OutcomeSuccess}, {Lease: l1, Outcome: OutcomeRetry, Opts: &AckOpts{Error: "boom"}}})
 	must("ack", err)
 	_, err = s.ReclaimExpired(ctx, 10)
 	must("reclaim", err)
@@ -466,8 +529,16 @@ func TestLuaArgvMatchesGo(t *testing.T) {
 			case l.group > 0:
 				groups = (len(args) - l.fixed) / l.group
 			}
-			if want := l.fixed + groups*l.group; len(args) != want {
-				t.Errorf("%s: Go passes %d arguments, the header's layout (%d fixed, %d groups of %d) makes %d", name, len(args), l.fixed, groups, l.group, want)
+			details := 0
+			if l.detailCount > 0 {
+				details, _ = strconv.Atoi(fmt.Sprint(args[l.detailCount-1]))
+				if details != 1 {
+					t.Errorf("%s: Go passes %d as ARGV[%d], the number of detail groups; the test made 1", name, details, l.detailCount)
+				}
+			}
+			if want := l.fixed + groups*l.group + details*l.detailGroup; len(args) != want {
+				t.Errorf("%s: Go passes %d arguments, the header's layout (%d fixed, %d groups of %d, %d detail groups of %d) makes %d",
+					name, len(args), l.fixed, groups, l.group, details, l.detailGroup, want)
 			}
 			if name == "enqueue" { // the group size travels as ARGV[2]
 				if got := fmt.Sprint(args[1]); got != strconv.Itoa(l.group) {
@@ -597,7 +668,7 @@ func TestLuaOutcomeNamesMatchGo(t *testing.T) {
 	var acked []string
 	lease := LeaseRef{JobID: "j", LeaseID: "l", Fence: 1}
 	for o, name := range outcomeNames {
-		args, err := ackArgs("ack", AckRequest{Lease: lease, Outcome: o, Opts: &AckOpts{Delay: time.Second}})
+		args, _, err := ackArgs("ack", AckRequest{Lease: lease, Outcome: o, Opts: &AckOpts{Delay: time.Second}})
 		if err != nil {
 			continue // not acked (lease_lost is the reclaimer's)
 		}

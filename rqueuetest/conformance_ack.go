@@ -119,6 +119,71 @@ var ackCases = []conformanceCase{
 			t.Errorf("undecodable history %q", errs)
 		}
 	}},
+	// Acks without details travel in fewer arguments than those with (lua/ack.lua): in one
+	// batch, each ack gets its own details, whichever acks of it have some.
+	{"Ack/BatchOfPlainAndDetailedAcks", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		ids := []string{"plain", "retry", "plain2", "snooze", "skip"}
+		var envs []headgate.Envelope
+		for _, id := range ids {
+			e := job(id)
+			e.Retention = time.Hour
+			envs = append(envs, e)
+		}
+		mustEnqueue(t, ctx, s, envs...)
+		claims := mustAdmit(t, ctx, s, admitReq("w", len(ids)))
+		byID := map[string]headgate.Claim{}
+		for _, c := range claims {
+			byID[c.Envelope.ID] = c
+		}
+		opts := map[string]*headgate.AckOpts{
+			"retry":  {Error: "boom", Delay: 5 * time.Second, Logs: []string{"l1"}},
+			"snooze": {Delay: time.Minute},
+			"skip":   {Error: "no use", Stack: "goroutine 1"},
+		}
+		outcomes := map[string]headgate.Outcome{"plain": headgate.OutcomeSuccess, "retry": headgate.OutcomeRetry,
+			"plain2": headgate.OutcomeSuccess, "snooze": headgate.OutcomeSnooze, "skip": headgate.OutcomeSkip}
+		var acks []headgate.AckRequest
+		for _, id := range ids {
+			c, ok := byID[id]
+			if !ok {
+				t.Fatalf("%s was not admitted: %d claims", id, len(claims))
+			}
+			acks = append(acks, headgate.AckRequest{Lease: c.LeaseRef(), Outcome: outcomes[id], Opts: opts[id]})
+		}
+		res, err := s.AckMany(ctx, acks)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []headgate.State{headgate.StateCompleted, headgate.StateRetryable, headgate.StateCompleted,
+			headgate.StateScheduled, headgate.StateArchived}
+		for i, r := range res {
+			if r.Err != nil || r.State != want[i] {
+				t.Errorf("ack %s: %s, %v; want %s", ids[i], r.State, r.Err, want[i])
+			}
+		}
+		if j := getJob(t, ctx, s, "retry"); j.Attempt != 1 || !j.ScheduledAt.Equal(epoch.Add(5*time.Second)) {
+			t.Errorf("retry: attempt %d at %v, want 1 at +5s", j.Attempt, j.ScheduledAt)
+		}
+		if j := getJob(t, ctx, s, "snooze"); j.Attempt != 0 || !j.ScheduledAt.Equal(epoch.Add(time.Minute)) {
+			t.Errorf("snooze: attempt %d at %v, want 0 at +1m", j.Attempt, j.ScheduledAt)
+		}
+		lease := byID["retry"].LeaseID
+		for id, want := range map[string][]string{
+			"plain":  nil,
+			"plain2": nil,
+			"snooze": nil,
+			"retry":  {"retry -> retryable (attempt 1, fence 1, worker " + lease + "): boom; logs: l1"},
+			"skip":   {"skip -> archived (attempt 1, fence 1, worker " + lease + "): no use"},
+		} {
+			if got := historyOf(t, ctx, s, id); !slices.Equal(got, want) {
+				t.Errorf("%s history %q, want %q", id, got, want)
+			}
+		}
+		if errs, err := s.JobErrors(ctx, "skip"); err != nil || len(errs) != 1 || errs[0].Stack != "goroutine 1" {
+			t.Errorf("skip's history %+v, %v; want the stack kept", errs, err)
+		}
+	}},
 	{"Ack/SnoozeSpendsNoAttempt", func(t *testing.T, s *headgate.Store) {
 		ctx := freeze(t, s)
 		mustEnqueue(t, ctx, s, job("a"))

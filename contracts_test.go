@@ -532,18 +532,13 @@ func TestLuaArgvMatchesGo(t *testing.T) {
 			details := 0
 			if l.detailCount > 0 {
 				details, _ = strconv.Atoi(fmt.Sprint(args[l.detailCount-1]))
-				if details != 1 {
-					t.Errorf("%s: Go passes %d as ARGV[%d], the number of detail groups; the test made 1", name, details, l.detailCount)
+				if details < 1 || details > groups {
+					t.Errorf("%s: Go passes %d as ARGV[%d], the number of detail groups; the test made 1 or 2", name, details, l.detailCount)
 				}
 			}
 			if want := l.fixed + groups*l.group + details*l.detailGroup; len(args) != want {
 				t.Errorf("%s: Go passes %d arguments, the header's layout (%d fixed, %d groups of %d, %d detail groups of %d) makes %d",
 					name, len(args), l.fixed, groups, l.group, details, l.detailGroup, want)
-			}
-			if name == "enqueue" { // the group size travels as ARGV[2]
-				if got := fmt.Sprint(args[1]); got != strconv.Itoa(l.group) {
-					t.Errorf("enqueue: Go passes groups of %s fields, the header lists %d", got, l.group)
-				}
 			}
 		})
 	}

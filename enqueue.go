@@ -58,12 +58,18 @@ func (s *Store) Enqueue(ctx context.Context, jobs ...Envelope) ([]EnqueueResult,
 	return out, err // err: a *NotDurableError for a batch that was written
 }
 
+// enqueueFields is the number of a job's arguments to the enqueue script; a job with a
+// partition, fingerprint, sticky worker, rate class, unique key, tags or a number off its
+// default has a detail group too (lua/enqueue.lua).
+const enqueueFields = 4
+
 // enqueueArgs validates a batch of jobs and returns the enqueue script's arguments for
-// them (lua/enqueue.lua): the count, the fields per job, then each job's fields.
+// them (lua/enqueue.lua): the count, the number of detail groups, each job's fields, then
+// the detail groups.
 func enqueueArgs(jobs []Envelope) ([]any, error) {
-	const fields = 11
-	args := make([]any, 0, 2+fields*len(jobs))
-	args = append(args, len(jobs), fields)
+	args := make([]any, 0, 2+enqueueFields*len(jobs))
+	args = append(args, len(jobs), 0)
+	var details []any
 	// A batch of one job, the most common, has no other to repeat its id or unique key.
 	var ids map[string]bool
 	var uniques map[string]string
@@ -91,10 +97,16 @@ func enqueueArgs(jobs []Envelope) ([]any, error) {
 				uniques[uf] = e.ID
 			}
 		}
-		args = append(args, e.ID, e.Kind, e.Queue, e.PartitionKey, e.Fingerprint, e.StickyWorker,
-			e.RateClass, uf, strings.Join(e.Tags, "\n"), e.Payload, enqueueNumbers(&e))
+		args = append(args, e.ID, e.Kind, e.Queue, e.Payload)
+		nums := enqueueNumbers(&e)
+		if e.PartitionKey != "" || e.Fingerprint != "" || e.StickyWorker != "" || e.RateClass != "" || uf != "" ||
+			len(e.Tags) > 0 || nums != "" {
+			details = append(details, i+1, e.PartitionKey, e.Fingerprint, e.StickyWorker, e.RateClass, uf,
+				strings.Join(e.Tags, "\n"), nums)
+			args[1] = args[1].(int) + 1
+		}
 	}
-	return args, nil
+	return append(args, details...), nil
 }
 
 // enqueueNumbers is the numbers argument of a job (lua/enqueue.lua): "" when every one is

@@ -14,6 +14,10 @@ Checks, in order, before any write:
      its limit rejects the whole batch.
 Then every new job is written: pending, scheduled (future) or available.
 
+A job without a detail group has no partition, fingerprint, sticky worker, rate class,
+unique key or tags, and every number at its default: each argument costs a call about 800
+Redis instructions, and most jobs are plain.
+
 Every structure a write touches is checked before the first write: an unusable one (a
 key of the wrong type, a count that is not a number, a job hash with unusable data where
 the batch must read it) refuses the batch with CorruptError and nothing is written.
@@ -22,14 +26,15 @@ KEYS[1]  namespace prefix "hg:{<ns>}:"; keys derived from it (lib.lua): job:<id>
          queues, q:<queue>:{counts,ring,drr,p:<part>,w:<worker>:*,wake},
          scheduled, unique, throttle, throttle:expiry, quarantine, held:<fp>, limits, clock, counters
 ARGV[1]  number of jobs n
-ARGV[2]  fields per job (11); then n groups of:
-         id, kind, queue, partition, fingerprint, sticky worker, rate class,
-         unique field (scoped by Go, "" = none), tags ("\n"-joined), payload,
-         numbers ("" when every one is at its default, else these integers joined by
-         ",", defaults in brackets: priority [0], scheduled_at ms [0 = now], retention
-         ms [0], max attempts [25], schema version [1], weight [1], unique window ms [0],
-         replace mask [0], debounce ms [0], pending [0, 1 = pending], delay ms [0; with
-         scheduled_at 0: run at now + delay])
+ARGV[2]  detail groups m (0 when no job of the batch has more than the 4 arguments)
+         then n groups of 4: id, kind, queue, payload;
+         then m detail groups of 8: which job (1..n, each at most once), partition,
+         fingerprint, sticky worker, rate class, unique field (scoped by Go, "" = none),
+         tags ("\n"-joined), numbers ("" when every one is at its default, else these
+         integers joined by ",", defaults in brackets: priority [0], scheduled_at ms [0 =
+         now], retention ms [0], max attempts [25], schema version [1], weight [1],
+         unique window ms [0], replace mask [0], debounce ms [0], pending [0, 1 =
+         pending], delay ms [0; with scheduled_at 0: run at now + delay])
 Replies  {0, state_1, scheduled_at_1, replayed_1 (0/1), ..., replayed_n}
          {-1, id}                                    IdConflict
          {-2, existing id, replaced 0/1, its state ("deleted" when gone),
@@ -96,11 +101,23 @@ Cost     O(n * log N): a constant number of commands per job.
 --- @include index_kind_known
 --- @include QUEUE_DEFAULT
 local P = KEYS[1]
-local n = tonumber(ARGV[1])
-local F = tonumber(ARGV[2])
+local n, m = tonumber(ARGV[1]), tonumber(ARGV[2])
+local F = 4
+local D = 8
 local now = now_ms(P)
 -- The group's numbers argument, when not "": eleven integers joined by ",".
 local numbers = '^(-?%d+),(-?%d+),(-?%d+),(-?%d+),(-?%d+),(-?%d+),(-?%d+),(-?%d+),(-?%d+),(-?%d+),(-?%d+)$'
+
+-- Where each job's detail group starts, by job.
+local details = {}
+for k = 1, m do
+  local d = 2 + n * F + (k - 1) * D
+  local i = tonumber(ARGV[d + 1])
+  if not i or i < 1 or i > n or details[i] then
+    return redis.error_reply('headgate: enqueue detail group for no job: ' .. tostring(ARGV[d + 1]))
+  end
+  details[i] = d
+end
 
 -- What each new job becomes (its state and run time: e.to, e.at) follows from its
 -- arguments and the clock. A job's table gets every field the call sets later from its
@@ -109,11 +126,16 @@ local numbers = '^(-?%d+),(-?%d+),(-?%d+),(-?%d+),(-?%d+),(-?%d+),(-?%d+),(-?%d+
 local jobs = {}
 for i = 1, n do
   local b = 2 + (i - 1) * F
+  local part, fp, sticky, rc, ukey, tags, nums = '', '', '', '', '', '', ''
+  local d = details[i]
+  if d then
+    part, fp, sticky, rc, ukey, tags, nums =
+      ARGV[d + 2], ARGV[d + 3], ARGV[d + 4], ARGV[d + 5], ARGV[d + 6], ARGV[d + 7], ARGV[d + 8]
+  end
   -- The numbers travel as one argument: each argument costs a call about as much as a
   -- small command, and most jobs keep every number at its default.
   local prio, sched, ret, maxa, schema, weight, uwin, urepl, udeb, pending, delay =
     0, 0, '0', '25', '1', '1', 0, 0, 0, '0', 0
-  local nums = ARGV[b + 11]
   if nums ~= '' then
     prio, sched, ret, maxa, schema, weight, uwin, urepl, udeb, pending, delay = string.match(nums, numbers)
     prio, sched, uwin, urepl, udeb, delay =
@@ -133,8 +155,8 @@ for i = 1, n do
     to = 'scheduled'
   end
   jobs[i] = {
-    id = id, kind = ARGV[b + 2], queue = ARGV[b + 3], part = ARGV[b + 4], fp = ARGV[b + 5],
-    sticky = ARGV[b + 6], rc = ARGV[b + 7], ukey = ARGV[b + 8], tags = ARGV[b + 9], payload = ARGV[b + 10],
+    id = id, kind = ARGV[b + 2], queue = ARGV[b + 3], part = part, fp = fp,
+    sticky = sticky, rc = rc, ukey = ukey, tags = tags, payload = ARGV[b + 4],
     prio = prio, sched = sched, ret = ret, maxa = maxa, schema = schema, weight = weight,
     uwin = uwin, urepl = urepl, udeb = udeb, delay = delay,
     key = K.job(P, id), at = at, to = to, state = false, replay = false, pz = false, ring = false,

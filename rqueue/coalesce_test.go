@@ -46,9 +46,7 @@ func (g *enqueueGate) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		args := cmd.Args()
 		name := strings.ToLower(cmd.Name())
-		// FCALL function 1 prefix n 11 ... (or EVALSHA sha ...): the enqueue script's
-		// layout (ARGV[2] = 11 fields, enqueue.go).
-		if (name != "fcall" && name != "evalsha" && name != "eval") || len(args) < 6 || fmt.Sprint(args[5]) != "11" {
+		if (name != "fcall" && name != "evalsha" && name != "eval") || !isEnqueueCall(args) {
 			return next(ctx, cmd)
 		}
 		g.mu.Lock()
@@ -68,6 +66,18 @@ func (g *enqueueGate) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 		}
 		return err
 	}
+}
+
+// isEnqueueCall reports whether a script call's arguments have the enqueue script's
+// layout (lua/enqueue.lua, enqueue.go): FCALL function 1 prefix n m (or EVALSHA sha 1
+// prefix n m), then n groups of 4 and m detail groups of 8.
+func isEnqueueCall(args []any) bool {
+	if len(args) < 6 || fmt.Sprint(args[2]) != "1" {
+		return false
+	}
+	n, okN := args[4].(int)
+	m, okM := args[5].(int)
+	return okN && okM && n > 0 && m >= 0 && m <= n && len(args) == 6+4*n+8*m
 }
 
 // holdNext makes the next enqueue script call wait until the returned func is called.

@@ -37,6 +37,49 @@ var enqueueCases = []conformanceCase{
 				j.Queue, j.MaxAttempts, j.SchemaVersion, j.Weight, j.Tags, j.Fence, j.Attempt)
 		}
 	}},
+	// Plain jobs travel in fewer arguments than jobs with a partition, fingerprint, sticky
+	// worker, rate class, unique key, tags or numbers off their defaults (lua/enqueue.lua):
+	// in one batch, each job gets its own, whichever jobs of it have some.
+	{"Enqueue/BatchOfPlainAndDetailedJobs", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		jobs := []headgate.Envelope{
+			{ID: "plain", Kind: "k", Payload: []byte("p1")},
+			{ID: "routed", Kind: "k", Queue: "q", PartitionKey: "tenant", Fingerprint: "fp", StickyWorker: "w1",
+				RateClass: "rc", UniqueKey: "u", Tags: []string{"t"}, Priority: 7, MaxAttempts: 3, Payload: []byte("p2")},
+			{ID: "plain2", Kind: "k2", Queue: "q", Payload: []byte("p3")},
+			{ID: "later", Kind: "k", ScheduledAt: epoch.Add(time.Minute), Weight: 2},
+		}
+		res := mustEnqueue(t, ctx, s, jobs...)
+		want := []headgate.State{headgate.StateAvailable, headgate.StateAvailable, headgate.StateAvailable, headgate.StateScheduled}
+		for i, r := range res {
+			if r.ID != jobs[i].ID || r.State != want[i] {
+				t.Errorf("enqueue %s: %s %s, want %s", jobs[i].ID, r.ID, r.State, want[i])
+			}
+		}
+		for _, e := range jobs {
+			j := getJob(t, ctx, s, e.ID)
+			queue := e.Queue
+			if queue == "" {
+				queue = headgate.QueueDefault
+			}
+			maxa, weight := e.MaxAttempts, e.Weight
+			if maxa == 0 {
+				maxa = headgate.MaxAttemptsDefault
+			}
+			if weight == 0 {
+				weight = headgate.WeightDefault
+			}
+			if j.Kind != e.Kind || j.Queue != queue || string(j.Payload) != string(e.Payload) ||
+				j.PartitionKey != e.PartitionKey || j.Fingerprint != e.Fingerprint || j.StickyWorker != e.StickyWorker ||
+				j.RateClass != e.RateClass || j.UniqueKey != e.UniqueKey || !slices.Equal(j.Tags, e.Tags) ||
+				j.Priority != e.Priority || j.MaxAttempts != maxa || j.Weight != weight {
+				t.Errorf("%s stored as %+v, enqueued as %+v", e.ID, j.Envelope, e)
+			}
+		}
+		if j := getJob(t, ctx, s, "later"); !j.ScheduledAt.Equal(epoch.Add(time.Minute)) {
+			t.Errorf("later scheduled at %v, want %v", j.ScheduledAt, epoch.Add(time.Minute))
+		}
+	}},
 	{"Enqueue/RefusedBatchWithReplacingDuplicateWritesNothing", func(t *testing.T, s *headgate.Store) {
 		// A duplicate with debounce and every replace bit, in a batch: the batch is
 		// refused, so the holder keeps its payload, time, priority and attempt limit.

@@ -14,6 +14,7 @@
 //	cd bench && go run ./callgrind -n 2000 -traced   # each job with its producer's trace context tag
 //	cd bench && go run ./callgrind -n 10000 -bulk    # bulk cancel, retry, delete by filter
 //	cd bench && go run ./callgrind -n 20000 -e2e     # the bench's e2e scenario: preload, worker drain
+//	cd bench && go run ./callgrind -n 1000 -zset     # a job index entry's floor: a script's ZADD and ZREM
 //	cd bench && go run ./callgrind -n 2000 -scripts eval   # EVALSHA, not Redis Functions
 //	cd bench && go run -tags headgate_noindex ./callgrind -n 2000   # without the job indexes
 //
@@ -65,16 +66,17 @@ func main() {
 	workflows := flag.Bool("workflows", false, "count the bench workflow's start and drain instead of jobs' phases")
 	bulk := flag.Bool("bulk", false, "count bulk cancel, retry and delete by filter of n jobs instead of jobs' phases")
 	e2e := flag.Bool("e2e", false, "count the bench's e2e scenario on n jobs (preload, worker drain) instead of jobs' phases")
+	zset := flag.Bool("zset", false, "count what a script's ZADD and ZREM of n members cost a sorted set of 20,000 (a job index entry's floor), SADD and SREM beside them")
 	commands := flag.Bool("commands", false, "print each phase's script calls (and jobs per call) and commands per job by command (INFO commandstats), besides their sum")
 	scripts := flag.String("scripts", string(headgate.ScriptsDefault), "how the store runs its scripts: auto (Redis Functions) or eval")
 	flag.Parse()
-	if err := run(*n, *batch, *producers, *server, *keep, *traced, *workflows, *bulk, *e2e, headgate.ScriptMode(*scripts), *commands); err != nil {
+	if err := run(*n, *batch, *producers, *server, *keep, *traced, *workflows, *bulk, *e2e, *zset, headgate.ScriptMode(*scripts), *commands); err != nil {
 		fmt.Fprintln(os.Stderr, "callgrind:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n, batch, producers int, server string, keep, traced, workflows, bulk, e2e bool, scripts headgate.ScriptMode, commands bool) error {
+func run(n, batch, producers int, server string, keep, traced, workflows, bulk, e2e, zset bool, scripts headgate.ScriptMode, commands bool) error {
 	dir, err := os.MkdirTemp("", "headgate-callgrind-")
 	if err != nil {
 		return err
@@ -196,6 +198,9 @@ func run(n, batch, producers int, server string, keep, traced, workflows, bulk, 
 
 	if workflows {
 		return measureWorkflows(ctx, rdb, n, measure)
+	}
+	if zset {
+		return measureZset(ctx, rdb, n, measure)
 	}
 	if bulk {
 		return measureBulk(ctx, rdb, n, scripts, measure)

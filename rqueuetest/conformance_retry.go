@@ -285,4 +285,24 @@ var retryCases = []conformanceCase{
 			t.Errorf("backpressure %+v", bp)
 		}
 	}},
+	{"Retry/Corrupt", func(t *testing.T, s *headgate.Store) {
+		// y's partition is not the call's to touch: x is retried into partition t2.
+		keys := keysNamed("job:x", "retained", "unique", "limits", "quarantine", "q:default:counts", "q:default:ring",
+			"q:default:drr", "q:default:wake")
+		assertCorruptionSafe(t, s, operatorCorruptCheck(keys,
+			func(t testing.TB, ctx context.Context, s *headgate.Store) {
+				x := job("x")
+				x.UniqueKey = "u1"
+				mustEnqueue(t, ctx, s, x, job("y"))
+				if err := s.SetEnqueueLimit(ctx, headgate.QueueDefault, 10); err != nil {
+					t.Fatal(err)
+				}
+				mustCancel(t, ctx, s, "x")
+			},
+			func(ctx context.Context, s *headgate.Store) error {
+				_, err := s.Retry(ctx, "x", &headgate.RetryOptions{Edit: &headgate.JobEdit{PartitionKey: new("t2")}})
+				return err
+			},
+			headgate.StateAvailable))
+	}},
 }

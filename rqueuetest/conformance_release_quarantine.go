@@ -2,6 +2,7 @@ package rqueuetest
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -12,6 +13,42 @@ import (
 // releaseQuarantineCases cover ReleaseQuarantine (lua/release_quarantine.lua): lifting a
 // fingerprint's quarantine frees the siblings it held.
 var releaseQuarantineCases = []conformanceCase{
+	{"ReleaseQuarantine/HeldSiblingsReturn", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		quarantineWithSiblings(t, ctx, s, "b", "c")
+		for _, id := range []string{"b", "c"} {
+			if !getJob(t, ctx, s, id).Held {
+				t.Errorf("setup: %s is not held", id)
+			}
+		}
+		if n, err := s.ReleaseQuarantine(ctx, "poison"); err != nil || n != 2 {
+			t.Errorf("release: %d, %v; want 2 siblings released", n, err)
+		}
+		if q, err := s.Quarantined(ctx); err != nil || len(q) != 0 {
+			t.Errorf("after release: quarantined %+v, %v", q, err)
+		}
+		// The quarantined job stays for the operator; its siblings and new jobs of the
+		// fingerprint are admitted again.
+		wantState(t, ctx, s, "a", headgate.StateQuarantined)
+		fresh := job("fresh")
+		fresh.Fingerprint = "poison"
+		mustEnqueue(t, ctx, s, fresh)
+		got := ids(mustAdmit(t, ctx, s, admitReq("w", 10)))
+		slices.Sort(got)
+		if !slices.Equal(got, []string{"b", "c", "d", "fresh"}) {
+			t.Errorf("admitted %v, want b, c, d and fresh", got)
+		}
+		// A fingerprint not quarantined has nothing to release.
+		before := snapshot(t, ctx, s)
+		for _, fp := range []string{"poison", "never"} {
+			if n, err := s.ReleaseQuarantine(ctx, fp); err != nil || n != 0 {
+				t.Errorf("release of %s: %d, %v; want 0", fp, n, err)
+			}
+		}
+		if after := snapshot(t, ctx, s); after != before {
+			t.Errorf("a release of no quarantine changed the store:\nbefore:\n%s\nafter:\n%s", before, after)
+		}
+	}},
 	{"Corrupt/ReleaseQuarantine", func(t *testing.T, s *headgate.Store) {
 		assertCorruptionSafe(t, s, corruptCheck{
 			setup: func(t testing.TB, ctx context.Context, s *headgate.Store) {

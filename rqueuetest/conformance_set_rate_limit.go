@@ -12,6 +12,35 @@ import (
 
 // setRateLimitCases cover SetRateLimit (lua/set_rate_limit.lua): a rate class's bucket.
 var setRateLimitCases = []conformanceCase{
+	{"SetRateLimit/FullFromNow", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		wantBucket := func(what, class string, want *headgate.RateLimit, tokens float64) {
+			t.Helper()
+			st, err := s.RateClass(ctx, class)
+			switch {
+			case err != nil:
+				t.Errorf("%s: %v", what, err)
+			case want == nil && st.Limit != nil:
+				t.Errorf("%s: class %s has limit %+v, want none", what, class, *st.Limit)
+			case want != nil && (st.Limit == nil || *st.Limit != *want || st.Tokens != tokens):
+				t.Errorf("%s: class %s has limit %+v holding %v, want %+v holding %v", what, class, st.Limit, st.Tokens, *want, tokens)
+			}
+		}
+		rl := headgate.RateLimit{Limit: 2, Window: time.Minute, Burst: 3}
+		mustSetRateLimit(t, ctx, s, "api", rl)
+		wantBucket("set", "api", &rl, 3)
+		wantBucket("set", "other", nil, 0)
+		spendClass(t, ctx, s, "api", 3)
+		wantBucket("spent", "api", &rl, 0)
+		advance(t, ctx, s, 30*time.Second)
+		wantBucket("half a window on", "api", &rl, 1)
+		// A new limit starts full, refilled from now, whatever the bucket held.
+		next := headgate.RateLimit{Limit: 1, Window: time.Hour, Burst: 5}
+		mustSetRateLimit(t, ctx, s, "api", next)
+		wantBucket("set again", "api", &next, 5)
+		advance(t, ctx, s, 30*time.Minute)
+		wantBucket("full", "api", &next, 5)
+	}},
 	{"Corrupt/SetRateLimit", func(t *testing.T, s *headgate.Store) {
 		rl := headgate.RateLimit{Limit: 5, Window: time.Minute, Burst: 7}
 		assertCorruptionSafe(t, s, corruptCheck{

@@ -16,9 +16,15 @@ import (
 func ExerciseWorkflowStore(t *testing.T, newStore NewStoreFunc) {
 	t.Helper()
 	var all []conformanceCase
-	for _, cases := range [][]conformanceCase{wfAppendCases, wfHistoryCases, wfListCases, wfTimerCases,
-		wfVisibilityCases, wfRegistryCases, wfPackageCases, wfDeploymentCases, wfWorkloopCases, wfStartCases,
-		wfCommitTaskCases, wfCommitStepCases, wfPauseCases, wfResumeCases, wfTerminateCases, wfRetryCases, wfVersionCases} {
+	for _, cases := range [][]conformanceCase{
+		wfAppendCases, wfHistoryCases, wfListCases, wfListWorkflowsCases, wfRemoveVisibilityCases,
+		wfScheduleTimerCases, wfRetireTimerCases, wfExpiredTimersCases, wfFireTimersCases,
+		wfNamespaceCases, wfRegisterNamespaceCases, wfPutNamespaceCases, wfSetNamespacePlacementCases, wfDeprecateNamespaceCases,
+		wfPutPackageCases, wfPutWorkerDeploymentCases, wfWriteRawWorkerDeploymentCases,
+		wfWorkloopCases, wfPutInvariantRecordCases,
+		wfStartCases, wfSignalCases, wfCommitTaskCases, wfCommitStepCases,
+		wfPauseCases, wfResumeCases, wfTerminateCases, wfRetryCases, wfVersionCases,
+	} {
 		all = append(all, cases...)
 	}
 	for _, c := range all {

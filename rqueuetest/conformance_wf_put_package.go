@@ -7,8 +7,9 @@ import (
 	"github.com/headgate/headgate"
 )
 
-// wfPackageCases cover package records and routes.
-var wfPackageCases = []conformanceCase{
+// wfPutPackageCases cover PutPackage and PutPackageWithRoutes (lua/wf_put_package.lua):
+// package records, listed in deploy order, and the route the last put of a type sets.
+var wfPutPackageCases = []conformanceCase{
 	{"WfPackage/PutListRoutes", func(t *testing.T, s *headgate.Store) {
 		ctx := freeze(t, s)
 		t0 := epoch.Add(-time.Hour)

@@ -17,11 +17,12 @@ func ExerciseWorkflowStore(t *testing.T, newStore NewStoreFunc) {
 	t.Helper()
 	var all []conformanceCase
 	for _, cases := range [][]conformanceCase{
-		wfAppendCases, wfHistoryCases, wfListCases, wfListWorkflowsCases, wfRemoveVisibilityCases,
+		wfAppendCases, wfHistoryCases, wfListCases, wfListWorkflowsCases, wfRecordVisibilityCases, wfRemoveVisibilityCases,
 		wfScheduleTimerCases, wfRetireTimerCases, wfExpiredTimersCases, wfFireTimersCases,
 		wfNamespaceCases, wfRegisterNamespaceCases, wfPutNamespaceCases, wfSetNamespacePlacementCases, wfDeprecateNamespaceCases,
-		wfPutPackageCases, wfPutWorkerDeploymentCases, wfWriteRawWorkerDeploymentCases,
-		wfWorkloopCases, wfPutInvariantRecordCases,
+		wfPutPackageCases, wfPutPackageRouteCases, wfDeletePackageCases,
+		wfPutWorkerDeploymentCases, wfSetDesiredStateCases, wfDeleteWorkerDeploymentCases, wfWriteRawWorkerDeploymentCases,
+		wfWorkloopCases, wfPutWorkloopCases, wfRemoveWorkloopCases, wfPutInvariantRecordCases,
 		wfStartCases, wfSignalCases, wfCommitTaskCases, wfCommitStepCases,
 		wfPauseCases, wfResumeCases, wfTerminateCases, wfRetryCases, wfVersionCases,
 	} {

@@ -1,0 +1,43 @@
+package rqueuetest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/headgate/headgate"
+)
+
+// wfDeletePackageCases cover DeletePackage (lua/wf_delete_package.lua): a package record
+// goes, the routes to it stay.
+var wfDeletePackageCases = []conformanceCase{
+	{"WfPackage/DeleteKeepsTheRoute", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		t0 := epoch.Add(-time.Hour)
+		for _, hash := range []string{"aaa", "bbb"} {
+			if err := s.PutPackage(ctx, headgate.PackageRecord{WorkflowType: "checkout", ContentHash: hash, DeployedAt: t0}); err != nil {
+				t.Fatalf("put package %s: %v", hash, err)
+			}
+		}
+		if ok, err := s.DeletePackage(ctx, "checkout", "bbb"); err != nil || !ok {
+			t.Errorf("delete: %v %v, want true", ok, err)
+		}
+		got := allPages(t, "list packages", func(c string) ([]headgate.PackageRecord, string, error) { return s.ListPackages(ctx, c, 10) })
+		if len(got) != 1 || got[0].ContentHash != "aaa" {
+			t.Errorf("packages after delete: %+v, want checkout/aaa alone", got)
+		}
+		if h, err := s.PackageRouteOf(ctx, "checkout"); err != nil || h != "bbb" {
+			t.Errorf("route after delete: %q %v, want bbb still", h, err)
+		}
+		before := snapshot(t, ctx, s)
+		for _, k := range [][2]string{{"checkout", "bbb"}, {"billing", "aaa"}} {
+			if ok, err := s.DeletePackage(ctx, k[0], k[1]); err != nil || ok {
+				t.Errorf("delete of absent %s/%s: %v %v, want false", k[0], k[1], ok, err)
+			}
+		}
+		if after := snapshot(t, ctx, s); after != before {
+			t.Errorf("a delete of no package changed the store:\nbefore:\n%s\nafter:\n%s", before, after)
+		}
+		err := unchanged(t, ctx, s, "delete without a hash", func() error { _, err := s.DeletePackage(ctx, "checkout", ""); return err })
+		wantErr[*headgate.InvalidError](t, err)
+	}},
+}

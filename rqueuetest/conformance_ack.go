@@ -38,9 +38,7 @@ var ackCases = []conformanceCase{
 		}
 	}},
 	{"Ack/SuccessRetainedWithResultThenEvicted", func(t *testing.T, s *headgate.Store) {
-		ctx := freeze(t, s)
-		mustEnqueue(t, ctx, s, job("a"))
-		c := admitOne(t, ctx, s)
+		ctx, c := heldJob(t, s)
 		st := mustAck(t, ctx, s, c, headgate.OutcomeSuccess, &headgate.AckOpts{
 			Result: &headgate.Blob{SchemaVersion: 2, Bytes: []byte("out")}, Logs: []string{"l1", "l2"}})
 		if st != headgate.StateCompleted {
@@ -121,9 +119,7 @@ var ackCases = []conformanceCase{
 		}
 	}},
 	{"Ack/SnoozeSpendsNoAttempt", func(t *testing.T, s *headgate.Store) {
-		ctx := freeze(t, s)
-		mustEnqueue(t, ctx, s, job("a"))
-		c := admitOne(t, ctx, s)
+		ctx, c := heldJob(t, s)
 		if _, err := s.Ack(ctx, c.LeaseRef(), headgate.OutcomeSnooze, nil); err == nil {
 			t.Errorf("snooze without delay accepted")
 		}
@@ -154,9 +150,7 @@ var ackCases = []conformanceCase{
 		admitOne(t, ctx, s)
 	}},
 	{"Ack/LeaseLostIsNotAckable", func(t *testing.T, s *headgate.Store) {
-		ctx := freeze(t, s)
-		mustEnqueue(t, ctx, s, job("a"))
-		c := admitOne(t, ctx, s)
+		ctx, c := heldJob(t, s)
 		err := unchanged(t, ctx, s, "ack lease_lost", func() error {
 			_, err := s.Ack(ctx, c.LeaseRef(), headgate.OutcomeLeaseLost, nil)
 			return err
@@ -164,9 +158,7 @@ var ackCases = []conformanceCase{
 		wantErr[*headgate.InvalidError](t, err)
 	}},
 	{"Ack/OnlyTheHolder", func(t *testing.T, s *headgate.Store) {
-		ctx := freeze(t, s)
-		mustEnqueue(t, ctx, s, job("a"))
-		c := admitOne(t, ctx, s)
+		ctx, c := heldJob(t, s)
 		for name, l := range map[string]headgate.LeaseRef{
 			"other lease id": {JobID: "a", LeaseID: "other", Fence: c.Fence},
 			"old fence":      {JobID: "a", LeaseID: c.LeaseID, Fence: c.Fence - 1},

@@ -29,9 +29,7 @@ var admitCases = []conformanceCase{
 		}
 	}},
 	{"Admit/FenceLeaseAndRunning", func(t *testing.T, s *headgate.Store) {
-		ctx := freeze(t, s)
-		mustEnqueue(t, ctx, s, job("a"))
-		c := admitOne(t, ctx, s)
+		ctx, c := heldJob(t, s)
 		if c.Fence != 1 || !strings.HasPrefix(c.LeaseID, "w1-lease-") || !c.ExpiresAt.Equal(epoch.Add(time.Minute)) {
 			t.Errorf("claim: fence %d lease %q expires %v", c.Fence, c.LeaseID, c.ExpiresAt)
 		}

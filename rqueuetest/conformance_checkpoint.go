@@ -12,9 +12,7 @@ import (
 // progress and the steps done.
 var checkpointCases = []conformanceCase{
 	{"Checkpoint/KeptForTheNextAttempt", func(t *testing.T, s *headgate.Store) {
-		ctx := freeze(t, s)
-		mustEnqueue(t, ctx, s, job("a"))
-		c := admitOne(t, ctx, s)
+		ctx, c := heldJob(t, s)
 		if err := s.Checkpoint(ctx, c.LeaseRef(), headgate.Checkpoint{InProgress: "charge", Done: []string{"load"}}); err != nil {
 			t.Fatal(err)
 		}
@@ -36,9 +34,7 @@ var checkpointCases = []conformanceCase{
 		}
 	}},
 	{"Checkpoint/HolderOnly", func(t *testing.T, s *headgate.Store) {
-		ctx := freeze(t, s)
-		mustEnqueue(t, ctx, s, job("a"))
-		c := admitOne(t, ctx, s)
+		ctx, c := heldJob(t, s)
 		err := unchanged(t, ctx, s, "stale checkpoint", func() error {
 			return s.Checkpoint(ctx, staleLease(c), headgate.Checkpoint{InProgress: "x"})
 		})

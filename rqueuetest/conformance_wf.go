@@ -79,29 +79,6 @@ func mustHistory(t testing.TB, ctx context.Context, s *headgate.Store, id string
 	return h
 }
 
-// allPages reads a cursor listing to its end, failing on a page that repeats the cursor.
-func allPages[T any](t testing.TB, what string, page func(cursor string) ([]T, string, error)) []T {
-	t.Helper()
-	var out []T
-	cursor := ""
-	for range 100_000 {
-		items, next, err := page(cursor)
-		if err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-		out = append(out, items...)
-		if next == "" {
-			return out
-		}
-		if next == cursor {
-			t.Fatalf("%s: the cursor %q did not move", what, next)
-		}
-		cursor = next
-	}
-	t.Fatalf("%s: no end after 100,000 pages", what)
-	return nil
-}
-
 func listActive(t testing.TB, ctx context.Context, s *headgate.Store) []string {
 	t.Helper()
 	return allPages(t, "list active", func(c string) ([]string, string, error) { return s.ListActive(ctx, c, 2) })

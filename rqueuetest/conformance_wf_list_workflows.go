@@ -21,22 +21,18 @@ func mustRecord(t testing.TB, ctx context.Context, s *headgate.Store, r headgate
 
 func listAll(t testing.TB, ctx context.Context, s *headgate.Store, req headgate.WorkflowListRequest) []string {
 	t.Helper()
-	var ids []string
-	for range 100_000 {
+	return allPages(t, "list workflows", func(cursor string) ([]string, string, error) {
+		req.PageToken = cursor
 		page, err := s.ListWorkflows(ctx, req)
 		if err != nil {
-			t.Fatalf("list workflows: %v", err)
+			return nil, "", err
 		}
-		for _, r := range page.Records {
-			ids = append(ids, r.WorkflowID)
+		ids := make([]string, len(page.Records))
+		for i, r := range page.Records {
+			ids[i] = r.WorkflowID
 		}
-		if page.NextPageToken == "" {
-			return ids
-		}
-		req.PageToken = page.NextPageToken
-	}
-	t.Fatalf("list workflows: no end")
-	return nil
+		return ids, page.NextPageToken, nil
+	})
 }
 
 // wfListWorkflowsCases cover ListWorkflows (wf_list_workflows.go), the listing of the

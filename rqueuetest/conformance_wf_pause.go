@@ -60,11 +60,7 @@ var wfPauseCases = []conformanceCase{
 	}},
 	{"WfPause/HoldsStepJobs", func(t *testing.T, s *headgate.Store) {
 		ctx := freeze(t, s)
-		stepIDs := scheduleSteps(t, ctx, s, "w", "a#1", "b#1", "c#1")
-		claims := mustAdmit(t, ctx, s, admitReq("w1", 2, "steps")) // a and b run, c waits
-		if len(claims) != 2 {
-			t.Fatalf("admitted %v, want a and b", ids(claims))
-		}
+		stepIDs, claims := twoOfThreeStepsRunning(t, ctx, s, "w")
 		due := epoch.Add(48 * time.Hour)
 		retry, err := s.CommitWorkflowStep(ctx, failedWithRetry("w", "b#1", claims[1].LeaseRef(), due))
 		if err != nil || retry.RetryJobID == "" {

@@ -22,12 +22,11 @@ var wfWriteRawWorkerDeploymentCases = []conformanceCase{
 		}
 		var good []string
 		var bad []string
-		cursor := ""
-		for {
-			l, next, err := s.ListWorkerDeployments(ctx, cursor, 1)
-			if err != nil {
-				t.Fatalf("list: %v", err)
-			}
+		pages := allPages(t, "list", func(c string) ([]*headgate.WorkerDeploymentListing, string, error) {
+			l, next, err := s.ListWorkerDeployments(ctx, c, 1)
+			return []*headgate.WorkerDeploymentListing{l}, next, err
+		})
+		for _, l := range pages {
 			for _, d := range l.Deployments {
 				good = append(good, d.Name)
 			}
@@ -37,10 +36,6 @@ var wfWriteRawWorkerDeploymentCases = []conformanceCase{
 				}
 				bad = append(bad, u.Name)
 			}
-			if next == "" {
-				break
-			}
-			cursor = next
 		}
 		if !equalStrings(good, []string{"a-good"}) || !equalStrings(bad, []string{"b-poison", "c-poison"}) {
 			t.Errorf("listed %q and undecodable %q", good, bad)

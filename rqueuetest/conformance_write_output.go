@@ -11,9 +11,7 @@ import (
 // with its fence and the store clock.
 var writeOutputCases = []conformanceCase{
 	{"WriteOutput/HolderOnlyStamped", func(t *testing.T, s *headgate.Store) {
-		ctx := freeze(t, s)
-		mustEnqueue(t, ctx, s, job("a"))
-		c := admitOne(t, ctx, s)
+		ctx, c := heldJob(t, s)
 		out, err := s.WriteOutput(ctx, c.LeaseRef(), headgate.Blob{SchemaVersion: 1, Bytes: []byte("o")})
 		if err != nil || out.Fence != c.Fence || !out.UpdatedAt.Equal(epoch) {
 			t.Errorf("write output: %+v, %v", out, err)

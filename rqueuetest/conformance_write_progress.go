@@ -11,9 +11,7 @@ import (
 // stamped with its fence and the store clock.
 var writeProgressCases = []conformanceCase{
 	{"WriteProgress/HolderOnlyStamped", func(t *testing.T, s *headgate.Store) {
-		ctx := freeze(t, s)
-		mustEnqueue(t, ctx, s, job("a"))
-		c := admitOne(t, ctx, s)
+		ctx, c := heldJob(t, s)
 		p, err := s.WriteProgress(ctx, c.LeaseRef(), headgate.Progress{Current: 3, Total: 10, Message: "m"})
 		if err != nil || p.Fence != c.Fence || !p.UpdatedAt.Equal(epoch) {
 			t.Errorf("write progress: %+v, %v", p, err)

@@ -13,15 +13,12 @@ var wfDeletePackageCases = []conformanceCase{
 	{"WfPackage/DeleteKeepsTheRoute", func(t *testing.T, s *headgate.Store) {
 		ctx := freeze(t, s)
 		t0 := epoch.Add(-time.Hour)
-		for _, hash := range []string{"aaa", "bbb"} {
-			if err := s.PutPackage(ctx, headgate.PackageRecord{WorkflowType: "checkout", ContentHash: hash, DeployedAt: t0}); err != nil {
-				t.Fatalf("put package %s: %v", hash, err)
-			}
-		}
+		mustPutPackages(t, ctx, s, headgate.PackageRecord{WorkflowType: "checkout", ContentHash: "aaa", DeployedAt: t0},
+			headgate.PackageRecord{WorkflowType: "checkout", ContentHash: "bbb", DeployedAt: t0})
 		if ok, err := s.DeletePackage(ctx, "checkout", "bbb"); err != nil || !ok {
 			t.Errorf("delete: %v %v, want true", ok, err)
 		}
-		got := allPages(t, "list packages", func(c string) ([]headgate.PackageRecord, string, error) { return s.ListPackages(ctx, c, 10) })
+		got := packagesListed(t, ctx, s, 10)
 		if len(got) != 1 || got[0].ContentHash != "aaa" {
 			t.Errorf("packages after delete: %+v, want checkout/aaa alone", got)
 		}

@@ -10,11 +10,8 @@ import (
 var wfDeprecateNamespaceCases = []conformanceCase{
 	// seed: deprecate_sets_state_and_is_idempotent
 	{"WfRegistry/DeprecateIdempotent", func(t *testing.T, s *headgate.Store) {
-		ctx := ctxFor(t)
-		r := newRegistry(t, s)
-		if _, err := r.Register(ctx, "orders", headgate.NamespaceWorkerMint); err != nil {
-			t.Fatalf("register: %v", err)
-		}
+		ctx, r := newRegistry(t, s)
+		mustRegister(t, ctx, r, "orders", headgate.NamespaceWorkerMint)
 		for range 2 {
 			if err := r.Deprecate(ctx, "orders"); err != nil {
 				t.Errorf("deprecate: %v", err)

@@ -10,8 +10,9 @@ import (
 )
 
 // newRegistry returns a namespace registry kept apart for one test (scoped by the store's
-// fresh namespace) and deletes its keys at cleanup.
-func newRegistry(t testing.TB, s *headgate.Store) *headgate.Registry {
+// fresh namespace), and a context for the test's calls; it deletes the registry's keys at
+// cleanup.
+func newRegistry(t testing.TB, s *headgate.Store) (context.Context, *headgate.Registry) {
 	t.Helper()
 	r, err := headgate.NewRegistry(s.Client(), &headgate.RegistryConfig{Scope: s.Namespace()})
 	if err != nil {
@@ -34,7 +35,15 @@ func newRegistry(t testing.TB, s *headgate.Store) *headgate.Registry {
 		}
 		del(ctx, s.Client())
 	})
-	return r
+	return ctxFor(t), r
+}
+
+// mustRegister registers a namespace, failing the test on an error.
+func mustRegister(t testing.TB, ctx context.Context, r *headgate.Registry, name string, origin headgate.NamespaceOrigin) {
+	t.Helper()
+	if _, err := r.Register(ctx, name, origin); err != nil {
+		t.Fatalf("register %s: %v", name, err)
+	}
 }
 
 func mustNamespace(t testing.TB, ctx context.Context, r *headgate.Registry, name string) *headgate.NamespaceRecord {
@@ -56,8 +65,7 @@ func mustNamespace(t testing.TB, ctx context.Context, r *headgate.Registry, name
 var wfNamespaceCases = []conformanceCase{
 	// seed: list_orders_by_created_at_then_name
 	{"WfRegistry/ListByCreatedThenName", func(t *testing.T, s *headgate.Store) {
-		ctx := ctxFor(t)
-		r := newRegistry(t, s)
+		ctx, r := newRegistry(t, s)
 		earlier := time.Date(2026, 6, 30, 12, 0, 0, 0, time.UTC)
 		later := earlier.Add(time.Hour)
 		for _, p := range []struct {
@@ -79,8 +87,7 @@ var wfNamespaceCases = []conformanceCase{
 	}},
 	// seed: get_returns_none_for_absent_name
 	{"WfRegistry/GetAbsent", func(t *testing.T, s *headgate.Store) {
-		ctx := ctxFor(t)
-		r := newRegistry(t, s)
+		ctx, r := newRegistry(t, s)
 		if rec, err := r.Get(ctx, "missing"); err != nil || rec != nil {
 			t.Errorf("get absent: %+v %v", rec, err)
 		}

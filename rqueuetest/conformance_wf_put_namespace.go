@@ -12,8 +12,7 @@ import (
 var wfPutNamespaceCases = []conformanceCase{
 	// seed: put_namespace_is_idempotent_on_existing_name
 	{"WfRegistry/PutIdempotent", func(t *testing.T, s *headgate.Store) {
-		ctx := ctxFor(t)
-		r := newRegistry(t, s)
+		ctx, r := newRegistry(t, s)
 		now := time.Date(2026, 6, 30, 12, 0, 0, 0, time.UTC)
 		rec := headgate.NamespaceRecord{Name: "billing", Origin: headgate.NamespaceExplicit, CreatedAt: now,
 			Config: headgate.NamespaceConfig{Kind: "tenant"}}

@@ -1,6 +1,7 @@
 package rqueuetest
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -13,17 +14,13 @@ var wfPutPackageCases = []conformanceCase{
 	{"WfPackage/PutListRoutes", func(t *testing.T, s *headgate.Store) {
 		ctx := freeze(t, s)
 		t0 := epoch.Add(-time.Hour)
-		for _, r := range []headgate.PackageRecord{
-			{WorkflowType: "checkout", ContentHash: "bbb", DeployedAt: t0, Manifest: []byte("m1")},
-			{WorkflowType: "billing", ContentHash: "aaa", DeployedAt: t0},
-			{WorkflowType: "checkout", ContentHash: "aaa", DeployedAt: t0},
-			{WorkflowType: "audit", ContentHash: "zzz"}, // deployed now (the store clock): last
-		} {
-			if err := s.PutPackage(ctx, r); err != nil {
-				t.Fatalf("put package %s/%s: %v", r.WorkflowType, r.ContentHash, err)
-			}
-		}
-		got := allPages(t, "list packages", func(c string) ([]headgate.PackageRecord, string, error) { return s.ListPackages(ctx, c, 1) })
+		mustPutPackages(t, ctx, s,
+			headgate.PackageRecord{WorkflowType: "checkout", ContentHash: "bbb", DeployedAt: t0, Manifest: []byte("m1")},
+			headgate.PackageRecord{WorkflowType: "billing", ContentHash: "aaa", DeployedAt: t0},
+			headgate.PackageRecord{WorkflowType: "checkout", ContentHash: "aaa", DeployedAt: t0},
+			headgate.PackageRecord{WorkflowType: "audit", ContentHash: "zzz"}, // deployed now (the store clock): last
+		)
+		got := packagesListed(t, ctx, s, 1)
 		var order []string
 		for _, p := range got {
 			order = append(order, p.WorkflowType+"/"+p.ContentHash)
@@ -45,7 +42,7 @@ var wfPutPackageCases = []conformanceCase{
 		if err := s.PutPackageRoute(ctx, "billing", "bbb"); err != nil {
 			t.Fatalf("put route: %v", err)
 		}
-		routes := allPages(t, "list routes", func(c string) ([]headgate.PackageRoute, string, error) { return s.ListPackageRoutes(ctx, c, 2) })
+		routes := routesListed(t, ctx, s, 2)
 		var rs []string
 		for _, r := range routes {
 			rs = append(rs, r.WorkflowType+"->"+r.ContentHash)
@@ -63,7 +60,7 @@ var wfPutPackageCases = []conformanceCase{
 		if h, err := s.PackageRouteOf(ctx, "checkout"); err != nil || h != "ccc" {
 			t.Errorf("route after delete: %q %v", h, err)
 		}
-		if n := len(allPages(t, "list packages", func(c string) ([]headgate.PackageRecord, string, error) { return s.ListPackages(ctx, c, 10) })); n != 4 {
+		if n := len(packagesListed(t, ctx, s, 10)); n != 4 {
 			t.Errorf("%d packages after delete, want 4", n)
 		}
 		if h, err := s.PackageRouteOf(ctx, "nothing"); err != nil || h != "" {
@@ -74,4 +71,26 @@ var wfPutPackageCases = []conformanceCase{
 		})
 		wantErr[*headgate.InvalidError](t, err)
 	}},
+}
+
+// mustPutPackages puts each record in turn, failing the test on an error.
+func mustPutPackages(t testing.TB, ctx context.Context, s *headgate.Store, recs ...headgate.PackageRecord) {
+	t.Helper()
+	for _, r := range recs {
+		if err := s.PutPackage(ctx, r); err != nil {
+			t.Fatalf("put package %s/%s: %v", r.WorkflowType, r.ContentHash, err)
+		}
+	}
+}
+
+// packagesListed reads the package listing to its end, pages of size records.
+func packagesListed(t testing.TB, ctx context.Context, s *headgate.Store, size int) []headgate.PackageRecord {
+	t.Helper()
+	return allPages(t, "list packages", func(c string) ([]headgate.PackageRecord, string, error) { return s.ListPackages(ctx, c, size) })
+}
+
+// routesListed reads the package routes to their end, pages of size routes.
+func routesListed(t testing.TB, ctx context.Context, s *headgate.Store, size int) []headgate.PackageRoute {
+	t.Helper()
+	return allPages(t, "list routes", func(c string) ([]headgate.PackageRoute, string, error) { return s.ListPackageRoutes(ctx, c, size) })
 }

@@ -20,13 +20,13 @@ var wfPutPackageRouteCases = []conformanceCase{
 		if h, err := s.PackageRouteOf(ctx, "checkout"); err != nil || h != "bbb" {
 			t.Errorf("route of checkout: %q %v, want the second, bbb", h, err)
 		}
-		routes := allPages(t, "list routes", func(c string) ([]headgate.PackageRoute, string, error) { return s.ListPackageRoutes(ctx, c, 1) })
+		routes := routesListed(t, ctx, s, 1)
 		want := []headgate.PackageRoute{{WorkflowType: "billing", ContentHash: "aaa"}, {WorkflowType: "checkout", ContentHash: "bbb"}}
 		if !slices.Equal(routes, want) {
 			t.Errorf("routes %+v, want %+v", routes, want)
 		}
 		// A route names a version; it writes no package record.
-		if got := allPages(t, "list packages", func(c string) ([]headgate.PackageRecord, string, error) { return s.ListPackages(ctx, c, 10) }); len(got) != 0 {
+		if got := packagesListed(t, ctx, s, 10); len(got) != 0 {
 			t.Errorf("a route wrote package records: %+v", got)
 		}
 		for name, r := range map[string][2]string{"no type": {"", "aaa"}, "no hash": {"checkout", ""}, "hash with brace": {"checkout", "a{b}"}} {

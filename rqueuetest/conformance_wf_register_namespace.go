@@ -11,8 +11,7 @@ import (
 var wfRegisterNamespaceCases = []conformanceCase{
 	// seed: register_creates_if_absent_and_persists
 	{"WfRegistry/RegisterCreates", func(t *testing.T, s *headgate.Store) {
-		ctx := ctxFor(t)
-		r := newRegistry(t, s)
+		ctx, r := newRegistry(t, s)
 		if o, err := r.Register(ctx, "orders", headgate.NamespaceWorkerMint); err != nil || o != headgate.MintCreated {
 			t.Errorf("register: %s %v, want created", o, err)
 		}
@@ -24,8 +23,7 @@ var wfRegisterNamespaceCases = []conformanceCase{
 	}},
 	// seed: second_register_already_existed_bumps_last_seen_only
 	{"WfRegistry/SecondRegisterBumpsLastSeenOnly", func(t *testing.T, s *headgate.Store) {
-		ctx := ctxFor(t)
-		r := newRegistry(t, s)
+		ctx, r := newRegistry(t, s)
 		if o, err := r.Register(ctx, "orders", headgate.NamespaceWorkerMint); err != nil || o != headgate.MintCreated {
 			t.Errorf("first register: %s %v", o, err)
 		}
@@ -40,8 +38,7 @@ var wfRegisterNamespaceCases = []conformanceCase{
 		}
 	}},
 	{"WfRegistry/InvalidAndOwnSlot", func(t *testing.T, s *headgate.Store) {
-		ctx := ctxFor(t)
-		r := newRegistry(t, s)
+		ctx, r := newRegistry(t, s)
 		if _, err := r.Register(ctx, "", headgate.NamespaceExplicit); err == nil {
 			t.Errorf("an empty name was registered")
 		}
@@ -53,9 +50,7 @@ var wfRegisterNamespaceCases = []conformanceCase{
 		}
 		// The registry's keys are not the namespace's: registering writes nothing there.
 		writesNothing(t, ctx, s, "the registry (in the store's namespace)", func() {
-			if _, err := r.Register(ctx, "orders", headgate.NamespaceExplicit); err != nil {
-				t.Fatalf("register: %v", err)
-			}
+			mustRegister(t, ctx, r, "orders", headgate.NamespaceExplicit)
 		})
 	}},
 }

@@ -12,11 +12,8 @@ import (
 var wfSetNamespacePlacementCases = []conformanceCase{
 	// seed: set_placement_updates_only_placement_and_reports_not_found
 	{"WfRegistry/SetPlacementOnlyPlacementNotFound", func(t *testing.T, s *headgate.Store) {
-		ctx := ctxFor(t)
-		r := newRegistry(t, s)
-		if _, err := r.Register(ctx, "orders", headgate.NamespaceExplicit); err != nil {
-			t.Fatalf("register: %v", err)
-		}
+		ctx, r := newRegistry(t, s)
+		mustRegister(t, ctx, r, "orders", headgate.NamespaceExplicit)
 		original := mustNamespace(t, ctx, r, "orders")
 		if original.Placement.Mode != headgate.PlacementUnplaced {
 			t.Errorf("new namespace placement %+v, want unplaced", original.Placement)

@@ -94,18 +94,6 @@ func query(t testing.TB, ctx context.Context, s *headgate.Store, f headgate.Work
 	return allPages(t, "query", func(c string) ([]*headgate.WorkflowSummary, string, error) { return s.Query(ctx, f, c, limit) })
 }
 
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // sameEvents compares histories field by field, times by instant.
 func sameEvents(a, b []headgate.Event) bool {
 	if len(a) != len(b) {

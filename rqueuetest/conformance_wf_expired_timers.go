@@ -2,6 +2,7 @@ package rqueuetest
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -44,7 +45,7 @@ var wfExpiredTimersCases = []conformanceCase{
 			got = append(got, e.WorkflowID+"/"+e.TimerID)
 		}
 		want := []string{"wf-z/t-0", "wf/t-1", "wf-a/t-10", "wf-a/t-9", "wf-a:x/t-1", "wf-b/t-1", "wf-b/t-2"}
-		if !equalStrings(got, want) {
+		if !slices.Equal(got, want) {
 			t.Errorf("expired order %q, want %q (fire time, workflow id, timer id)", got, want)
 		}
 		if got := mustExpired(t, ctx, s, at(5), 3); len(got) != 3 || got[2].TimerID != "t-10" {

@@ -2,6 +2,7 @@ package rqueuetest
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/headgate/headgate"
@@ -58,7 +59,7 @@ var wfListWorkflowsCases = []conformanceCase{
 			"parent":          {headgate.WorkflowListRequest{Parent: "wf-1"}, []string{"wf-4"}},
 		} {
 			c.req.PageSize = 1
-			if got := listAll(t, ctx, s, c.req); !equalStrings(got, c.want) {
+			if got := listAll(t, ctx, s, c.req); !slices.Equal(got, c.want) {
 				t.Errorf("%s: %q, want %q", name, got, c.want)
 			}
 		}

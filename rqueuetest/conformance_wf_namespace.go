@@ -2,6 +2,7 @@ package rqueuetest
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -81,7 +82,7 @@ var wfNamespaceCases = []conformanceCase{
 		for _, rec := range got {
 			names = append(names, rec.Name)
 		}
-		if !equalStrings(names, []string{"alpha", "zeta", "beta"}) {
+		if !slices.Equal(names, []string{"alpha", "zeta", "beta"}) {
 			t.Errorf("listed %q, want [alpha zeta beta]", names)
 		}
 	}},

@@ -1,6 +1,7 @@
 package rqueuetest
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -28,7 +29,7 @@ var wfPauseCases = []conformanceCase{
 		if claims := mustAdmit(t, ctx, s, admitReq("w1", 10, "wf")); len(claims) != 0 {
 			t.Errorf("admitted a paused run's task: %v", ids(claims))
 		}
-		if got := listPaused(t, ctx, s); !equalStrings(got, []string{"w"}) {
+		if got := listPaused(t, ctx, s); !slices.Equal(got, []string{"w"}) {
 			t.Errorf("ListPaused = %v", got)
 		}
 		got, err = s.PauseWorkflow(ctx, "w", "", "")

@@ -2,6 +2,7 @@ package rqueuetest
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -25,7 +26,7 @@ var wfPutPackageCases = []conformanceCase{
 		for _, p := range got {
 			order = append(order, p.WorkflowType+"/"+p.ContentHash)
 		}
-		if want := []string{"billing/aaa", "checkout/aaa", "checkout/bbb", "audit/zzz"}; !equalStrings(order, want) {
+		if want := []string{"billing/aaa", "checkout/aaa", "checkout/bbb", "audit/zzz"}; !slices.Equal(order, want) {
 			t.Errorf("packages %q, want %q (deployed, type, hash)", order, want)
 		}
 		if len(got) == 4 && (string(got[2].Manifest) != "m1" || !got[3].DeployedAt.Equal(epoch)) {
@@ -43,12 +44,10 @@ var wfPutPackageCases = []conformanceCase{
 			t.Fatalf("put route: %v", err)
 		}
 		routes := routesListed(t, ctx, s, 2)
-		var rs []string
-		for _, r := range routes {
-			rs = append(rs, r.WorkflowType+"->"+r.ContentHash)
-		}
-		if want := []string{"audit->zzz", "billing->bbb", "checkout->ccc", "checkout-v2->ccc"}; !equalStrings(rs, want) {
-			t.Errorf("routes %q, want %q", rs, want)
+		want := []headgate.PackageRoute{{WorkflowType: "audit", ContentHash: "zzz"}, {WorkflowType: "billing", ContentHash: "bbb"},
+			{WorkflowType: "checkout", ContentHash: "ccc"}, {WorkflowType: "checkout-v2", ContentHash: "ccc"}}
+		if !slices.Equal(routes, want) {
+			t.Errorf("routes %+v, want %+v", routes, want)
 		}
 		// Delete removes the record, not the route.
 		if ok, err := s.DeletePackage(ctx, "checkout", "ccc"); err != nil || !ok {

@@ -1,6 +1,7 @@
 package rqueuetest
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -22,7 +23,7 @@ var wfPutWorkloopCases = []conformanceCase{
 			for _, r := range got {
 				ids = append(ids, r.LoopID)
 			}
-			if !equalStrings(ids, want) {
+			if !slices.Equal(ids, want) {
 				t.Errorf("%s: due %q, want %q", what, ids, want)
 			}
 		}

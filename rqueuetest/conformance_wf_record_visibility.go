@@ -1,6 +1,7 @@
 package rqueuetest
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -23,7 +24,7 @@ var wfRecordVisibilityCases = []conformanceCase{
 			t.Errorf("get after the update: %+v %v", r, err)
 		}
 		for status, want := range map[headgate.WorkflowStatus][]string{headgate.WorkflowRunning: nil, headgate.WorkflowCompleted: {"wf-1"}} {
-			if got := listAll(t, ctx, s, headgate.WorkflowListRequest{Status: status}); !equalStrings(got, want) {
+			if got := listAll(t, ctx, s, headgate.WorkflowListRequest{Status: status}); !slices.Equal(got, want) {
 				t.Errorf("listing of %s: %q, want %q", status, got, want)
 			}
 		}

@@ -2,6 +2,7 @@ package rqueuetest
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/headgate/headgate"
@@ -20,7 +21,7 @@ var wfRemoveVisibilityCases = []conformanceCase{
 		}
 		// A new run's row replaces its predecessor's.
 		mustRecord(t, ctx, s, visRecord("wf-1", "run-2", "checkout", headgate.WorkflowCompleted, 5))
-		if got := listAll(t, ctx, s, headgate.WorkflowListRequest{}); !equalStrings(got, []string{"wf-1"}) {
+		if got := listAll(t, ctx, s, headgate.WorkflowListRequest{}); !slices.Equal(got, []string{"wf-1"}) {
 			t.Errorf("listing after the new run: %q", got)
 		}
 		if got := listAll(t, ctx, s, headgate.WorkflowListRequest{Status: headgate.WorkflowRunning}); len(got) != 0 {

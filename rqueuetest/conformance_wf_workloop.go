@@ -1,6 +1,7 @@
 package rqueuetest
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -37,7 +38,7 @@ var wfWorkloopCases = []conformanceCase{
 		for _, r := range due {
 			ids = append(ids, r.LoopID)
 		}
-		if !equalStrings(ids, []string{"l-due", "l-boundary"}) {
+		if !slices.Equal(ids, []string{"l-due", "l-boundary"}) {
 			t.Errorf("due %q, want [l-due l-boundary] (the poisoned due row skipped)", ids)
 		}
 		l, next, err := s.ListWorkloops(ctx, "", 100)
@@ -51,8 +52,8 @@ var wfWorkloopCases = []conformanceCase{
 		for _, u := range l.Undecodable {
 			undecodable = append(undecodable, u.LoopID)
 		}
-		if !equalStrings(listed, []string{"l-boundary", "l-due", "l-idle", "l-later"}) ||
-			!equalStrings(undecodable, []string{"l-poison", "l-poison-due"}) {
+		if !slices.Equal(listed, []string{"l-boundary", "l-due", "l-idle", "l-later"}) ||
+			!slices.Equal(undecodable, []string{"l-poison", "l-poison-due"}) {
 			t.Errorf("listed %q, undecodable %q", listed, undecodable)
 		}
 		if r, err := s.GetWorkloop(ctx, "l-due"); err != nil || r == nil || string(r.Spec) != "s" || !r.NextCheckAt.Equal(epoch.Add(-time.Second)) {

@@ -1,6 +1,7 @@
 package rqueuetest
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/headgate/headgate"
@@ -37,7 +38,7 @@ var wfWriteRawWorkerDeploymentCases = []conformanceCase{
 				bad = append(bad, u.Name)
 			}
 		}
-		if !equalStrings(good, []string{"a-good"}) || !equalStrings(bad, []string{"b-poison", "c-poison"}) {
+		if !slices.Equal(good, []string{"a-good"}) || !slices.Equal(bad, []string{"b-poison", "c-poison"}) {
 			t.Errorf("listed %q and undecodable %q", good, bad)
 		}
 		if _, err := s.GetWorkerDeployment(ctx, "b-poison"); err == nil {

@@ -1,9 +1,6 @@
 package headgate
 
-import (
-	"context"
-	"time"
-)
+import "time"
 
 // TimerEntry is one armed durable timer.
 type TimerEntry struct {
@@ -39,54 +36,6 @@ func validateTimer(workflowID, timerID string, fireAt time.Time, armedSeq int64)
 		return invalid("armedSeq", "is negative (%d)", armedSeq)
 	}
 	return nil
-}
-
-// ScheduleTimer arms a workflow's timer to fire at fireAt (store-clock ms), replacing a
-// prior arming of the same timer id.
-func (s *Store) ScheduleTimer(ctx context.Context, workflowID, timerID string, fireAt time.Time, armedSeq int64) error {
-	if err := validateTimer(workflowID, timerID, fireAt, armedSeq); err != nil {
-		return err
-	}
-	_, err := s.run(ctx, scriptWfScheduleTimer, workflowID, workflowID, timerID, fireAt.UnixMilli(), armedSeq)
-	return err
-}
-
-// RetireTimer removes the arming (fireAt, armedSeq) of a workflow's timer: TimerRetired
-// when it did or when the timer is not armed, TimerSuperseded (and nothing removed)
-// when the timer was re-armed since.
-func (s *Store) RetireTimer(ctx context.Context, workflowID, timerID string, fireAt time.Time, armedSeq int64) (TimerRetirement, error) {
-	if err := validateTimer(workflowID, timerID, fireAt, armedSeq); err != nil {
-		return "", err
-	}
-	reply, err := s.run(ctx, scriptWfRetireTimer, workflowID, workflowID, timerID, fireAt.UnixMilli(), armedSeq)
-	if err != nil {
-		return "", err
-	}
-	return TimerRetirement(asString(reply, 0)), nil
-}
-
-// ExpiredTimers returns up to limit armed timers with FireAt <= asOf (the store clock's
-// now when asOf is zero), ordered by FireAt, then workflow id, then timer id. Timers stay
-// armed until retired. limit defaults to 100 (0) and is at most 1,000.
-func (s *Store) ExpiredTimers(ctx context.Context, asOf time.Time, limit int) ([]TimerEntry, error) {
-	limit, err := pageLimit(limit)
-	if err != nil {
-		return nil, err
-	}
-	at := int64(-1)
-	if !asOf.IsZero() {
-		at = asOf.UnixMilli()
-	}
-	reply, err := s.run(ctx, scriptWfExpiredTimers, "", at, limit)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]TimerEntry, 0, len(reply)/4)
-	for i := 0; i+3 < len(reply); i += 4 {
-		out = append(out, TimerEntry{WorkflowID: asString(reply, i), TimerID: asString(reply, i+1),
-			FireAt: time.UnixMilli(asInt(reply, i+2)), ArmedSeq: asInt(reply, i+3)})
-	}
-	return out, nil
 }
 
 // TimersArmedChannel is the Redis pub/sub channel on which arming a timer that fires

@@ -109,6 +109,25 @@ type coalesceBundle struct {
 	gate   *enqueueGate
 }
 
+// wantCalls checks how many jobs each enqueue script call carried, in order; why, when
+// not empty, says in a failure why those.
+func (b *coalesceBundle) wantCalls(t *testing.T, want []int, why string) {
+	t.Helper()
+	if got := b.gate.calls(); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("jobs per enqueue script call = %v, want %v%s", got, want, why)
+	}
+}
+
+// enqueueHolder enqueues the job that holds unique key "k", alone in its call.
+func (b *coalesceBundle) enqueueHolder(t *testing.T) *Result {
+	t.Helper()
+	holder, err := b.client.Enqueue(b.ctx, pingArgs{N: 100}, &EnqueueOpts{Unique: UniqueOpts{Key: "k"}})
+	if err != nil {
+		t.Fatalf("Enqueue holder: %v", err)
+	}
+	return holder
+}
+
 func setupCoalesce(t *testing.T, rdb redis.UniversalClient, cfg *Config) *coalesceBundle {
 	t.Helper()
 	gate := &enqueueGate{}
@@ -203,9 +222,7 @@ func TestEnqueueCoalescesConcurrentCalls(t *testing.T) {
 		}
 		out := b.heldBurst(t, burst)
 
-		if got := b.gate.calls(); fmt.Sprint(got) != "[1 7]" {
-			t.Errorf("jobs per enqueue script call = %v, want [1 7]: the seven calls that waited go out together", got)
-		}
+		b.wantCalls(t, []int{1, 7}, ": the seven calls that waited go out together")
 		mwMu.Lock()
 		if fmt.Sprint(mwBatches) != "[1 1 1 1 1 1 1 1]" {
 			t.Errorf("middleware saw batches %v, want eight batches of one", mwBatches)
@@ -233,9 +250,7 @@ func TestEnqueueCoalescesConcurrentCalls(t *testing.T) {
 		if _, err := b.client.Enqueue(b.ctx, pingArgs{N: 8}, nil); err != nil {
 			t.Fatalf("lone Enqueue: %v", err)
 		}
-		if got := b.gate.calls(); fmt.Sprint(got) != "[1 7 1]" {
-			t.Errorf("jobs per enqueue script call = %v, want [1 7 1]", got)
-		}
+		b.wantCalls(t, []int{1, 7, 1}, "")
 	})
 }
 
@@ -289,9 +304,7 @@ func TestEnqueueCoalescedPipelinesWhenManyWait(t *testing.T) {
 				t.Errorf("call %d: %v", i, err)
 			}
 		}
-		if got, want := fmt.Sprint(b.gate.calls()), fmt.Sprint([]int{pipelineAt, 1, 3}); got != want {
-			t.Errorf("jobs per enqueue script call = %v, want %v", got, want)
-		}
+		b.wantCalls(t, []int{pipelineAt, 1, 3}, "")
 		stats, err := b.store.QueueStats(b.ctx)
 		if err != nil {
 			t.Fatalf("QueueStats: %v", err)
@@ -306,10 +319,7 @@ func TestEnqueueCoalescedOutcomesAreEachJobsOwn(t *testing.T) {
 	t.Parallel()
 	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
 		b := setupCoalesce(t, rdb, nil)
-		holder, err := b.client.Enqueue(b.ctx, pingArgs{N: 100}, &EnqueueOpts{Unique: UniqueOpts{Key: "k"}})
-		if err != nil {
-			t.Fatalf("Enqueue holder: %v", err)
-		}
+		holder := b.enqueueHolder(t)
 		if _, err := b.client.Enqueue(b.ctx, pongArgs{}, &EnqueueOpts{ID: "taken"}); err != nil {
 			t.Fatalf("Enqueue taken: %v", err)
 		}
@@ -439,9 +449,7 @@ func TestEnqueueWaitingCallCancelled(t *testing.T) {
 		if _, err := b.store.GetJob(b.ctx, "cancelled"); !errors.Is(err, headgate.ErrJobNotFound) {
 			t.Errorf("GetJob cancelled: %v, want ErrJobNotFound: the job was never sent", err)
 		}
-		if got := b.gate.calls(); fmt.Sprint(got) != "[1]" {
-			t.Errorf("jobs per enqueue script call = %v, want [1]", got)
-		}
+		b.wantCalls(t, []int{1}, "")
 	})
 }
 
@@ -451,10 +459,7 @@ func TestEnqueueCoalescedReplacingDuplicateReplaces(t *testing.T) {
 	t.Parallel()
 	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
 		b := setupCoalesce(t, rdb, nil)
-		holder, err := b.client.Enqueue(b.ctx, pingArgs{N: 100}, &EnqueueOpts{Unique: UniqueOpts{Key: "k"}})
-		if err != nil {
-			t.Fatalf("Enqueue holder: %v", err)
-		}
+		holder := b.enqueueHolder(t)
 		b.gate.reset()
 		burst := []EnqueueParams{
 			{Args: pingArgs{N: 1}},
@@ -479,8 +484,6 @@ func TestEnqueueCoalescedReplacingDuplicateReplaces(t *testing.T) {
 			t.Errorf("holder args %+v, %v; want the duplicate's N=2", args, err)
 		}
 		// The batch of three is refused and writes nothing; the duplicate goes alone, then the rest.
-		if calls := b.gate.calls(); fmt.Sprint(calls) != "[1 3 1 2]" {
-			t.Errorf("jobs per enqueue script call = %v, want [1 3 1 2]", calls)
-		}
+		b.wantCalls(t, []int{1, 3, 1, 2}, "")
 	})
 }

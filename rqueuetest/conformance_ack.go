@@ -1,6 +1,7 @@
 package rqueuetest
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -37,9 +38,7 @@ var ackCases = []conformanceCase{
 		}
 	}},
 	{"Ack/SuccessRetainedWithResultThenEvicted", func(t *testing.T, s *headgate.Store) {
-		ctx := freeze(t, s)
-		mustEnqueue(t, ctx, s, job("a"))
-		c := admitOne(t, ctx, s)
+		ctx, c := heldJob(t, s)
 		st := mustAck(t, ctx, s, c, headgate.OutcomeSuccess, &headgate.AckOpts{
 			Result: &headgate.Blob{SchemaVersion: 2, Bytes: []byte("out")}, Logs: []string{"l1", "l2"}})
 		if st != headgate.StateCompleted {
@@ -185,9 +184,7 @@ var ackCases = []conformanceCase{
 		}
 	}},
 	{"Ack/SnoozeSpendsNoAttempt", func(t *testing.T, s *headgate.Store) {
-		ctx := freeze(t, s)
-		mustEnqueue(t, ctx, s, job("a"))
-		c := admitOne(t, ctx, s)
+		ctx, c := heldJob(t, s)
 		if _, err := s.Ack(ctx, c.LeaseRef(), headgate.OutcomeSnooze, nil); err == nil {
 			t.Errorf("snooze without delay accepted")
 		}
@@ -218,9 +215,7 @@ var ackCases = []conformanceCase{
 		admitOne(t, ctx, s)
 	}},
 	{"Ack/LeaseLostIsNotAckable", func(t *testing.T, s *headgate.Store) {
-		ctx := freeze(t, s)
-		mustEnqueue(t, ctx, s, job("a"))
-		c := admitOne(t, ctx, s)
+		ctx, c := heldJob(t, s)
 		err := unchanged(t, ctx, s, "ack lease_lost", func() error {
 			_, err := s.Ack(ctx, c.LeaseRef(), headgate.OutcomeLeaseLost, nil)
 			return err
@@ -228,9 +223,7 @@ var ackCases = []conformanceCase{
 		wantErr[*headgate.InvalidError](t, err)
 	}},
 	{"Ack/OnlyTheHolder", func(t *testing.T, s *headgate.Store) {
-		ctx := freeze(t, s)
-		mustEnqueue(t, ctx, s, job("a"))
-		c := admitOne(t, ctx, s)
+		ctx, c := heldJob(t, s)
 		for name, l := range map[string]headgate.LeaseRef{
 			"other lease id": {JobID: "a", LeaseID: "other", Fence: c.Fence},
 			"old fence":      {JobID: "a", LeaseID: c.LeaseID, Fence: c.Fence - 1},
@@ -248,6 +241,91 @@ var ackCases = []conformanceCase{
 		})
 		if err != nil || res[0].Err == nil || res[1].Err != nil || res[1].State != headgate.StateCompleted {
 			t.Errorf("ack many: %+v, %v; want the stranger rejected and the holder completed", res, err)
+		}
+	}},
+	// An ack Redis applied whose reply was lost is sent again (see Admit/RepeatSameLease):
+	// the repeat reports the first ack's end and counts nothing twice.
+	{"Ack/RepeatSameFence", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		zero := job("zero")
+		zero.Retention = 0
+		retry := job("retry")
+		retry.MaxAttempts = 3
+		mustEnqueue(t, ctx, s, job("success"), zero, retry, job("skip"), job("revoke"), job("snooze"), job("back"))
+		outcomes := map[string]headgate.Outcome{"success": headgate.OutcomeSuccess, "zero": headgate.OutcomeSuccess,
+			"retry": headgate.OutcomeRetry, "skip": headgate.OutcomeSkip, "revoke": headgate.OutcomeRevoke,
+			"snooze": headgate.OutcomeSnooze, "back": headgate.OutcomeHandBack}
+		want := map[string]headgate.State{"success": headgate.StateCompleted, "zero": headgate.StateDeleted,
+			"retry": headgate.StateRetryable, "skip": headgate.StateArchived, "revoke": headgate.StateDeleted,
+			"snooze": headgate.StateScheduled, "back": headgate.StateAvailable}
+		claims := mustAdmit(t, ctx, s, admitReq("w1", len(outcomes)))
+		if len(claims) != len(outcomes) {
+			t.Fatalf("admitted %d, want %d", len(claims), len(outcomes))
+		}
+		reqs := make([]headgate.AckRequest, len(claims))
+		for i, c := range claims {
+			reqs[i] = headgate.AckRequest{Lease: c.LeaseRef(), Outcome: outcomes[c.Envelope.ID],
+				Opts: &headgate.AckOpts{Error: "e", Delay: time.Second}}
+		}
+		for round, name := range []string{"ack", "repeat", "second repeat"} {
+			res, err := s.AckMany(ctx, reqs)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			for i, r := range res {
+				id := claims[i].Envelope.ID
+				if r.Err != nil || r.State != want[id] {
+					t.Errorf("%s of %s: %s, %v; want %s", name, id, r.State, r.Err, want[id])
+				}
+			}
+			if round == 0 {
+				continue
+			}
+			// The repeat changed nothing: no attempt or snooze counted twice, no history
+			// entry added.
+			if j := getJob(t, ctx, s, "retry"); j.Attempt != 1 {
+				t.Errorf("%s: retry at attempt %d, want 1", name, j.Attempt)
+			}
+			if j := getJob(t, ctx, s, "snooze"); j.Snoozes != 1 {
+				t.Errorf("%s: snoozes %d, want 1", name, j.Snoozes)
+			}
+			if h := historyOf(t, ctx, s, "retry"); len(h) != 1 {
+				t.Errorf("%s: retry history %q, want one entry", name, h)
+			}
+		}
+	}},
+	{"Ack/RepeatIsNotAStranger", func(t *testing.T, s *headgate.Store) {
+		// What a repeat is recognized by: the same fence, and an end this outcome leads
+		// to. Anything else is still rejected.
+		ctx := freeze(t, s)
+		zero := job("z")
+		zero.Retention = 0
+		mustEnqueue(t, ctx, s, job("a"), job("b"), zero)
+		claims := mustAdmit(t, ctx, s, admitReq("w1", 3))
+		byID := map[string]headgate.Claim{}
+		for _, c := range claims {
+			byID[c.Envelope.ID] = c
+		}
+		a, b, z := byID["a"], byID["b"], byID["z"]
+		mustAck(t, ctx, s, a, headgate.OutcomeSuccess, nil)
+		mustAck(t, ctx, s, z, headgate.OutcomeSuccess, nil)
+		if err := s.Cancel(ctx, "b"); err != nil {
+			t.Fatal(err)
+		}
+		for name, ack := range map[string]headgate.AckRequest{
+			"another outcome":              {Lease: a.LeaseRef(), Outcome: headgate.OutcomeRetry},
+			"an old fence":                 {Lease: headgate.LeaseRef{JobID: "a", LeaseID: a.LeaseID, Fence: a.Fence - 1}, Outcome: headgate.OutcomeSuccess},
+			"a job cancelled":              {Lease: b.LeaseRef(), Outcome: headgate.OutcomeSuccess},
+			"a deleted job, another lease": {Lease: headgate.LeaseRef{JobID: "z", LeaseID: "other", Fence: z.Fence}, Outcome: headgate.OutcomeSuccess},
+			"a deleted job, not deleting":  {Lease: z.LeaseRef(), Outcome: headgate.OutcomeRetry},
+		} {
+			err := unchanged(t, ctx, s, name, func() error {
+				_, err := s.Ack(ctx, ack.Lease, ack.Outcome, ack.Opts)
+				return err
+			})
+			if !errors.As(err, new(*headgate.LeaseRejectedError)) {
+				t.Errorf("ack of %s: %v, want *LeaseRejectedError", name, err)
+			}
 		}
 	}},
 }

@@ -3,6 +3,7 @@ package rqueuetest
 import (
 	"context"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -28,9 +29,7 @@ var admitCases = []conformanceCase{
 		}
 	}},
 	{"Admit/FenceLeaseAndRunning", func(t *testing.T, s *headgate.Store) {
-		ctx := freeze(t, s)
-		mustEnqueue(t, ctx, s, job("a"))
-		c := admitOne(t, ctx, s)
+		ctx, c := heldJob(t, s)
 		if c.Fence != 1 || !strings.HasPrefix(c.LeaseID, "w1-lease-") || !c.ExpiresAt.Equal(epoch.Add(time.Minute)) {
 			t.Errorf("claim: fence %d lease %q expires %v", c.Fence, c.LeaseID, c.ExpiresAt)
 		}
@@ -95,6 +94,72 @@ var admitCases = []conformanceCase{
 		wantAdmitted(t, ctx, s, admitReq("w", 5), []string{"staged"}, " after release")
 	}},
 	{"Admit/PauseResumeWithPinnedWork", pauseResumePinned},
+	// A call Redis applied whose reply was lost is sent again by the client (go-redis
+	// retries a command when the connection breaks after it was written). The repeat must
+	// report what the first call did, and do nothing of its own: here an admission under
+	// the same lease id; Ack/RepeatSameFence and Renew/KeepsTheAdmissionRecord do the same
+	// for the other calls of a holder.
+	{"Admit/RepeatSameLease", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		mustEnqueue(t, ctx, s, job("a"), job("b"), job("c"))
+		req := admitReq("w1", 2)
+		first, err := s.Admit(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := s.Admit(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !sameClaims(first, again) || len(first) != 2 {
+			t.Errorf("repeat admitted %v, want the first call's %v", claimSummary(again), claimSummary(first))
+		}
+		wantState(t, ctx, s, "c", headgate.StateAvailable)
+
+		// One of the first jobs is acked: a repeat returns the other, still leased.
+		mustAck(t, ctx, s, first[0], headgate.OutcomeSuccess, nil)
+		advance(t, ctx, s, 30*time.Second)
+		again, err = s.Admit(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !sameClaims(first[1:], again) {
+			t.Errorf("repeat after an ack admitted %v, want %v", claimSummary(again), claimSummary(first[1:]))
+		}
+		// Past the leases' expiry a repeat returns nothing, and still leases no other job.
+		advance(t, ctx, s, 30*time.Second)
+		if again, err = s.Admit(ctx, req); err != nil || len(again) != 0 {
+			t.Errorf("repeat after the leases expired: %v, %v; want nothing", claimSummary(again), err)
+		}
+		wantState(t, ctx, s, "c", headgate.StateAvailable)
+		// The job still running is a lost lease like any other.
+		if n, err := s.ReclaimExpired(ctx, 10); err != nil || len(n) != 1 {
+			t.Errorf("reclaimed %d, %v; want 1", len(n), err)
+		}
+		if again, err = s.Admit(ctx, req); err != nil || len(again) != 0 {
+			t.Errorf("repeat after the reclaim: %v, %v; want nothing", claimSummary(again), err)
+		}
+		if j := getJob(t, ctx, s, first[1].Envelope.ID); j.CrashAttempt != 1 {
+			t.Errorf("the lost lease's job: crash attempt %d, want 1", j.CrashAttempt)
+		}
+		// A new lease id is a new admission.
+		if got := ids(mustAdmit(t, ctx, s, admitReq("w1", 3))); !slices.Equal(got, []string{"c"}) {
+			t.Errorf("next admission %v, want [c]", got)
+		}
+	}},
+	{"Admit/RepeatOfEmptyAdmission", func(t *testing.T, s *headgate.Store) {
+		// An admission that leased nothing has nothing to repeat: the same lease id
+		// admits what came since.
+		ctx := freeze(t, s)
+		req := admitReq("w1", 1)
+		if c := mustAdmitAs(t, ctx, s, req); len(c) != 0 {
+			t.Fatalf("admitted %v from an empty queue", claimSummary(c))
+		}
+		mustEnqueue(t, ctx, s, job("a"))
+		if got := ids(mustAdmitAs(t, ctx, s, req)); !slices.Equal(got, []string{"a"}) {
+			t.Errorf("admitted %v, want [a]", got)
+		}
+	}},
 }
 
 // wantAdmitted admits with req and checks the ids admitted, in order (none when want is
@@ -194,4 +259,30 @@ func pauseResumePinned(t *testing.T, s *headgate.Store) {
 	if got := ids(mustAdmit(t, ctx, s, admitReq("w1", 10, "q"))); !slices.Equal(got, []string{"pinned"}) {
 		t.Errorf("w1 admitted %v after the second resume, want [pinned]", got)
 	}
+}
+
+// mustAdmitAs admits with req as it is, lease id included (mustAdmit makes a new one).
+func mustAdmitAs(t testing.TB, ctx context.Context, s *headgate.Store, req headgate.AdmitRequest) []headgate.Claim {
+	t.Helper()
+	claims, err := s.Admit(ctx, req)
+	if err != nil {
+		t.Fatalf("admit: %v", err)
+	}
+	return claims
+}
+
+// sameClaims reports whether two admissions returned the same leases: ids, lease ids,
+// fences and expiries, in the same order.
+func sameClaims(a, b []headgate.Claim) bool {
+	return slices.EqualFunc(a, b, func(x, y headgate.Claim) bool {
+		return x.Envelope.ID == y.Envelope.ID && x.LeaseID == y.LeaseID && x.Fence == y.Fence && x.ExpiresAt.Equal(y.ExpiresAt)
+	})
+}
+
+func claimSummary(claims []headgate.Claim) []string {
+	out := make([]string, len(claims))
+	for i, c := range claims {
+		out[i] = c.Envelope.ID + "@" + c.LeaseID + "/" + strconv.FormatInt(c.Fence, 10)
+	}
+	return out
 }

@@ -35,14 +35,6 @@ func rated(id, part, class string, prio int32, weight int) headgate.Envelope {
 	return e
 }
 
-// mustSetRateLimit sets the limit of a rate class, failing the test on an error.
-func mustSetRateLimit(t testing.TB, ctx context.Context, s *headgate.Store, class string, rl headgate.RateLimit) {
-	t.Helper()
-	if err := s.SetRateLimit(ctx, class, rl); err != nil {
-		t.Fatalf("set the rate limit of %s: %v", class, err)
-	}
-}
-
 // spendClass empties a rate class's bucket from a queue of its own (classes are fleet-wide).
 func spendClass(t testing.TB, ctx context.Context, s *headgate.Store, class string, weight int) {
 	t.Helper()

@@ -62,9 +62,7 @@ var bulkDeleteCases = []conformanceCase{
 		wantState(t, ctx, s, "new", headgate.StateAvailable)
 	}},
 	{"BulkDelete/RunningRefused", func(t *testing.T, s *headgate.Store) {
-		ctx := freeze(t, s)
-		mustEnqueue(t, ctx, s, job("a"))
-		admitOne(t, ctx, s)
+		ctx, _ := heldJob(t, s)
 		err := unchanged(t, ctx, s, "BulkDelete of running jobs", func() error {
 			_, err := s.BulkDelete(ctx, headgate.JobFilter{Queue: headgate.QueueDefault, State: headgate.StateRunning}, nil)
 			return err

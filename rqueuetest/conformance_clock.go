@@ -7,7 +7,8 @@ import (
 	"github.com/headgate/headgate"
 )
 
-// clockCases cover the Clock transition of the job contract.
+// clockCases cover the store clock (clock.go: FreezeClock, AdvanceClock, UnfreezeClock,
+// Now), which every script reads and none owns: it has no script of its own.
 var clockCases = []conformanceCase{
 	{"Clock/FreezeAdvanceUnfreeze", func(t *testing.T, s *headgate.Store) {
 		ctx := freeze(t, s)

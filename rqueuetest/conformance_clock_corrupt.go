@@ -8,7 +8,8 @@ import (
 )
 
 // clockCorruptCases: every script reads the store clock before its first write, so a
-// frozen clock that is not a time fails the call with nothing written.
+// frozen clock that is not a time fails the call with nothing written. Cross-cutting: one
+// case holds enqueue, admit and promote to it.
 var clockCorruptCases = []conformanceCase{
 	{"Clock/CorruptFrozenValueWritesNothing", func(t *testing.T, s *headgate.Store) {
 		ctx := freeze(t, s)

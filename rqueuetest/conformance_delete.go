@@ -1,6 +1,7 @@
 package rqueuetest
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -99,5 +100,28 @@ var deleteCases = []conformanceCase{
 		if !errors.Is(err, headgate.ErrJobNotFound) {
 			t.Errorf("delete unknown: %v", err)
 		}
+	}},
+	{"Delete/Corrupt/Available", func(t *testing.T, s *headgate.Store) {
+		keys := keysNamed("job:x", "unique", "q:default:")
+		assertCorruptionSafe(t, s, operatorCorruptCheck(keys,
+			func(t testing.TB, ctx context.Context, s *headgate.Store) {
+				a, x, y := job("a"), job("x"), job("y")
+				a.PartitionKey, x.PartitionKey, y.PartitionKey = "t1", "t1", "t1"
+				x.UniqueKey = "u1"
+				mustEnqueue(t, ctx, s, a, x, y)
+				mustAck(t, ctx, s, admitOne(t, ctx, s), headgate.OutcomeSuccess, nil)
+			},
+			func(ctx context.Context, s *headgate.Store) error { _, err := s.Delete(ctx, "x"); return err },
+			headgate.StateDeleted))
+	}},
+	{"Delete/Corrupt/Finished", func(t *testing.T, s *headgate.Store) {
+		keys := keysNamed("job:x", "retained", "q:default:counts")
+		assertCorruptionSafe(t, s, operatorCorruptCheck(keys,
+			func(t testing.TB, ctx context.Context, s *headgate.Store) {
+				mustEnqueue(t, ctx, s, job("x"), job("y"))
+				mustCancel(t, ctx, s, "x")
+			},
+			func(ctx context.Context, s *headgate.Store) error { _, err := s.Delete(ctx, "x"); return err },
+			headgate.StateDeleted))
 	}},
 }

@@ -1,6 +1,7 @@
 package rqueuetest
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"testing"
@@ -154,38 +155,34 @@ var editCases = []conformanceCase{
 			t.Errorf("edit unknown: %v", err)
 		}
 	}},
-}
-
-// operatorValidationCases check that the operator verbs refuse bad input with
-// *headgate.InvalidError, writing nothing.
-var operatorValidationCases = []conformanceCase{
-	{"Invalid/OperatorVerbs", func(t *testing.T, s *headgate.Store) {
-		ctx := freeze(t, s)
-		mustEnqueue(t, ctx, s, job("a"))
-		at := epoch.Add(time.Hour)
-		calls := map[string]func() error{
-			"retry empty id":      func() error { _, err := s.Retry(ctx, "", nil); return err },
-			"retry id with brace": func() error { _, err := s.Retry(ctx, "a{", nil); return err },
-			"retry edits time": func() error {
-				_, err := s.Retry(ctx, "a", &headgate.RetryOptions{Edit: &headgate.JobEdit{ScheduledAt: &at}})
+	{"Edit/Corrupt/Available", func(t *testing.T, s *headgate.Store) {
+		keys := keysNamed("job:x", "q:default:")
+		assertCorruptionSafe(t, s, operatorCorruptCheck(keys,
+			func(t testing.TB, ctx context.Context, s *headgate.Store) {
+				a, x, y := job("a"), job("x"), job("y")
+				a.PartitionKey, x.PartitionKey, y.PartitionKey = "t1", "t1", "t1"
+				mustEnqueue(t, ctx, s, a, x, y)
+				mustAck(t, ctx, s, admitOne(t, ctx, s), headgate.OutcomeSuccess, nil)
+			},
+			func(ctx context.Context, s *headgate.Store) error {
+				_, err := s.Edit(ctx, "x", headgate.JobEdit{Priority: new(int32(3)), PartitionKey: new("t2")})
 				return err
 			},
-			"edit nothing":         func() error { _, err := s.Edit(ctx, "a", headgate.JobEdit{}); return err },
-			"edit empty id":        func() error { _, err := s.Edit(ctx, "", headgate.JobEdit{Priority: new(int32(1))}); return err },
-			"edit zero max":        func() error { _, err := s.Edit(ctx, "a", headgate.JobEdit{MaxAttempts: new(0)}); return err },
-			"edit huge max":        func() error { _, err := s.Edit(ctx, "a", headgate.JobEdit{MaxAttempts: new(1 << 60)}); return err },
-			"edit empty tag":       func() error { _, err := s.Edit(ctx, "a", headgate.JobEdit{Tags: new([]string{""})}); return err },
-			"edit partition brace": func() error { _, err := s.Edit(ctx, "a", headgate.JobEdit{PartitionKey: new("{t}")}); return err },
-			"edit zero time":       func() error { _, err := s.Edit(ctx, "a", headgate.JobEdit{ScheduledAt: new(time.Time{})}); return err },
-			"edit oversize payload": func() error {
-				_, err := s.Edit(ctx, "a", headgate.JobEdit{Payload: new(make([]byte, headgate.MaxPayloadBytes+1))})
+			headgate.StateAvailable))
+	}},
+	{"Edit/Corrupt/Scheduled", func(t *testing.T, s *headgate.Store) {
+		keys := keysNamed("job:x", "scheduled", "q:default:counts")
+		assertCorruptionSafe(t, s, operatorCorruptCheck(keys,
+			func(t testing.TB, ctx context.Context, s *headgate.Store) {
+				x, y := job("x"), job("y")
+				x.ScheduledAt, y.ScheduledAt = epoch.Add(time.Hour), epoch.Add(time.Hour)
+				mustEnqueue(t, ctx, s, x, y)
+			},
+			func(ctx context.Context, s *headgate.Store) error {
+				at := epoch.Add(2 * time.Hour)
+				_, err := s.Edit(ctx, "x", headgate.JobEdit{ScheduledAt: &at})
 				return err
 			},
-			"delete empty id":     func() error { _, err := s.Delete(ctx, ""); return err },
-			"release-retry empty": func() error { _, err := s.ReleaseQuarantineAndRetry(ctx, ""); return err },
-		}
-		for name, call := range calls {
-			wantErr[*headgate.InvalidError](t, unchanged(t, ctx, s, name, call))
-		}
+			headgate.StateScheduled))
 	}},
 }

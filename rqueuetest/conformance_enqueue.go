@@ -1,7 +1,9 @@
 package rqueuetest
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -112,15 +114,13 @@ var enqueueCases = []conformanceCase{
 		e.Fingerprint = "fp"
 		mustEnqueue(t, ctx, s, e)
 		c := admitOne(t, ctx, s)
-		before := snapshot(t, ctx, s)
 		e.Payload = []byte("other payload")
-		res := mustEnqueue(t, ctx, s, e)
-		if !res[0].Replayed || res[0].State != headgate.StateRunning {
-			t.Errorf("replay: got %+v, want replayed, running", res[0])
-		}
-		if after := snapshot(t, ctx, s); after != before {
-			t.Errorf("replay wrote:\nbefore:\n%s\nafter:\n%s", before, after)
-		}
+		writesNothing(t, ctx, s, "a replay", func() {
+			res := mustEnqueue(t, ctx, s, e)
+			if !res[0].Replayed || res[0].State != headgate.StateRunning {
+				t.Errorf("replay: got %+v, want replayed, running", res[0])
+			}
+		})
 		mustAck(t, ctx, s, c, headgate.OutcomeSuccess, nil)
 	}},
 	{"Enqueue/IDConflictWritesNothing", func(t *testing.T, s *headgate.Store) {
@@ -140,6 +140,98 @@ var enqueueCases = []conformanceCase{
 			if c := wantErr[*headgate.IDConflictError](t, err); c != nil && c.JobID != "a" {
 				t.Errorf("IDConflict names %q, want a", c.JobID)
 			}
+		}
+	}},
+}
+
+// enqueueValidationCases check that each kind of bad envelope gets *headgate.InvalidError
+// and leaves the store unchanged, and that a time before 1970 is no such thing. Go decides
+// them before the script runs: ExerciseValidation runs them, on one backend.
+var enqueueValidationCases = []conformanceCase{
+	{"Invalid/Enqueue", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		mustEnqueue(t, ctx, s, job("existing"))
+		cases := map[string]func(e *headgate.Envelope){
+			"empty id":              func(e *headgate.Envelope) { e.ID = "" },
+			"empty kind":            func(e *headgate.Envelope) { e.Kind = "" },
+			"oversize payload":      func(e *headgate.Envelope) { e.Payload = make([]byte, headgate.MaxPayloadBytes+1) },
+			"id with brace":         func(e *headgate.Envelope) { e.ID = "a{b" },
+			"queue with brace":      func(e *headgate.Envelope) { e.Queue = "q}" },
+			"queue with colon":      func(e *headgate.Envelope) { e.Queue = "a:b" },
+			"queue with control":    func(e *headgate.Envelope) { e.Queue = "q\n" },
+			"partition with brace":  func(e *headgate.Envelope) { e.PartitionKey = "{t}" },
+			"partition with ctrl":   func(e *headgate.Envelope) { e.PartitionKey = "t\x00" },
+			"fingerprint with ctrl": func(e *headgate.Envelope) { e.Fingerprint = "f\x7f" },
+			"sticky with colon":     func(e *headgate.Envelope) { e.StickyWorker = "w:1" },
+			"kind with control":     func(e *headgate.Envelope) { e.Kind = "k\t" },
+			"tag with control":      func(e *headgate.Envelope) { e.Tags = []string{"ok", "bad\n"} },
+			"empty tag":             func(e *headgate.Envelope) { e.Tags = []string{""} },
+			"negative weight":       func(e *headgate.Envelope) { e.Weight = -1 },
+			"huge weight":           func(e *headgate.Envelope) { e.Weight = headgate.MaxWeight + 1 },
+			"negative max attempts": func(e *headgate.Envelope) { e.MaxAttempts = -1 },
+			"negative schema":       func(e *headgate.Envelope) { e.SchemaVersion = -1 },
+			"schema over limit":     func(e *headgate.Envelope) { e.SchemaVersion = headgate.MaxSchemaVersion + 1 },
+			"negative retention":    func(e *headgate.Envelope) { e.Retention = -time.Second },
+			"negative window":       func(e *headgate.Envelope) { e.UniqueKey, e.UniqueWindow = "u", -time.Second },
+			"negative debounce":     func(e *headgate.Envelope) { e.UniqueKey, e.UniqueDebounce = "u", -time.Second },
+			"unknown replace bits":  func(e *headgate.Envelope) { e.UniqueKey, e.UniqueReplace = "u", 1<<6 },
+			"unique opts no key":    func(e *headgate.Envelope) { e.UniqueWindow = time.Second },
+			"past year 287396":      func(e *headgate.Envelope) { e.ScheduledAt = time.UnixMilli(1 << 53) },
+			"negative scheduled in": func(e *headgate.Envelope) { e.ScheduledIn = -time.Second },
+			"scheduled at and in":   func(e *headgate.Envelope) { e.ScheduledAt, e.ScheduledIn = time.UnixMilli(5), time.Second },
+			"long queue":            func(e *headgate.Envelope) { e.Queue = strings.Repeat("q", headgate.MaxNameBytes+1) },
+		}
+		for name, change := range cases {
+			e := job("new")
+			change(&e)
+			err := unchanged(t, ctx, s, "enqueue "+name, func() error {
+				_, err := s.Enqueue(ctx, job("first-of-batch"), e)
+				return err
+			})
+			if iv := wantErr[*headgate.InvalidError](t, err); iv != nil && !strings.HasPrefix(iv.Field, "jobs[1].") {
+				t.Errorf("enqueue %s: error names field %q, want jobs[1].*", name, iv.Field)
+			}
+		}
+		dupID := func() error { _, err := s.Enqueue(ctx, job("x"), job("x")); return err }
+		wantErr[*headgate.InvalidError](t, unchanged(t, ctx, s, "same id twice in a batch", dupID))
+		u1, u2 := job("u1"), job("u2")
+		u1.UniqueKey, u2.UniqueKey = "same", "same"
+		dupKey := func() error { _, err := s.Enqueue(ctx, u1, u2); return err }
+		wantErr[*headgate.InvalidError](t, unchanged(t, ctx, s, "same unique key twice in a batch", dupKey))
+		big := make([]headgate.Envelope, headgate.MaxBatch+1)
+		for i := range big {
+			big[i] = job(fmt.Sprint("big-", i))
+		}
+		tooMany := func() error { _, err := s.Enqueue(ctx, big...); return err }
+		wantErr[*headgate.InvalidError](t, unchanged(t, ctx, s, "oversize batch", tooMany))
+	}},
+	{"Valid/ScheduledBefore1970MeansNow", func(t *testing.T, s *headgate.Store) {
+		// A past time means now, whether it is after 1970 or before: the docs say so and
+		// an earlier store refused times before 1970 as invalid.
+		ctx := freeze(t, s)
+		times := map[string]time.Time{
+			"1969":              time.Date(1969, 7, 20, 20, 17, 0, 0, time.UTC),
+			"1970":              time.UnixMilli(0),
+			"half a ms in 1970": time.Unix(0, 500_000),
+			"year 1":            time.Time{}.Add(time.Nanosecond),
+		}
+		for name, at := range times {
+			e := job("old-" + strings.ReplaceAll(name, " ", "-"))
+			e.ScheduledAt = at
+			res, err := s.Enqueue(ctx, e)
+			if err != nil {
+				t.Errorf("enqueue scheduled at %s: %v", name, err)
+				continue
+			}
+			if res[0].State != headgate.StateAvailable || !res[0].ScheduledAt.Equal(epoch) {
+				t.Errorf("enqueue scheduled at %s: %s at %v, want available at %v", name, res[0].State, res[0].ScheduledAt, epoch)
+			}
+			if j := getJob(t, ctx, s, e.ID); j.State != headgate.StateAvailable || !j.ScheduledAt.Equal(epoch) {
+				t.Errorf("job scheduled at %s: %s at %v, want available at %v", name, j.State, j.ScheduledAt, epoch)
+			}
+		}
+		if got := len(mustAdmit(t, ctx, s, admitReq("w", 10))); got != len(times) {
+			t.Errorf("admitted %d jobs scheduled before 1970, want %d", got, len(times))
 		}
 	}},
 }

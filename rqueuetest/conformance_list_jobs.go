@@ -16,22 +16,18 @@ import (
 // listIDs pages through a listing to its end and returns the ids in order.
 func listIDs(t testing.TB, ctx context.Context, s *headgate.Store, f headgate.JobFilter, p headgate.Page) []string {
 	t.Helper()
-	var out []string
-	for range 100_000 {
+	return allPages(t, fmt.Sprintf("ListJobs(%+v, %+v)", f, p), func(cursor string) ([]string, string, error) {
+		p.Cursor = cursor
 		page, err := s.ListJobs(ctx, f, p)
 		if err != nil {
-			t.Fatalf("ListJobs(%+v, %+v): %v", f, p, err)
+			return nil, "", err
 		}
-		for _, j := range page.Jobs {
-			out = append(out, j.ID)
+		ids := make([]string, len(page.Jobs))
+		for i, j := range page.Jobs {
+			ids[i] = j.ID
 		}
-		if page.Next == "" {
-			return out
-		}
-		p.Cursor = page.Next
-	}
-	t.Fatal("the listing never ended")
-	return nil
+		return ids, page.Next, nil
+	})
 }
 
 // listJobsCases cover ListJobs over the job indexes and the counts per partition.

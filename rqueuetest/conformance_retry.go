@@ -214,14 +214,12 @@ var retryCases = []conformanceCase{
 	{"Retry/ReleaseQuarantineAndRetry/Unknown", func(t *testing.T, s *headgate.Store) {
 		ctx := freeze(t, s)
 		mustEnqueue(t, ctx, s, job("a"))
-		before := snapshot(t, ctx, s)
-		r, err := s.ReleaseQuarantineAndRetry(ctx, "never")
-		if err != nil || r != (headgate.RetryResult{}) {
-			t.Errorf("release and retry of a fingerprint never quarantined: %+v, %v; want nothing lifted, released or retried", r, err)
-		}
-		if after := snapshot(t, ctx, s); after != before {
-			t.Errorf("release and retry of an unknown fingerprint changed the store:\nbefore:\n%s\nafter:\n%s", before, after)
-		}
+		writesNothing(t, ctx, s, "release and retry of an unknown fingerprint", func() {
+			r, err := s.ReleaseQuarantineAndRetry(ctx, "never")
+			if err != nil || r != (headgate.RetryResult{}) {
+				t.Errorf("release and retry of a fingerprint never quarantined: %+v, %v; want nothing lifted, released or retried", r, err)
+			}
+		})
 	}},
 	{"Retry/Refused/UnknownID", func(t *testing.T, s *headgate.Store) {
 		ctx := freeze(t, s)
@@ -284,5 +282,25 @@ var retryCases = []conformanceCase{
 		if bp := wantErr[*headgate.BackpressureError](t, err); bp != nil && (bp.Queue != "bp" || bp.Limit != 1 || bp.Current != 1 || bp.Incoming != 1) {
 			t.Errorf("backpressure %+v", bp)
 		}
+	}},
+	{"Retry/Corrupt", func(t *testing.T, s *headgate.Store) {
+		// y's partition is not the call's to touch: x is retried into partition t2.
+		keys := keysNamed("job:x", "retained", "unique", "limits", "quarantine", "q:default:counts", "q:default:ring",
+			"q:default:drr", "q:default:wake")
+		assertCorruptionSafe(t, s, operatorCorruptCheck(keys,
+			func(t testing.TB, ctx context.Context, s *headgate.Store) {
+				x := job("x")
+				x.UniqueKey = "u1"
+				mustEnqueue(t, ctx, s, x, job("y"))
+				if err := s.SetEnqueueLimit(ctx, headgate.QueueDefault, 10); err != nil {
+					t.Fatal(err)
+				}
+				mustCancel(t, ctx, s, "x")
+			},
+			func(ctx context.Context, s *headgate.Store) error {
+				_, err := s.Retry(ctx, "x", &headgate.RetryOptions{Edit: &headgate.JobEdit{PartitionKey: new("t2")}})
+				return err
+			},
+			headgate.StateAvailable))
 	}},
 }

@@ -16,9 +16,16 @@ import (
 func ExerciseWorkflowStore(t *testing.T, newStore NewStoreFunc) {
 	t.Helper()
 	var all []conformanceCase
-	for _, cases := range [][]conformanceCase{wfAppendCases, wfHistoryCases, wfListCases, wfTimerCases,
-		wfVisibilityCases, wfRegistryCases, wfPackageCases, wfDeploymentCases, wfWorkloopCases, wfStartCases,
-		wfCommitTaskCases, wfCommitStepCases, wfPauseCases, wfResumeCases, wfTerminateCases, wfRetryCases, wfVersionCases} {
+	for _, cases := range [][]conformanceCase{
+		wfAppendCases, wfHistoryCases, wfListCases, wfListWorkflowsCases, wfRecordVisibilityCases, wfRemoveVisibilityCases,
+		wfScheduleTimerCases, wfRetireTimerCases, wfExpiredTimersCases, wfFireTimersCases,
+		wfNamespaceCases, wfRegisterNamespaceCases, wfPutNamespaceCases, wfSetNamespacePlacementCases, wfDeprecateNamespaceCases,
+		wfPutPackageCases, wfPutPackageRouteCases, wfDeletePackageCases,
+		wfPutWorkerDeploymentCases, wfSetDesiredStateCases, wfDeleteWorkerDeploymentCases, wfWriteRawWorkerDeploymentCases,
+		wfWorkloopCases, wfPutWorkloopCases, wfRemoveWorkloopCases, wfPutInvariantRecordCases,
+		wfStartCases, wfSignalCases, wfCommitTaskCases, wfCommitStepCases,
+		wfPauseCases, wfResumeCases, wfTerminateCases, wfRetryCases, wfVersionCases,
+	} {
 		all = append(all, cases...)
 	}
 	for _, c := range all {
@@ -72,29 +79,6 @@ func mustHistory(t testing.TB, ctx context.Context, s *headgate.Store, id string
 	return h
 }
 
-// allPages reads a cursor listing to its end, failing on a page that repeats the cursor.
-func allPages[T any](t testing.TB, what string, page func(cursor string) ([]T, string, error)) []T {
-	t.Helper()
-	var out []T
-	cursor := ""
-	for range 100_000 {
-		items, next, err := page(cursor)
-		if err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-		out = append(out, items...)
-		if next == "" {
-			return out
-		}
-		if next == cursor {
-			t.Fatalf("%s: the cursor %q did not move", what, next)
-		}
-		cursor = next
-	}
-	t.Fatalf("%s: no end after 100,000 pages", what)
-	return nil
-}
-
 func listActive(t testing.TB, ctx context.Context, s *headgate.Store) []string {
 	t.Helper()
 	return allPages(t, "list active", func(c string) ([]string, string, error) { return s.ListActive(ctx, c, 2) })
@@ -108,18 +92,6 @@ func listPaused(t testing.TB, ctx context.Context, s *headgate.Store) []string {
 func query(t testing.TB, ctx context.Context, s *headgate.Store, f headgate.WorkflowFilter, limit int) []*headgate.WorkflowSummary {
 	t.Helper()
 	return allPages(t, "query", func(c string) ([]*headgate.WorkflowSummary, string, error) { return s.Query(ctx, f, c, limit) })
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // sameEvents compares histories field by field, times by instant.

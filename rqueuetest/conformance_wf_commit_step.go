@@ -28,6 +28,18 @@ func scheduleSteps(t testing.TB, ctx context.Context, s *headgate.Store, id stri
 	return res.StepJobIDs
 }
 
+// twoOfThreeStepsRunning schedules steps a#1, b#1 and c#1 of run id and admits two step
+// jobs: a and b run, c waits. It returns the three jobs' ids and the two claims.
+func twoOfThreeStepsRunning(t testing.TB, ctx context.Context, s *headgate.Store, id string) ([]string, []headgate.Claim) {
+	t.Helper()
+	stepIDs := scheduleSteps(t, ctx, s, id, "a#1", "b#1", "c#1")
+	claims := mustAdmit(t, ctx, s, admitReq("w1", 2, "steps"))
+	if len(claims) != 2 || claims[0].Envelope.ID != stepIDs[0] || claims[1].Envelope.ID != stepIDs[1] {
+		t.Fatalf("admitted %v, want %v", ids(claims), stepIDs[:2])
+	}
+	return stepIDs, claims
+}
+
 // completed is the commit of a step job's successful attempt.
 func completed(id, step string, lease headgate.LeaseRef) headgate.StepCommit {
 	return headgate.StepCommit{WorkflowID: id, RunID: "r1", Step: step, Lease: lease,
@@ -218,11 +230,7 @@ var wfCommitStepCases = []conformanceCase{
 	}},
 	{"WfCommitStep/GivenUpSteps", func(t *testing.T, s *headgate.Store) {
 		ctx := freeze(t, s)
-		stepIDs := scheduleSteps(t, ctx, s, "w", "a#1", "b#1", "c#1")
-		claims := mustAdmit(t, ctx, s, admitReq("w1", 2, "steps")) // a and b run, c waits
-		if len(claims) != 2 {
-			t.Fatalf("admitted %d step jobs, want 2", len(claims))
-		}
+		stepIDs, claims := twoOfThreeStepsRunning(t, ctx, s, "w")
 		if err := s.CancelWorkflow(ctx, "w", "changed plans", "op"); err != nil {
 			t.Fatal(err)
 		}

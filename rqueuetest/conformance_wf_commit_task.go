@@ -9,16 +9,6 @@ import (
 	"github.com/headgate/headgate"
 )
 
-// startRun starts a run of type t on queue q and admits its first task.
-func startRun(t testing.TB, ctx context.Context, s *headgate.Store, id string) headgate.Claim {
-	t.Helper()
-	r, err := s.StartWorkflow(ctx, headgate.WorkflowStart{WorkflowID: id, WorkflowType: "t", RunID: "r1", Queue: "wf"})
-	if err != nil || !r.Started {
-		t.Fatalf("start %s: %+v, %v", id, r, err)
-	}
-	return admitOne(t, ctx, s, "wf")
-}
-
 func mustCommit(t testing.TB, ctx context.Context, s *headgate.Store, c headgate.TaskCommit) *headgate.TaskCommitted {
 	t.Helper()
 	r, err := s.CommitWorkflowTask(ctx, c)
@@ -26,71 +16,6 @@ func mustCommit(t testing.TB, ctx context.Context, s *headgate.Store, c headgate
 		t.Fatalf("commit %s: %v", c.WorkflowID, err)
 	}
 	return r
-}
-
-// wfStartCases cover StartWorkflow and SignalWorkflow.
-var wfStartCases = []conformanceCase{
-	{"WfStart/FirstTaskAndIdempotence", func(t *testing.T, s *headgate.Store) {
-		ctx := freeze(t, s)
-		r, err := s.StartWorkflow(ctx, headgate.WorkflowStart{WorkflowID: "o-1", WorkflowType: "checkout", RunID: "r1",
-			Queue: "wf", Partition: "tenant-1", Input: []byte(`{"n":1}`)})
-		if err != nil || !r.Started || r.TaskID == "" {
-			t.Fatalf("start: %+v, %v", r, err)
-		}
-		task := getJob(t, ctx, s, r.TaskID)
-		if task.Kind != "workflow:checkout" || task.Queue != "wf" || task.PartitionKey != "tenant-1" ||
-			task.State != headgate.StateAvailable || string(task.Payload) != "o-1" {
-			t.Errorf("first task %+v", task.Envelope)
-		}
-		again, err := s.StartWorkflow(ctx, headgate.WorkflowStart{WorkflowID: "o-1", WorkflowType: "checkout", RunID: "r2", Queue: "wf"})
-		if err != nil || again.Started || again.RunID != "r1" || again.Status != headgate.WorkflowRunning {
-			t.Errorf("second start: %+v, %v; want the existing run r1", again, err)
-		}
-		if h := mustHistory(t, ctx, s, "o-1"); len(h) != 1 || h[0].Kind != headgate.EventWorkflowStarted {
-			t.Errorf("history after two starts: %+v", h)
-		}
-		if v, err := s.GetVisibility(ctx, "o-1"); err != nil || v.Status != headgate.WorkflowRunning {
-			t.Errorf("visibility %+v, %v", v, err)
-		}
-	}},
-	{"WfSignal/AppendedOrInbox", func(t *testing.T, s *headgate.Store) {
-		ctx := freeze(t, s)
-		if err := s.SignalWorkflow(ctx, "nobody", "go", nil); !errors.Is(err, headgate.ErrWorkflowNotFound) {
-			t.Errorf("signal to no workflow: %v", err)
-		}
-		task := startRun(t, ctx, s, "w")
-		// While the task runs, the signal waits in the inbox: the history is the task's.
-		if err := s.SignalWorkflow(ctx, "w", "go", []byte(`1`)); err != nil {
-			t.Fatal(err)
-		}
-		if h := mustHistory(t, ctx, s, "w"); len(h) != 1 {
-			t.Fatalf("the signal reached the history while the task ran: %+v", h)
-		}
-		res := mustCommit(t, ctx, s, headgate.TaskCommit{WorkflowID: "w", Lease: task.LeaseRef(), ExpectedHead: 1, End: true,
-			Events: []headgate.Event{{Seq: 2, Kind: headgate.EventTimerStarted, Name: "s#1", TimerID: "sleep/s#1"}}})
-		h := mustHistory(t, ctx, s, "w")
-		if res.Head != 3 || len(h) != 3 || h[2].Kind != headgate.EventSignalReceived || h[2].Name != "go" {
-			t.Fatalf("after the commit: head %d, history %+v; want the signal after the task's event", res.Head, h)
-		}
-		if res.NextTaskID == "" {
-			t.Fatal("no next task for the signal the task did not see")
-		}
-		wantState(t, ctx, s, task.Envelope.ID, headgate.StateDeleted)
-		// With no task running the signal is appended at once; the task is not doubled.
-		if err := s.SignalWorkflow(ctx, "w", "go", []byte(`2`)); err != nil {
-			t.Fatal(err)
-		}
-		if h := mustHistory(t, ctx, s, "w"); len(h) != 4 {
-			t.Errorf("history %d events, want the second signal appended", len(h))
-		}
-		next := admitOne(t, ctx, s, "wf")
-		if next.Envelope.ID != res.NextTaskID {
-			t.Errorf("admitted %s, want the one next task %s", next.Envelope.ID, res.NextTaskID)
-		}
-		if more := mustAdmit(t, ctx, s, admitReq("w2", 10, "wf")); len(more) != 0 {
-			t.Errorf("a second task was enqueued: %v", ids(more))
-		}
-	}},
 }
 
 // readmitAfterLeaseLoss lets the lease of held expire, reclaims the job and admits it
@@ -176,29 +101,6 @@ var wfCommitTaskCases = []conformanceCase{
 		}
 		if next := admitOne(t, ctx, s, "wf"); string(next.Envelope.Payload) != "p" {
 			t.Errorf("admitted %q, want the parent's next task", next.Envelope.Payload)
-		}
-	}},
-	{"WfFireTimers/OnTheStoreClock", func(t *testing.T, s *headgate.Store) {
-		ctx := freeze(t, s)
-		task := startRun(t, ctx, s, "w")
-		mustCommit(t, ctx, s, headgate.TaskCommit{WorkflowID: "w", Lease: task.LeaseRef(), ExpectedHead: 1, End: true,
-			Events:    []headgate.Event{{Seq: 2, Kind: headgate.EventTimerStarted, Name: "s#1", TimerID: "sleep/s#1"}},
-			ArmTimers: []headgate.TimerArm{{TimerID: "sleep/s#1", FireAt: epoch.Add(30 * 24 * time.Hour), ArmedSeq: 2}}})
-		advance(t, ctx, s, 30*24*time.Hour-time.Millisecond)
-		n, next, err := s.FireTimers(ctx, 10)
-		if err != nil || n != 0 || !next.Equal(epoch.Add(30*24*time.Hour)) {
-			t.Fatalf("fire 1ms early: %d fired, next %s, %v", n, next, err)
-		}
-		advance(t, ctx, s, time.Millisecond)
-		if n, next, err = s.FireTimers(ctx, 10); err != nil || n != 1 || !next.IsZero() {
-			t.Fatalf("fire when due: %d fired, next %s, %v", n, next, err)
-		}
-		h := mustHistory(t, ctx, s, "w")
-		if len(h) != 3 || h[2].Kind != headgate.EventTimerFired || h[2].TimerID != "sleep/s#1" {
-			t.Fatalf("history %+v, want timer_fired", h)
-		}
-		if next := admitOne(t, ctx, s, "wf"); string(next.Envelope.Payload) != "w" {
-			t.Errorf("admitted %q, want the woken workflow's task", next.Envelope.Payload)
 		}
 	}},
 }

@@ -1,6 +1,7 @@
 package rqueuetest
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/headgate/headgate"
@@ -14,7 +15,7 @@ var wfListCases = []conformanceCase{
 		ctx := freeze(t, s)
 		mustAppend(t, ctx, s, "wf-1", 0, wfStarted(1, "checkout"))
 		mustAppend(t, ctx, s, "wf-2", 0, wfStarted(1, "checkout"), wfCompleted(2))
-		if got := listActive(t, ctx, s); !equalStrings(got, []string{"wf-1"}) {
+		if got := listActive(t, ctx, s); !slices.Equal(got, []string{"wf-1"}) {
 			t.Errorf("active is %q, want [wf-1]", got)
 		}
 	}},
@@ -23,10 +24,10 @@ var wfListCases = []conformanceCase{
 		ctx := freeze(t, s)
 		mustAppend(t, ctx, s, "wf-1", 0, wfStarted(1, "checkout"))
 		mustAppend(t, ctx, s, "wf-2", 0, wfStarted(1, "checkout"), wfPaused(2))
-		if got := listActive(t, ctx, s); !equalStrings(got, []string{"wf-1"}) {
+		if got := listActive(t, ctx, s); !slices.Equal(got, []string{"wf-1"}) {
 			t.Errorf("active is %q, want [wf-1]: a paused run is not active", got)
 		}
-		if got := listPaused(t, ctx, s); !equalStrings(got, []string{"wf-2"}) {
+		if got := listPaused(t, ctx, s); !slices.Equal(got, []string{"wf-2"}) {
 			t.Errorf("paused is %q, want [wf-2]", got)
 		}
 	}},
@@ -36,10 +37,10 @@ var wfListCases = []conformanceCase{
 		ctx := freeze(t, s)
 		check := func(step string, active, paused []string) {
 			t.Helper()
-			if got := listActive(t, ctx, s); !equalStrings(got, active) {
+			if got := listActive(t, ctx, s); !slices.Equal(got, active) {
 				t.Errorf("%s: active is %q, want %q", step, got, active)
 			}
-			if got := listPaused(t, ctx, s); !equalStrings(got, paused) {
+			if got := listPaused(t, ctx, s); !slices.Equal(got, paused) {
 				t.Errorf("%s: paused is %q, want %q", step, got, paused)
 			}
 		}
@@ -71,7 +72,7 @@ var wfListCases = []conformanceCase{
 		mustAppend(t, ctx, s, "wf-2", 0, wfStarted(1, "checkout"))
 		mustAppend(t, ctx, s, "wf-1", 0, wfStarted(1, "checkout"), wfCompleted(2))
 		got := allPages(t, "list workflow ids", func(c string) ([]string, string, error) { return s.ListWorkflowIDs(ctx, c, 1) })
-		if !equalStrings(got, []string{"wf-1", "wf-2"}) {
+		if !slices.Equal(got, []string{"wf-1", "wf-2"}) {
 			t.Errorf("workflow ids are %q, want [wf-1 wf-2]", got)
 		}
 	}},
@@ -112,7 +113,7 @@ var wfListCases = []conformanceCase{
 			for _, w := range query(t, ctx, s, c.f, 2) {
 				ids = append(ids, w.WorkflowID)
 			}
-			if !equalStrings(ids, c.want) {
+			if !slices.Equal(ids, c.want) {
 				t.Errorf("query %s: %q, want %q", name, ids, c.want)
 			}
 		}
@@ -132,14 +133,14 @@ var wfListCases = []conformanceCase{
 		for _, w := range query(t, ctx, s, headgate.WorkflowFilter{}, 1) {
 			ids = append(ids, w.WorkflowID)
 		}
-		if want := []string{wfID(1), wfID(3), wfID(2), wfID(0)}; !equalStrings(ids, want) {
+		if want := []string{wfID(1), wfID(3), wfID(2), wfID(0)}; !slices.Equal(ids, want) {
 			t.Errorf("query order %q, want %q", ids, want)
 		}
 		ids = nil
 		for _, w := range query(t, ctx, s, headgate.WorkflowFilter{Parent: "parent", Status: headgate.WorkflowRunning}, 1) {
 			ids = append(ids, w.WorkflowID)
 		}
-		if want := []string{wfID(2), wfID(0)}; !equalStrings(ids, want) {
+		if want := []string{wfID(2), wfID(0)}; !slices.Equal(ids, want) {
 			t.Errorf("children of parent %q, want %q", ids, want)
 		}
 		// A history without a started event is in no query (the seed's from_history).

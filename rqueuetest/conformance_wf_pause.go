@@ -1,6 +1,7 @@
 package rqueuetest
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -14,7 +15,7 @@ func wantPause(t testing.TB, what string, got headgate.WorkflowPauseResult, err 
 	}
 }
 
-// wfPauseCases cover PauseWorkflow.
+// wfPauseCases cover PauseWorkflow (lua/wf_pause.lua).
 var wfPauseCases = []conformanceCase{
 	{"WfPause/StagesTheWaitingTask", func(t *testing.T, s *headgate.Store) {
 		ctx := freeze(t, s)
@@ -28,7 +29,7 @@ var wfPauseCases = []conformanceCase{
 		if claims := mustAdmit(t, ctx, s, admitReq("w1", 10, "wf")); len(claims) != 0 {
 			t.Errorf("admitted a paused run's task: %v", ids(claims))
 		}
-		if got := listPaused(t, ctx, s); !equalStrings(got, []string{"w"}) {
+		if got := listPaused(t, ctx, s); !slices.Equal(got, []string{"w"}) {
 			t.Errorf("ListPaused = %v", got)
 		}
 		got, err = s.PauseWorkflow(ctx, "w", "", "")
@@ -60,11 +61,7 @@ var wfPauseCases = []conformanceCase{
 	}},
 	{"WfPause/HoldsStepJobs", func(t *testing.T, s *headgate.Store) {
 		ctx := freeze(t, s)
-		stepIDs := scheduleSteps(t, ctx, s, "w", "a#1", "b#1", "c#1")
-		claims := mustAdmit(t, ctx, s, admitReq("w1", 2, "steps")) // a and b run, c waits
-		if len(claims) != 2 {
-			t.Fatalf("admitted %v, want a and b", ids(claims))
-		}
+		stepIDs, claims := twoOfThreeStepsRunning(t, ctx, s, "w")
 		due := epoch.Add(48 * time.Hour)
 		retry, err := s.CommitWorkflowStep(ctx, failedWithRetry("w", "b#1", claims[1].LeaseRef(), due))
 		if err != nil || retry.RetryJobID == "" {
@@ -130,21 +127,5 @@ var wfPauseCases = []conformanceCase{
 		wantState(t, ctx, s, res.StepJobIDs[0], headgate.StateDeleted)
 		wantNoStepWaits(t, ctx, s, "w")
 		checkCounts(t, s)
-	}},
-}
-
-// wfResumeCases cover ResumeWorkflow of a run without a task.
-var wfResumeCases = []conformanceCase{
-	{"WfResume/EnqueuesATask", func(t *testing.T, s *headgate.Store) {
-		ctx := freeze(t, s)
-		task := startRun(t, ctx, s, "w")
-		mustCommit(t, ctx, s, headgate.TaskCommit{WorkflowID: "w", Lease: task.LeaseRef(), ExpectedHead: 1, End: true})
-		got, err := s.PauseWorkflow(ctx, "w", "", "")
-		wantPause(t, "pause", got, err, headgate.PauseApplied)
-		got, err = s.ResumeWorkflow(ctx, "w", "", "")
-		wantPause(t, "resume", got, err, headgate.PauseApplied)
-		if c := admitOne(t, ctx, s, "wf"); string(c.Envelope.Payload) != "w" {
-			t.Errorf("admitted %q after the resume, want w's task", c.Envelope.Payload)
-		}
 	}},
 }

@@ -45,11 +45,7 @@ var wfTerminateCases = []conformanceCase{
 	}},
 	{"WfTerminate/DropsWaitingStepJobs", func(t *testing.T, s *headgate.Store) {
 		ctx := freeze(t, s)
-		stepIDs := scheduleSteps(t, ctx, s, "w", "a#1", "b#1", "c#1")
-		claims := mustAdmit(t, ctx, s, admitReq("w1", 2, "steps")) // a and b run, c waits
-		if len(claims) != 2 || claims[0].Envelope.ID != stepIDs[0] || claims[1].Envelope.ID != stepIDs[1] {
-			t.Fatalf("admitted %v, want %v", ids(claims), stepIDs[:2])
-		}
+		stepIDs, claims := twoOfThreeStepsRunning(t, ctx, s, "w")
 		// b fails and waits for its retry, a step job due in a minute.
 		retry, err := s.CommitWorkflowStep(ctx, failedWithRetry("w", "b#1", claims[1].LeaseRef(), epoch.Add(time.Minute)))
 		if err != nil || retry.RetryJobID == "" {

@@ -1,13 +1,15 @@
 package rqueuetest
 
 import (
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/headgate/headgate"
 )
 
-// wfWorkloopCases cover workloops, their due sweep and invariant records.
+// wfWorkloopCases cover the reads of workloops (wf_workloop.go): the due sweep, the
+// listing and how both treat a poisoned row.
 var wfWorkloopCases = []conformanceCase{
 	{"WfWorkloop/DueSweepAndPoison", func(t *testing.T, s *headgate.Store) {
 		ctx := freeze(t, s)
@@ -36,7 +38,7 @@ var wfWorkloopCases = []conformanceCase{
 		for _, r := range due {
 			ids = append(ids, r.LoopID)
 		}
-		if !equalStrings(ids, []string{"l-due", "l-boundary"}) {
+		if !slices.Equal(ids, []string{"l-due", "l-boundary"}) {
 			t.Errorf("due %q, want [l-due l-boundary] (the poisoned due row skipped)", ids)
 		}
 		l, next, err := s.ListWorkloops(ctx, "", 100)
@@ -50,8 +52,8 @@ var wfWorkloopCases = []conformanceCase{
 		for _, u := range l.Undecodable {
 			undecodable = append(undecodable, u.LoopID)
 		}
-		if !equalStrings(listed, []string{"l-boundary", "l-due", "l-idle", "l-later"}) ||
-			!equalStrings(undecodable, []string{"l-poison", "l-poison-due"}) {
+		if !slices.Equal(listed, []string{"l-boundary", "l-due", "l-idle", "l-later"}) ||
+			!slices.Equal(undecodable, []string{"l-poison", "l-poison-due"}) {
 			t.Errorf("listed %q, undecodable %q", listed, undecodable)
 		}
 		if r, err := s.GetWorkloop(ctx, "l-due"); err != nil || r == nil || string(r.Spec) != "s" || !r.NextCheckAt.Equal(epoch.Add(-time.Second)) {
@@ -69,55 +71,6 @@ var wfWorkloopCases = []conformanceCase{
 		}
 		if due, err := s.DueWorkloops(ctx, epoch, 100); err != nil || len(due) != 0 {
 			t.Errorf("due after reschedule and remove: %+v %v", due, err)
-		}
-	}},
-	{"WfWorkloop/InvariantGenerationsPruned", func(t *testing.T, s *headgate.Store) {
-		ctx := freeze(t, s)
-		put := func(sec int, state string, pruneBefore time.Time) int64 {
-			t.Helper()
-			n, err := s.PutInvariantRecord(ctx, headgate.InvariantStateRecord{LoopID: "l:1", Invariant: "inv",
-				RecordedAt: at(sec), State: []byte(state)}, pruneBefore)
-			if err != nil {
-				t.Fatalf("put invariant: %v", err)
-			}
-			return n
-		}
-		if n := put(1, "a", at(0)); n != 0 {
-			t.Errorf("first put removed %d", n)
-		}
-		put(2, "b", at(0))
-		put(3, "c", at(0))
-		cur, err := s.CurrentInvariantRecord(ctx, "l:1", "inv")
-		if err != nil || cur == nil || string(cur.State) != "c" || !cur.RecordedAt.Equal(at(3)) {
-			t.Errorf("current: %+v %v", cur, err)
-		}
-		gens, err := s.InvariantRecordGenerations(ctx, "l:1", "inv")
-		if err != nil || len(gens) != 2 || string(gens[0].State) != "b" || string(gens[1].State) != "a" {
-			t.Errorf("generations: %+v %v", gens, err)
-		}
-		// Pruning in the same write applies to the generation this write rotated in.
-		if n := put(4, "d", at(3)); n != 2 {
-			t.Errorf("prune before 3 removed %d, want 2 (a, b)", n)
-		}
-		gens, err = s.InvariantRecordGenerations(ctx, "l:1", "inv")
-		if err != nil || len(gens) != 1 || string(gens[0].State) != "c" {
-			t.Errorf("generations after prune: %+v %v", gens, err)
-		}
-		if n := put(5, "e", at(100)); n != 2 {
-			t.Errorf("prune everything removed %d, want 2 (c, d)", n)
-		}
-		if cur, err := s.CurrentInvariantRecord(ctx, "l:1", "inv"); err != nil || cur == nil || string(cur.State) != "e" {
-			t.Errorf("the current generation was pruned: %+v %v", cur, err)
-		}
-		if cur, err := s.CurrentInvariantRecord(ctx, "l:1", "other"); err != nil || cur != nil {
-			t.Errorf("another invariant: %+v %v", cur, err)
-		}
-		// The cap bounds what one invariant keeps.
-		for i := range headgate.InvariantGenerationsMax + 5 {
-			put(10+i, "x", at(0))
-		}
-		if gens, err := s.InvariantRecordGenerations(ctx, "l:1", "inv"); err != nil || len(gens) != headgate.InvariantGenerationsMax {
-			t.Errorf("%d generations kept, want the cap %d (%v)", len(gens), headgate.InvariantGenerationsMax, err)
 		}
 	}},
 }

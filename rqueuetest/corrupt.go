@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/headgate/headgate"
 	"github.com/redis/go-redis/v9"
@@ -431,4 +432,81 @@ func assertCorruptionSafe(t testing.TB, s *headgate.Store, c corruptCheck) {
 		}
 	}
 	wipeNamespace(t, ctxFor(t), s)
+}
+
+// parksOn is a mustPark for a call that reads the numeric job fields listed: a corrupt
+// job hash, or one of those fields corrupted, must be parked.
+func parksOn(fields ...string) func(string, string) bool {
+	return func(_, field string) bool { return field == "" || slices.Contains(fields, field) }
+}
+
+// loadJobNumbers are the numeric fields of JOB_FIELDS in lua/lib.lua, which load_job reads.
+var loadJobNumbers = []string{"prio", "sched", "ret", "uwin", "attempt", "maxa", "crash", "charge", "fence"}
+
+// othersIn is a progressed check that each of ids but the corrupted job is in state.
+func othersIn(state headgate.State, ids ...string) func(testing.TB, context.Context, *headgate.Store, string) {
+	return func(t testing.TB, ctx context.Context, s *headgate.Store, corrupted string) {
+		for _, id := range ids {
+			if "job:"+id != corrupted {
+				wantState(t, ctx, s, id, state)
+			}
+		}
+	}
+}
+
+// holderCallCorrupt checks a write of the holder of one running job (checkpoint, output,
+// progress): a corrupt job hash, output or progress key refuses it with nothing written.
+// An earlier output and progress exist, so their keys are corrupted too.
+func holderCallCorrupt(call func(ctx context.Context, s *headgate.Store, l headgate.LeaseRef) error) func(*testing.T, *headgate.Store) {
+	return func(t *testing.T, s *headgate.Store) {
+		var lease headgate.LeaseRef
+		assertCorruptionSafe(t, s, corruptCheck{
+			setup: func(t testing.TB, ctx context.Context, s *headgate.Store) {
+				mustEnqueue(t, ctx, s, job("a"))
+				c := admitOne(t, ctx, s)
+				lease = c.LeaseRef()
+				if _, err := s.WriteOutput(ctx, lease, headgate.Blob{SchemaVersion: 1, Bytes: []byte("first")}); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := s.WriteProgress(ctx, lease, headgate.Progress{Current: 1, Total: 3}); err != nil {
+					t.Fatal(err)
+				}
+				advance(t, ctx, s, time.Second)
+			},
+			keys: keysNamed("job:", "output:", "progress:"),
+			call: func(ctx context.Context, s *headgate.Store) error { return call(ctx, s, lease) },
+		})
+	}
+}
+
+// operatorCorruptCheck runs call (a verb on job "x" of the state setup builds) under each
+// corruption keys selects; when the corrupted key is not x's own, x must end in want.
+//
+// The operator verbs (retry, edit, delete) read the job, then the keys of the state it
+// leaves and enters. Each corruption of each of those keys either refuses the call with
+// nothing written or, for the job's own data, parks the job (the verb then returns
+// *JobParkedError, which the harness counts as the call's success: it wrote the parking).
+// The verbs read the numeric job fields load_job reads (loadJobNumbers); a bad weight,
+// which they do not read, leaves the job usable.
+func operatorCorruptCheck(keys func(string) bool, setup func(t testing.TB, ctx context.Context, s *headgate.Store),
+	call func(ctx context.Context, s *headgate.Store) error, want headgate.State) corruptCheck {
+	return corruptCheck{
+		setup: setup,
+		keys:  keys,
+		call: func(ctx context.Context, s *headgate.Store) error {
+			err := call(ctx, s)
+			if p := (*headgate.JobParkedError)(nil); errors.As(err, &p) {
+				return nil
+			}
+			return err
+		},
+		progressed: func(t testing.TB, ctx context.Context, s *headgate.Store, corrupted string) {
+			if corrupted != "job:x" {
+				wantState(t, ctx, s, "x", want)
+			}
+		},
+		mustPark: func(corrupted, field string) bool {
+			return corrupted == "job:x" && (field == "" || slices.Contains(loadJobNumbers, field))
+		},
+	}
 }

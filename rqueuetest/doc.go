@@ -91,8 +91,13 @@
 // shared embedded miniredis, redis-server and Redis Cluster.
 //
 // The suite's cases live in the conformance_<transition>.go files, named like the
-// transition's script (lua/ack.lua, conformance_ack.go); nothing in them is exported.
+// transition's script and its Go file (lua/ack.lua, ack.go, conformance_ack.go); a
+// transition with many cases adds files of a topic (conformance_ack_history.go), and the
+// cases of reads are named after the Go file of the read (conformance_queue_stats.go).
+// The few that span transitions say so (conformance_validation.go: the refusals Go
+// decides for calls of many transitions). Nothing in them is exported.
 // ExerciseWorkflowStore runs the workflow store's contract (histories, listings, timers,
 // visibility, the namespace registry, packages, worker deployments, workloops) the same
-// way, from conformance_wf*.go.
+// way, from conformance_wf*.go. The root package's TestFilesNamedAfterTransitions holds
+// the files to these names.
 package rqueuetest

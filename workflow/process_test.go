@@ -196,16 +196,7 @@ func TestWorkerProcessKilled(t *testing.T) {
 			t.Fatal(err)
 		}
 		workflow.Register(w, "journey", journey(rdb, ns, false))
-		if err := w.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			sctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			if err := w.Stop(sctx); err != nil {
-				t.Errorf("stop: %v", err)
-			}
-		})
+		startWorker(t, ctx, w)
 		waitTask := func(what string) {
 			t.Helper()
 			select {

@@ -53,19 +53,6 @@ func TestTimerArmedElsewhereWakesTheDuty(t *testing.T) {
 		if err := store.FreezeClock(ctx, time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)); err != nil {
 			t.Fatal(err)
 		}
-		start := func(w *worker.Worker) {
-			t.Helper()
-			if err := w.Start(ctx); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				sctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-				defer cancel()
-				if err := w.Stop(sctx); err != nil {
-					t.Errorf("stop %s: %v", w.ID(), err)
-				}
-			})
-		}
 		nap := func(ctx workflow.Context, _ struct{}) (string, error) {
 			return "rested", workflow.Sleep(ctx, "nap", time.Millisecond)
 		}
@@ -78,7 +65,7 @@ func TestTimerArmedElsewhereWakesTheDuty(t *testing.T) {
 			t.Fatal(err)
 		}
 		workflow.Register(holder, "nap", nap)
-		start(holder)
+		startWorker(t, ctx, holder)
 		select {
 		case <-h.took:
 		case <-ctx.Done():
@@ -110,10 +97,25 @@ func TestTimerArmedElsewhereWakesTheDuty(t *testing.T) {
 			t.Fatal(err)
 		}
 		workflow.Register(runner, "nap", nap)
-		start(runner)
+		startWorker(t, ctx, runner)
 		got, err := workflow.Result[string](ctx, client, "nap-1")
 		if err != nil || got != "rested" {
 			t.Fatalf("result %q, %v; want the timer fired long before the duty's hour-long sleep ended", got, err)
+		}
+	})
+}
+
+// startWorker starts w and stops it when the test ends, giving it a minute to finish.
+func startWorker(t testing.TB, ctx context.Context, w *worker.Worker) {
+	t.Helper()
+	if err := w.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		sctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := w.Stop(sctx); err != nil {
+			t.Errorf("stop %s: %v", w.ID(), err)
 		}
 	})
 }

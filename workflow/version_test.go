@@ -44,6 +44,14 @@ func ranWorkflows(attempts []worker.Attempt) []string {
 	return slices.Compact(ids)
 }
 
+// route routes new runs of a workflow type to a version, failing the test on an error.
+func route(t *testing.T, env *workflowtest.Env, workflowType, version string) {
+	t.Helper()
+	if err := env.Store.PutPackageRoute(env.Context(), workflowType, version); err != nil {
+		t.Fatalf("route %s to %s: %v", workflowType, version, err)
+	}
+}
+
 func requireVersion(t *testing.T, env *workflowtest.Env, id, want string) {
 	t.Helper()
 	row, err := env.Store.GetWorkflow(env.Context(), id)
@@ -73,9 +81,7 @@ func TestVersionRunsStayOnTheirVersion(t *testing.T) {
 		workflow.Register(env.Worker, "greet", napper("unversioned"))
 		v1 := env.NewWorker("w1", "v1")
 		workflow.Register(v1, "greet", napper("v1"))
-		if err := env.Store.PutPackageRoute(ctx, "greet", "v1"); err != nil {
-			t.Fatal(err)
-		}
+		route(t, env, "greet", "v1")
 		env.Start("greet", 1, "a")
 		requireVersion(t, env, "a", "v1")
 		requireRan(t, "the unversioned worker", env.Run())
@@ -84,9 +90,7 @@ func TestVersionRunsStayOnTheirVersion(t *testing.T) {
 		// v2 joins and new runs are routed to it; a stays on v1.
 		v2 := env.NewWorker("w2", "v2")
 		workflow.Register(v2, "greet", napper("v2"))
-		if err := env.Store.PutPackageRoute(ctx, "greet", "v2"); err != nil {
-			t.Fatal(err)
-		}
+		route(t, env, "greet", "v2")
 		env.Start("greet", 0, "b")
 		requireVersion(t, env, "b", "v2")
 		requireRan(t, "the v2 worker", env.RunWith(v2), "b")
@@ -133,9 +137,7 @@ func TestVersionContinueAsNewMovesToTheRoute(t *testing.T) {
 		v1, v2 := env.NewWorker("w1", "v1"), env.NewWorker("w2", "v2")
 		workflow.Register(v1, "loop", looper("v1"))
 		workflow.Register(v2, "loop", looper("v2"))
-		if err := env.Store.PutPackageRoute(ctx, "loop", "v1"); err != nil {
-			t.Fatal(err)
-		}
+		route(t, env, "loop", "v1")
 		env.Start("loop", 0, "c")
 		requireRan(t, "the v1 worker", env.RunWith(v1), "c")
 		// The route has not moved: the new run stays on v1.
@@ -143,9 +145,7 @@ func TestVersionContinueAsNewMovesToTheRoute(t *testing.T) {
 		requireRan(t, "the v1 worker", env.RunWith(v1), "c")
 		requireVersion(t, env, "c", "v1")
 
-		if err := env.Store.PutPackageRoute(ctx, "loop", "v2"); err != nil {
-			t.Fatal(err)
-		}
+		route(t, env, "loop", "v2")
 		env.Signal("c", "go", "")
 		requireRan(t, "the v2 worker", env.RunWith(v2)) // the open run is v1's
 		requireRan(t, "the v1 worker", env.RunWith(v1), "c")
@@ -210,9 +210,7 @@ func TestVersionDrain(t *testing.T) {
 		}
 		put("blue", "v1")
 		put("green", "v2")
-		if err := env.Store.PutPackageRoute(ctx, "job", "v1"); err != nil {
-			t.Fatal(err)
-		}
+		route(t, env, "job", "v1")
 		if err := start("a", ""); err != nil {
 			t.Fatal(err)
 		}
@@ -327,9 +325,7 @@ func TestVersionStepJobsStayOnTheRunsVersion(t *testing.T) {
 		v2 := env.NewWorker("v2-all", "v2")
 		workflow.Register(v2, "pay", charger("v2"))
 		workflow.Register(env.Worker, "pay", charger("unversioned"))
-		if err := env.Store.PutPackageRoute(ctx, "pay", "v1"); err != nil {
-			t.Fatal(err)
-		}
+		route(t, env, "pay", "v1")
 		env.Start("pay", 1, "p")
 		requireRan(t, "v1's task worker", env.RunWith(tasks), "p")
 		waiting, err := env.Store.ListJobs(ctx, headgate.JobFilter{Queue: headgate.VersionedQueue(paymentJob.Queue, "v1"),

@@ -327,29 +327,17 @@ func cmdCancel(ctx context.Context, c *cli, args []string) error {
 	type cancelled struct {
 		ID string `json:"id"`
 	}
-	out := struct {
-		Cancelled []cancelled   `json:"cancelled"`
-		Failed    []verbFailure `json:"failed"`
-	}{Cancelled: []cancelled{}, Failed: []verbFailure{}}
-	for _, id := range args {
+	return eachJob(c, args, "cancelled", func(id string) (cancelled, string, error) {
 		if err := c.insp.Cancel(ctx, id); err != nil {
-			out.Failed = append(out.Failed, c.failLine(id, err))
-			continue
+			return cancelled{}, "", err
 		}
-		out.Cancelled = append(out.Cancelled, cancelled{id})
-		if !c.verbs.json {
-			fmt.Fprintf(c.stdout, "cancelled %s\n", id)
-		}
-	}
-	if c.verbs.json {
-		if err := c.printJSON(out); err != nil {
-			return err
-		}
-	}
-	if len(out.Failed) > 0 {
-		return fmt.Errorf("%d of %d job(s) not cancelled", len(out.Failed), len(args))
-	}
-	return nil
+		return cancelled{id}, "cancelled " + id, nil
+	}, func(done []cancelled, failed []verbFailure) any {
+		return struct {
+			Cancelled []cancelled   `json:"cancelled"`
+			Failed    []verbFailure `json:"failed"`
+		}{done, failed}
+	})
 }
 
 func cmdRelease(ctx context.Context, c *cli, args []string) error {

@@ -34,6 +34,8 @@ type testBundle struct {
 	url   string
 	store *headgate.Store
 	ns    string // the namespace commands run in; testNS when empty
+	// leases numbers the lease ids of admit: each admission needs one of its own.
+	leases int
 }
 
 // setup starts a miniredis with the store clock of testNS frozen at epoch.
@@ -63,6 +65,19 @@ func (b *testBundle) enqueue(t *testing.T, jobs ...headgate.Envelope) {
 	if _, err := b.store.Enqueue(b.ctx, jobs...); err != nil {
 		t.Fatalf("Enqueue: %v", err)
 	}
+}
+
+// admit admits up to capacity jobs of queue as worker w, on a lease of d under lease id
+// l1, l2, ..., and fails the test unless it got want.
+func (b *testBundle) admit(t *testing.T, queue string, capacity, want int, d time.Duration) []headgate.Claim {
+	t.Helper()
+	b.leases++
+	claims, err := b.store.Admit(b.ctx, headgate.AdmitRequest{Worker: "w", LeaseID: fmt.Sprint("l", b.leases),
+		Queues: []string{queue}, Capacity: capacity, Lease: d})
+	if err != nil || len(claims) != want {
+		t.Fatalf("admit from %s: %d claims, %v; want %d", queue, len(claims), err, want)
+	}
+	return claims
 }
 
 // run runs the command line with -redis and -namespace of the bundle.
@@ -145,12 +160,7 @@ no live worker serves 1 queue(s) with work: mail (see headgate workers)
 	b.mustRun(t, "release", "b1")
 	b.mustRun(t, "limit", "reports", "off")
 	b.enqueue(t, headgate.Envelope{ID: "b2", Queue: "reports", MaxAttempts: 1})
-	claims, err := b.store.Admit(b.ctx, headgate.AdmitRequest{Worker: "w", LeaseID: "l", Queues: []string{"reports"},
-		Capacity: 2, Lease: time.Minute})
-	if err != nil || len(claims) != 2 {
-		t.Fatalf("Admit: %d claims, %v", len(claims), err)
-	}
-	for _, c := range claims {
+	for _, c := range b.admit(t, "reports", 2, 2, time.Minute) {
 		o := map[string]headgate.Outcome{"b1": headgate.OutcomeSuccess, "b2": headgate.OutcomeRetry}[c.Envelope.ID]
 		if _, err := b.store.Ack(b.ctx, c.LeaseRef(), o, &headgate.AckOpts{Error: "e"}); err != nil {
 			t.Fatal(err)
@@ -318,12 +328,7 @@ func TestJob(t *testing.T) {
 	}
 	b.enqueue(t, headgate.Envelope{ID: "j1", Kind: "email", Queue: "mail", Payload: payload, Fingerprint: "fp",
 		Tags: []string{"vip"}, Retention: time.Hour, UniqueKey: "u"})
-	claims, err := b.store.Admit(b.ctx, headgate.AdmitRequest{Worker: "w", LeaseID: "l1", Queues: []string{"mail"},
-		Capacity: 1, Lease: time.Minute})
-	if err != nil || len(claims) != 1 {
-		t.Fatalf("Admit = %v, %v", claims, err)
-	}
-	lease := claims[0].LeaseRef()
+	lease := b.admit(t, "mail", 1, 1, time.Minute)[0].LeaseRef() // lease id l1
 	if _, err := b.store.WriteProgress(b.ctx, lease, headgate.Progress{Current: 2, Total: 5, Message: "sending"}); err != nil {
 		t.Fatal(err)
 	}
@@ -428,22 +433,8 @@ func TestQuarantine(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	requireOutput(t, b.mustRun(t, "quarantine"), "no quarantined fingerprints\n")
-	b.enqueue(t, headgate.Envelope{ID: "crasher", Queue: "q", Fingerprint: "import:7", Priority: 1},
-		headgate.Envelope{ID: "sibling", Queue: "q", Fingerprint: "import:7"})
-	req := headgate.AdmitRequest{Worker: "w", LeaseID: "l", Queues: []string{"q"}, Capacity: 1, Lease: time.Second}
-	if c, err := b.store.Admit(b.ctx, req); err != nil || len(c) != 1 {
-		t.Fatalf("Admit = %v, %v", c, err)
-	}
-	if err := b.store.AdvanceClock(b.ctx, time.Minute); err != nil {
-		t.Fatal(err)
-	}
-	if r, err := b.store.ReclaimExpired(b.ctx, 10); err != nil || len(r) != 1 || !r[0].Quarantined {
-		t.Fatalf("ReclaimExpired = %+v, %v", r, err)
-	}
-	req.LeaseID = "l2"
-	if c, err := b.store.Admit(b.ctx, req); err != nil || len(c) != 0 {
-		t.Fatalf("Admit of a quarantined sibling = %v, %v", c, err)
-	}
+	b.quarantinedIn(t, "q", "import:7", headgate.Envelope{ID: "sibling", Queue: "q", Fingerprint: "import:7"})
+	b.admit(t, "q", 1, 0, time.Second) // the sibling is held
 	requireOutput(t, b.mustRun(t, "quarantine"), `
 FINGERPRINT  JOB      HELD
 import:7     crasher  1

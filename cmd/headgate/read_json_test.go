@@ -29,10 +29,7 @@ func TestReadCommandsJSON(t *testing.T) {
 	if err := b.store.Client().HSet(b.ctx, "hg:{"+testNS+"}:job:bad", "attempt", "many").Err(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.store.Admit(b.ctx, headgate.AdmitRequest{Worker: "w", LeaseID: "l", Queues: []string{"other"},
-		Capacity: 1, Lease: time.Minute}); err != nil {
-		t.Fatal(err)
-	}
+	b.admit(t, "other", 1, 0, time.Minute)
 
 	var stats statsJSON
 	b.runJSON(t, exitOK, &stats, "stats")

@@ -22,11 +22,7 @@ queue mail at 2030-01-02 03:04:05 UTC: 0 partition(s) with waiting work, 0 job(s
 		headgate.Envelope{ID: "b1", Queue: "mail", PartitionKey: "beta", ScheduledAt: epoch.Add(-30 * time.Second)},
 		headgate.Envelope{ID: "c1", Queue: "mail", PartitionKey: "gamma", ScheduledAt: epoch.Add(-50 * time.Hour)},
 	)
-	claims, err := b.store.Admit(b.ctx, headgate.AdmitRequest{Worker: "w", LeaseID: "l", Queues: []string{"mail"},
-		Capacity: 1, Lease: time.Hour})
-	if err != nil || len(claims) != 1 {
-		t.Fatalf("Admit: %d claims, %v", len(claims), err)
-	}
+	claims := b.admit(t, "mail", 1, 1, time.Hour)
 	if claims[0].Envelope.ID != "a0" {
 		t.Fatalf("admitted %s, want a0 (acme, the first partition of the ring)", claims[0].Envelope.ID)
 	}
@@ -113,11 +109,7 @@ func TestTenantsNoPartition(t *testing.T) {
 		headgate.Envelope{ID: "n2", Queue: "mail", ScheduledAt: epoch.Add(-time.Minute)},
 		headgate.Envelope{ID: "a1", Queue: "mail", PartitionKey: "acme", ScheduledAt: epoch.Add(-time.Second)},
 	)
-	claims, err := b.store.Admit(b.ctx, headgate.AdmitRequest{Worker: "w", LeaseID: "l", Queues: []string{"mail"},
-		Capacity: 1, Lease: time.Hour})
-	if err != nil || len(claims) != 1 {
-		t.Fatalf("Admit: %d claims, %v", len(claims), err)
-	}
+	b.admit(t, "mail", 1, 1, time.Hour)
 	out := b.mustRun(t, "tenants", "mail")
 	if !strings.Contains(out, "\n(none)") {
 		t.Fatalf("tenants shows no row named (none):\n%s", out)

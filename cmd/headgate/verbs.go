@@ -171,19 +171,10 @@ func cmdRetry(ctx context.Context, c *cli, args []string) error {
 		}
 		opts.At = at
 	}
-	out := struct {
-		Retried []retried     `json:"retried"`
-		Failed  []verbFailure `json:"failed"`
-	}{Retried: []retried{}, Failed: []verbFailure{}}
-	for _, id := range args {
+	return eachJob(c, args, "retried", func(id string) (retried, string, error) {
 		e, err := c.jobEdit(ctx, id)
 		if err != nil {
-			var u *usageError
-			if errors.As(err, &u) {
-				return err
-			}
-			out.Failed = append(out.Failed, c.failLine(id, err))
-			continue
+			return retried{}, "", err
 		}
 		opts.Edit = nil
 		if e != (inspector.JobEdit{}) {
@@ -191,7 +182,7 @@ func cmdRetry(ctx context.Context, c *cli, args []string) error {
 		}
 		r, err := c.insp.Retry(ctx, id, opts)
 		if u := byFlag(err, editFlagNames("opts.Edit.", "-set-partition")); u != err {
-			return u // the same for every id: none was retried
+			return retried{}, "", u // the same for every id: none was retried
 		}
 		if d := (*headgate.DuplicateError)(nil); errors.As(err, &d) {
 			// "duplicate of job H" alone reads as if the retried job were the duplicate.
@@ -199,8 +190,7 @@ func cmdRetry(ctx context.Context, c *cli, args []string) error {
 				short(d.ExistingID), d.State, err)
 		}
 		if err != nil {
-			out.Failed = append(out.Failed, c.failLine(id, err))
-			continue
+			return retried{}, "", err
 		}
 		rt := retriedOf(r)
 		if r.State == headgate.StateAvailable && !r.Lifted {
@@ -208,24 +198,47 @@ func cmdRetry(ctx context.Context, c *cli, args []string) error {
 			// alone would have the operator wait for it to run.
 			if d, err := c.insp.Job(ctx, id); err == nil && d.Job.Held {
 				rt.Held = true
-				if !c.verbs.json {
-					fmt.Fprintf(c.stdout, "retried %s: available, held while its fingerprint %s is quarantined "+
-						"(headgate quarantine release %s)\n", id, d.Job.Fingerprint, d.Job.Fingerprint)
-				}
+				return rt, fmt.Sprintf("retried %s: available, held while its fingerprint %s is quarantined "+
+					"(headgate quarantine release %s)", id, d.Job.Fingerprint, d.Job.Fingerprint), nil
 			}
 		}
-		out.Retried = append(out.Retried, rt)
-		if !c.verbs.json && !rt.Held {
-			fmt.Fprintf(c.stdout, "retried %s: %s %s\n", id, r.State, exactTime(r.ScheduledAt))
+		return rt, fmt.Sprintf("retried %s: %s %s", id, r.State, exactTime(r.ScheduledAt)), nil
+	}, func(done []retried, failed []verbFailure) any {
+		return struct {
+			Retried []retried     `json:"retried"`
+			Failed  []verbFailure `json:"failed"`
+		}{done, failed}
+	})
+}
+
+// eachJob runs a verb on job ids: act acts on one and returns what -json reports of it
+// and the line that says it; doc makes the -json document of what was done and what
+// failed. Each failure is listed (failLine) and the verb ends in an error that counts
+// them. A usage error stops the verb at once: it would be the same for every id.
+func eachJob[T any](c *cli, args []string, past string, act func(id string) (T, string, error),
+	doc func(done []T, failed []verbFailure) any) error {
+	done, failed := []T{}, []verbFailure{}
+	for _, id := range args {
+		r, line, err := act(id)
+		if u := (*usageError)(nil); errors.As(err, &u) {
+			return err
+		}
+		if err != nil {
+			failed = append(failed, c.failLine(id, err))
+			continue
+		}
+		done = append(done, r)
+		if !c.verbs.json {
+			fmt.Fprintln(c.stdout, line)
 		}
 	}
 	if c.verbs.json {
-		if err := c.printJSON(out); err != nil {
+		if err := c.printJSON(doc(done, failed)); err != nil {
 			return err
 		}
 	}
-	if len(out.Failed) > 0 {
-		return fmt.Errorf("%d of %d job(s) not retried", len(out.Failed), len(args))
+	if len(failed) > 0 {
+		return fmt.Errorf("%d of %d job(s) not %s", len(failed), len(args), past)
 	}
 	return nil
 }
@@ -321,30 +334,18 @@ func cmdDelete(ctx context.Context, c *cli, args []string) error {
 		ID    string `json:"id"`
 		State string `json:"state"`
 	}
-	out := struct {
-		Deleted []deleted     `json:"deleted"`
-		Failed  []verbFailure `json:"failed"`
-	}{Deleted: []deleted{}, Failed: []verbFailure{}}
-	for _, id := range args {
+	return eachJob(c, args, "deleted", func(id string) (deleted, string, error) {
 		st, err := c.insp.Delete(ctx, id)
 		if err != nil {
-			out.Failed = append(out.Failed, c.failLine(id, err))
-			continue
+			return deleted{}, "", err
 		}
-		out.Deleted = append(out.Deleted, deleted{id, string(st)})
-		if !c.verbs.json {
-			fmt.Fprintf(c.stdout, "deleted %s (was %s)\n", id, st)
-		}
-	}
-	if c.verbs.json {
-		if err := c.printJSON(out); err != nil {
-			return err
-		}
-	}
-	if len(out.Failed) > 0 {
-		return fmt.Errorf("%d of %d job(s) not deleted", len(out.Failed), len(args))
-	}
-	return nil
+		return deleted{id, string(st)}, fmt.Sprintf("deleted %s (was %s)", id, st), nil
+	}, func(done []deleted, failed []verbFailure) any {
+		return struct {
+			Deleted []deleted     `json:"deleted"`
+			Failed  []verbFailure `json:"failed"`
+		}{done, failed}
+	})
 }
 
 // cmdQuarantineRelease is the quarantine command with -retry and -json for release;

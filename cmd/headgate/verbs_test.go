@@ -166,10 +166,7 @@ func TestEditCommand(t *testing.T) {
 	}
 	// A running job is refused.
 	b.enqueue(t, headgate.Envelope{ID: "r"})
-	if c, err := b.store.Admit(b.ctx, headgate.AdmitRequest{Worker: "w", LeaseID: "l", Queues: []string{headgate.QueueDefault},
-		Capacity: 1, Lease: time.Minute}); err != nil || len(c) != 1 {
-		t.Fatalf("admit: %v, %v", c, err)
-	}
+	b.admit(t, headgate.QueueDefault, 1, 1, time.Minute)
 	if code, _, errOut := b.run(t, "edit", "r", "-priority", "1"); code != exitError || !strings.Contains(errOut, "is running; cancel it first") {
 		t.Errorf("edit running: exit %d, %s", code, errOut)
 	}
@@ -204,10 +201,7 @@ func TestQuarantineReleaseRetry(t *testing.T) {
 	b := setup(t) // crash limit 1
 	b.quarantined(t, headgate.Envelope{ID: "sibling", Fingerprint: "fp"})
 	// Admission sets the sibling aside.
-	req := headgate.AdmitRequest{Worker: "w", LeaseID: "l2", Queues: []string{headgate.QueueDefault}, Capacity: 1, Lease: time.Second}
-	if c, err := b.store.Admit(b.ctx, req); err != nil || len(c) != 0 {
-		t.Fatalf("admit of a quarantined sibling: %v, %v", c, err)
-	}
+	b.admit(t, headgate.QueueDefault, 1, 0, time.Second)
 	var list struct {
 		Quarantined []struct {
 			Fingerprint string `json:"fingerprint"`
@@ -363,11 +357,14 @@ func TestEditPayloadKeepsJSONPayloads(t *testing.T) {
 // is 1), with others enqueued beside it, admitted after it.
 func (b *testBundle) quarantined(t *testing.T, others ...headgate.Envelope) {
 	t.Helper()
-	b.enqueue(t, append([]headgate.Envelope{{ID: "crasher", Fingerprint: "fp", Priority: 1}}, others...)...)
-	req := headgate.AdmitRequest{Worker: "w", LeaseID: "l", Queues: []string{headgate.QueueDefault}, Capacity: 1, Lease: time.Second}
-	if c, err := b.store.Admit(b.ctx, req); err != nil || len(c) != 1 {
-		t.Fatalf("admit: %v, %v", c, err)
-	}
+	b.quarantinedIn(t, headgate.QueueDefault, "fp", others...)
+}
+
+// quarantinedIn is quarantined with the crasher in queue and of fingerprint fp.
+func (b *testBundle) quarantinedIn(t *testing.T, queue, fp string, others ...headgate.Envelope) {
+	t.Helper()
+	b.enqueue(t, append([]headgate.Envelope{{ID: "crasher", Queue: queue, Fingerprint: fp, Priority: 1}}, others...)...)
+	b.admit(t, queue, 1, 1, time.Second)
 	if err := b.store.AdvanceClock(b.ctx, time.Minute); err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,7 @@ package rqueuetest
 
 import (
 	"context"
-	"errors"
+	"slices"
 	"testing"
 
 	"github.com/headgate/headgate"
@@ -22,63 +22,23 @@ func mustRecord(t testing.TB, ctx context.Context, s *headgate.Store, r headgate
 
 func listAll(t testing.TB, ctx context.Context, s *headgate.Store, req headgate.WorkflowListRequest) []string {
 	t.Helper()
-	var ids []string
-	for range 100_000 {
+	return allPages(t, "list workflows", func(cursor string) ([]string, string, error) {
+		req.PageToken = cursor
 		page, err := s.ListWorkflows(ctx, req)
 		if err != nil {
-			t.Fatalf("list workflows: %v", err)
+			return nil, "", err
 		}
-		for _, r := range page.Records {
-			ids = append(ids, r.WorkflowID)
+		ids := make([]string, len(page.Records))
+		for i, r := range page.Records {
+			ids[i] = r.WorkflowID
 		}
-		if page.NextPageToken == "" {
-			return ids
-		}
-		req.PageToken = page.NextPageToken
-	}
-	t.Fatalf("list workflows: no end")
-	return nil
+		return ids, page.NextPageToken, nil
+	})
 }
 
-// wfVisibilityCases cover RecordVisibility, GetVisibility, RemoveVisibility, ListWorkflows.
-var wfVisibilityCases = []conformanceCase{
-	{"WfVisibility/UpsertGetRemoveByRun", func(t *testing.T, s *headgate.Store) {
-		ctx := freeze(t, s)
-		mustRecord(t, ctx, s, visRecord("wf-1", "run-1", "checkout", headgate.WorkflowRunning, 1))
-		r, err := s.GetVisibility(ctx, "wf-1")
-		if err != nil || r.RunID != "run-1" || r.Status != headgate.WorkflowRunning || !r.StartedAt.Equal(at(1)) ||
-			string(r.Memo) != `{"m":1}` || !r.UpdatedAt.Equal(epoch) || r.PackageVersion != "pkg-a" {
-			t.Errorf("get: %+v %v", r, err)
-		}
-		// A new run's row replaces its predecessor's.
-		mustRecord(t, ctx, s, visRecord("wf-1", "run-2", "checkout", headgate.WorkflowCompleted, 5))
-		if got := listAll(t, ctx, s, headgate.WorkflowListRequest{}); !equalStrings(got, []string{"wf-1"}) {
-			t.Errorf("listing after the new run: %q", got)
-		}
-		if got := listAll(t, ctx, s, headgate.WorkflowListRequest{Status: headgate.WorkflowRunning}); len(got) != 0 {
-			t.Errorf("the predecessor's status still lists it: %q", got)
-		}
-		// Remove is guarded by run id: the old run's prune removes nothing.
-		before := snapshot(t, ctx, s)
-		if ok, err := s.RemoveVisibility(ctx, "wf-1", "run-1"); err != nil || ok {
-			t.Errorf("remove by the old run: %v %v, want false", ok, err)
-		}
-		if snapshot(t, ctx, s) != before {
-			t.Errorf("a guarded remove changed the store")
-		}
-		if ok, err := s.RemoveVisibility(ctx, "wf-1", "run-2"); err != nil || !ok {
-			t.Errorf("remove by the current run: %v %v, want true", ok, err)
-		}
-		if _, err := s.GetVisibility(ctx, "wf-1"); !errors.Is(err, headgate.ErrWorkflowNotFound) {
-			t.Errorf("get after remove: %v", err)
-		}
-		if got := listAll(t, ctx, s, headgate.WorkflowListRequest{}); len(got) != 0 {
-			t.Errorf("listing after remove: %q", got)
-		}
-		if ok, err := s.RemoveVisibility(ctx, "wf-9", "run-1"); err != nil || ok {
-			t.Errorf("remove absent: %v %v", ok, err)
-		}
-	}},
+// wfListWorkflowsCases cover ListWorkflows (wf_list_workflows.go), the listing of the
+// visibility rows RecordVisibility writes: filters, order and pages.
+var wfListWorkflowsCases = []conformanceCase{
 	{"WfVisibility/ListFiltered", func(t *testing.T, s *headgate.Store) {
 		ctx := freeze(t, s)
 		mustRecord(t, ctx, s, visRecord("wf-1", "r", "checkout", headgate.WorkflowRunning, 3))
@@ -99,7 +59,7 @@ var wfVisibilityCases = []conformanceCase{
 			"parent":          {headgate.WorkflowListRequest{Parent: "wf-1"}, []string{"wf-4"}},
 		} {
 			c.req.PageSize = 1
-			if got := listAll(t, ctx, s, c.req); !equalStrings(got, c.want) {
+			if got := listAll(t, ctx, s, c.req); !slices.Equal(got, c.want) {
 				t.Errorf("%s: %q, want %q", name, got, c.want)
 			}
 		}

@@ -10,9 +10,9 @@ import (
 	"github.com/headgate/headgate"
 )
 
-// uniqueCases cover the unique keys of the Enqueue transition: strict and throttle keys,
-// their scope, batches and replacement.
-var uniqueCases = []conformanceCase{
+// enqueueUniqueCases cover the unique keys of the Enqueue transition (lua/enqueue.lua):
+// strict and throttle keys, their scope, batches and replacement.
+var enqueueUniqueCases = []conformanceCase{
 	{"Unique/Matrix", uniqueMatrix},
 	{"Unique/ScopeIsQueueAndKind", uniqueScope},
 	{"Unique/BatchWithDuplicateWritesNothing", uniqueBatch},

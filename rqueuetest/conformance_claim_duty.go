@@ -1,14 +1,16 @@
 package rqueuetest
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"github.com/headgate/headgate"
 )
 
-// dutyCases cover the Duty transition of the job contract.
-var dutyCases = []conformanceCase{
+// claimDutyCases cover ClaimDuty and ClaimDutyLease (lua/claim_duty.lua): one holder of a
+// maintenance duty at a time, until its lease runs out or it releases the duty.
+var claimDutyCases = []conformanceCase{
 	{"Duty/OneHolderUntilExpiryOrRelease", func(t *testing.T, s *headgate.Store) {
 		ctx := freeze(t, s)
 		claim := func(holder string) bool {
@@ -60,4 +62,30 @@ var dutyCases = []conformanceCase{
 			t.Errorf("b after a released: %+v, want fence %d", b, again.Fence+1)
 		}
 	}},
+	{"Corrupt/ClaimDuty", func(t *testing.T, s *headgate.Store) {
+		assertCorruptionSafe(t, s, corruptCheck{
+			setup: func(t testing.TB, ctx context.Context, s *headgate.Store) {
+				mustClaimDuty(t, ctx, s, "a")
+				advance(t, ctx, s, 10*time.Second)
+			},
+			keys: keysNamed("duty:"),
+			call: func(ctx context.Context, s *headgate.Store) error {
+				_, err := s.ClaimDuty(ctx, "reclaim", "b", 10*time.Second)
+				return err
+			},
+			// A corrupt duty lease holds nobody: b takes it.
+			progressed: func(t testing.TB, ctx context.Context, s *headgate.Store, _ string) {
+				if ok, err := s.ClaimDuty(ctx, "reclaim", "c", 10*time.Second); err != nil || ok {
+					t.Errorf("after b's claim, c claimed the duty: %v, %v", ok, err)
+				}
+			},
+		})
+	}},
+}
+
+func mustClaimDuty(t testing.TB, ctx context.Context, s *headgate.Store, holder string) {
+	t.Helper()
+	if ok, err := s.ClaimDuty(ctx, "reclaim", holder, 10*time.Second); err != nil || !ok {
+		t.Fatalf("claim duty for %s: %v, %v", holder, ok, err)
+	}
 }

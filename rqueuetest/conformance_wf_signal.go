@@ -1,0 +1,51 @@
+package rqueuetest
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/headgate/headgate"
+)
+
+// wfSignalCases cover SignalWorkflow (lua/wf_signal.lua): a signal is appended to an open
+// run's history, or kept in its inbox while a task runs.
+var wfSignalCases = []conformanceCase{
+	{"WfSignal/AppendedOrInbox", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		if err := s.SignalWorkflow(ctx, "nobody", "go", nil); !errors.Is(err, headgate.ErrWorkflowNotFound) {
+			t.Errorf("signal to no workflow: %v", err)
+		}
+		task := startRun(t, ctx, s, "w")
+		// While the task runs, the signal waits in the inbox: the history is the task's.
+		if err := s.SignalWorkflow(ctx, "w", "go", []byte(`1`)); err != nil {
+			t.Fatal(err)
+		}
+		if h := mustHistory(t, ctx, s, "w"); len(h) != 1 {
+			t.Fatalf("the signal reached the history while the task ran: %+v", h)
+		}
+		res := mustCommit(t, ctx, s, headgate.TaskCommit{WorkflowID: "w", Lease: task.LeaseRef(), ExpectedHead: 1, End: true,
+			Events: []headgate.Event{{Seq: 2, Kind: headgate.EventTimerStarted, Name: "s#1", TimerID: "sleep/s#1"}}})
+		h := mustHistory(t, ctx, s, "w")
+		if res.Head != 3 || len(h) != 3 || h[2].Kind != headgate.EventSignalReceived || h[2].Name != "go" {
+			t.Fatalf("after the commit: head %d, history %+v; want the signal after the task's event", res.Head, h)
+		}
+		if res.NextTaskID == "" {
+			t.Fatal("no next task for the signal the task did not see")
+		}
+		wantState(t, ctx, s, task.Envelope.ID, headgate.StateDeleted)
+		// With no task running the signal is appended at once; the task is not doubled.
+		if err := s.SignalWorkflow(ctx, "w", "go", []byte(`2`)); err != nil {
+			t.Fatal(err)
+		}
+		if h := mustHistory(t, ctx, s, "w"); len(h) != 4 {
+			t.Errorf("history %d events, want the second signal appended", len(h))
+		}
+		next := admitOne(t, ctx, s, "wf")
+		if next.Envelope.ID != res.NextTaskID {
+			t.Errorf("admitted %s, want the one next task %s", next.Envelope.ID, res.NextTaskID)
+		}
+		if more := mustAdmit(t, ctx, s, admitReq("w2", 10, "wf")); len(more) != 0 {
+			t.Errorf("a second task was enqueued: %v", ids(more))
+		}
+	}},
+}

@@ -151,11 +151,7 @@ var (
 func checkArgvBody(t *testing.T, name, body string, l argvLayout) {
 	t.Helper()
 	code := stripLua(body)
-	used := map[int]bool{}
-	for _, m := range bodyFixed.FindAllStringSubmatch(code, -1) {
-		n, _ := strconv.Atoi(m[1])
-		used[n] = true
-	}
+	used := argvNumbers(bodyFixed, code)
 	for n := 1; n <= l.fixed; n++ {
 		if !used[n] {
 			t.Errorf("%s.lua never reads ARGV[%d], which its header documents", name, n)
@@ -172,11 +168,7 @@ func checkArgvBody(t *testing.T, name, body string, l argvLayout) {
 		}
 		return
 	}
-	offsets := map[int]bool{}
-	for _, m := range bodyOffset.FindAllStringSubmatch(code, -1) {
-		n, _ := strconv.Atoi(m[1])
-		offsets[n] = true
-	}
+	offsets := argvNumbers(bodyOffset, code)
 	for _, m := range bodyGroupField.FindAllStringSubmatch(code, -1) {
 		n, _ := strconv.Atoi(m[2])
 		offsets[n] = true
@@ -215,6 +207,17 @@ func checkArgvBody(t *testing.T, name, body string, l argvLayout) {
 	checkArgvDetails(t, name, code, l)
 }
 
+// argvNumbers is the set of numbers re's first group matches in code (the ARGV indexes
+// or offsets a body reads).
+func argvNumbers(re *regexp.Regexp, code string) map[int]bool {
+	out := map[int]bool{}
+	for _, m := range re.FindAllStringSubmatch(code, -1) {
+		n, _ := strconv.Atoi(m[1])
+		out[n] = true
+	}
+	return out
+}
+
 // checkArgvDetails checks that a script body reads its detail groups where the header
 // puts them: after the groups, every argument of a detail group at its offset.
 func checkArgvDetails(t *testing.T, name, code string, l argvLayout) {
@@ -236,11 +239,7 @@ func checkArgvDetails(t *testing.T, name, code string, l argvLayout) {
 	if d := bodyD.FindStringSubmatch(code); d == nil || d[1] != strconv.Itoa(l.detailGroup) {
 		t.Errorf("%s.lua takes detail groups of %v arguments, its header of %d", name, d, l.detailGroup)
 	}
-	offsets := map[int]bool{}
-	for _, m := range bodyDetail.FindAllStringSubmatch(code, -1) {
-		n, _ := strconv.Atoi(m[1])
-		offsets[n] = true
-	}
+	offsets := argvNumbers(bodyDetail, code)
 	for n := 1; n <= l.detailGroup; n++ {
 		if !offsets[n] {
 			t.Errorf("%s.lua never reads argument %d of a detail group (%s)", name, n, l.detailNames[n-1])

@@ -154,6 +154,30 @@ func TestKitStepRetriesThenFails(t *testing.T) {
 	})
 }
 
+// A step that fails on its only attempt says "1 attempt", in the error Result returns
+// and in the history's workflow_failed event.
+func TestKitStepFailsOnItsOnlyAttempt(t *testing.T) {
+	onBackends(t, func(t *testing.T, env *workflowtest.Env) {
+		workflow.Register(env.Worker, "once", func(ctx workflow.Context, _ struct{}) (string, error) {
+			return workflow.Step(ctx, "call", func(context.Context) (string, error) {
+				return "", errors.New("downstream 503")
+			}, &workflow.StepOptions{Retries: -1})
+		})
+		env.Start("once", struct{}{}, "o-1")
+		env.Run()
+		_, err := workflowtest.Result[string](env, "o-1")
+		const want = "workflow: step call#1 failed after 1 attempt: downstream 503"
+		var fe *workflow.FailedError
+		if !errors.As(err, &fe) || fe.Status != "failed" || fe.Message != want {
+			t.Fatalf("Result: %v, want a failed run with message %q\n%s", err, want, env.Timeline("o-1"))
+		}
+		h := env.History("o-1")
+		if last := h[len(h)-1]; last.Kind != headgate.EventWorkflowFailed || last.Error == nil || last.Error.Message != want {
+			t.Fatalf("last event %+v, want workflow_failed with %q", last, want)
+		}
+	})
+}
+
 func TestKitChildren(t *testing.T) {
 	onBackends(t, func(t *testing.T, env *workflowtest.Env) {
 		workflow.Register(env.Worker, "double", func(ctx workflow.Context, n int) (int, error) {

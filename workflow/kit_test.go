@@ -422,6 +422,37 @@ func TestKitPauseResumeTerminateRetry(t *testing.T) {
 	})
 }
 
+// TestKitRetryRefusesRunThatDidNotFail: a retry of a run that is running or completed is
+// refused with *WorkflowClosedError naming the status, and its message says that only a
+// failed run is retried, not that a running run is over.
+func TestKitRetryRefusesRunThatDidNotFail(t *testing.T) {
+	onBackends(t, func(t *testing.T, env *workflowtest.Env) {
+		ctx := env.Context()
+		workflow.Register(env.Worker, "waits", func(ctx workflow.Context, _ struct{}) (string, error) {
+			v, _, err := workflow.Await[string](ctx, "go", 0)
+			return v, err
+		})
+		env.Start("waits", struct{}{}, "r-1")
+		env.Run()
+		for _, st := range []headgate.WorkflowStatus{headgate.WorkflowRunning, headgate.WorkflowCompleted} {
+			if st == headgate.WorkflowCompleted {
+				env.Signal("r-1", "go", "now")
+				env.Run()
+			}
+			head := len(env.History("r-1"))
+			err := env.Client.Retry(ctx, "r-1")
+			var closed *headgate.WorkflowClosedError
+			want := `headgate: workflow "r-1" is ` + string(st) + `: only a failed run can be retried`
+			if !errors.As(err, &closed) || closed.Status != st || err.Error() != want {
+				t.Errorf("retry of a %s run: %v, want *WorkflowClosedError %q", st, err, want)
+			}
+			if got := len(env.History("r-1")); got != head || env.Status("r-1") != st {
+				t.Errorf("the refused retry changed the run: %d events, was %d; status %s", got, head, env.Status("r-1"))
+			}
+		}
+	})
+}
+
 // TestKitRetryFreshAttemptsKeepsSignals: a retry gives the step that failed for good its
 // attempts afresh (a retry after its backoff, not one last try), and a signal that came
 // while the step failed is still there for the code after the step.

@@ -359,7 +359,8 @@ func TestWfVerbs(t *testing.T) {
 		{[]string{"signal", "o2", "shipped", `"x"`}, `workflow "o2" is terminated: its run is over`},
 		{[]string{"resume", "o2"}, `is terminated`},
 		{[]string{"terminate", "o2"}, `is terminated`},
-		{[]string{"retry", "o2"}, `is terminated`},
+		{[]string{"retry", "o2"}, `workflow "o2" is terminated: only a failed run can be retried`},
+		{[]string{"retry", "o3"}, `workflow "o3" is running: only a failed run can be retried`},
 	} {
 		code, out, errOut := b.wf(t, append(c.args, "-json")...)
 		if code != exitError || out != "" || !strings.Contains(errOut, c.want) {

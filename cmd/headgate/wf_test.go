@@ -276,9 +276,13 @@ func TestWfList(t *testing.T) {
 		`headgate wf: -status "sleeping" is not a workflow status`+"\n") {
 		t.Errorf("wf list -status sleeping: stderr %q", errOut)
 	}
-	if _, _, errOut := b.wf(t, "list", "-after", "no!"); !strings.HasPrefix(errOut,
-		`headgate wf: -after "no!" is not a cursor of this listing`+"\n") {
-		t.Errorf("wf list -after no!: stderr %q", errOut)
+	// Base64 that is not a cursor of the listing ("zzz") is refused too, not taken as a
+	// position past every row.
+	for _, after := range []string{"no!", "zzz"} {
+		if code, out, errOut := b.wf(t, "list", "-after", after); code != exitUsage || out != "" || !strings.HasPrefix(errOut,
+			`headgate wf: -after "`+after+`" is not a cursor of this listing`+"\n") {
+			t.Errorf("wf list -after %s: exit %d, stdout %q, stderr %q", after, code, out, errOut)
+		}
 	}
 }
 

@@ -281,6 +281,11 @@ func TestOverviewThroughput(t *testing.T) {
 		jobs = append(jobs, headgate.Envelope{ID: fmt.Sprintf("j%d", i), Queue: "q", Retention: time.Hour})
 	}
 	b.enqueue(t, append(jobs, headgate.Envelope{ID: "idle", Queue: "other"})...)
+	// Before any sample the last hour is unknown: "—", as headgate stats prints "-", not
+	// zeros that read as an idle hour.
+	if body := b.mustGet(t, "/", `<td class="num" data-done-hour>—</td>`, `<td class="num" data-failed-hour>—</td>`); strings.Contains(body, "data-done-hour>0<") {
+		t.Errorf("a queue without a sample shows 0 done in the last hour")
+	}
 	record := func() {
 		t.Helper()
 		if n, err := b.store.RecordSeries(b.ctx, 0); err != nil || n != 2 {

@@ -2,6 +2,7 @@ package headgate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -121,6 +122,9 @@ func (s *Store) Edit(ctx context.Context, id string, edit JobEdit) (EditResult, 
 		return EditResult{}, invalid("edit", "changes nothing")
 	}
 	reply, err := s.run(ctx, scriptEdit, id, id, a.mask, a.payload, a.priority, a.maxAttempts, a.schedule, a.partition, a.tags)
+	if running := (*JobRunningError)(nil); errors.As(err, &running) {
+		running.edit = true // cancelling it first, as for a delete, would leave nothing to edit
+	}
 	if err != nil {
 		return EditResult{}, err
 	}

@@ -170,7 +170,8 @@ func TestEditCommand(t *testing.T) {
 		Capacity: 1, Lease: time.Minute}); err != nil || len(c) != 1 {
 		t.Fatalf("admit: %v, %v", c, err)
 	}
-	if code, _, errOut := b.run(t, "edit", "r", "-priority", "1"); code != exitError || !strings.Contains(errOut, "is running; cancel it first") {
+	if code, _, errOut := b.run(t, "edit", "r", "-priority", "1"); code != exitError || !strings.Contains(errOut,
+		`job "r" is running; edit it once its attempt ends, or cancel it and retry it with the edit`) {
 		t.Errorf("edit running: exit %d, %s", code, errOut)
 	}
 }

@@ -48,6 +48,12 @@ func (h *Handler) jobAction(w http.ResponseWriter, r *http.Request) {
 			h.fail(w, r, err)
 			return
 		}
+		if !takes(action, sel.State) {
+			// Refused before a confirmation that would count the jobs and an operation
+			// that would stop at its first batch: the store's bulk verb takes no such job.
+			h.refuse(w, r, http.StatusBadRequest, fmt.Sprintf("%s does not take %s jobs", action, sel.State))
+			return
+		}
 		if op.Total, exact, err = h.countMatching(r, sel); err != nil {
 			h.fail(w, r, err)
 			return
@@ -79,6 +85,21 @@ func (h *Handler) jobAction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.start(w, r, op, run)
+}
+
+// takes reports whether action's bulk verb takes jobs in state, as the jobs page offers
+// its buttons: retry a finished job, delete one that is not running, cancel one that is
+// not finished.
+func takes(action Action, state headgate.State) bool {
+	switch action {
+	case ActionRetry:
+		return state.Terminal()
+	case ActionDelete:
+		return state != headgate.StateRunning
+	case ActionCancel:
+		return !state.Terminal()
+	}
+	return false
 }
 
 // backLink is the page an operation links back to: back when it is a path of the

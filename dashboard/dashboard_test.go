@@ -1240,3 +1240,24 @@ func TestCron(t *testing.T) {
 		t.Errorf("pause of a bad name: %d, want 400", res.status)
 	}
 }
+
+// TestMatchingActionRefusesStateItCannotTake: an action on everything matching a state its
+// bulk verb does not take (retry of available jobs, delete of running ones, cancel of
+// finished ones) is a 400 that says so, before any confirmation or operation, and
+// changes nothing; the page offers no such button, so only a crafted form gets here.
+func TestMatchingActionRefusesStateItCannotTake(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Config{AllowActions: true})
+	b.enqueue(t, headgate.Envelope{ID: "a", Queue: "q"})
+	for _, c := range [][2]string{{"retry", "available"}, {"delete", "running"}, {"cancel", "archived"}, {"retry", "held"}} {
+		for _, confirm := range []string{"", "1"} {
+			res := b.post(t, "/jobs", url.Values{"action": {c[0]}, "scope": {"matching"}, "queue": {"q"}, "state": {c[1]}, "confirm": {confirm}})
+			if want := c[0] + " does not take " + c[1] + " jobs"; res.status != http.StatusBadRequest || !strings.Contains(res.body, want) {
+				t.Errorf("%s of every %s job (confirm %q): %d, want 400 %q:\n%s", c[0], c[1], confirm, res.status, want, res.body)
+			}
+		}
+	}
+	if got := b.state(t, "a"); got != headgate.StateAvailable {
+		t.Errorf("a is %s after the refusals, want available", got)
+	}
+}

@@ -182,6 +182,9 @@ func (o *cronOpts) schedule(base inspector.Schedule) (inspector.Schedule, error)
 		if err != nil {
 			return sc, usagef("-every %q is not a duration", short(o.every))
 		}
+		if d <= 0 { // the store would read it as no interval: "Cron is empty and so is Interval"
+			return sc, usagef("-every %q is not a positive interval", short(o.every))
+		}
 		sc.Cron, sc.Interval = "", d
 	}
 	if set["start"] {

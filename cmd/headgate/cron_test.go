@@ -99,6 +99,13 @@ func TestCronCommand(t *testing.T) {
 	if _, err := b.store.GetSchedule(b.ctx, "x"); err == nil {
 		t.Errorf("a refused add wrote a schedule")
 	}
+	// An interval of no time is named as such, not as a schedule without cron or interval.
+	for _, every := range []string{"0s", "-1h"} {
+		if code, _, errOut := b.run(t, "cron", "add", "x", "-every", every, "-kind", "k"); code != exitUsage ||
+			!strings.HasPrefix(errOut, `headgate cron: -every "`+every+`" is not a positive interval`+"\n") {
+			t.Errorf("cron add -every %s: exit %d, stderr %q", every, code, errOut)
+		}
+	}
 }
 
 // TestCronPayloadEncodesMsgpack: a schedule's -payload is JSON on the command line and

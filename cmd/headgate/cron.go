@@ -38,7 +38,7 @@ func cronFlags(fs *flag.FlagSet, c *cli) {
 	fs.BoolVar(&o.json, "json", false, "print one JSON document on stdout")
 	fs.StringVar(&o.cron, "cron", "", "add, update: 5-field cron `EXPR` or descriptor (@hourly, @daily...)")
 	fs.StringVar(&o.every, "every", "", "add, update: a fixed interval `D` (90s, 1h) instead of -cron")
-	fs.StringVar(&o.start, "start", "", "add, update: RFC 3339 `TIME` anchoring -every ticks (default: the add)")
+	fs.StringVar(&o.start, "start", "", "add, update: RFC 3339 `TIME` anchoring -every ticks, the first one interval after it (default: the add)")
 	fs.StringVar(&o.zone, "zone", "", "add, update: IANA `ZONE` -cron is read in (default UTC)")
 	fs.StringVar(&o.kind, "kind", "", "add, update: the job's `KIND` (required)")
 	fs.StringVar(&o.payload, "payload", "", "add, update: the job's payload (`JSON`, stored as msgpack, as workers decode it)")

@@ -10,10 +10,12 @@ import (
 
 // JobEdit is what an operator changes in a job; nil fields stay as they are.
 type JobEdit struct {
-	Payload      *[]byte
-	Priority     *int32
-	MaxAttempts  *int
-	ScheduledAt  *time.Time // for an available job, a future time makes it scheduled
+	Payload     *[]byte
+	Priority    *int32
+	MaxAttempts *int
+	// ScheduledAt: a past time means the store's now, as at an enqueue; for an available
+	// job, a future time makes it scheduled.
+	ScheduledAt  *time.Time
 	PartitionKey *string
 	Tags         *[]string
 }

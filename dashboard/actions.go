@@ -280,17 +280,35 @@ func (h *Handler) quarantineAction(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	// As the CLI: a fingerprint that is not quarantined is refused, not reported released
+	// (a mistyped one would leave the one meant quarantined).
+	quarantined := func(ctx context.Context) error {
+		q, err := h.src.quarantine.Quarantined(ctx)
+		if err != nil {
+			return err
+		}
+		if !slices.ContainsFunc(q, func(f inspector.QuarantinedFingerprint) bool { return f.Fingerprint == fp }) {
+			return fmt.Errorf("fingerprint %q is not quarantined; nothing released", fp)
+		}
+		return nil
+	}
 	if r.PostForm.Get("retry") != "1" {
 		h.startOne(w, r, ActionReleaseQuarantine, "fingerprint "+fp, "/quarantine", func(ctx context.Context) (string, error) {
+			if err := quarantined(ctx); err != nil {
+				return "", err
+			}
 			n, err := h.src.quarantine.ReleaseQuarantine(ctx, fp)
 			return fmt.Sprintf("released %s: %d held jobs back to admission", fp, n), err
 		})
 		return
 	}
 	h.startOne(w, r, ActionReleaseAndRetry, "fingerprint "+fp, "/quarantine", func(ctx context.Context) (string, error) {
+		if err := quarantined(ctx); err != nil {
+			return "", err
+		}
 		res, err := h.src.quarantine.ReleaseQuarantineAndRetry(ctx, fp)
-		if res.JobID == "" {
-			return fmt.Sprintf("%s was not quarantined: nothing to release or retry", fp), err
+		if err == nil && res.JobID == "" { // released meanwhile by someone else
+			return "", fmt.Errorf("fingerprint %q is not quarantined; nothing released", fp)
 		}
 		return fmt.Sprintf("released %s (%d held jobs back to admission); job %s is %s", fp, res.Released, res.JobID, res.State), err
 	})

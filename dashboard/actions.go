@@ -260,15 +260,23 @@ func (h *Handler) queueAction(action Action) http.HandlerFunc {
 			h.fail(w, r, err)
 			return
 		}
-		if !slices.ContainsFunc(stats, func(s inspector.QueueStats) bool { return s.Queue == queue }) {
+		i := slices.IndexFunc(stats, func(s inspector.QueueStats) bool { return s.Queue == queue })
+		if i < 0 {
 			h.refuse(w, r, http.StatusNotFound, fmt.Sprintf("no queue %q: it never had a job, a limit or a pause (headgate %s -create makes it)", queue, action))
 			return
 		}
+		paused := stats[i].Paused
 		h.startOne(w, r, action, "queue "+queue, "/", func(ctx context.Context) (string, error) {
 			if action == ActionPause {
-				return "", h.src.queues.Pause(ctx, queue)
+				if paused {
+					return "", unchanged("queue " + queue + " was paused already")
+				}
+				return "queue " + queue + " paused", h.src.queues.Pause(ctx, queue)
 			}
-			return "", h.src.queues.Resume(ctx, queue)
+			if !paused {
+				return "", unchanged("queue " + queue + " was running already")
+			}
+			return "queue " + queue + " resumed", h.src.queues.Resume(ctx, queue)
 		})
 	}
 }
@@ -342,6 +350,11 @@ func (h *Handler) startOne(w http.ResponseWriter, r *http.Request, action Action
 		ctx, cancel := context.WithTimeout(ctx, h.cfg.RequestTimeout)
 		defer cancel()
 		summary, err := call(ctx)
+		var same unchanged
+		if errors.As(err, &same) {
+			op.progress(0, 1)
+			return string(same)
+		}
 		op.step(err, target)
 		if err != nil {
 			return ""

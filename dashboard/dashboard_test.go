@@ -796,8 +796,16 @@ func TestQueueActions(t *testing.T) {
 		t.Errorf("pause = %+v", op)
 	}
 	b.mustGet(t, "/", `action="/queues/q/resume"`, "paused")
-	if op := b.act(t, "/queues/q/resume", url.Values{}); op.Done != 1 {
+	// A paused queue paused again (a page left open, a second operator) changed nothing,
+	// and the operation says so rather than counting it changed.
+	if op := b.act(t, "/queues/q/pause", url.Values{}); op.Done != 0 || op.Skipped != 1 || op.Result != "queue q was paused already" {
+		t.Errorf("second pause = %+v, want nothing changed, one skipped", op)
+	}
+	if op := b.act(t, "/queues/q/resume", url.Values{}); op.Done != 1 || op.Result != "queue q resumed" {
 		t.Errorf("resume = %+v", op)
+	}
+	if op := b.act(t, "/queues/q/resume", url.Values{}); op.Done != 0 || op.Skipped != 1 || op.Result != "queue q was running already" {
+		t.Errorf("second resume = %+v, want nothing changed, one skipped", op)
 	}
 	b.mustGet(t, "/", `action="/queues/q/pause"`)
 	// A queue the namespace does not know is refused, not brought into being paused.
@@ -1206,8 +1214,8 @@ func TestCron(t *testing.T) {
 	if r := row(); !strings.Contains(r, `<span class="paused">paused</span>`) || !strings.Contains(r, `action="/cron/resume"`) {
 		t.Errorf("paused nightly row = %s", r)
 	}
-	if op := b.act(t, "/cron/pause", url.Values{"name": {"nightly"}}); op.Done != 1 || op.Result != "schedule nightly was paused already" {
-		t.Errorf("second pause = %+v", op)
+	if op := b.act(t, "/cron/pause", url.Values{"name": {"nightly"}}); op.Done != 0 || op.Skipped != 1 || op.Result != "schedule nightly was paused already" {
+		t.Errorf("second pause = %+v, want nothing changed, one skipped", op)
 	}
 	if op := b.act(t, "/cron/resume", url.Values{"name": {"nightly"}}); op.Done != 1 || op.Result != "schedule nightly resumed" {
 		t.Errorf("resume = %+v", op)

@@ -311,6 +311,10 @@ func cronList(ctx context.Context, c *cli, o *cronOpts) error {
 		}
 		return c.printJSON(out)
 	}
+	if len(all) == 0 { // as the other listings say it, rather than a header over nothing
+		fmt.Fprintf(c.stdout, "namespace %s has no schedules\n", c.namespace)
+		return nil
+	}
 	tw := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tWHEN\tZONE\tMISFIRE\tSTATE\tNEXT DUE\tLAST TICK\tFIRED\tSKIPPED\tREFUSED\tLAST REFUSAL")
 	for _, st := range all {

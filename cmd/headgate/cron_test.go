@@ -14,6 +14,8 @@ import (
 func TestCronCommand(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
+	// No schedule yet: said so, as the other listings say it, not a header over nothing.
+	requireOutput(t, b.mustRun(t, "cron", "list"), "namespace cli-test has no schedules\n")
 	requireOutput(t, b.mustRun(t, "cron", "add", "nightly", "-cron", "30 2 * * *", "-zone", "Europe/Berlin", "-kind", "report",
 		"-payload", `{"full":true}`, "-queue", "reports", "-tags", "b,a", "-misfire", "catch_up", "-catch-up-max", "3",
 		"-catch-up-window", "6h"),

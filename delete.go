@@ -6,10 +6,17 @@ import (
 )
 
 // JobRunningError: the job is leased to a worker, so an operator may not edit or delete
-// it; cancel it first. Nothing was written.
-type JobRunningError struct{ JobID string }
+// it: cancel it first to delete it; an edit waits until its attempt ends (or cancel it,
+// and retry it with the edit). Nothing was written.
+type JobRunningError struct {
+	JobID string
+	edit  bool // from Edit
+}
 
 func (e *JobRunningError) Error() string {
+	if e.edit {
+		return fmt.Sprintf("headgate: job %q is running; edit it once its attempt ends, or cancel it and retry it with the edit", e.JobID)
+	}
 	return fmt.Sprintf("headgate: job %q is running; cancel it first", e.JobID)
 }
 

@@ -2,6 +2,7 @@ package headgate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -9,10 +10,12 @@ import (
 
 // JobEdit is what an operator changes in a job; nil fields stay as they are.
 type JobEdit struct {
-	Payload      *[]byte
-	Priority     *int32
-	MaxAttempts  *int
-	ScheduledAt  *time.Time // for an available job, a future time makes it scheduled
+	Payload     *[]byte
+	Priority    *int32
+	MaxAttempts *int
+	// ScheduledAt: a past time means the store's now, as at an enqueue; for an available
+	// job, a future time makes it scheduled.
+	ScheduledAt  *time.Time
 	PartitionKey *string
 	Tags         *[]string
 }
@@ -121,6 +124,9 @@ func (s *Store) Edit(ctx context.Context, id string, edit JobEdit) (EditResult, 
 		return EditResult{}, invalid("edit", "changes nothing")
 	}
 	reply, err := s.run(ctx, scriptEdit, id, id, a.mask, a.payload, a.priority, a.maxAttempts, a.schedule, a.partition, a.tags)
+	if running := (*JobRunningError)(nil); errors.As(err, &running) {
+		running.edit = true // cancelling it first, as for a delete, would leave nothing to edit
+	}
 	if err != nil {
 		return EditResult{}, err
 	}

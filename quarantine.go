@@ -12,7 +12,7 @@ import (
 type QuarantinedFingerprint struct {
 	Fingerprint string
 	JobID       string // the job that reached the crash limit
-	Held        int64  // available siblings set aside until release
+	Held        int64  // available siblings set aside until release (by admission, when it reaches them)
 }
 
 // Quarantined lists the quarantined fingerprints.

@@ -16,7 +16,8 @@ type QueueStats struct {
 	Counts map[State]int64
 	// Held counts available jobs set aside because their fingerprint is quarantined;
 	// they are not in Counts[StateAvailable] and return to it when an operator releases
-	// the fingerprint.
+	// the fingerprint. Admission sets a job aside when it reaches it: a sibling that was
+	// waiting when the fingerprint was quarantined is counted available until then.
 	Held int64
 	// Unrunnable counts the available jobs (a part of Counts[StateAvailable]) heavier
 	// than their rate class's burst: they cannot be admitted at the class's current limit,

@@ -48,13 +48,18 @@ func (e *UndecodableError) Error() string {
 }
 
 // WorkflowClosedError: the workflow's run is over (Status), so it takes no signal or
-// operator verb that needs an open run. Nothing was written.
+// operator verb that needs an open run; or, from RetryWorkflow, the run did not fail
+// (Status, open or closed), and only a failed run is retried. Nothing was written.
 type WorkflowClosedError struct {
 	WorkflowID string
 	Status     WorkflowStatus
+	retry      bool // from RetryWorkflow
 }
 
 func (e *WorkflowClosedError) Error() string {
+	if e.retry {
+		return fmt.Sprintf("headgate: workflow %q is %s: only a failed run can be retried", e.WorkflowID, e.Status)
+	}
 	return fmt.Sprintf("headgate: workflow %q is %s: its run is over", e.WorkflowID, e.Status)
 }
 

@@ -44,6 +44,22 @@ func lexPage(ctx context.Context, rdb redis.UniversalClient, key, lo, hi, cursor
 	return members, base64.RawURLEncoding.EncodeToString([]byte(members[limit-1])), nil
 }
 
+// checkStartedCursor refuses a cursor that is not a position of a listing ordered by
+// start time and id (Query, ListWorkflows): "<15-digit ms>" memberSep "<id>",
+// base64url-encoded. Taken as a position, any other string would page from somewhere
+// unrelated, past every row for most, and the listing would read as empty.
+func checkStartedCursor(cursor string) error {
+	if cursor == "" {
+		return nil
+	}
+	last, err := base64.RawURLEncoding.DecodeString(cursor)
+	ms, id, ok := strings.Cut(string(last), memberSep)
+	if err != nil || !ok || id == "" || len(ms) < len(padMs(0)) || strings.Trim(ms, "0123456789") != "" {
+		return invalid("cursor", "%q is not a cursor of this listing", cursor)
+	}
+	return nil
+}
+
 // idOfMember is the id part of a "<sort key>\x1f<id>" member.
 func idOfMember(m string) string {
 	_, id, _ := strings.Cut(m, memberSep)
@@ -165,9 +181,13 @@ func validateWorkflowFilter(typ string, status WorkflowStatus, parent string, af
 // Query returns a page of the started workflows that match filter, ordered by StartedAt,
 // then workflow id, and the cursor of the next page ("" at the end). A page may hold
 // fewer than limit rows while a next cursor remains, when a filter beyond the index the
-// query reads (type + status, or a parent) leaves rows out.
+// query reads (type + status, or a parent) leaves rows out. A cursor that is not one
+// this ordering printed is *InvalidError of "cursor", and nothing is read.
 func (s *Store) Query(ctx context.Context, filter WorkflowFilter, cursor string, limit int) ([]*WorkflowSummary, string, error) {
 	if err := validateWorkflowFilter(filter.WorkflowType, filter.Status, filter.Parent, filter.StartedAfter, filter.StartedBefore); err != nil {
+		return nil, "", err
+	}
+	if err := checkStartedCursor(cursor); err != nil {
 		return nil, "", err
 	}
 	lo, hi := startedBounds(filter.StartedAfter, filter.StartedBefore)

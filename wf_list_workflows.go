@@ -32,9 +32,13 @@ type VisibilityPage struct {
 // ListWorkflows returns a page of visibility rows that match the request, ordered by
 // StartedAt, then workflow id. Rows with equal StartedAt are told apart by id, so pages
 // never skip or repeat a row that keeps its sort key; a row upserted with a new
-// StartedAt during a listing may be seen at both places or at neither.
+// StartedAt during a listing may be seen at both places or at neither. A PageToken that
+// is not one this ordering printed is *InvalidError of "cursor", and nothing is read.
 func (s *Store) ListWorkflows(ctx context.Context, req WorkflowListRequest) (*VisibilityPage, error) {
 	if err := validateWorkflowFilter(req.WorkflowType, req.Status, req.Parent, req.StartedAfter, req.StartedBefore); err != nil {
+		return nil, err
+	}
+	if err := checkStartedCursor(req.PageToken); err != nil {
 		return nil, err
 	}
 	lo, hi := startedBounds(req.StartedAfter, req.StartedBefore)

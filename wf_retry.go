@@ -2,6 +2,7 @@ package headgate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 )
 
@@ -22,7 +23,7 @@ func (s *Store) RetryWorkflow(ctx context.Context, workflowID string) (string, e
 		return "", err
 	}
 	if row.Status != WorkflowFailed {
-		return "", &WorkflowClosedError{WorkflowID: workflowID, Status: row.Status}
+		return "", &WorkflowClosedError{WorkflowID: workflowID, Status: row.Status, retry: true}
 	}
 	from := max(row.RunStartSeq, 1)
 	if row.Head-from >= maxPage {
@@ -41,6 +42,9 @@ func (s *Store) RetryWorkflow(ctx context.Context, workflowID string) (string, e
 		args = append(args, seq)
 	}
 	reply, err := s.run(ctx, scriptWfRetry, workflowID, args...)
+	if closed := (*WorkflowClosedError)(nil); errors.As(err, &closed) {
+		closed.retry = true // the run moved on since it was read
+	}
 	if err != nil {
 		return "", err
 	}

@@ -4,7 +4,8 @@ import "context"
 
 // SetDesiredState changes a worker deployment's desired state and returns it as stored:
 // nil when there is no such deployment, *UndecodableError (nothing written) when its row
-// is undecodable.
+// is undecodable. A deployment already in that state is returned unchanged, its
+// DesiredChangedAt still the time it entered the state.
 func (s *Store) SetDesiredState(ctx context.Context, name string, desired DesiredState) (*WorkerDeployment, error) {
 	if err := validateRequired("name", name, true); err != nil {
 		return nil, err

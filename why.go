@@ -59,6 +59,11 @@ const (
 	// WhyNoWorkerForKind: the live workers of Reason.Queue (for a pinned job, its worker
 	// Reason.Worker) have no handler for Reason.Kind.
 	WhyNoWorkerForKind WhyReason = "no_worker_for_kind"
+	// WhyWorkersBusy: every live worker of Reason.Queue that handles the job's kind (for
+	// a pinned job, its worker Reason.Worker) was running as many jobs as it runs at once
+	// at its last heartbeat: Reason.Running jobs in flight of Reason.Cap slots, summed.
+	// The heartbeats are up to a beat old (worker.Config.HeartbeatInterval).
+	WhyWorkersBusy WhyReason = "workers_busy"
 	// WhyFingerprintCap: Reason.Running jobs of Reason.Fingerprint are running, the
 	// namespace's in-flight cap per fingerprint (Reason.Cap).
 	WhyFingerprintCap WhyReason = "fingerprint_cap"
@@ -302,6 +307,13 @@ func (r Reason) Sentence(now time.Time) string {
 			return fmt.Sprintf("it is pinned to worker %s, which has no handler for its kind %s", r.Worker, r.Kind)
 		}
 		return fmt.Sprintf("no live worker of its queue %s handles its kind %s", r.Queue, r.Kind)
+	case WhyWorkersBusy:
+		if r.Worker != "" {
+			return fmt.Sprintf("it is pinned to worker %s, which is busy: %d jobs in flight of %d at its last heartbeat",
+				r.Worker, r.Running, r.Cap)
+		}
+		return fmt.Sprintf("every live worker of its queue %s that handles it is busy: %d jobs in flight of %d at their last heartbeats",
+			r.Queue, r.Running, r.Cap)
 	case WhyFingerprintCap:
 		return fmt.Sprintf("%d jobs of its fingerprint %s are running, the in-flight cap %d", r.Running, r.Fingerprint, r.Cap)
 	case WhyPartitionTurn:

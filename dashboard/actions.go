@@ -48,6 +48,12 @@ func (h *Handler) jobAction(w http.ResponseWriter, r *http.Request) {
 			h.fail(w, r, err)
 			return
 		}
+		if !takes(action, sel.State) {
+			// Refused before a confirmation that would count the jobs and an operation
+			// that would stop at its first batch: the store's bulk verb takes no such job.
+			h.refuse(w, r, http.StatusBadRequest, fmt.Sprintf("%s does not take %s jobs", action, sel.State))
+			return
+		}
 		if op.Total, exact, err = h.countMatching(r, sel); err != nil {
 			h.fail(w, r, err)
 			return
@@ -79,6 +85,21 @@ func (h *Handler) jobAction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.start(w, r, op, run)
+}
+
+// takes reports whether action's bulk verb takes jobs in state, as the jobs page offers
+// its buttons: retry a finished job, delete one that is not running, cancel one that is
+// not finished.
+func takes(action Action, state headgate.State) bool {
+	switch action {
+	case ActionRetry:
+		return state.Terminal()
+	case ActionDelete:
+		return state != headgate.StateRunning
+	case ActionCancel:
+		return !state.Terminal()
+	}
+	return false
 }
 
 // backLink is the page an operation links back to: back when it is a path of the
@@ -239,15 +260,23 @@ func (h *Handler) queueAction(action Action) http.HandlerFunc {
 			h.fail(w, r, err)
 			return
 		}
-		if !slices.ContainsFunc(stats, func(s inspector.QueueStats) bool { return s.Queue == queue }) {
+		i := slices.IndexFunc(stats, func(s inspector.QueueStats) bool { return s.Queue == queue })
+		if i < 0 {
 			h.refuse(w, r, http.StatusNotFound, fmt.Sprintf("no queue %q: it never had a job, a limit or a pause (headgate %s -create makes it)", queue, action))
 			return
 		}
+		paused := stats[i].Paused
 		h.startOne(w, r, action, "queue "+queue, "/", func(ctx context.Context) (string, error) {
 			if action == ActionPause {
-				return "", h.src.queues.Pause(ctx, queue)
+				if paused {
+					return "", unchanged("queue " + queue + " was paused already")
+				}
+				return "queue " + queue + " paused", h.src.queues.Pause(ctx, queue)
 			}
-			return "", h.src.queues.Resume(ctx, queue)
+			if !paused {
+				return "", unchanged("queue " + queue + " was running already")
+			}
+			return "queue " + queue + " resumed", h.src.queues.Resume(ctx, queue)
 		})
 	}
 }
@@ -259,17 +288,35 @@ func (h *Handler) quarantineAction(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	// As the CLI: a fingerprint that is not quarantined is refused, not reported released
+	// (a mistyped one would leave the one meant quarantined).
+	quarantined := func(ctx context.Context) error {
+		q, err := h.src.quarantine.Quarantined(ctx)
+		if err != nil {
+			return err
+		}
+		if !slices.ContainsFunc(q, func(f inspector.QuarantinedFingerprint) bool { return f.Fingerprint == fp }) {
+			return fmt.Errorf("fingerprint %q is not quarantined; nothing released", fp)
+		}
+		return nil
+	}
 	if r.PostForm.Get("retry") != "1" {
 		h.startOne(w, r, ActionReleaseQuarantine, "fingerprint "+fp, "/quarantine", func(ctx context.Context) (string, error) {
+			if err := quarantined(ctx); err != nil {
+				return "", err
+			}
 			n, err := h.src.quarantine.ReleaseQuarantine(ctx, fp)
 			return fmt.Sprintf("released %s: %d held jobs back to admission", fp, n), err
 		})
 		return
 	}
 	h.startOne(w, r, ActionReleaseAndRetry, "fingerprint "+fp, "/quarantine", func(ctx context.Context) (string, error) {
+		if err := quarantined(ctx); err != nil {
+			return "", err
+		}
 		res, err := h.src.quarantine.ReleaseQuarantineAndRetry(ctx, fp)
-		if res.JobID == "" {
-			return fmt.Sprintf("%s was not quarantined: nothing to release or retry", fp), err
+		if err == nil && res.JobID == "" { // released meanwhile by someone else
+			return "", fmt.Errorf("fingerprint %q is not quarantined; nothing released", fp)
 		}
 		return fmt.Sprintf("released %s (%d held jobs back to admission); job %s is %s", fp, res.Released, res.JobID, res.State), err
 	})
@@ -303,6 +350,11 @@ func (h *Handler) startOne(w http.ResponseWriter, r *http.Request, action Action
 		ctx, cancel := context.WithTimeout(ctx, h.cfg.RequestTimeout)
 		defer cancel()
 		summary, err := call(ctx)
+		var same unchanged
+		if errors.As(err, &same) {
+			op.progress(0, 1)
+			return string(same)
+		}
 		op.step(err, target)
 		if err != nil {
 			return ""

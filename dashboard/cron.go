@@ -53,10 +53,10 @@ func (h *Handler) scheduleAction(action Action) http.HandlerFunc {
 			switch action {
 			case ActionPauseSchedule:
 				changed, err := h.src.schedules.PauseSchedule(ctx, name)
-				return changedText(name, "paused", changed), err
+				return changedText(name, "paused", changed, err)
 			case ActionResumeSchedule:
 				changed, err := h.src.schedules.ResumeSchedule(ctx, name)
-				return changedText(name, "resumed", changed), err
+				return changedText(name, "resumed", changed, err)
 			}
 			res, err := h.src.schedules.RunScheduleNow(ctx, name)
 			return fmt.Sprintf("schedule %s enqueued job %s (%s)", name, res.ID, res.State), err
@@ -64,9 +64,11 @@ func (h *Handler) scheduleAction(action Action) http.HandlerFunc {
 	}
 }
 
-func changedText(name, done string, changed bool) string {
-	if changed {
-		return fmt.Sprintf("schedule %s %s", name, done)
+// changedText is the result of a pause or resume; one that changed nothing is unchanged,
+// which the operation counts skipped.
+func changedText(name, done string, changed bool, err error) (string, error) {
+	if err == nil && !changed {
+		return "", unchanged(fmt.Sprintf("schedule %s was %s already", name, done))
 	}
-	return fmt.Sprintf("schedule %s was %s already", name, done)
+	return fmt.Sprintf("schedule %s %s", name, done), err
 }

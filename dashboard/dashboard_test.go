@@ -281,6 +281,11 @@ func TestOverviewThroughput(t *testing.T) {
 		jobs = append(jobs, headgate.Envelope{ID: fmt.Sprintf("j%d", i), Queue: "q", Retention: time.Hour})
 	}
 	b.enqueue(t, append(jobs, headgate.Envelope{ID: "idle", Queue: "other"})...)
+	// Before any sample the last hour is unknown: "—", as headgate stats prints "-", not
+	// zeros that read as an idle hour.
+	if body := b.mustGet(t, "/", `<td class="num" data-done-hour>—</td>`, `<td class="num" data-failed-hour>—</td>`); strings.Contains(body, "data-done-hour>0<") {
+		t.Errorf("a queue without a sample shows 0 done in the last hour")
+	}
 	record := func() {
 		t.Helper()
 		if n, err := b.store.RecordSeries(b.ctx, 0); err != nil || n != 2 {
@@ -591,13 +596,13 @@ func TestQuarantine(t *testing.T) {
 	if !strings.Contains(b.log.String(), "action=release-quarantine-and-retry") {
 		t.Errorf("log lacks the release:\n%s", b.log)
 	}
-	op = b.act(t, "/quarantine/release", url.Values{"fingerprint": {"never"}})
-	if op.Done != 1 || !strings.Contains(op.Result, "0 held jobs") {
-		t.Errorf("release of a fingerprint not in quarantine = %+v, want nothing released", op)
-	}
-	op = b.act(t, "/quarantine/release", url.Values{"fingerprint": {"never"}, "retry": {"1"}})
-	if !strings.Contains(op.Result, "was not quarantined") {
-		t.Errorf("release and retry of a fingerprint not in quarantine = %+v, want it said", op)
+	// A fingerprint not in quarantine is refused, as by the command, not counted released.
+	for _, form := range []url.Values{{"fingerprint": {"never"}}, {"fingerprint": {"never"}, "retry": {"1"}}} {
+		op = b.act(t, "/quarantine/release", form)
+		if op.Done != 0 || op.Refused != 1 || len(op.Errors) != 1 ||
+			!strings.Contains(op.Errors[0], `fingerprint "never" is not quarantined; nothing released`) {
+			t.Errorf("release (%v) of a fingerprint not in quarantine = %+v, want it refused", form, op)
+		}
 	}
 }
 
@@ -791,8 +796,16 @@ func TestQueueActions(t *testing.T) {
 		t.Errorf("pause = %+v", op)
 	}
 	b.mustGet(t, "/", `action="/queues/q/resume"`, "paused")
-	if op := b.act(t, "/queues/q/resume", url.Values{}); op.Done != 1 {
+	// A paused queue paused again (a page left open, a second operator) changed nothing,
+	// and the operation says so rather than counting it changed.
+	if op := b.act(t, "/queues/q/pause", url.Values{}); op.Done != 0 || op.Skipped != 1 || op.Result != "queue q was paused already" {
+		t.Errorf("second pause = %+v, want nothing changed, one skipped", op)
+	}
+	if op := b.act(t, "/queues/q/resume", url.Values{}); op.Done != 1 || op.Result != "queue q resumed" {
 		t.Errorf("resume = %+v", op)
+	}
+	if op := b.act(t, "/queues/q/resume", url.Values{}); op.Done != 0 || op.Skipped != 1 || op.Result != "queue q was running already" {
+		t.Errorf("second resume = %+v, want nothing changed, one skipped", op)
 	}
 	b.mustGet(t, "/", `action="/queues/q/pause"`)
 	// A queue the namespace does not know is refused, not brought into being paused.
@@ -1201,8 +1214,8 @@ func TestCron(t *testing.T) {
 	if r := row(); !strings.Contains(r, `<span class="paused">paused</span>`) || !strings.Contains(r, `action="/cron/resume"`) {
 		t.Errorf("paused nightly row = %s", r)
 	}
-	if op := b.act(t, "/cron/pause", url.Values{"name": {"nightly"}}); op.Done != 1 || op.Result != "schedule nightly was paused already" {
-		t.Errorf("second pause = %+v", op)
+	if op := b.act(t, "/cron/pause", url.Values{"name": {"nightly"}}); op.Done != 0 || op.Skipped != 1 || op.Result != "schedule nightly was paused already" {
+		t.Errorf("second pause = %+v, want nothing changed, one skipped", op)
 	}
 	if op := b.act(t, "/cron/resume", url.Values{"name": {"nightly"}}); op.Done != 1 || op.Result != "schedule nightly resumed" {
 		t.Errorf("resume = %+v", op)
@@ -1233,5 +1246,26 @@ func TestCron(t *testing.T) {
 	}
 	if res := b.post(t, "/cron/pause", url.Values{"name": {"a{b}"}}); res.status != http.StatusBadRequest {
 		t.Errorf("pause of a bad name: %d, want 400", res.status)
+	}
+}
+
+// TestMatchingActionRefusesStateItCannotTake: an action on everything matching a state its
+// bulk verb does not take (retry of available jobs, delete of running ones, cancel of
+// finished ones) is a 400 that says so, before any confirmation or operation, and
+// changes nothing; the page offers no such button, so only a crafted form gets here.
+func TestMatchingActionRefusesStateItCannotTake(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Config{AllowActions: true})
+	b.enqueue(t, headgate.Envelope{ID: "a", Queue: "q"})
+	for _, c := range [][2]string{{"retry", "available"}, {"delete", "running"}, {"cancel", "archived"}, {"retry", "held"}} {
+		for _, confirm := range []string{"", "1"} {
+			res := b.post(t, "/jobs", url.Values{"action": {c[0]}, "scope": {"matching"}, "queue": {"q"}, "state": {c[1]}, "confirm": {confirm}})
+			if want := c[0] + " does not take " + c[1] + " jobs"; res.status != http.StatusBadRequest || !strings.Contains(res.body, want) {
+				t.Errorf("%s of every %s job (confirm %q): %d, want 400 %q:\n%s", c[0], c[1], confirm, res.status, want, res.body)
+			}
+		}
+	}
+	if got := b.state(t, "a"); got != headgate.StateAvailable {
+		t.Errorf("a is %s after the refusals, want available", got)
 	}
 }

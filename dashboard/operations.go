@@ -54,6 +54,13 @@ func (o *operation) step(err error, id string) {
 	}
 }
 
+// unchanged is what a one-target action's call returns when its target was already as
+// asked (a paused queue paused again): the operation counts it skipped, not changed, and
+// its result is the message.
+type unchanged string
+
+func (u unchanged) Error() string { return string(u) }
+
 // progress sets a bulk verb's totals so far.
 func (o *operation) progress(done, skipped int64) {
 	o.mu.Lock()

@@ -29,6 +29,10 @@ type throughput struct {
 	// ("—" with neither).
 	Completed, Failed int64
 	Rate              string
+	// Sampled is false when the series had no sample in the hour (no worker ran the
+	// series duty): the zeros then say nothing, and the page shows "—", as headgate
+	// stats shows "-". For the chart: no queue has a sample yet.
+	Sampled bool
 }
 
 // minuteBar is one minute of the chart: its counts and where its rectangles go.
@@ -44,9 +48,7 @@ type throughputChart struct {
 	throughput
 	Bars []minuteBar
 	// Peak is the largest minute (completed + failed), the chart's top.
-	Peak int64
-	// Sampled is false when no queue has a sample yet (no worker has run the duty).
-	Sampled       bool
+	Peak          int64
 	Width, Height int
 }
 
@@ -67,13 +69,17 @@ func (h *Handler) throughputOf(ctx context.Context, now time.Time, queues []stri
 	for q, samples := range series {
 		c.Sampled = true
 		var t throughput
-		for i := 1; i < len(samples); i++ {
+		for i := range samples {
 			age := now.Sub(samples[i].At)
 			if age < 0 && samples[i].Live {
 				age = 0 // the live counters, read after now: the current minute
 			}
 			if age < 0 || age >= chartMinutes*time.Minute {
 				continue
+			}
+			t.Sampled = true
+			if i == 0 {
+				continue // the base of the next sample's change
 			}
 			done, failed := samples[i].Since(samples[i-1])
 			b := &c.Bars[chartMinutes-1-int(age/time.Minute)]

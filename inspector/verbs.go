@@ -30,7 +30,8 @@ func (i *Inspector) Retry(ctx context.Context, id string, opts *RetryOptions) (R
 }
 
 // Edit changes fields of a pending, scheduled, available or retryable job and files it
-// again under them. A running job is refused with *headgate.JobRunningError, a finished
+// again under them. A running job is refused with *headgate.JobRunningError (edit it
+// once its attempt ends, or cancel it and retry it with the edit), a finished
 // one with *headgate.NotEditableError (edit it with a retry: RetryOptions.Edit).
 func (i *Inspector) Edit(ctx context.Context, id string, edit JobEdit) (EditResult, error) {
 	r, err := i.store.Edit(ctx, id, edit)

@@ -4,7 +4,8 @@ edit.lua: an operator changes fields of a job that is not running and not finish
 time, partition, tags. The job is filed again under what changed: an available job moves
 to its new rank or partition (or, given a future time, becomes scheduled); a scheduled or
 retryable job moves in the scheduled index, or, given a time that has come, becomes
-available at once, as promote.lua would make it (so `headgate edit ID -at 0s` runs it now). A finished job is edited only as part of a
+available at once, as promote.lua would make it (so `headgate edit ID -at 0s` runs it now).
+A past time is taken as now, as at an enqueue. A finished job is edited only as part of a
 retry (retry.lua). A job whose own data is corrupt is parked, as cancel.lua does.
 
 KEYS[1]  namespace prefix; derived keys (lib.lua): job:<id>, scheduled, leases, held:<fp>,
@@ -70,6 +71,9 @@ if not EDITABLE[j.state] then return { E_NOT_EDITABLE, j.state } end
 local now = now_ms(P)
 if not counts_ok(P, j.queue) then return corrupt_reply(K.counts(P, j.queue), 'is not a hash of integer counts') end
 local timed = edit_has(e.mask, EDIT_SCHEDULED_AT)
+-- A time that has come means now, as at an enqueue: the job is due from the edit on,
+-- not waiting since a past time (which the waits and the rank would count).
+if timed and e.sched < now then e.sched = now end
 local due = timed and e.sched <= now and (j.state == 'scheduled' or j.state == 'retryable')
 local checks = { { K.scheduled(P), 'zset' } }
 if j.state == 'available' or due then

@@ -1,6 +1,7 @@
 --[[
 wf_set_desired_state.lua: changes a worker deployment's desired state (stamping when it
-changed); its spec and creation time stay. An absent deployment is not found; one stored
+changed); its spec and creation time stay. A deployment already in that state is
+returned as stored, and nothing is written. An absent deployment is not found; one stored
 undecodable is refused, and nothing is written. The per-version active counts
 (verdeploys) follow the state: a version whose deployments are none of them active is
 draining, and new runs no longer start on it.
@@ -31,6 +32,7 @@ local prev = rcall('HGET', K.deployments(P), name)
 if not prev then return { OK, 0 } end
 local m, spec = deployment_parse(prev)
 if not m then return { E_UNDECODABLE, 'worker deployment "' .. name .. '"' } end
+if m.desired == ARGV[2] then return { OK, 1, prev } end -- already so: nothing written, its stamps stay
 local now = now_ms(P)
 local row = deployment_row(m.created, now, ARGV[2], now, spec)
 deployment_count(P, prev, -1)

@@ -14,8 +14,10 @@ It returns every reason that applies, most decisive first:
   queue paused; its fingerprint quarantined (with the job that crashed into it); its
   rate class short of its weight (tokens now, the time the bucket holds the weight) or
   the job heavier than the burst; pinned to a worker that is not live (with when it was
-  last seen); no live worker serving its queue, or none of them handling its kind; its
-  fingerprint at the in-flight cap; its partition's turn (an available job indexed in
+  last seen); no live worker serving its queue, or none of them handling its kind, or
+  every one that does busy (its jobs in flight at its concurrency at its last beat:
+  workers_busy, with their sums "running" and "cap"); its fingerprint at the in-flight
+  cap; its partition's turn (an available job indexed in
   its partition); its queue at its enqueue limit.
 
 The partition's turn counts the jobs admission takes before this one at `quantum`
@@ -109,6 +111,12 @@ if j.rc ~= '' then checked[#checked + 1] = { K.rate(P, j.rc), 'hash' } end
 bad, bad_why = first_bad_key(checked)
 if bad then return corrupt_reply(bad, bad_why) end
 
+-- Whether a worker's last beat found it running as many jobs as it runs at once.
+local function busy(r)
+  local cap = num(r.concurrency)
+  return cap > 0 and num(r.in_flight) >= cap
+end
+
 -- Whether worker w is live now, and when it was last seen (0: never, or long ago).
 local function worker_live(w)
   local seen = tonumber(rcall('ZSCORE', K.workers_seen(P), w)) or 0
@@ -189,18 +197,31 @@ else
       add('no_live_worker', 'queue', q, 'worker', j.sticky)
     elseif not has(r.kinds, j.kind) then
       add('no_worker_for_kind', 'queue', q, 'kind', j.kind, 'worker', j.sticky)
+    elseif busy(r) then
+      add('workers_busy', 'queue', q, 'worker', j.sticky, 'running', num(r.in_flight), 'cap', num(r.concurrency))
     end
   else
     local live = rcall('ZRANGEBYSCORE', K.queue_workers(P, q), '(' .. ms_text(now), '+inf', 'LIMIT', 0, worker_cap)
     if #live == 0 then
       add('no_live_worker', 'queue', q)
     elseif #live < worker_cap then
-      local served = false
+      local served, all_busy, running, cap = false, true, 0, 0
       for _, w in ipairs(live) do
         local r = worker_record(P, w)
-        if r and has(r.kinds, j.kind) then served = true end
+        if r and has(r.kinds, j.kind) then
+          served = true
+          if busy(r) then
+            running, cap = running + num(r.in_flight), cap + num(r.concurrency)
+          else
+            all_busy = false
+          end
+        end
       end
-      if not served then add('no_worker_for_kind', 'queue', q, 'kind', j.kind) end
+      if not served then
+        add('no_worker_for_kind', 'queue', q, 'kind', j.kind)
+      elseif all_busy then
+        add('workers_busy', 'queue', q, 'running', running, 'cap', cap)
+      end
     end
   end
   if available and j.fp ~= '' then

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/headgate/headgate"
+	"github.com/headgate/headgate/internal/humandur"
 	"github.com/headgate/headgate/worker"
 )
 
@@ -79,7 +80,8 @@ type DrainResult struct {
 }
 
 // String returns a summary such as "3 attempts: success=2 skip=1" or, when AdvanceToDue
-// stepped the clock, "1 attempt: success=1; clock advanced 10m0s".
+// stepped the clock, "1 attempt: success=1; clock advanced 10m" (durations as the
+// headgate command prints them).
 func (r DrainResult) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d %s", r.Attempts, plural(r.Attempts, "attempt", "attempts"))
@@ -91,7 +93,7 @@ func (r DrainResult) String() string {
 		}
 	}
 	if r.Advanced > 0 {
-		fmt.Fprintf(&b, "; clock advanced %s", r.Advanced)
+		fmt.Fprintf(&b, "; clock advanced %s", humandur.String(r.Advanced))
 	}
 	return b.String()
 }
@@ -411,7 +413,7 @@ func (d *drainer) failBusy(err error, timeout time.Duration) {
 	}
 	var why string
 	if errors.Is(err, context.DeadlineExceeded) {
-		why = fmt.Sprintf("%s were not drained within %s (DrainOpts.Timeout, or the context's deadline)", served, timeout)
+		why = fmt.Sprintf("%s were not drained within %s (DrainOpts.Timeout, or the context's deadline)", served, humandur.String(timeout))
 	} else {
 		why = fmt.Sprintf("the context was cancelled before %s were drained", served)
 	}

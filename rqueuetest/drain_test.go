@@ -148,7 +148,7 @@ func TestDrainAdvanceToDue(t *testing.T) {
 
 		// Without AdvanceToDue, only what is due now runs.
 		wantDrain(t, ctx, k, nil, "2 attempts: retry=2", "Drain")
-		wantDrain(t, ctx, k, &DrainOpts{AdvanceToDue: true}, "4 attempts: success=2 retry=2; clock advanced 1h0m0s", "Drain with AdvanceToDue")
+		wantDrain(t, ctx, k, &DrainOpts{AdvanceToDue: true}, "4 attempts: success=2 retry=2; clock advanced 1h", "Drain with AdvanceToDue")
 		wantLog := []string{
 			"flaky attempt 0 at +0s", "hopeless attempt 0 at +0s",
 			"flaky attempt 1 at +10s", "flaky attempt 2 at +20s", "hopeless attempt 1 at +1m0s",
@@ -505,7 +505,7 @@ func TestDrainWorker(t *testing.T) {
 		mustEnqueueArgs(t, k, mailArgs{To: "not served"}, nil)
 
 		res := DrainWorker(ctx, t, w, &DrainOpts{AdvanceToDue: true})
-		if got, want := res.String(), "4 attempts: success=3 retry=1; clock advanced 1h0m0s"; got != want {
+		if got, want := res.String(), "4 attempts: success=3 retry=1; clock advanced 1h"; got != want {
 			t.Errorf("DrainWorker = %q, want %q", got, want)
 		}
 		if want := []string{"ada@example.com", "bob@example.com", "eve@example.com"}; !slices.Equal(sent, want) {

@@ -102,7 +102,7 @@ func Example_producer() {
 	// Output:
 	// scheduled until 9:10AM
 	// 0 attempts
-	// 1 attempt: success=1; clock advanced 10m0s
+	// 1 attempt: success=1; clock advanced 10m
 	// [ada@example.com] at 9:10AM
 	// failed: false
 }
@@ -128,7 +128,7 @@ func ExampleDrainWorker() {
 	fmt.Println(rqueuetest.DrainWorker(ctx, t, w, &rqueuetest.DrainOpts{AdvanceToDue: true}))
 	fmt.Println(m.sent)
 	// Output:
-	// 1 attempt: success=1; clock advanced 10m0s
+	// 1 attempt: success=1; clock advanced 10m
 	// [ada@example.com]
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/headgate/headgate"
+	"github.com/headgate/headgate/internal/humandur"
 	"github.com/headgate/headgate/internal/redistest"
 	"github.com/headgate/headgate/rqueue"
 	"github.com/headgate/headgate/worker"
@@ -196,7 +197,7 @@ func advanceClock(t tb, s *headgate.Store, d time.Duration) {
 	ctx, cancel := opContext()
 	defer cancel()
 	if err := s.AdvanceClock(ctx, d); err != nil {
-		fatalf(t, "rqueuetest: advance the store clock of namespace %q by %s: %v", s.Namespace(), d, err)
+		fatalf(t, "rqueuetest: advance the store clock of namespace %q by %s: %v", s.Namespace(), humandur.String(d), err)
 	}
 }
 

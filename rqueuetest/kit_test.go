@@ -233,7 +233,7 @@ func TestKitClockFailures(t *testing.T) {
 	wantFailure(t, runFake(func(t tb) { freezeClock(t, s, kitEpoch) }),
 		`rqueuetest: freeze the store clock of namespace "broken" at 2025-06-15T15:06:40.000Z: redis: client is closed`)
 	wantFailure(t, runFake(func(t tb) { advanceClock(t, s, time.Minute) }),
-		`rqueuetest: advance the store clock of namespace "broken" by 1m0s: redis: client is closed`)
+		`rqueuetest: advance the store clock of namespace "broken" by 1m: redis: client is closed`)
 	wantFailure(t, runFake(func(t tb) { unfreezeClock(t, s) }),
 		`rqueuetest: unfreeze the store clock of namespace "broken": redis: client is closed`)
 	wantFailure(t, runFake(func(t tb) { storeTime(t, s) }),

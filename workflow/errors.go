@@ -31,7 +31,11 @@ type StepError struct {
 }
 
 func (e *StepError) Error() string {
-	return fmt.Sprintf("workflow: step %s failed after %d attempts: %s", e.Step, e.Attempt, e.Message)
+	attempts := "attempts"
+	if e.Attempt == 1 {
+		attempts = "attempt"
+	}
+	return fmt.Sprintf("workflow: step %s failed after %d %s: %s", e.Step, e.Attempt, attempts, e.Message)
 }
 
 // ChildError is a child workflow's failure, as its parent's history recorded it.

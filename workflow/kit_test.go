@@ -154,6 +154,30 @@ func TestKitStepRetriesThenFails(t *testing.T) {
 	})
 }
 
+// A step that fails on its only attempt says "1 attempt", in the error Result returns
+// and in the history's workflow_failed event.
+func TestKitStepFailsOnItsOnlyAttempt(t *testing.T) {
+	onBackends(t, func(t *testing.T, env *workflowtest.Env) {
+		workflow.Register(env.Worker, "once", func(ctx workflow.Context, _ struct{}) (string, error) {
+			return workflow.Step(ctx, "call", func(context.Context) (string, error) {
+				return "", errors.New("downstream 503")
+			}, &workflow.StepOptions{Retries: -1})
+		})
+		env.Start("once", struct{}{}, "o-1")
+		env.Run()
+		_, err := workflowtest.Result[string](env, "o-1")
+		const want = "workflow: step call#1 failed after 1 attempt: downstream 503"
+		var fe *workflow.FailedError
+		if !errors.As(err, &fe) || fe.Status != "failed" || fe.Message != want {
+			t.Fatalf("Result: %v, want a failed run with message %q\n%s", err, want, env.Timeline("o-1"))
+		}
+		h := env.History("o-1")
+		if last := h[len(h)-1]; last.Kind != headgate.EventWorkflowFailed || last.Error == nil || last.Error.Message != want {
+			t.Fatalf("last event %+v, want workflow_failed with %q", last, want)
+		}
+	})
+}
+
 func TestKitChildren(t *testing.T) {
 	onBackends(t, func(t *testing.T, env *workflowtest.Env) {
 		workflow.Register(env.Worker, "double", func(ctx workflow.Context, n int) (int, error) {
@@ -394,6 +418,37 @@ func TestKitPauseResumeTerminateRetry(t *testing.T) {
 		var closed *headgate.WorkflowClosedError
 		if err := env.Client.Signal(ctx, "s-2", "go", true); !errors.As(err, &closed) {
 			t.Errorf("signal to a terminated run: %v, want *WorkflowClosedError", err)
+		}
+	})
+}
+
+// TestKitRetryRefusesRunThatDidNotFail: a retry of a run that is running or completed is
+// refused with *WorkflowClosedError naming the status, and its message says that only a
+// failed run is retried, not that a running run is over.
+func TestKitRetryRefusesRunThatDidNotFail(t *testing.T) {
+	onBackends(t, func(t *testing.T, env *workflowtest.Env) {
+		ctx := env.Context()
+		workflow.Register(env.Worker, "waits", func(ctx workflow.Context, _ struct{}) (string, error) {
+			v, _, err := workflow.Await[string](ctx, "go", 0)
+			return v, err
+		})
+		env.Start("waits", struct{}{}, "r-1")
+		env.Run()
+		for _, st := range []headgate.WorkflowStatus{headgate.WorkflowRunning, headgate.WorkflowCompleted} {
+			if st == headgate.WorkflowCompleted {
+				env.Signal("r-1", "go", "now")
+				env.Run()
+			}
+			head := len(env.History("r-1"))
+			err := env.Client.Retry(ctx, "r-1")
+			var closed *headgate.WorkflowClosedError
+			want := `headgate: workflow "r-1" is ` + string(st) + `: only a failed run can be retried`
+			if !errors.As(err, &closed) || closed.Status != st || err.Error() != want {
+				t.Errorf("retry of a %s run: %v, want *WorkflowClosedError %q", st, err, want)
+			}
+			if got := len(env.History("r-1")); got != head || env.Status("r-1") != st {
+				t.Errorf("the refused retry changed the run: %d events, was %d; status %s", got, head, env.Status("r-1"))
+			}
 		}
 	})
 }

@@ -22,8 +22,8 @@ const (
 // StepOptions tune a step; nil means the defaults.
 type StepOptions struct {
 	// Retries is how many times a failed attempt is retried, each after a durable wait
-	// (the task ends and a timer brings the run back). Negative: none. Defaults to
-	// StepRetriesDefault (0).
+	// (the task ends and a timer brings the run back). Negative: none. Zero means
+	// StepRetriesDefault (3 retries, 4 attempts in all).
 	Retries int
 	// Backoff is the wait before the first retry, doubled per retry up to
 	// StepBackoffCap. Defaults to StepBackoffDefault.

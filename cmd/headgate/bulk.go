@@ -90,6 +90,10 @@ func cmdBulk(ctx context.Context, c *cli, args []string, v bulkVerb) error {
 	}
 	if runErr != nil {
 		c.bulkStopped(v, res, runErr)
+	} else if res.Moved == 0 && res.Skipped == 0 {
+		if err := c.warnUnknownQueue(ctx, v.name, f.Queue, nil); err != nil {
+			return err
+		}
 	}
 	if c.verbs.json {
 		out := struct {

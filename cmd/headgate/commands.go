@@ -252,6 +252,11 @@ func cmdJobs(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return byFlag(cursorOfAnotherFilter(err, o.filter), filterFlagNames)
 	}
+	if len(page.Jobs) == 0 && page.Next == "" {
+		if err := c.warnUnknownQueue(ctx, "jobs", f.Queue, nil); err != nil {
+			return err
+		}
+	}
 	if o.json {
 		return c.printJSON(jobsDoc(page))
 	}

@@ -38,7 +38,7 @@ func cronFlags(fs *flag.FlagSet, c *cli) {
 	fs.BoolVar(&o.json, "json", false, "print one JSON document on stdout")
 	fs.StringVar(&o.cron, "cron", "", "add, update: 5-field cron `EXPR` or descriptor (@hourly, @daily...)")
 	fs.StringVar(&o.every, "every", "", "add, update: a fixed interval `D` (90s, 1h) instead of -cron")
-	fs.StringVar(&o.start, "start", "", "add, update: RFC 3339 `TIME` anchoring -every ticks (default: the add)")
+	fs.StringVar(&o.start, "start", "", "add, update: RFC 3339 `TIME` anchoring -every ticks, the first one interval after it (default: the add)")
 	fs.StringVar(&o.zone, "zone", "", "add, update: IANA `ZONE` -cron is read in (default UTC)")
 	fs.StringVar(&o.kind, "kind", "", "add, update: the job's `KIND` (required)")
 	fs.StringVar(&o.payload, "payload", "", "add, update: the job's payload (`JSON`, stored as msgpack, as workers decode it)")
@@ -182,6 +182,9 @@ func (o *cronOpts) schedule(base inspector.Schedule) (inspector.Schedule, error)
 		if err != nil {
 			return sc, usagef("-every %q is not a duration", short(o.every))
 		}
+		if d <= 0 { // the store would read it as no interval: "Cron is empty and so is Interval"
+			return sc, usagef("-every %q is not a positive interval", short(o.every))
+		}
 		sc.Cron, sc.Interval = "", d
 	}
 	if set["start"] {
@@ -307,6 +310,10 @@ func cronList(ctx context.Context, c *cli, o *cronOpts) error {
 			out.Schedules = append(out.Schedules, scheduleJSONOf(st))
 		}
 		return c.printJSON(out)
+	}
+	if len(all) == 0 { // as the other listings say it, rather than a header over nothing
+		fmt.Fprintf(c.stdout, "namespace %s has no schedules\n", c.namespace)
+		return nil
 	}
 	tw := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tWHEN\tZONE\tMISFIRE\tSTATE\tNEXT DUE\tLAST TICK\tFIRED\tSKIPPED\tREFUSED\tLAST REFUSAL")

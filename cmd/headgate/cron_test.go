@@ -14,6 +14,8 @@ import (
 func TestCronCommand(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
+	// No schedule yet: said so, as the other listings say it, not a header over nothing.
+	requireOutput(t, b.mustRun(t, "cron", "list"), "namespace cli-test has no schedules\n")
 	requireOutput(t, b.mustRun(t, "cron", "add", "nightly", "-cron", "30 2 * * *", "-zone", "Europe/Berlin", "-kind", "report",
 		"-payload", `{"full":true}`, "-queue", "reports", "-tags", "b,a", "-misfire", "catch_up", "-catch-up-max", "3",
 		"-catch-up-window", "6h"),
@@ -98,6 +100,13 @@ func TestCronCommand(t *testing.T) {
 	}
 	if _, err := b.store.GetSchedule(b.ctx, "x"); err == nil {
 		t.Errorf("a refused add wrote a schedule")
+	}
+	// An interval of no time is named as such, not as a schedule without cron or interval.
+	for _, every := range []string{"0s", "-1h"} {
+		if code, _, errOut := b.run(t, "cron", "add", "x", "-every", every, "-kind", "k"); code != exitUsage ||
+			!strings.HasPrefix(errOut, `headgate cron: -every "`+every+`" is not a positive interval`+"\n") {
+			t.Errorf("cron add -every %s: exit %d, stderr %q", every, code, errOut)
+		}
 	}
 }
 

@@ -49,3 +49,42 @@ func TestFunctionsCommand(t *testing.T) {
 		t.Errorf("functions drop: exit %d, want %d", code, exitUsage)
 	}
 }
+
+// A least-privilege user refused by Redis (NOPERM) is told why: the user of another
+// namespace (a mistyped -namespace), or an administrator's command such as functions.
+func TestNoPermSaysWhy(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	line, err := headgate.ACLSetUser("hg-orders", "s3cret", "orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := strings.Fields(line)
+	cmd := make([]any, len(args))
+	for i, a := range args {
+		cmd[i] = a
+	}
+	if err := rdb.Do(t.Context(), cmd...).Err(); err != nil {
+		t.Fatalf("%s: %v", line, err)
+	}
+	url := "redis://hg-orders:s3cret@" + srv.Addr()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-namespace", "ordres", "stats"}, `NOPERM this user has no permissions to access one of the keys used as arguments ` +
+			`(the Redis user may not reach namespace ordres: a user of headgate acl reaches one namespace's keys; is -namespace right?)`},
+		{[]string{"-namespace", "orders", "functions"}, `(the Redis user may not run that command: headgate functions needs an ` +
+			`administrator; otherwise compare the user's ACL with headgate acl's line)`},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := run(append([]string{"-redis", url}, c.args...), &stdout, &stderr); code != exitError || !strings.Contains(stderr.String(), c.want) {
+			t.Errorf("headgate %v: exit %d, stderr %q; want exit %d and %q", c.args, code, stderr.String(), exitError, c.want)
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"-redis", url, "-namespace", "orders", "stats"}, &stdout, &stderr); code != exitOK {
+		t.Errorf("stats of the user's own namespace: exit %d, %s", code, stderr.String())
+	}
+}

@@ -325,6 +325,15 @@ func (c *cli) errorLine(err error) string {
 	if c.addr != "" && unreachable(err) {
 		msg = fmt.Sprintf("Redis at %s did not answer (-timeout %s): %s", c.addr, c.timeout, msg)
 	}
+	// Redis's NOPERM says what was refused, not why: the usual causes are a
+	// least-privilege user given another namespace and an administrator's command.
+	switch {
+	case strings.Contains(msg, "NOPERM") && strings.Contains(msg, "keys"):
+		msg += fmt.Sprintf(" (the Redis user may not reach namespace %s: a user of headgate acl reaches one namespace's keys; is -namespace right?)",
+			c.namespace)
+	case strings.Contains(msg, "NOPERM") && strings.Contains(msg, "command"):
+		msg += " (the Redis user may not run that command: headgate functions needs an administrator; otherwise compare the user's ACL with headgate acl's line)"
+	}
 	if !strings.HasPrefix(msg, "headgate: ") && !strings.HasPrefix(msg, "headgate ") {
 		msg = "headgate: " + msg
 	}

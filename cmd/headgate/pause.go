@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/headgate/headgate/inspector"
 )
@@ -33,4 +34,32 @@ func (c *cli) unknownQueue(ctx context.Context, verb, queue string) (paused bool
 		verb, c.namespace, short(queue))
 	done := map[string]string{"pause": "paused", "resume": "resumed", "limit": "limited"}[verb]
 	return false, fmt.Errorf("nothing %s; pass -create to %s the queue anyway", done, verb)
+}
+
+// warnUnknownQueue warns on stderr when the namespace does not know queue (it never had
+// a job, a limit or a pause), naming the queues it has: a listing or a run by filter of
+// a mistyped queue, or of the default queue of a namespace whose jobs are all in named
+// queues, finds nothing, and "no matching jobs" alone reads as a queue without such jobs.
+// stats are the namespace's queues when the caller has them (nil: read them).
+func (c *cli) warnUnknownQueue(ctx context.Context, verb, queue string, stats []inspector.QueueStats) error {
+	if stats == nil {
+		var err error
+		if stats, err = c.insp.Stats(ctx); err != nil {
+			return err
+		}
+	}
+	names := make([]string, 0, len(stats))
+	for _, s := range stats {
+		if s.Queue == queue {
+			return nil
+		}
+		names = append(names, s.Queue)
+	}
+	has := "it has no queue"
+	if len(names) > 0 {
+		has = "its queues: " + strings.Join(names, ", ")
+	}
+	fmt.Fprintf(c.stderr, "headgate %s: warning: namespace %s has no queue %q (it never had a job, a limit or a pause; %s)\n",
+		verb, c.namespace, short(queue), has)
+	return nil
 }

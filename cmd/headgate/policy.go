@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"slices"
@@ -46,11 +47,15 @@ func cmdPolicy(ctx context.Context, c *cli, args []string) error {
 				return usagef("unknown policy field %q (fields: %v)", pairs[i], headgate.PolicyFields)
 			}
 			if err := p.Set(pairs[i], pairs[i+1]); err != nil {
+				var inv *headgate.InvalidError
+				if errors.As(err, &inv) { // named as typed: retry_base, not Policy.RetryBase
+					return usagef("%s: %s", pairs[i], inv.Reason)
+				}
 				return err
 			}
 		}
 		if err := c.insp.SetPolicy(ctx, p); err != nil {
-			return err
+			return err // a value out of range: the store's typed refusal (exit 1), as cron's
 		}
 		if p, err = c.insp.Policy(ctx); err != nil {
 			return err

@@ -49,7 +49,11 @@ func TestPolicy(t *testing.T) {
 		{[]string{"policy", "set"}, exitUsage, "FIELD VALUE pairs"},
 		{[]string{"policy", "set", "retry_base"}, exitUsage, "FIELD VALUE pairs"},
 		{[]string{"policy", "set", "speed", "1"}, exitUsage, `unknown policy field "speed"`},
-		{[]string{"policy", "set", "retry_base", "soon"}, exitError, "invalid Policy.RetryBase"},
+		// A value that does not parse is a usage error (exit 2) naming the field as typed,
+		// as a flag value that does not parse is for cron, limit, rate and edit; one out
+		// of range is the store's typed refusal (exit 1), as a bad cron definition is.
+		{[]string{"policy", "set", "retry_base", "soon"}, exitUsage, `headgate policy: retry_base: "soon" is not a duration`},
+		{[]string{"policy", "set", "snooze_limit", "many"}, exitUsage, `headgate policy: snooze_limit: "many" is not a whole number`},
 		{[]string{"policy", "set", "crash_limit", "0"}, exitError, "invalid Policy.CrashLimit: must be at least 1"},
 		{[]string{"policy", "frob"}, exitUsage, "want show, or set"},
 	} {

@@ -62,15 +62,14 @@ func cmdTenants(ctx context.Context, c *cli, args []string) error {
 		return err
 	}
 	var running int64
-	known := false
 	for _, s := range stats {
 		if s.Queue == queue {
-			running, known = s.Counts[headgate.StateRunning], true
+			running = s.Counts[headgate.StateRunning]
 		}
 	}
-	if !known { // an empty table would read as a queue with nothing waiting
-		fmt.Fprintf(c.stderr, "headgate tenants: warning: namespace %s has no queue %q (it never had a job, a limit or a pause)\n",
-			c.namespace, short(queue))
+	// An empty table would read as a queue with nothing waiting.
+	if err := c.warnUnknownQueue(ctx, "tenants", queue, stats); err != nil {
+		return err
 	}
 	rows := make([]tenantRow, len(parts))
 	for i, p := range parts {

@@ -143,3 +143,34 @@ func TestTenantsUnknownQueue(t *testing.T) {
 		t.Errorf("tenants mail: exit %d, stderr %q; want no warning", code, errOut)
 	}
 }
+
+// A listing or a run by filter that finds nothing in a queue the namespace does not know
+// (here the default queue, when every job is in a named one) warns and names the
+// namespace's queues: "no matching jobs" alone reads as a known queue without such jobs.
+// A known queue that has none gets no warning, and -json's stdout is still the document.
+func TestJobsUnknownQueueWarns(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.enqueue(t, headgate.Envelope{ID: "j", Queue: "mail"}, headgate.Envelope{ID: "k", Queue: "billing"})
+	want := `warning: namespace cli-test has no queue "default" (it never had a job, a limit or a pause; its queues: billing, mail)` + "\n"
+	for _, c := range []struct {
+		args    []string
+		verb    string
+		wantOut string
+	}{
+		{[]string{"jobs", "-state", "available"}, "jobs", "no matching jobs\n"},
+		{[]string{"jobs", "-state", "available", "-json"}, "jobs", "{\n  \"jobs\": [],\n  \"next\": \"\"\n}\n"},
+		{[]string{"delete", "-state", "available", "-dry-run"}, "delete", "dry run: 0 job(s) would be deleted, 0 skipped; nothing written\n"},
+		{[]string{"tenants", "default"}, "tenants", ""},
+	} {
+		code, out, errOut := b.run(t, c.args...)
+		if code != exitOK || (c.wantOut != "" && out != c.wantOut) || !strings.HasSuffix(errOut, "headgate "+c.verb+": "+want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 0, %q and the warning", c.args, code, out, errOut, c.wantOut)
+		}
+	}
+	for _, args := range [][]string{{"jobs", "-queue", "mail", "-state", "archived"}, {"delete", "-queue", "mail", "-state", "archived"}} {
+		if code, _, errOut := b.run(t, args...); code != exitOK || strings.Contains(errOut, "warning") {
+			t.Errorf("%v: exit %d, stderr %q; want no warning for a known queue", args, code, errOut)
+		}
+	}
+}

@@ -167,7 +167,8 @@ func TestEditCommand(t *testing.T) {
 	// A running job is refused.
 	b.enqueue(t, headgate.Envelope{ID: "r"})
 	b.admit(t, headgate.QueueDefault, 1, 1, time.Minute)
-	if code, _, errOut := b.run(t, "edit", "r", "-priority", "1"); code != exitError || !strings.Contains(errOut, "is running; cancel it first") {
+	if code, _, errOut := b.run(t, "edit", "r", "-priority", "1"); code != exitError || !strings.Contains(errOut,
+		`job "r" is running; edit it once its attempt ends, or cancel it and retry it with the edit`) {
 		t.Errorf("edit running: exit %d, %s", code, errOut)
 	}
 }

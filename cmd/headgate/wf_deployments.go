@@ -122,7 +122,13 @@ func cmdWfSetDeploymentState(ctx context.Context, c *cli, verb string, args []st
 	if c.wf.json {
 		return c.printJSON(wfDeploymentOf(d))
 	}
-	line := fmt.Sprintf("%s %s: now %s", verb, d.Name, d.Desired)
+	loc, err := c.zone()
+	if err != nil {
+		return err
+	}
+	// Since when, rather than "now": a deployment that was in the state already keeps
+	// the time it entered it, and the line stays true.
+	line := fmt.Sprintf("%s %s: %s since %s", verb, d.Name, d.Desired, zonedTime(d.DesiredChangedAt, loc))
 	if len(d.Versions) > 0 {
 		line += "; versions " + strings.Join(d.Versions, " ")
 	}

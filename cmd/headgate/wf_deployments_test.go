@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/headgate/headgate"
 	"github.com/headgate/headgate/workflow"
@@ -47,8 +48,14 @@ func TestWfDeploymentsDrainActivate(t *testing.T) {
 		t.Fatalf("deployments -json, second page: %+v", out)
 	}
 
-	if got := b.mustWf(t, "drain", "blue"); got != "drain blue: now draining; versions v1 take no new run unless another active deployment lists them; their runs finish\n" {
+	const drained = "drain blue: draining since 2030-01-01T00:00:00.000Z UTC; versions v1 take no new run unless another active deployment lists them; their runs finish\n"
+	if got := b.mustWf(t, "drain", "blue", "-tz", "UTC"); got != drained {
 		t.Fatalf("drain blue: %q", got)
+	}
+	// Drained again an hour on: nothing changes, and the line still says since when.
+	b.env.Advance(time.Hour)
+	if got := b.mustWf(t, "drain", "blue", "-tz", "UTC"); got != drained {
+		t.Fatalf("second drain blue: %q, want %q", got, drained)
 	}
 	_, err := b.env.Client.Start(b.ctx, "shipment", "o1", workflow.StartOptions{ID: "s1", Version: "v1"})
 	var draining *headgate.VersionDrainingError

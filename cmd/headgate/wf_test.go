@@ -276,9 +276,13 @@ func TestWfList(t *testing.T) {
 		`headgate wf: -status "sleeping" is not a workflow status`+"\n") {
 		t.Errorf("wf list -status sleeping: stderr %q", errOut)
 	}
-	if _, _, errOut := b.wf(t, "list", "-after", "no!"); !strings.HasPrefix(errOut,
-		`headgate wf: -after "no!" is not a cursor of this listing`+"\n") {
-		t.Errorf("wf list -after no!: stderr %q", errOut)
+	// Base64 that is not a cursor of the listing ("zzz") is refused too, not taken as a
+	// position past every row.
+	for _, after := range []string{"no!", "zzz"} {
+		if code, out, errOut := b.wf(t, "list", "-after", after); code != exitUsage || out != "" || !strings.HasPrefix(errOut,
+			`headgate wf: -after "`+after+`" is not a cursor of this listing`+"\n") {
+			t.Errorf("wf list -after %s: exit %d, stdout %q, stderr %q", after, code, out, errOut)
+		}
 	}
 }
 
@@ -359,7 +363,8 @@ func TestWfVerbs(t *testing.T) {
 		{[]string{"signal", "o2", "shipped", `"x"`}, `workflow "o2" is terminated: its run is over`},
 		{[]string{"resume", "o2"}, `is terminated`},
 		{[]string{"terminate", "o2"}, `is terminated`},
-		{[]string{"retry", "o2"}, `is terminated`},
+		{[]string{"retry", "o2"}, `workflow "o2" is terminated: only a failed run can be retried`},
+		{[]string{"retry", "o3"}, `workflow "o3" is running: only a failed run can be retried`},
 	} {
 		code, out, errOut := b.wf(t, append(c.args, "-json")...)
 		if code != exitError || out != "" || !strings.Contains(errOut, c.want) {

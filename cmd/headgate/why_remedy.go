@@ -36,6 +36,8 @@ func remedy(id, pausedWorkflow string, state headgate.State, r headgate.Reason) 
 		return fmt.Sprintf("headgate limit %s N|off   (now %d)", shellArg(r.Queue), r.Limit)
 	case headgate.WhyNoLiveWorker, headgate.WhyNoWorkerForKind, headgate.WhyPinnedWorkerGone:
 		return "headgate workers   (start a worker that serves it)"
+	case headgate.WhyWorkersBusy:
+		return "headgate workers   (the jobs in flight of each; more workers, or a higher Concurrency, run more at once)"
 	case headgate.WhyCorrupt:
 		return "headgate corrupt   (then headgate delete " + id + ")"
 	case headgate.WhyFinished:

@@ -1,0 +1,44 @@
+package headgate
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/headgate/headgate/internal/redistest"
+)
+
+// TestSetDesiredStateUnchanged: setting a deployment to the state it is in writes
+// nothing: DesiredChangedAt (what "draining since" shows) and UpdatedAt keep the time of
+// the change, and the per-version counts stay.
+func TestSetDesiredStateUnchanged(t *testing.T) {
+	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ctx := context.Background()
+		s, must := frozenStore(t, rdb)
+		_, _, err := s.PutWorkerDeployment(ctx, WorkerDeployment{Name: "blue", Versions: []string{"v1"}})
+		must(err)
+		must(s.AdvanceClock(ctx, time.Minute))
+		first, err := s.SetDesiredState(ctx, "blue", DesiredDraining)
+		must(err)
+		if first == nil || first.Desired != DesiredDraining || !first.DesiredChangedAt.Equal(frozenEpoch.Add(time.Minute)) {
+			t.Fatalf("first drain: %+v", first)
+		}
+		must(s.AdvanceClock(ctx, time.Hour))
+		again, err := s.SetDesiredState(ctx, "blue", DesiredDraining)
+		must(err)
+		if again == nil || again.Desired != DesiredDraining || !again.DesiredChangedAt.Equal(first.DesiredChangedAt) ||
+			!again.UpdatedAt.Equal(first.UpdatedAt) {
+			t.Errorf("second drain: %+v, want the first's stamps (changed %s, updated %s)", again, first.DesiredChangedAt, first.UpdatedAt)
+		}
+		stored, err := s.GetWorkerDeployment(ctx, "blue")
+		must(err)
+		if !stored.DesiredChangedAt.Equal(first.DesiredChangedAt) {
+			t.Errorf("stored desired_changed_at %s, want %s", stored.DesiredChangedAt, first.DesiredChangedAt)
+		}
+		if _, err := s.StartWorkflow(ctx, WorkflowStart{WorkflowID: "w", WorkflowType: "t", PackageVersion: "v1"}); err == nil {
+			t.Errorf("a run started on v1 while its only deployment drains")
+		}
+	})
+}

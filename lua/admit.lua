@@ -41,8 +41,9 @@ unusable number is removed from its partition (or parking) and parked in `corrup
 the reason; a job whose rate bucket, held set, parking, fingerprint count or partition
 is unusable, and a partition past the first ones that is not a ZSET, is looked past.
 
-Admission increments the job's fence, sets it running under the lease (with the
-admission time, "adm", and the worker, "by", which why.lua reports) and charges its
+Admission increments the job's fence, sets it running under the lease (with the worker,
+"by", which why.lua reports with the admission time: the entry time of the running jobs'
+index) and charges its
 rate class its weight; under a fingerprint cap it counts the job in fprunning (released
 by drop_lease and delete_job). A call that stops at capacity pushes a wake-up token, so
 the next idle worker comes for the rest.
@@ -135,7 +136,6 @@ local now = now_ms(P)
 local expires = now + lease_ms
 -- Text, not Lua numbers, goes to redis.call where it can: a number is formatted on every call.
 local expires_text = string.format('%d', expires)
-local now_text = string.format('%d', now)
 
 local MAX_WEIGHT = 1048576 -- as MaxWeight in envelope.go
 local unpark_classes = 4   -- due classes looked at per call
@@ -526,7 +526,7 @@ local function turn(r, q, part)
         local charged = class ~= '' and type(buckets[class]) == 'table'
         local counted = fp ~= '' and fp_cap > 0
         if charged or counted then
-          local f = { 'HSET', jk, 'state', 'running', 'lease', lease_id, 'fence', fence, 'adm', now_text }
+          local f = { 'HSET', jk, 'state', 'running', 'lease', lease_id, 'fence', fence }
           if worker ~= '' then
             f[#f + 1] = 'by'
             f[#f + 1] = worker
@@ -543,9 +543,9 @@ local function turn(r, q, part)
           end
           rcall(unpack(f))
         elseif worker ~= '' then
-          rcall('HSET', jk, 'state', 'running', 'lease', lease_id, 'fence', fence, 'adm', now_text, 'by', worker)
+          rcall('HSET', jk, 'state', 'running', 'lease', lease_id, 'fence', fence, 'by', worker)
         else
-          rcall('HSET', jk, 'state', 'running', 'lease', lease_id, 'fence', fence, 'adm', now_text)
+          rcall('HSET', jk, 'state', 'running', 'lease', lease_id, 'fence', fence)
         end
         local nl = #leases
         leases[nl + 1] = expires_text

@@ -1102,10 +1102,10 @@ local function drop_lease(P, id, fp)
   rcall('ZREM', K.leases(P), id)
   local jk = K.job(P, id)
   if fp == '' then
-    rcall('HDEL', jk, 'lease', 'charge', 'adm', 'by', 'fpi')
+    rcall('HDEL', jk, 'lease', 'charge', 'by', 'fpi')
     return
   end
-  rcall('HDEL', jk, 'lease', 'charge', 'adm', 'by')
+  rcall('HDEL', jk, 'lease', 'charge', 'by')
   release_fingerprint(P, jk)
 end
 

@@ -5,7 +5,8 @@ Read-only: it writes nothing, so it may run at any time, as often as an operator
 Flags: no-writes
 It returns every reason that applies, most decisive first:
 - corrupt: the job's data is unusable and it was parked (or would be) in `corrupt`;
-- running: admitted by worker "by" at "adm" under lease and fence, with the lease's end
+- running: admitted by worker "by" at its entry time in the running jobs' index, under
+  lease and fence, with the lease's end
   (leases ZSET); then lease_expired when that end has passed (the reclaimer will hand it
   back), and worker_gone when the holder's heartbeat is not live;
 - finished: a terminal state, when ("fin"), and the outcome (the last entry of its error
@@ -42,7 +43,7 @@ run's outstanding task job.
 
 KEYS[1]  namespace prefix; derived keys (lib.lua): job:<id>, errors:<id>, corrupt,
          leases, paused, quarantine, rate:<class>, policy, fprunning, limits,
-         q:<queue>:{counts,ring,p:<part>,workers}, q:<queue>:w:<worker>:{ring,p:<part>},
+         q:<queue>:{counts,ring,p:<part>,workers,ix:running:<kind>}, q:<queue>:w:<worker>:{ring,p:<part>},
          workers, workers:seen, clock
 ARGV[1]  job id
 ARGV[2]  quantum (weight units per partition turn)
@@ -57,6 +58,7 @@ Cost     O((ring cap + worker cap) * log N)
 --- @include K.errors
 --- @include K.corrupt
 --- @include K.leases
+--- @include K.job_index
 --- @include K.paused
 --- @include K.quarantine
 --- @include K.policy
@@ -88,7 +90,7 @@ local reasons = {}
 local function add(name, ...) reasons[#reasons + 1] = { name, ... } end
 
 local FIELDS = { 'state', 'queue', 'part', 'sticky', 'prio', 'sched', 'fp', 'held', 'attempt', 'maxa', 'rc',
-  'lease', 'fence', 'parked', 'weight', 'kind', 'adm', 'by', 'fin' }
+  'lease', 'fence', 'parked', 'weight', 'kind', 'by', 'fin' }
 local bad, bad_why = first_bad_key({ { K.corrupt(P), 'hash' } })
 if bad then return corrupt_reply(bad, bad_why) end
 local parked_why = rcall('HGET', K.corrupt(P), id)
@@ -138,7 +140,9 @@ end
 
 if j.state == 'running' then
   local until_ms = tonumber(rcall('ZSCORE', K.leases(P), id)) or 0
-  add('running', 'worker', j.by, 'lease', j.lease, 'since', num(j.adm), 'fence', j.fence, 'lease_until', until_ms)
+  -- Admitted when it entered the running jobs' index: admission writes no time of its own.
+  local since = tonumber(redis.pcall('ZSCORE', K.job_index(P, j.queue, 'running', j.kind), id)) or 0
+  add('running', 'worker', j.by, 'lease', j.lease, 'since', since, 'fence', j.fence, 'lease_until', until_ms)
   if until_ms <= now then add('lease_expired', 'at', until_ms) end
   if j.by ~= '' then
     local live, seen = worker_live(j.by)

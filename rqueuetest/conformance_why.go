@@ -204,14 +204,17 @@ var whyCases = []conformanceCase{
 	{"Why/Running", func(t *testing.T, s *headgate.Store) {
 		ctx := whySetup(t, s)
 		mustEnqueue(t, ctx, s, job("a"))
+		// Admitted 5s after it was enqueued: running since its admission.
+		advance(t, ctx, s, 5*time.Second)
+		admitted := epoch.Add(5 * time.Second)
 		c := admitOne(t, ctx, s)
-		running := headgate.Reason{Reason: headgate.WhyRunning, Worker: "w1", LeaseID: c.LeaseID, Since: epoch,
-			Fence: c.Fence, LeaseUntil: epoch.Add(time.Minute)}
+		running := headgate.Reason{Reason: headgate.WhyRunning, Worker: "w1", LeaseID: c.LeaseID, Since: admitted,
+			Fence: c.Fence, LeaseUntil: admitted.Add(time.Minute)}
 		wantWhy(t, ctx, s, "a", headgate.StateRunning, running)
 		// The worker stops beating and the lease runs out: the reclaimer is next.
 		advance(t, ctx, s, 2*time.Hour)
 		wantWhy(t, ctx, s, "a", headgate.StateRunning, running,
-			headgate.Reason{Reason: headgate.WhyLeaseExpired, At: epoch.Add(time.Minute)},
+			headgate.Reason{Reason: headgate.WhyLeaseExpired, At: admitted.Add(time.Minute)},
 			headgate.Reason{Reason: headgate.WhyWorkerGone, Worker: "w1", LastSeen: epoch})
 	}},
 	{"Why/Finished", func(t *testing.T, s *headgate.Store) {

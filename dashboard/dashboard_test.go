@@ -543,7 +543,7 @@ func TestJobPage(t *testing.T) {
 	body := b.mustGet(t, "/jobs/j",
 		`<strong id="job-state">retryable</strong>`,
 		"&#34;amount&#34;: 42", "[redacted]", // the payload as JSON, the card hidden
-		"gateway timeout", "dialing gateway", "lease-1", // the error history
+		"gateway timeout", "dialing gateway", "<th>Lease</th>", "<td>lease-1</td>", // the error history, by lease id
 		`<progress value="3" max="10">`, "copying", "partial output",
 		"<th>PartitionKey</th><td>acme</td>", "<th>Attempt</th><td>1</td>", "<th>Tags</th><td>vip</td>", "<th>MaxAttempts</th>",
 	)

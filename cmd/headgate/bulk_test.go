@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -30,7 +31,7 @@ type bulkJSON struct {
 func (b *testBundle) dump(t *testing.T) string {
 	t.Helper()
 	rdb := b.store.Client()
-	keys, err := rdb.Keys(b.ctx, headgate.KeyPattern(testNS)).Result()
+	keys, err := rdb.Keys(b.ctx, headgate.KeyPattern(cmp.Or(b.ns, testNS))).Result()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -361,7 +361,7 @@ func TestJob(t *testing.T) {
 		"Attempts:     1 failed of 25 (lost leases: 0, snoozes: 0)",
 		"Scheduled:    2030-01-02 03:05:06.000 UTC (in 1m)",
 		"Errors and logs (1, oldest first):",
-		"1. 2030-01-02 03:04:06.000 UTC (now) retry -> retryable (attempt 1, fence 1, worker l1): smtp 421",
+		"1. 2030-01-02 03:04:06.000 UTC (now) retry -> retryable (attempt 1, fence 1, lease l1): smtp 421",
 	)
 
 	code, _, errOut := b.run(t, "job", "missing")
@@ -372,6 +372,36 @@ func TestJob(t *testing.T) {
 	if code != exitUsage {
 		t.Errorf("job without an id: exit %d, want %d", code, exitUsage)
 	}
+}
+
+// A job's error history names the lease each attempt ran under for what it is, in the
+// text and in -json (lease_id): the lease id, which is not the id of the worker.
+func TestJobErrorsNameTheLease(t *testing.T) {
+	t.Parallel()
+	onBackends(t, func(t *testing.T, b *testBundle) {
+		b.enqueue(t, headgate.Envelope{ID: "j", Queue: "mail"})
+		lease := b.admit(t, "mail", 1, 1, time.Minute)[0].LeaseRef() // worker w, lease id l1
+		if _, err := b.store.Ack(b.ctx, lease, headgate.OutcomeRetry, &headgate.AckOpts{Error: "smtp 421"}); err != nil {
+			t.Fatal(err)
+		}
+		out := b.mustRun(t, "job", "j")
+		requireContains(t, out, "1. 2030-01-02 03:04:05.000 UTC (now) retry -> retryable (attempt 1, fence 1, lease l1): smtp 421")
+		if strings.Contains(out, "worker") {
+			t.Errorf("job j calls the lease id a worker:\n%s", out)
+		}
+		var doc struct {
+			Errors []map[string]any `json:"errors"`
+		}
+		if err := json.Unmarshal([]byte(b.mustRun(t, "job", "j", "-json")), &doc); err != nil {
+			t.Fatal(err)
+		}
+		if len(doc.Errors) != 1 || doc.Errors[0]["lease_id"] != "l1" {
+			t.Fatalf("job j -json errors = %v, want one entry with lease_id l1", doc.Errors)
+		}
+		if w, ok := doc.Errors[0]["worker"]; ok {
+			t.Errorf("job j -json errors[0] has worker %v: the lease id is not the worker's", w)
+		}
+	})
 }
 
 func TestCancelPauseLimit(t *testing.T) {

@@ -170,16 +170,18 @@ type progressJSON struct {
 
 // attemptErrorJSON is one entry of a job's error history.
 type attemptErrorJSON struct {
-	At           *string  `json:"at"`
-	Attempt      int      `json:"attempt"`
-	CrashAttempt int      `json:"crash_attempt"`
-	Fence        int64    `json:"fence"`
-	Worker       string   `json:"worker"`
-	Outcome      string   `json:"outcome"`
-	State        string   `json:"state"`
-	Message      string   `json:"message"`
-	Stack        string   `json:"stack"`
-	Logs         []string `json:"logs"`
+	At           *string `json:"at"`
+	Attempt      int     `json:"attempt"`
+	CrashAttempt int     `json:"crash_attempt"`
+	Fence        int64   `json:"fence"`
+	// LeaseID is the lease the attempt ran under, as a running job's lease_id (not the
+	// worker's id).
+	LeaseID string   `json:"lease_id"`
+	Outcome string   `json:"outcome"`
+	State   string   `json:"state"`
+	Message string   `json:"message"`
+	Stack   string   `json:"stack"`
+	Logs    []string `json:"logs"`
 }
 
 // jobDetailJSON is the document of job -json.
@@ -205,7 +207,7 @@ func jobDetailDoc(d *inspector.JobDetail, now time.Time) jobDetailJSON {
 			logs = []string{}
 		}
 		out.Errors = append(out.Errors, attemptErrorJSON{At: jsonTime(e.At), Attempt: e.Number(),
-			CrashAttempt: e.CrashAttempt, Fence: e.Fence, Worker: e.Worker, Outcome: e.Outcome, State: string(e.State),
+			CrashAttempt: e.CrashAttempt, Fence: e.Fence, LeaseID: e.LeaseID, Outcome: e.Outcome, State: string(e.State),
 			Message: e.Message, Stack: e.Stack, Logs: logs})
 	}
 	return out

@@ -319,11 +319,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // errorLine is the one line the command prints for err: prefixed "headgate: " once
 // (library errors already start so), and naming the Redis address when Redis did not
-// answer.
+// answer: that it could not be connected to (refused, no route, a name that does not
+// resolve: the dial's error says which), that it did not answer within -timeout, or
+// that it dropped the connection.
 func (c *cli) errorLine(err error) string {
 	msg := err.Error()
-	if c.addr != "" && unreachable(err) {
-		msg = fmt.Sprintf("Redis at %s did not answer (-timeout %s): %s", c.addr, c.timeout, msg)
+	if c.addr != "" {
+		switch {
+		case timedOut(err):
+			msg = fmt.Sprintf("Redis at %s did not answer (-timeout %s): %s", c.addr, c.timeout, msg)
+		case dialFailed(err):
+			msg = fmt.Sprintf("cannot connect to Redis at %s: %s", c.addr, msg)
+		case unreachable(err):
+			msg = fmt.Sprintf("Redis at %s dropped the connection: %s", c.addr, msg)
+		}
 	}
 	// Redis's NOPERM says what was refused, not why: the usual causes are a
 	// least-privilege user given another namespace and an administrator's command.
@@ -346,6 +355,21 @@ func unreachable(err error) bool {
 	var netErr net.Error
 	return errors.As(err, &netErr) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, io.EOF) ||
 		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET)
+}
+
+// timedOut tells an error of a call that ran out of time (-timeout, or a dial or read
+// deadline) from one that failed at once.
+func timedOut(err error) bool {
+	var netErr net.Error
+	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout())
+}
+
+// dialFailed tells an error of a connection that could not be made (refused, no route
+// to the host, a name that does not resolve) from one of a connection made.
+func dialFailed(err error) bool {
+	var opErr *net.OpError
+	return errors.As(err, new(*net.DNSError)) || (errors.As(err, &opErr) && opErr.Op == "dial") ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EHOSTUNREACH) || errors.Is(err, syscall.ENETUNREACH)
 }
 
 // maxQuoted bounds a value the user passed (a job id) when a message repeats it.

@@ -5,11 +5,14 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -526,8 +529,40 @@ func TestConnectionError(t *testing.T) {
 	if code := run([]string{"-redis", addr, "-namespace", "n", "stats"}, &out, &errOut); code != exitError {
 		t.Errorf("stats against a closed server: exit %d, want %d", code, exitError)
 	}
-	if got := errOut.String(); !strings.HasPrefix(got, "headgate: Redis at "+addr+" did not answer") || strings.Count(got, "\n") != 1 {
-		t.Errorf("stderr = %q, want one line naming %s", got, addr)
+	// Refused at once: the dial's error and the address, not a timeout.
+	want := "headgate: cannot connect to Redis at " + addr + ": dial tcp " + addr + ": connect: connection refused\n"
+	if got := errOut.String(); got != want {
+		t.Errorf("stderr = %q, want %q", got, want)
+	}
+}
+
+// A connection that could not be made (refused, no route, a name that does not resolve)
+// is reported with the dial's error and the address; a call that ran out of time says
+// -timeout; a connection dropped says so.
+func TestConnectionErrorsToldApart(t *testing.T) {
+	t.Parallel()
+	c := &cli{addr: "redis.example:6379", timeout: 3 * time.Second}
+	dial := func(err error) error { return &net.OpError{Op: "dial", Net: "tcp", Err: err} }
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{dial(&net.DNSError{Err: "no such host", Name: "redis.example", IsNotFound: true}),
+			"headgate: cannot connect to Redis at redis.example:6379: dial tcp: lookup redis.example: no such host"},
+		{dial(os.NewSyscallError("connect", syscall.EHOSTUNREACH)),
+			"headgate: cannot connect to Redis at redis.example:6379: dial tcp: connect: no route to host"},
+		{dial(os.NewSyscallError("connect", syscall.ECONNREFUSED)),
+			"headgate: cannot connect to Redis at redis.example:6379: dial tcp: connect: connection refused"},
+		{dial(&net.DNSError{Err: "i/o timeout", Name: "redis.example", IsTimeout: true}),
+			"headgate: Redis at redis.example:6379 did not answer (-timeout 3s): dial tcp: lookup redis.example: i/o timeout"},
+		{fmt.Errorf("stats: %w", context.DeadlineExceeded),
+			"headgate: Redis at redis.example:6379 did not answer (-timeout 3s): stats: context deadline exceeded"},
+		{io.EOF, "headgate: Redis at redis.example:6379 dropped the connection: EOF"},
+		{errors.New("ERR unknown command"), "headgate: ERR unknown command"},
+	} {
+		if got := c.errorLine(tc.err); got != tc.want {
+			t.Errorf("errorLine(%v) =\n%q\nwant\n%q", tc.err, got, tc.want)
+		}
 	}
 }
 

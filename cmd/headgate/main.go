@@ -59,7 +59,8 @@
 // rediss:// URL or host:port. -namespace defaults to $HEADGATE_NAMESPACE and is required
 // by every command but demo. -timeout bounds each command's calls to Redis (default 10s);
 // a run by filter's, each batch.
-// Flags may come before or after a command's arguments. Every command that reads (stats,
+// Flags may come before or after a command's arguments; a negative number is an argument
+// (limit Q -5 is refused as a limit, not taken for a flag). Every command that reads (stats,
 // jobs, job, corrupt, quarantine, policy, rate CLASS, tenants) takes -json: one JSON
 // document on stdout, with stable snake_case field names and times in RFC 3339 with their
 // zone.
@@ -419,23 +420,47 @@ func (c *cli) connect() (*redis.Client, error) {
 }
 
 // parseInterleaved parses fs over args, letting flags come after positional arguments
-// too ("headgate job ID -namespace x"); "--" ends the flags.
+// too ("headgate job ID -namespace x"); "--" ends the flags. A negative number where a
+// flag could start ("limit q -5", "wf signal ID NAME -1") is a positional argument, for
+// the command to judge: no flag is named by digits.
 func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
-		if err := fs.Parse(args); err != nil {
+		i := negativeArg(fs, args)
+		if err := fs.Parse(args[:i]); err != nil {
 			return nil, err
 		}
-		rest := fs.Args()
-		if len(rest) == 0 {
+		consumed := i - len(fs.Args())
+		if consumed > 0 && args[consumed-1] == "--" {
+			return append(pos, args[consumed:]...), nil
+		}
+		if consumed == len(args) {
 			return pos, nil
 		}
-		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
-			return append(pos, rest...), nil
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
+		pos = append(pos, args[consumed]) // an argument, or the negative number at i
+		args = args[consumed+1:]
 	}
+}
+
+// negativeArg returns the index of the first argument in args that is a negative number
+// where a flag could start (not the value of the flag before it), or len(args).
+func negativeArg(fs *flag.FlagSet, args []string) int {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return len(args) // the rest are arguments, the negative numbers among them too
+		case len(a) > 1 && a[0] == '-' && ('0' <= a[1] && a[1] <= '9' || a[1] == '.'):
+			return i
+		case len(a) > 1 && a[0] == '-' && !strings.Contains(a, "="):
+			if f := fs.Lookup(strings.TrimPrefix(a[1:], "-")); f != nil {
+				if b, ok := f.Value.(interface{ IsBoolFlag() bool }); !ok || !b.IsBoolFlag() {
+					i++ // its value follows, whatever it looks like
+				}
+			}
+		}
+	}
+	return len(args)
 }
 
 func (c *cli) usage(fs *flag.FlagSet) {

@@ -433,6 +433,47 @@ func TestCancelPauseLimit(t *testing.T) {
 	}
 }
 
+// A negative number given where a count or a duration goes is refused naming the value
+// and what is allowed, and nothing is written: by the command, a usage error (exit 2),
+// where the command checks the value (limit, rate); by the store's range check (exit 1)
+// where it does (policy set, as for every value out of range). It was taken for an
+// undefined flag ("flag provided but not defined: -5").
+func TestNegativeValues(t *testing.T) {
+	t.Parallel()
+	onBackends(t, func(t *testing.T, b *testBundle) {
+		b.enqueue(t, headgate.Envelope{ID: "j", Queue: "q"})
+		b.mustRun(t, "rate", "smtp", "10", "1s", "20")
+		before := b.dump(t)
+		for _, tc := range []struct {
+			args []string
+			code int
+			want string
+		}{
+			{[]string{"limit", "q", "-5"}, exitUsage, `headgate limit: limit "-5" is not a count of jobs (0 or more) or off`},
+			{[]string{"limit", "q", "-create", "-5"}, exitUsage, `headgate limit: limit "-5" is not a count of jobs (0 or more) or off`},
+			{[]string{"rate", "smtp", "-1", "1s", "5"}, exitUsage, `headgate rate: LIMIT "-1" is not a count of tokens (0 or more)`},
+			{[]string{"rate", "smtp", "1", "-1s", "5"}, exitUsage, `headgate rate: WINDOW "-1s" is not a positive duration such as 1s or 1m`},
+			{[]string{"rate", "smtp", "1", "1s", "-5"}, exitUsage, `headgate rate: BURST "-5" is not a positive count of tokens`},
+			{[]string{"policy", "set", "crash_limit", "-1"}, exitError, `headgate: invalid Policy.CrashLimit: is -1, outside 0..`},
+		} {
+			code, out, errOut := b.run(t, tc.args...)
+			if code != tc.code || out != "" || !strings.HasPrefix(errOut, tc.want) {
+				t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit %d and %q", tc.args, code, out, errOut, tc.code, tc.want)
+			}
+		}
+		if after := b.dump(t); after != before {
+			t.Errorf("a refused negative value changed the namespace:\nbefore:\n%s\nafter:\n%s", before, after)
+		}
+		// A negative value of a flag is its value: -priority -5 sets it.
+		requireContains(t, b.mustRun(t, "edit", "j", "-priority", "-5"), "edited j: available")
+		var job jobDetailJSON
+		b.runJSON(t, exitOK, &job, "job", "j")
+		if job.Job.Priority != -5 {
+			t.Errorf("after edit -priority -5: priority %d", job.Job.Priority)
+		}
+	})
+}
+
 func TestRelease(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -601,6 +642,11 @@ func TestParseInterleaved(t *testing.T) {
 		{[]string{"a", "-namespace", "x", "b"}, "a b", "x"},
 		{[]string{"-namespace", "y", "a"}, "a", "y"},
 		{[]string{"a", "--", "-namespace", "z"}, "a -namespace z", ""},
+		// A negative number is an argument, not a flag; a flag's value is its value.
+		{[]string{"q", "-5"}, "q -5", ""},
+		{[]string{"-5", "-namespace", "x", "-1s", "-.5"}, "-5 -1s -.5", "x"},
+		{[]string{"-namespace", "-5", "q"}, "q", "-5"},
+		{[]string{"-namespace=x", "q", "-7", "--", "-9", "-namespace"}, "q -7 -9 -namespace", "x"},
 	} {
 		c.namespace = ""
 		fs := newTestFlagSet(&c)

@@ -637,6 +637,38 @@ func TestHeldListing(t *testing.T) {
 	}
 }
 
+// progress.json holds every field README lists, also those without a value: user ""
+// when the dashboard does not know who acted, errors [] when nothing was refused,
+// result "" when the action has no summary to give.
+func TestProgressJSONHasEveryField(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Config{AllowActions: true})
+	b.enqueue(t, headgate.Envelope{ID: "j", Queue: "q"})
+	res := b.post(t, "/jobs", url.Values{"action": {"cancel"}, "job": {"j"}, "confirm": {"1"}})
+	if res.status != http.StatusSeeOther {
+		t.Fatalf("cancel: %d %s", res.status, res.body)
+	}
+	res = b.get(t, res.header.Get("Location")+"/progress.json?wait=10000")
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(res.body), &doc); err != nil {
+		t.Fatalf("progress.json: %v in %q", err, res.body)
+	}
+	var keys []string
+	for k := range doc {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	want := []string{"action", "back", "done", "errors", "finished", "id", "processed", "refused", "result", "skipped",
+		"started", "target", "total", "user"}
+	if !slices.Equal(keys, want) {
+		t.Errorf("progress.json has %v, want %v:\n%s", keys, want, res.body)
+	}
+	if string(doc["user"]) != `""` || string(doc["errors"]) != "[]" || string(doc["finished"]) != "true" ||
+		string(doc["done"]) != "1" || string(doc["result"]) != `""` {
+		t.Errorf("progress.json = %s; want user \"\", errors [], one done, finished, result \"\"", res.body)
+	}
+}
+
 // quarantine makes crasher crash into the limit so its fingerprint holds sibling.
 func (b *testBundle) quarantine(t *testing.T, fp, crasher, sibling string) {
 	t.Helper()

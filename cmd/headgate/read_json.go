@@ -129,19 +129,28 @@ func jobDoc(j *headgate.Job) jobJSON {
 	return out
 }
 
-// jobsJSON is the document of jobs -json: a page and the cursor of the next ("" when
-// the listing is done).
+// jobsJSON is the document of jobs -json: a page and the cursor of the next, null when
+// the listing is done (as wf list's and wf deployments').
 type jobsJSON struct {
 	Jobs []jobJSON `json:"jobs"`
-	Next string    `json:"next"`
+	Next *string   `json:"next"`
 }
 
 func jobsDoc(page *inspector.JobPage) jobsJSON {
-	out := jobsJSON{Jobs: []jobJSON{}, Next: page.Next}
+	out := jobsJSON{Jobs: []jobJSON{}, Next: orNull(page.Next)}
 	for _, j := range page.Jobs {
 		out.Jobs = append(out.Jobs, jobDoc(j))
 	}
 	return out
+}
+
+// orNull is s for a -json document, or null when it is empty: a cursor when there is no
+// next page, an error when there is none.
+func orNull(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 // blobJSON is a job's result or output.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"regexp"
 	"slices"
@@ -196,6 +197,45 @@ func TestOperatorWriteLogged(t *testing.T) {
 	if code != exitOK || out != "paused queue mail: running jobs finish, new jobs wait\n" || !line.MatchString(errOut) {
 		t.Errorf("pause mail: exit %d, stdout %q, stderr %q; want the audit line, matching %s", code, out, errOut, line)
 	}
+}
+
+// An operator write that changed nothing logs no audit line on stderr: a release of no
+// pending job, a second rate CLASS off, limit off of an unbounded queue, cron pause of a
+// paused schedule. The same writes that change something log theirs.
+func TestNoOpWriteNotLogged(t *testing.T) {
+	t.Parallel()
+	onBackends(t, func(t *testing.T, b *testBundle) {
+		b.enqueue(t, headgate.Envelope{ID: "ready", Queue: "q"}, headgate.Envelope{ID: "staged", Queue: "q", Pending: true})
+		b.mustRun(t, "cron", "add", "nightly", "-cron", "@daily", "-kind", "report")
+		b.mustRun(t, "rate", "smtp", "10", "1s", "20")
+		for _, tc := range []struct {
+			args []string
+			code int
+			msg  string // the audit line's message; "" for none
+		}{
+			{[]string{"release", "ready"}, exitError, ""},
+			{[]string{"release", "staged"}, exitOK, "pending jobs released"},
+			{[]string{"rate", "smtp", "off"}, exitOK, "rate limit removed"},
+			{[]string{"rate", "smtp", "off"}, exitOK, ""},
+			{[]string{"limit", "q", "off"}, exitOK, ""},
+			{[]string{"limit", "q", "3"}, exitOK, "enqueue limit set"},
+			{[]string{"limit", "q", "3"}, exitOK, ""},
+			{[]string{"limit", "q", "off"}, exitOK, "enqueue limit removed"},
+			{[]string{"cron", "pause", "nightly"}, exitOK, "schedule paused"},
+			{[]string{"cron", "pause", "nightly"}, exitOK, ""},
+		} {
+			code, out, errOut := b.run(t, tc.args...)
+			logged := strings.Count(errOut, " level=INFO ")
+			switch {
+			case code != tc.code:
+				t.Errorf("%s: exit %d, want %d\nstdout %q\nstderr %q", tc.args, code, tc.code, out, errOut)
+			case tc.msg == "" && logged != 0:
+				t.Errorf("%s changed nothing and logged:\n%s", tc.args, errOut)
+			case tc.msg != "" && (logged != 1 || !strings.Contains(errOut, fmt.Sprintf(" level=INFO msg=%q ", tc.msg))):
+				t.Errorf("%s: stderr %q, want one audit line %q", tc.args, errOut, tc.msg)
+			}
+		}
+	})
 }
 
 // pause, resume and limit of a queue the namespace does not know warn and write

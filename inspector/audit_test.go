@@ -118,7 +118,8 @@ level=INFO msg="job retried" namespace=audited job_id=j1 state=available lifted_
 // no pending job, a queue paused or resumed again, a limit set to the value it has or
 // removed where there is none, a rate limit removed where there is none, a schedule or
 // a workflow paused or resumed again, a run-now replayed, a fingerprint released that is
-// not quarantined, a deployment set to the state it is in) logs nothing, while the same
+// not quarantined, a deployment set to the state it is in, a workflow cancelled again
+// while its cancel request is pending) logs nothing, while the same
 // write that changes something logs its line.
 func TestNoOpWritesNotLogged(t *testing.T) {
 	t.Parallel()
@@ -197,6 +198,14 @@ func TestNoOpWritesNotLogged(t *testing.T) {
 			{"workflow pause of a paused run", func() error { _, err := insp.PauseWorkflow(ctx, "w-1", ""); return err }, ""},
 			{"workflow resume", func() error { _, err := insp.ResumeWorkflow(ctx, "w-1", ""); return err }, "workflow resumed"},
 			{"workflow resume of a running run", func() error { _, err := insp.ResumeWorkflow(ctx, "w-1", ""); return err }, ""},
+			{"workflow cancel", func() error { _, err := insp.CancelWorkflow(ctx, "w-1", ""); return err }, "workflow cancel requested"},
+			{"workflow cancel of a run cancel was requested of", func() error {
+				requested, err := insp.CancelWorkflow(ctx, "w-1", "again")
+				if err == nil && requested {
+					return errors.New("the second cancel was requested again")
+				}
+				return err
+			}, ""},
 			{"drain", func() error { _, err := insp.SetDeploymentState(ctx, "blue", headgate.DesiredDraining); return err },
 				"worker deployment state set"},
 			{"drain of a draining deployment", func() error {

@@ -32,8 +32,11 @@ func (i *Inspector) SignalWorkflow(ctx context.Context, id, name string, payload
 }
 
 // CancelWorkflow asks a run to stop: its code sees a cancelled context at its next step.
-func (i *Inspector) CancelWorkflow(ctx context.Context, id, reason string) error {
-	return i.audit(i.store.CancelWorkflow(ctx, id, reason, ""), "workflow cancel requested", "workflow_id", id)
+// It returns false, writing and logging nothing, when a cancel request of the run is
+// pending already.
+func (i *Inspector) CancelWorkflow(ctx context.Context, id, reason string) (requested bool, err error) {
+	requested, err = i.store.CancelWorkflow(ctx, id, reason, "")
+	return requested, i.auditChange(requested, err, "workflow cancel requested", "workflow_id", id)
 }
 
 // PauseWorkflow holds a run's tasks until ResumeWorkflow.

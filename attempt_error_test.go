@@ -17,6 +17,9 @@ func TestAttemptErrorNumber(t *testing.T) {
 		{AttemptError{Outcome: "snooze", State: StateRetryable, Attempt: 1, Fence: 2}, "snooze -> retryable (attempt 1, fence 2)"},
 		{AttemptError{Outcome: "hand_back", State: StateAvailable, Attempt: 2, Fence: 4}, "hand_back -> available (attempt 3, fence 4)"},
 		{AttemptError{Outcome: "skip", State: StateArchived, Fence: 1}, "skip -> archived (attempt 1, fence 1)"},
+		// The holder is named by its lease id, which is not the worker's id.
+		{AttemptError{Outcome: "retry", State: StateRetryable, Attempt: 1, Fence: 2, LeaseID: "w1-7", Message: "boom"},
+			"retry -> retryable (attempt 1, fence 2, lease w1-7): boom"},
 	} {
 		if got := tc.e.String(); got != tc.want {
 			t.Errorf("%+v: String() = %q, want %q", tc.e, got, tc.want)

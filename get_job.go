@@ -49,7 +49,7 @@ type AttemptError struct {
 	Attempt      int       // the job's failed attempts after it (Number is the attempt's own)
 	CrashAttempt int       // the job's lost leases after it
 	Fence        int64     // the admission the attempt ran under
-	Worker       string    // the lease id of the holder
+	LeaseID      string    // the lease id the attempt ran under (not the worker's id)
 	// Outcome is what ended the attempt ("retry", "lease_lost", "snooze", "hand_back",
 	// ...), and State the state it left the job in: a last retry is Outcome "retry" with
 	// State StateArchived.
@@ -84,7 +84,7 @@ func (e AttemptError) failed() bool {
 }
 
 // String renders the entry on one line without its time and stack, e.g.
-// "retry -> archived (attempt 3, fence 4, worker w1-lease): connection refused", the
+// "retry -> archived (attempt 3, fence 4, lease w1-7): connection refused", the
 // attempt given by its Number.
 func (e AttemptError) String() string {
 	if e.Outcome == "" {
@@ -100,8 +100,8 @@ func (e AttemptError) String() string {
 		fmt.Fprintf(&b, ", crash %d", e.CrashAttempt)
 	}
 	fmt.Fprintf(&b, ", fence %d", e.Fence)
-	if e.Worker != "" {
-		b.WriteString(", worker " + e.Worker)
+	if e.LeaseID != "" {
+		b.WriteString(", lease " + e.LeaseID)
 	}
 	b.WriteString(")")
 	if e.Message != "" {
@@ -119,7 +119,7 @@ type attemptErrorJSON struct {
 	Attempt int      `json:"attempt"`
 	Crash   int      `json:"crash"`
 	Fence   int64    `json:"fence"`
-	Worker  string   `json:"worker"`
+	LeaseID string   `json:"worker"` // lib.lua push_error stores the lease id under "worker"
 	Outcome string   `json:"outcome"`
 	State   string   `json:"state"`
 	Msg     string   `json:"msg"`
@@ -135,7 +135,7 @@ func parseAttemptError(line string) AttemptError {
 		return AttemptError{Message: line}
 	}
 	return AttemptError{At: fromMs(int64(e.At)), Attempt: e.Attempt, CrashAttempt: e.Crash, Fence: e.Fence,
-		Worker: e.Worker, Outcome: e.Outcome, State: State(e.State), Message: e.Msg, Stack: e.Stack, Logs: e.Logs}
+		LeaseID: e.LeaseID, Outcome: e.Outcome, State: State(e.State), Message: e.Msg, Stack: e.Stack, Logs: e.Logs}
 }
 
 // JobErrors returns the job's error history, oldest first.

@@ -8,33 +8,43 @@ import "context"
 // inbox until that task commits; either way a task follows. An id without a history is
 // ErrWorkflowNotFound, a closed run *WorkflowClosedError.
 func (s *Store) SignalWorkflow(ctx context.Context, workflowID, name string, payload []byte) error {
-	return s.deliver(ctx, workflowID, Event{Kind: EventSignalReceived, Name: name, Payload: payload})
+	_, err := s.deliver(ctx, workflowID, Event{Kind: EventSignalReceived, Name: name, Payload: payload})
+	return err
 }
 
 // CancelWorkflow asks a workflow's open run to stop: the run's code sees a cancelled
 // context at its next step, wait or child (it may still run compensation under a
 // context without cancellation) and the run closes as cancelled when its function
-// returns an error. It is delivered like a signal.
-func (s *Store) CancelWorkflow(ctx context.Context, workflowID, reason, operator string) error {
-	return s.deliver(ctx, workflowID, Event{Kind: EventWorkflowCancelRequested, Reason: reason, Operator: operator})
+// returns an error. It is delivered like a signal, once per run: while a cancel request
+// of the run is pending (the run is open), a repeat writes nothing and returns false,
+// whatever its reason. A retry of the run, or a new run of a continue-as-new, may be
+// cancelled again.
+func (s *Store) CancelWorkflow(ctx context.Context, workflowID, reason, operator string) (requested bool, err error) {
+	how, err := s.deliver(ctx, workflowID, Event{Kind: EventWorkflowCancelRequested, Reason: reason, Operator: operator})
+	return err == nil && how != "already", err
 }
 
-func (s *Store) deliver(ctx context.Context, workflowID string, e Event) error {
+// deliver runs wf_signal.lua and returns its reply: "inbox", "appended", or "already" (a
+// cancel of the run requested before).
+func (s *Store) deliver(ctx context.Context, workflowID string, e Event) (string, error) {
 	if err := validateRequired("workflowID", workflowID, true); err != nil {
-		return err
+		return "", err
 	}
 	if e.Kind == EventSignalReceived {
 		if err := validateRequired("name", e.Name, true); err != nil {
-			return err
+			return "", err
 		}
 	}
 	if err := validateEvent("event", e); err != nil {
-		return err
+		return "", err
 	}
 	body, err := encodeEvent(e)
 	if err != nil {
-		return err
+		return "", err
 	}
-	_, err = s.run(ctx, scriptWfSignal, workflowID, workflowID, string(e.Kind), body)
-	return err
+	reply, err := s.run(ctx, scriptWfSignal, workflowID, workflowID, string(e.Kind), body)
+	if err != nil {
+		return "", err
+	}
+	return asString(reply, 0), nil
 }

@@ -543,7 +543,7 @@ func TestJobPage(t *testing.T) {
 	body := b.mustGet(t, "/jobs/j",
 		`<strong id="job-state">retryable</strong>`,
 		"&#34;amount&#34;: 42", "[redacted]", // the payload as JSON, the card hidden
-		"gateway timeout", "dialing gateway", "lease-1", // the error history
+		"gateway timeout", "dialing gateway", "<th>Lease</th>", "<td>lease-1</td>", // the error history, by lease id
 		`<progress value="3" max="10">`, "copying", "partial output",
 		"<th>PartitionKey</th><td>acme</td>", "<th>Attempt</th><td>1</td>", "<th>Tags</th><td>vip</td>", "<th>MaxAttempts</th>",
 	)
@@ -634,6 +634,38 @@ func TestHeldListing(t *testing.T) {
 	}
 	if st, free := b.state(t, "sibling"), b.state(t, "free"); st != headgate.StateCancelled || free != headgate.StateAvailable {
 		t.Errorf("after the cancel: sibling %s, free %s; want cancelled, available", st, free)
+	}
+}
+
+// progress.json holds every field README lists, also those without a value: user ""
+// when the dashboard does not know who acted, errors [] when nothing was refused,
+// result "" when the action has no summary to give.
+func TestProgressJSONHasEveryField(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Config{AllowActions: true})
+	b.enqueue(t, headgate.Envelope{ID: "j", Queue: "q"})
+	res := b.post(t, "/jobs", url.Values{"action": {"cancel"}, "job": {"j"}, "confirm": {"1"}})
+	if res.status != http.StatusSeeOther {
+		t.Fatalf("cancel: %d %s", res.status, res.body)
+	}
+	res = b.get(t, res.header.Get("Location")+"/progress.json?wait=10000")
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(res.body), &doc); err != nil {
+		t.Fatalf("progress.json: %v in %q", err, res.body)
+	}
+	var keys []string
+	for k := range doc {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	want := []string{"action", "back", "done", "errors", "finished", "id", "processed", "refused", "result", "skipped",
+		"started", "target", "total", "user"}
+	if !slices.Equal(keys, want) {
+		t.Errorf("progress.json has %v, want %v:\n%s", keys, want, res.body)
+	}
+	if string(doc["user"]) != `""` || string(doc["errors"]) != "[]" || string(doc["finished"]) != "true" ||
+		string(doc["done"]) != "1" || string(doc["result"]) != `""` {
+		t.Errorf("progress.json = %s; want user \"\", errors [], one done, finished, result \"\"", res.body)
 	}
 }
 

@@ -3,7 +3,6 @@ package dashboard
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"slices"
 	"sync"
 	"time"
 )
@@ -87,7 +86,7 @@ func (o *operation) snapshot() operationView {
 	}
 	return operationView{ID: o.ID, Action: o.Action, Target: o.Target, User: o.User, Back: o.Back, Started: o.Started,
 		Total: total, Done: o.Done, Refused: o.Refused, Skipped: o.Skipped, Processed: processed,
-		Errors: slices.Clone(o.Errors), Finished: o.Finished, Result: o.Result,
+		Errors: append([]string{}, o.Errors...), Finished: o.Finished, Result: o.Result,
 		StartedJSON: o.Started.UTC().Format(jsonTimeLayout)}
 }
 
@@ -100,7 +99,7 @@ type operationView struct {
 	ID        string    `json:"id"`
 	Action    Action    `json:"action"`
 	Target    string    `json:"target"`
-	User      string    `json:"user,omitempty"`
+	User      string    `json:"user"` // "" when the dashboard does not know who acted
 	Back      string    `json:"back"`
 	Started   time.Time `json:"-"` // the page's; JSON has StartedJSON
 	Total     int64     `json:"total"`
@@ -108,9 +107,9 @@ type operationView struct {
 	Refused   int64     `json:"refused"`
 	Skipped   int64     `json:"skipped"`
 	Processed int64     `json:"processed"`
-	Errors    []string  `json:"errors,omitempty"`
+	Errors    []string  `json:"errors"` // [] when none
 	Finished  bool      `json:"finished"`
-	Result    string    `json:"result,omitempty"`
+	Result    string    `json:"result"` // "" until finished, and for actions without a summary
 
 	// StartedJSON is Started as progress.json has it: RFC 3339 in UTC to the
 	// millisecond, as the CLI's -json documents write times.

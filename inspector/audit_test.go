@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/headgate/headgate"
 	"github.com/headgate/headgate/inspector"
+	"github.com/headgate/headgate/internal/redistest"
 )
 
 // syncBuffer is a bytes.Buffer safe for the slog handler's writes.
@@ -110,4 +112,123 @@ level=INFO msg="job retried" namespace=audited job_id=j1 state=available lifted_
 	if strings.Contains(buf.String(), "missing") {
 		t.Errorf("a refused cancel was logged")
 	}
+}
+
+// An audit line records a change: an operator write that changed nothing (a release of
+// no pending job, a queue paused or resumed again, a limit set to the value it has or
+// removed where there is none, a rate limit removed where there is none, a schedule or
+// a workflow paused or resumed again, a run-now replayed, a fingerprint released that is
+// not quarantined, a deployment set to the state it is in, a workflow cancelled again
+// while its cancel request is pending) logs nothing, while the same
+// write that changes something logs its line.
+func TestNoOpWritesNotLogged(t *testing.T) {
+	t.Parallel()
+	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
+		var buf syncBuffer
+		logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{
+			ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+				if a.Key == slog.TimeKey || a.Key == "namespace" {
+					return slog.Attr{}
+				}
+				return a
+			},
+		}))
+		ns := redistest.Namespace(t)
+		insp, err := inspector.New(rdb, &inspector.Config{Namespace: ns, Logger: logger})
+		if err != nil {
+			t.Fatal(err)
+		}
+		store, err := headgate.NewStore(rdb, &headgate.StoreConfig{Namespace: ns})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := t.Context()
+		if err := store.FreezeClock(ctx, time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := store.Enqueue(ctx, headgate.Envelope{ID: "staged", Kind: "k", Queue: "q", Pending: true},
+			headgate.Envelope{ID: "ready", Kind: "k", Queue: "q"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := store.AddSchedule(ctx, headgate.Schedule{Name: "nightly", Cron: "@daily", Job: headgate.Envelope{Kind: "report"}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := store.StartWorkflow(ctx, headgate.WorkflowStart{WorkflowID: "w-1", WorkflowType: "t"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := store.PutWorkerDeployment(ctx, headgate.WorkerDeployment{Name: "blue", Versions: []string{"v1"}}); err != nil {
+			t.Fatal(err)
+		}
+		steps := []struct {
+			name string
+			do   func() error
+			msg  string // the line's message; "" when the step changes nothing and logs nothing
+		}{
+			{"release of a job that is not pending", func() error { _, err := insp.ReleasePending(ctx, "ready"); return err }, ""},
+			{"release of a staged job", func() error { _, err := insp.ReleasePending(ctx, "staged"); return err }, "pending jobs released"},
+			{"pause", func() error { return insp.Pause(ctx, "q") }, "queue paused"},
+			{"pause of a paused queue", func() error { return insp.Pause(ctx, "q") }, ""},
+			{"resume", func() error { return insp.Resume(ctx, "q") }, "queue resumed"},
+			{"resume of a running queue", func() error { return insp.Resume(ctx, "q") }, ""},
+			{"limit", func() error { return insp.SetEnqueueLimit(ctx, "q", 5) }, "enqueue limit set"},
+			{"the same limit", func() error { return insp.SetEnqueueLimit(ctx, "q", 5) }, ""},
+			{"another limit", func() error { return insp.SetEnqueueLimit(ctx, "q", 6) }, "enqueue limit set"},
+			{"limit off", func() error { return insp.RemoveEnqueueLimit(ctx, "q") }, "enqueue limit removed"},
+			{"limit off of an unbounded queue", func() error { return insp.RemoveEnqueueLimit(ctx, "q") }, ""},
+			{"rate off of an unlimited class", func() error { return insp.RemoveRateLimit(ctx, "api") }, ""},
+			{"rate", func() error {
+				return insp.SetRateLimit(ctx, "api", inspector.RateLimit{Limit: 1, Window: time.Second, Burst: 1})
+			}, "rate limit set"},
+			{"rate off", func() error { return insp.RemoveRateLimit(ctx, "api") }, "rate limit removed"},
+			{"rate off again", func() error { return insp.RemoveRateLimit(ctx, "api") }, ""},
+			{"cron pause", func() error { _, err := insp.PauseSchedule(ctx, "nightly"); return err }, "schedule paused"},
+			{"cron pause of a paused schedule", func() error { _, err := insp.PauseSchedule(ctx, "nightly"); return err }, ""},
+			{"cron resume", func() error { _, err := insp.ResumeSchedule(ctx, "nightly"); return err }, "schedule resumed"},
+			{"cron resume of an active schedule", func() error { _, err := insp.ResumeSchedule(ctx, "nightly"); return err }, ""},
+			{"run-now", func() error { _, err := insp.RunScheduleNow(ctx, "nightly"); return err }, "schedule run now"},
+			{"run-now replayed (the same store time)", func() error {
+				r, err := insp.RunScheduleNow(ctx, "nightly")
+				if err == nil && !r.Replayed {
+					return errors.New("the second run-now at a frozen clock was not a replay")
+				}
+				return err
+			}, ""},
+			{"release of a fingerprint not quarantined", func() error { _, err := insp.ReleaseQuarantine(ctx, "never"); return err }, ""},
+			{"workflow pause", func() error { _, err := insp.PauseWorkflow(ctx, "w-1", ""); return err }, "workflow paused"},
+			{"workflow pause of a paused run", func() error { _, err := insp.PauseWorkflow(ctx, "w-1", ""); return err }, ""},
+			{"workflow resume", func() error { _, err := insp.ResumeWorkflow(ctx, "w-1", ""); return err }, "workflow resumed"},
+			{"workflow resume of a running run", func() error { _, err := insp.ResumeWorkflow(ctx, "w-1", ""); return err }, ""},
+			{"workflow cancel", func() error { _, err := insp.CancelWorkflow(ctx, "w-1", ""); return err }, "workflow cancel requested"},
+			{"workflow cancel of a run cancel was requested of", func() error {
+				requested, err := insp.CancelWorkflow(ctx, "w-1", "again")
+				if err == nil && requested {
+					return errors.New("the second cancel was requested again")
+				}
+				return err
+			}, ""},
+			{"drain", func() error { _, err := insp.SetDeploymentState(ctx, "blue", headgate.DesiredDraining); return err },
+				"worker deployment state set"},
+			{"drain of a draining deployment", func() error {
+				_, err := insp.SetDeploymentState(ctx, "blue", headgate.DesiredDraining)
+				return err
+			}, ""},
+		}
+		for _, st := range steps {
+			before := buf.String()
+			if err := st.do(); err != nil {
+				t.Fatalf("%s: %v", st.name, err)
+			}
+			added := strings.TrimPrefix(buf.String(), before)
+			want := ""
+			if st.msg != "" {
+				want = fmt.Sprintf("level=INFO msg=%q", st.msg)
+			}
+			switch {
+			case want == "" && added != "":
+				t.Errorf("%s changed nothing and logged %q", st.name, added)
+			case want != "" && (strings.Count(added, "\n") != 1 || !strings.HasPrefix(added, want)):
+				t.Errorf("%s logged %q, want one line starting %s", st.name, added, want)
+			}
+		}
+	})
 }

@@ -44,14 +44,14 @@ func (i *Inspector) UpdateSchedule(ctx context.Context, sc Schedule) error {
 // PauseSchedule stops a schedule's ticks; false when it was paused already.
 func (i *Inspector) PauseSchedule(ctx context.Context, name string) (bool, error) {
 	changed, err := i.store.PauseSchedule(ctx, name)
-	return changed, i.audit(err, "schedule paused", "schedule", name)
+	return changed, i.auditChange(changed, err, "schedule paused", "schedule", name)
 }
 
 // ResumeSchedule lets a paused schedule fire again from its next tick; the ticks of the
 // pause never fire. False when it was not paused.
 func (i *Inspector) ResumeSchedule(ctx context.Context, name string) (bool, error) {
 	changed, err := i.store.ResumeSchedule(ctx, name)
-	return changed, i.audit(err, "schedule resumed", "schedule", name)
+	return changed, i.auditChange(changed, err, "schedule resumed", "schedule", name)
 }
 
 // RemoveSchedule removes a schedule; the jobs it enqueued stay.
@@ -60,8 +60,9 @@ func (i *Inspector) RemoveSchedule(ctx context.Context, name string) error {
 }
 
 // RunScheduleNow enqueues a schedule's job now, out of turn; a refusal is the error
-// an enqueue would give.
+// an enqueue would give. A replay (the job of that same moment enqueued already) is not
+// logged.
 func (i *Inspector) RunScheduleNow(ctx context.Context, name string) (headgate.EnqueueResult, error) {
 	r, err := i.store.RunScheduleNow(ctx, name)
-	return r, i.audit(err, "schedule run now", "schedule", name, "job_id", r.ID)
+	return r, i.auditChange(!r.Replayed, err, "schedule run now", "schedule", name, "job_id", r.ID)
 }

@@ -44,8 +44,9 @@ type Config struct {
 
 	// Logger receives one INFO line per operator write that took effect (cancel, pause,
 	// resume, limits, quarantine and pending releases), with the namespace and what it
-	// acted on: an audit trail of who steered the namespace from this process. Reads
-	// and refused writes are not logged. Defaults to slog.Default().
+	// acted on: an audit trail of who steered the namespace from this process. Reads,
+	// refused writes and writes that changed nothing (a paused queue paused again, a
+	// release of no pending job) are not logged. Defaults to slog.Default().
 	Logger *slog.Logger
 }
 
@@ -137,37 +138,46 @@ func (i *Inspector) Cancel(ctx context.Context, id string) error {
 }
 
 // Pause stops admission from queue: running jobs finish, new jobs are still accepted
-// and wait.
+// and wait. A queue paused already is left so, and not logged.
 func (i *Inspector) Pause(ctx context.Context, queue string) error {
-	return i.audit(i.store.PauseQueue(ctx, queue), "queue paused", "queue", queue)
+	paused, _, ok := i.queueSetting(ctx, queue)
+	return i.auditChange(!ok || !paused, i.store.PauseQueue(ctx, queue), "queue paused", "queue", queue)
 }
 
-// Resume restarts admission from a paused queue and wakes its idle workers.
+// Resume restarts admission from a paused queue and wakes its idle workers. A queue
+// that is not paused is not logged.
 func (i *Inspector) Resume(ctx context.Context, queue string) error {
-	return i.audit(i.store.ResumeQueue(ctx, queue), "queue resumed", "queue", queue)
+	paused, _, ok := i.queueSetting(ctx, queue)
+	return i.auditChange(!ok || paused, i.store.ResumeQueue(ctx, queue), "queue resumed", "queue", queue)
 }
 
 // SetEnqueueLimit bounds queue's unfinished (not yet terminal) jobs: a batch that would
 // pass limit is refused whole with *headgate.BackpressureError. A limit below the
-// current depth refuses new work until jobs finish.
+// current depth refuses new work until jobs finish. The limit the queue has already is
+// not logged.
 func (i *Inspector) SetEnqueueLimit(ctx context.Context, queue string, limit int64) error {
-	return i.audit(i.store.SetEnqueueLimit(ctx, queue, limit), "enqueue limit set", "queue", queue, "limit", limit)
+	_, had, ok := i.queueSetting(ctx, queue)
+	changed := !ok || had == nil || *had != limit
+	return i.auditChange(changed, i.store.SetEnqueueLimit(ctx, queue, limit), "enqueue limit set", "queue", queue, "limit", limit)
 }
 
-// RemoveEnqueueLimit makes queue unbounded again.
+// RemoveEnqueueLimit makes queue unbounded again; an unbounded queue is not logged.
 func (i *Inspector) RemoveEnqueueLimit(ctx context.Context, queue string) error {
-	return i.audit(i.store.RemoveEnqueueLimit(ctx, queue), "enqueue limit removed", "queue", queue)
+	_, had, ok := i.queueSetting(ctx, queue)
+	return i.auditChange(!ok || had != nil, i.store.RemoveEnqueueLimit(ctx, queue), "enqueue limit removed", "queue", queue)
 }
 
 // SetRateLimit configures class's fleet-wide token bucket, starting full: admission
-// charges each job its weight, and a job waits while its class lacks the tokens.
+// charges each job its weight, and a job waits while its class lacks the tokens. It
+// always changes the class (the bucket starts full again), and is always logged.
 func (i *Inspector) SetRateLimit(ctx context.Context, class string, rl RateLimit) error {
 	return i.audit(i.store.SetRateLimit(ctx, class, rl), "rate limit set", "class", class, "limit", rl.Limit, "window", rl.Window, "burst", rl.Burst)
 }
 
-// RemoveRateLimit makes class unlimited.
+// RemoveRateLimit makes class unlimited; a class without a limit is not logged.
 func (i *Inspector) RemoveRateLimit(ctx context.Context, class string) error {
-	return i.audit(i.store.RemoveRateLimit(ctx, class), "rate limit removed", "class", class)
+	limited, ok := i.rateLimited(ctx, class)
+	return i.auditChange(!ok || limited, i.store.RemoveRateLimit(ctx, class), "rate limit removed", "class", class)
 }
 
 // Quarantined lists the quarantined fingerprints by name, each with the job that
@@ -178,15 +188,19 @@ func (i *Inspector) Quarantined(ctx context.Context) ([]QuarantinedFingerprint, 
 
 // ReleaseQuarantine lifts fingerprint's quarantine: enqueues with it are accepted again
 // and its held siblings return to admission. It returns how many siblings it released.
-// The job that crashed stays quarantined, for inspection.
+// The job that crashed stays quarantined, for inspection. A fingerprint that was not
+// quarantined (and held nothing) is not logged.
 func (i *Inspector) ReleaseQuarantine(ctx context.Context, fingerprint string) (int, error) {
+	was, ok := i.quarantined(ctx, fingerprint)
 	n, err := i.store.ReleaseQuarantine(ctx, fingerprint)
-	return n, i.audit(err, "quarantine released", "fingerprint", fingerprint, "siblings_released", n)
+	return n, i.auditChange(!ok || was || n > 0, err, "quarantine released", "fingerprint", fingerprint, "siblings_released", n)
 }
 
 // ReleasePending lets staged jobs run (scheduled or available by their time). It
-// returns the ids that were not pending, which it left unchanged.
+// returns the ids that were not pending, which it left unchanged; a call that released
+// none is not logged.
 func (i *Inspector) ReleasePending(ctx context.Context, ids ...string) ([]string, error) {
 	notPending, err := i.store.ReleasePending(ctx, ids...)
-	return notPending, i.audit(err, "pending jobs released", "jobs", len(ids)-len(notPending))
+	released := len(ids) - len(notPending)
+	return notPending, i.auditChange(released > 0, err, "pending jobs released", "jobs", released)
 }

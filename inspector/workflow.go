@@ -32,20 +32,23 @@ func (i *Inspector) SignalWorkflow(ctx context.Context, id, name string, payload
 }
 
 // CancelWorkflow asks a run to stop: its code sees a cancelled context at its next step.
-func (i *Inspector) CancelWorkflow(ctx context.Context, id, reason string) error {
-	return i.audit(i.store.CancelWorkflow(ctx, id, reason, ""), "workflow cancel requested", "workflow_id", id)
+// It returns false, writing and logging nothing, when a cancel request of the run is
+// pending already.
+func (i *Inspector) CancelWorkflow(ctx context.Context, id, reason string) (requested bool, err error) {
+	requested, err = i.store.CancelWorkflow(ctx, id, reason, "")
+	return requested, i.auditChange(requested, err, "workflow cancel requested", "workflow_id", id)
 }
 
 // PauseWorkflow holds a run's tasks until ResumeWorkflow.
 func (i *Inspector) PauseWorkflow(ctx context.Context, id, reason string) (headgate.WorkflowPauseResult, error) {
 	r, err := i.store.PauseWorkflow(ctx, id, reason, "")
-	return r, i.audit(err, "workflow paused", "workflow_id", id, "result", string(r))
+	return r, i.auditChange(r != headgate.PauseUnchanged, err, "workflow paused", "workflow_id", id, "result", string(r))
 }
 
 // ResumeWorkflow releases a paused run.
 func (i *Inspector) ResumeWorkflow(ctx context.Context, id, reason string) (headgate.WorkflowPauseResult, error) {
 	r, err := i.store.ResumeWorkflow(ctx, id, reason, "")
-	return r, i.audit(err, "workflow resumed", "workflow_id", id, "result", string(r))
+	return r, i.auditChange(r != headgate.PauseUnchanged, err, "workflow resumed", "workflow_id", id, "result", string(r))
 }
 
 // TerminateWorkflow ends a run at once without running its code.
@@ -79,11 +82,13 @@ func (i *Inspector) OpenRunsByVersion(ctx context.Context, versions ...string) (
 // SetDeploymentState sets a worker deployment's desired state: draining (or drained)
 // stops new runs starting on its versions unless another deployment that lists them is
 // active, while the runs on them finish. It returns the deployment as stored, nil when
-// there is none.
+// there is none. A deployment in that state already is not logged.
 func (i *Inspector) SetDeploymentState(ctx context.Context, name string, desired headgate.DesiredState) (*headgate.WorkerDeployment, error) {
+	prev, readErr := i.store.GetWorkerDeployment(ctx, name) // for the audit line (audit.go)
 	d, err := i.store.SetDesiredState(ctx, name, desired)
 	if d == nil {
 		return nil, err
 	}
-	return d, i.audit(err, "worker deployment state set", "deployment", name, "desired", string(desired))
+	changed := readErr != nil || prev == nil || prev.Desired != desired
+	return d, i.auditChange(changed, err, "worker deployment state set", "deployment", name, "desired", string(desired))
 }

@@ -26,8 +26,8 @@ func TestWorkflowVerbs(t *testing.T) {
 	if err := b.insp.SignalWorkflow(b.ctx, "w-1", "go", []byte(`true`)); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.insp.CancelWorkflow(b.ctx, "w-1", "no longer needed"); err != nil {
-		t.Fatal(err)
+	if requested, err := b.insp.CancelWorkflow(b.ctx, "w-1", "no longer needed"); err != nil || !requested {
+		t.Fatalf("cancel: %t, %v", requested, err)
 	}
 	if err := b.insp.TerminateWorkflow(b.ctx, "w-1", "stuck"); err != nil {
 		t.Fatal(err)

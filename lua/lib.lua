@@ -2164,9 +2164,11 @@ end
 -- route and task: 'queue', 'part' (where its tasks run: a run on a package version 'pkg'
 -- runs them on wf_task_queue(queue, pkg)), 'task' (the id of its
 -- outstanding task job, '' when none), 'tasks' (task ids minted), 'runseq' (seq of the
--- current run's workflow_started). While the task runs, the history is written only by
--- its commit (fenced); events from outside (signals, timers, children, operators) wait
--- in the inbox and the commit appends them after its own, then enqueues the next task.
+-- current run's workflow_started), 'cancelreq' (the runseq of the run a cancel request
+-- is pending for: set by wf_signal, cleared by wf_retry). While the task runs, the
+-- history is written only by its commit (fenced); events from outside (signals, timers,
+-- children, operators) wait in the inbox and the commit appends them after its own,
+-- then enqueues the next task.
 function K.wf_inbox(P, id) return P .. 'wfinbox:' .. id end
 function K.wf_closed(P, id) return P .. 'wfclosed:' .. id end -- a pub/sub channel, not a key
 function K.wf_steps(P, id) return P .. 'wfsteps:' .. id end

@@ -48,7 +48,7 @@ var ackCases = []conformanceCase{
 		if err != nil || r == nil || r.SchemaVersion != 2 || string(r.Bytes) != "out" || r.Fence != c.Fence || !r.UpdatedAt.Equal(epoch) {
 			t.Errorf("result: %+v, %v", r, err)
 		}
-		if errs := historyOf(t, ctx, s, "a"); !slices.Equal(errs, []string{"success -> completed (attempt 1, fence 1, worker " + c.LeaseID + "); logs: l1 | l2"}) {
+		if errs := historyOf(t, ctx, s, "a"); !slices.Equal(errs, []string{"success -> completed (attempt 1, fence 1, lease " + c.LeaseID + "); logs: l1 | l2"}) {
 			t.Errorf("history %q", errs)
 		}
 		advance(t, ctx, s, time.Hour-time.Millisecond)
@@ -93,9 +93,9 @@ var ackCases = []conformanceCase{
 			t.Errorf("retry with attempts spent: %s, want archived", st)
 		}
 		errs := historyOf(t, ctx, s, "a")
-		want := []string{"retry -> retryable (attempt 1, fence 1, worker " + leases[0] + "): boom",
-			"retry -> retryable (attempt 2, fence 2, worker " + leases[1] + "): again",
-			"retry -> archived (attempt 3, fence 3, worker " + leases[2] + "): last"}
+		want := []string{"retry -> retryable (attempt 1, fence 1, lease " + leases[0] + "): boom",
+			"retry -> retryable (attempt 2, fence 2, lease " + leases[1] + "): again",
+			"retry -> archived (attempt 3, fence 3, lease " + leases[2] + "): last"}
 		if !slices.Equal(errs, want) {
 			t.Errorf("history %q, want %q", errs, want)
 		}
@@ -114,7 +114,7 @@ var ackCases = []conformanceCase{
 			mustAck(t, ctx, s, c, outcomes[id], &headgate.AckOpts{Error: "why " + id})
 			wantState(t, ctx, s, id, want[id])
 		}
-		if errs := historyOf(t, ctx, s, "undecodable"); !slices.Equal(errs, []string{"undecodable -> undecodable (attempt 1, fence 1, worker " + lease + "): why undecodable"}) {
+		if errs := historyOf(t, ctx, s, "undecodable"); !slices.Equal(errs, []string{"undecodable -> undecodable (attempt 1, fence 1, lease " + lease + "): why undecodable"}) {
 			t.Errorf("undecodable history %q", errs)
 		}
 	}},
@@ -172,8 +172,8 @@ var ackCases = []conformanceCase{
 			"plain":  nil,
 			"plain2": nil,
 			"snooze": nil,
-			"retry":  {"retry -> retryable (attempt 1, fence 1, worker " + lease + "): boom; logs: l1"},
-			"skip":   {"skip -> archived (attempt 1, fence 1, worker " + lease + "): no use"},
+			"retry":  {"retry -> retryable (attempt 1, fence 1, lease " + lease + "): boom; logs: l1"},
+			"skip":   {"skip -> archived (attempt 1, fence 1, lease " + lease + "): no use"},
 		} {
 			if got := historyOf(t, ctx, s, id); !slices.Equal(got, want) {
 				t.Errorf("%s history %q, want %q", id, got, want)

@@ -35,10 +35,10 @@ var ackHistoryCases = []conformanceCase{
 			t.Fatal(err)
 		}
 		want := []headgate.AttemptError{
-			{At: epoch, Attempt: 1, Fence: c.Fence, Worker: c.LeaseID, Outcome: "retry", State: headgate.StateRetryable,
+			{At: epoch, Attempt: 1, Fence: c.Fence, LeaseID: c.LeaseID, Outcome: "retry", State: headgate.StateRetryable,
 				Message: "panic: boom", Stack: "goroutine 7 [running]:\nmain.handler()", Logs: []string{"l1", "l2"}},
 			// The outcome as applied: the last retry archived the job.
-			{At: epoch.Add(headgate.RetryBaseDefault), Attempt: 2, Fence: c2.Fence, Worker: c2.LeaseID, Outcome: "retry",
+			{At: epoch.Add(headgate.RetryBaseDefault), Attempt: 2, Fence: c2.Fence, LeaseID: c2.LeaseID, Outcome: "retry",
 				State: headgate.StateArchived, Message: "last"},
 		}
 		if !equalHistory(errs, want) {
@@ -57,7 +57,7 @@ var ackHistoryCases = []conformanceCase{
 			t.Fatal(err)
 		}
 		now := epoch.Add(headgate.RetryBaseDefault + time.Minute)
-		want = []headgate.AttemptError{{At: now, CrashAttempt: 1, Fence: cb.Fence, Worker: cb.LeaseID,
+		want = []headgate.AttemptError{{At: now, CrashAttempt: 1, Fence: cb.Fence, LeaseID: cb.LeaseID,
 			Outcome: "lease_lost", State: headgate.StateRetryable, Message: "lease expired"}}
 		if !equalHistory(errs, want) {
 			t.Errorf("lease lost history:\n got %+v\nwant %+v", errs, want)
@@ -150,7 +150,7 @@ var ackHistoryCases = []conformanceCase{
 				t.Errorf("%s: attempt %d crash %d snoozes %d, want no counter moved", id, j.Attempt, j.CrashAttempt, j.Snoozes)
 			}
 		}
-		if h := historyOf(t, ctx, s, "a"); !slices.Equal(h, []string{"hand_back -> available (attempt 1, fence 1, worker " + lease + ")"}) {
+		if h := historyOf(t, ctx, s, "a"); !slices.Equal(h, []string{"hand_back -> available (attempt 1, fence 1, lease " + lease + ")"}) {
 			t.Errorf("hand-back history %q", h)
 		}
 		// Rate limiting asked by a handler is routine: no entry.
@@ -167,7 +167,7 @@ var ackHistoryCases = []conformanceCase{
 func equalHistory(got, want []headgate.AttemptError) bool {
 	return slices.EqualFunc(got, want, func(a, b headgate.AttemptError) bool {
 		return a.At.Equal(b.At) && a.Attempt == b.Attempt && a.CrashAttempt == b.CrashAttempt && a.Fence == b.Fence &&
-			a.Worker == b.Worker && a.Outcome == b.Outcome && a.State == b.State && a.Message == b.Message &&
+			a.LeaseID == b.LeaseID && a.Outcome == b.Outcome && a.State == b.State && a.Message == b.Message &&
 			a.Stack == b.Stack && slices.Equal(a.Logs, b.Logs)
 	})
 }

@@ -50,7 +50,7 @@ var ackSnoozeCases = []conformanceCase{
 		if j.Snoozes != 3 || j.Attempt != 1 || !j.ScheduledAt.Equal(now.Add(headgate.RetryBaseDefault)) {
 			t.Errorf("after the third snooze: snoozes %d attempt %d at %v, want 3, 1 at %v", j.Snoozes, j.Attempt, j.ScheduledAt, now.Add(headgate.RetryBaseDefault))
 		}
-		want := []string{"snooze -> retryable (attempt 1, fence 3, worker " + c.LeaseID + "): snoozed more than 2 times"}
+		want := []string{"snooze -> retryable (attempt 1, fence 3, lease " + c.LeaseID + "): snoozed more than 2 times"}
 		if h := historyOf(t, ctx, s, "a"); !slices.Equal(h, want) {
 			t.Errorf("history %q, want %q", h, want)
 		}

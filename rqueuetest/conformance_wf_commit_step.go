@@ -231,7 +231,7 @@ var wfCommitStepCases = []conformanceCase{
 	{"WfCommitStep/GivenUpSteps", func(t *testing.T, s *headgate.Store) {
 		ctx := freeze(t, s)
 		stepIDs, claims := twoOfThreeStepsRunning(t, ctx, s, "w")
-		if err := s.CancelWorkflow(ctx, "w", "changed plans", "op"); err != nil {
+		if _, err := s.CancelWorkflow(ctx, "w", "changed plans", "op"); err != nil {
 			t.Fatal(err)
 		}
 		task := admitOne(t, ctx, s, "wf")
@@ -272,7 +272,7 @@ var wfCommitStepCases = []conformanceCase{
 		}
 		wantState(t, ctx, s, stepIDs[0], headgate.StateQuarantined)
 		// The workflow's tasks are not held by the step's fingerprint: a cancel runs.
-		if err := s.CancelWorkflow(ctx, "w", "the provider is down", "op"); err != nil {
+		if _, err := s.CancelWorkflow(ctx, "w", "the provider is down", "op"); err != nil {
 			t.Fatal(err)
 		}
 		task := admitOne(t, ctx, s, "wf")
@@ -304,7 +304,7 @@ var wfCommitStepCases = []conformanceCase{
 		ctx := freeze(t, s)
 		stepIDs := scheduleSteps(t, ctx, s, "w", "a#1", "b#1", "c#1")
 		running := admitOne(t, ctx, s, "steps") // a runs
-		if err := s.CancelWorkflow(ctx, "w", "", ""); err != nil {
+		if _, err := s.CancelWorkflow(ctx, "w", "", ""); err != nil {
 			t.Fatal(err)
 		}
 		// The code gives b up and closes the run before it reaches c.

@@ -7,8 +7,9 @@ import (
 	"github.com/headgate/headgate"
 )
 
-// wfSignalCases cover SignalWorkflow (lua/wf_signal.lua): a signal is appended to an open
-// run's history, or kept in its inbox while a task runs.
+// wfSignalCases cover SignalWorkflow and CancelWorkflow (lua/wf_signal.lua): a signal is
+// appended to an open run's history, or kept in its inbox while a task runs; a cancel
+// request likewise, once per run.
 var wfSignalCases = []conformanceCase{
 	{"WfSignal/AppendedOrInbox", func(t *testing.T, s *headgate.Store) {
 		ctx := freeze(t, s)
@@ -47,5 +48,57 @@ var wfSignalCases = []conformanceCase{
 		if more := mustAdmit(t, ctx, s, admitReq("w2", 10, "wf")); len(more) != 0 {
 			t.Errorf("a second task was enqueued: %v", ids(more))
 		}
+	}},
+	{"WfSignal/CancelOncePerRun", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		cancel := func(id string, want bool) {
+			t.Helper()
+			requested, err := s.CancelWorkflow(ctx, id, "no longer needed", "op")
+			if err != nil || requested != want {
+				t.Fatalf("cancel %s: %t, %v; want %t", id, requested, err, want)
+			}
+		}
+		// A repeat while the request waits in the inbox (the task runs) writes nothing.
+		task := startRun(t, ctx, s, "w")
+		cancel("w", true)
+		writesNothing(t, ctx, s, "a second cancel, the first in the inbox", func() { cancel("w", false) })
+		res := mustCommit(t, ctx, s, headgate.TaskCommit{WorkflowID: "w", Lease: task.LeaseRef(), ExpectedHead: 1, End: true,
+			Events: []headgate.Event{{Seq: 2, Kind: headgate.EventTimerStarted, Name: "s#1", TimerID: "sleep/s#1"}}})
+		if h := mustHistory(t, ctx, s, "w"); len(h) != 3 || h[2].Kind != headgate.EventWorkflowCancelRequested {
+			t.Fatalf("history %+v, want the one cancel request after the task's event", h)
+		}
+		// And while it is in the history, the run open.
+		writesNothing(t, ctx, s, "a cancel of a run cancel was requested of", func() { cancel("w", false) })
+
+		// A new run (continue-as-new) may be cancelled.
+		next := admitOne(t, ctx, s, "wf")
+		if next.Envelope.ID != res.NextTaskID {
+			t.Fatalf("admitted %s, want the task %s", next.Envelope.ID, res.NextTaskID)
+		}
+		mustCommit(t, ctx, s, headgate.TaskCommit{WorkflowID: "w", Lease: next.LeaseRef(), ExpectedHead: 3, End: true,
+			NextTask: true, Events: []headgate.Event{
+				{Seq: 4, Kind: headgate.EventWorkflowContinuedAsNew, RunID: "r2"},
+				{Seq: 5, Kind: headgate.EventWorkflowStarted, WorkflowType: "t", RunID: "r2"}}})
+		cancel("w", true)
+		cancel("w", false)
+		if h := mustHistory(t, ctx, s, "w"); len(h) != 6 || h[5].Kind != headgate.EventWorkflowCancelRequested {
+			t.Fatalf("history %+v, want the new run's one cancel request", h)
+		}
+
+		// A run retried after a cancel reached it as it failed may be cancelled again: the
+		// retry removed the request.
+		task = startRun(t, ctx, s, "f")
+		cancel("f", true)
+		mustCommit(t, ctx, s, headgate.TaskCommit{WorkflowID: "f", Lease: task.LeaseRef(), ExpectedHead: 1, End: true,
+			Events: []headgate.Event{{Seq: 2, Kind: headgate.EventWorkflowFailed, Error: &headgate.WorkflowError{Message: "x"}}}})
+		if _, err := s.RetryWorkflow(ctx, "f"); err != nil {
+			t.Fatal(err)
+		}
+		if h := mustHistory(t, ctx, s, "f"); len(h) != 1 {
+			t.Fatalf("history after the retry %+v, want the start alone", h)
+		}
+		cancel("f", true)
+		cancel("f", false)
+		checkCounts(t, s)
 	}},
 }

@@ -96,9 +96,11 @@ func (c *Client) Signal(ctx context.Context, id, name string, payload any) error
 }
 
 // Cancel asks the workflow's open run to stop (see ErrCancelled). A run that closes
-// cancelled cancels the children it started that have not ended.
+// cancelled cancels the children it started that have not ended. A repeat while the
+// run's cancel request is pending changes nothing.
 func (c *Client) Cancel(ctx context.Context, id, reason string) error {
-	return c.store.CancelWorkflow(ctx, id, reason, "")
+	_, err := c.store.CancelWorkflow(ctx, id, reason, "")
+	return err
 }
 
 // Result waits, without polling, until the workflow's run ends (the last of its chain,

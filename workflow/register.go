@@ -210,7 +210,7 @@ func (t *task) cancelChildren() error {
 		if _, ok := ended[id]; ok {
 			continue
 		}
-		err := t.store.CancelWorkflow(t.jobCtx, id, "its parent "+t.wfID+" was cancelled", "")
+		_, err := t.store.CancelWorkflow(t.jobCtx, id, "its parent "+t.wfID+" was cancelled", "")
 		var closed *headgate.WorkflowClosedError
 		if err != nil && !errors.As(err, &closed) && !errors.Is(err, headgate.ErrWorkflowNotFound) {
 			return fmt.Errorf("workflow %q: cancel child %q: %w", t.wfID, id, err)

@@ -96,17 +96,20 @@ func cmdBulk(ctx context.Context, c *cli, args []string, v bulkVerb) error {
 		}
 	}
 	if c.verbs.json {
+		// Every field always, null when it has no value: cursor is what -cursor resumes
+		// the run from (null: none, the run is done or starts again as it was given),
+		// error why the run stopped (null: it did not).
 		out := struct {
-			Verb    string `json:"verb"`
-			DryRun  bool   `json:"dry_run"`
-			Moved   int64  `json:"moved"`
-			Skipped int64  `json:"skipped"`
-			Batches int    `json:"batches"`
-			Cursor  string `json:"cursor"`
-			Error   string `json:"error,omitempty"`
-		}{v.name, c.bulk.dryRun, res.Moved, res.Skipped, res.Batches, res.Cursor, ""}
+			Verb    string  `json:"verb"`
+			DryRun  bool    `json:"dry_run"`
+			Moved   int64   `json:"moved"`
+			Skipped int64   `json:"skipped"`
+			Batches int     `json:"batches"`
+			Cursor  *string `json:"cursor"`
+			Error   *string `json:"error"`
+		}{v.name, c.bulk.dryRun, res.Moved, res.Skipped, res.Batches, orNull(res.Cursor), nil}
 		if runErr != nil {
-			out.Error = runErr.Error()
+			out.Error = orNull(runErr.Error())
 		}
 		if err := c.printJSON(out); err != nil {
 			return errors.Join(runErr, err)

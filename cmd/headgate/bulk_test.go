@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -16,13 +17,13 @@ import (
 )
 
 type bulkJSON struct {
-	Verb    string `json:"verb"`
-	DryRun  bool   `json:"dry_run"`
-	Moved   int64  `json:"moved"`
-	Skipped int64  `json:"skipped"`
-	Batches int    `json:"batches"`
-	Cursor  string `json:"cursor"`
-	Error   string `json:"error"`
+	Verb    string  `json:"verb"`
+	DryRun  bool    `json:"dry_run"`
+	Moved   int64   `json:"moved"`
+	Skipped int64   `json:"skipped"`
+	Batches int     `json:"batches"`
+	Cursor  *string `json:"cursor"`
+	Error   *string `json:"error"`
 }
 
 // dump is every key of the test namespace with its type and content, sorted: two dumps
@@ -30,7 +31,7 @@ type bulkJSON struct {
 func (b *testBundle) dump(t *testing.T) string {
 	t.Helper()
 	rdb := b.store.Client()
-	keys, err := rdb.Keys(b.ctx, headgate.KeyPattern(testNS)).Result()
+	keys, err := rdb.Keys(b.ctx, headgate.KeyPattern(cmp.Or(b.ns, testNS))).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +104,7 @@ func TestBulkCommands(t *testing.T) {
 		t.Errorf("cancel by partition: exit %d\nstdout %q\nstderr %q", code, stdout, stderr)
 	}
 	b.runJSON(t, exitOK, &out, "retry", "-state", "cancelled", "-kind", "email")
-	if out.Verb != "retry" || out.Moved != 20 || out.DryRun || out.Cursor != "" {
+	if out.Verb != "retry" || out.Moved != 20 || out.DryRun || out.Cursor != nil || out.Error != nil {
 		t.Errorf("retry -json = %+v", out)
 	}
 	// A tenant's purge.
@@ -188,7 +189,7 @@ func TestBulkRetryRefusedByBackpressure(t *testing.T) {
 	}
 	var out bulkJSON
 	b.runJSON(t, exitError, &out, "retry", "-queue", "mail", "-state", "cancelled")
-	if out.Moved != 0 || out.Batches != 0 || out.Cursor != "" || !strings.Contains(out.Error, "is full") {
+	if out.Moved != 0 || out.Batches != 0 || out.Cursor != nil || out.Error == nil || !strings.Contains(*out.Error, "is full") {
 		t.Errorf("retry -json refused by the limit = %+v", out)
 	}
 	// Made room, the command printed runs the retry.
@@ -318,7 +319,8 @@ func TestBulkRetryDryRunMeetsTheLimit(t *testing.T) {
 	var dry, run bulkJSON
 	b.runJSON(t, exitError, &dry, "retry", "-queue", "mail", "-state", "cancelled", "-dry-run")
 	b.runJSON(t, exitError, &run, "retry", "-queue", "mail", "-state", "cancelled")
-	if !dry.DryRun || dry.Moved != 1000 || run.Moved != dry.Moved || run.Batches != dry.Batches || run.Cursor != dry.Cursor {
+	if !dry.DryRun || dry.Moved != 1000 || run.Moved != dry.Moved || run.Batches != dry.Batches ||
+		dry.Cursor == nil || run.Cursor == nil || *run.Cursor != *dry.Cursor {
 		t.Errorf("dry run -json = %+v, the run = %+v; want the dry run to say what the run did", dry, run)
 	}
 }

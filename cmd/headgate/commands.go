@@ -418,7 +418,7 @@ func cmdLimit(ctx context.Context, c *cli, args []string) error {
 	if !off {
 		var err error
 		if n, err = strconv.ParseInt(args[1], 10, 64); err != nil || n < 0 {
-			return usagef("limit %q is not a count of jobs or off", args[1])
+			return usagef("limit %q is not a count of jobs (0 or more) or off", args[1])
 		}
 	}
 	if _, err := c.unknownQueue(ctx, "limit", queue); err != nil {
@@ -457,11 +457,11 @@ func cmdRate(ctx context.Context, c *cli, args []string) error {
 	}
 	limit, err := strconv.ParseInt(args[1], 10, 64)
 	if err != nil || limit < 0 {
-		return usagef("LIMIT %q is not a count of tokens", args[1])
+		return usagef("LIMIT %q is not a count of tokens (0 or more)", args[1])
 	}
 	window, err := time.ParseDuration(args[2])
 	if err != nil || window <= 0 {
-		return usagef("WINDOW %q is not a duration such as 1s or 1m", args[2])
+		return usagef("WINDOW %q is not a positive duration such as 1s or 1m", args[2])
 	}
 	burst, err := strconv.ParseInt(args[3], 10, 64)
 	if err != nil || burst <= 0 {

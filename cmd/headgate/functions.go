@@ -39,8 +39,17 @@ func cmdFunctions(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
+	if libs == nil {
+		libs = []headgate.FunctionLibrary{} // -json: an empty list, not null
+	}
 	if c.verbs.json {
 		return c.printJSON(map[string]any{"libraries": libs})
+	}
+	if len(libs) == 0 && verb == "list" {
+		// Silence would read as a command that did nothing.
+		fmt.Fprintf(c.stdout, "no headgate function libraries on %s (a client loads its build's on its first call; "+
+			"headgate functions load loads them now)\n", c.addr)
+		return nil
 	}
 	for _, l := range libs {
 		current := ""

@@ -23,8 +23,17 @@ func TestFunctionsCommand(t *testing.T) {
 		}
 		return stdout.String()
 	}
-	if out := mustRun("functions"); out != "" {
-		t.Errorf("functions on a fresh server printed %q, want nothing", out)
+	// None yet: one line says so, and -json an empty list.
+	if out, want := mustRun("functions"), "no headgate function libraries on "+srv.Addr()+
+		" (a client loads its build's on its first call; headgate functions load loads them now)\n"; out != want {
+		t.Errorf("functions on a fresh server printed %q, want %q", out, want)
+	}
+	var none map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(mustRun("functions", "-json")), &none); err != nil {
+		t.Fatal(err)
+	}
+	if libs, ok := none["libraries"]; !ok || string(libs) != "[]" || len(none) != 1 {
+		t.Errorf("functions -json on a fresh server = %v, want {\"libraries\": []}", none)
 	}
 	var loaded struct{ Libraries []headgate.FunctionLibrary }
 	if err := json.Unmarshal([]byte(mustRun("functions", "load", "-json")), &loaded); err != nil {

@@ -59,7 +59,8 @@
 // rediss:// URL or host:port. -namespace defaults to $HEADGATE_NAMESPACE and is required
 // by every command but demo. -timeout bounds each command's calls to Redis (default 10s);
 // a run by filter's, each batch.
-// Flags may come before or after a command's arguments. Every command that reads (stats,
+// Flags may come before or after a command's arguments; a negative number is an argument
+// (limit Q -5 is refused as a limit, not taken for a flag). Every command that reads (stats,
 // jobs, job, corrupt, quarantine, policy, rate CLASS, tenants) takes -json: one JSON
 // document on stdout, with stable snake_case field names and times in RFC 3339 with their
 // zone.
@@ -319,11 +320,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // errorLine is the one line the command prints for err: prefixed "headgate: " once
 // (library errors already start so), and naming the Redis address when Redis did not
-// answer.
+// answer: that it could not be connected to (refused, no route, a name that does not
+// resolve: the dial's error says which), that it did not answer within -timeout, or
+// that it dropped the connection.
 func (c *cli) errorLine(err error) string {
 	msg := err.Error()
-	if c.addr != "" && unreachable(err) {
-		msg = fmt.Sprintf("Redis at %s did not answer (-timeout %s): %s", c.addr, c.timeout, msg)
+	if c.addr != "" {
+		switch {
+		case timedOut(err):
+			msg = fmt.Sprintf("Redis at %s did not answer (-timeout %s): %s", c.addr, c.timeout, msg)
+		case dialFailed(err):
+			msg = fmt.Sprintf("cannot connect to Redis at %s: %s", c.addr, msg)
+		case unreachable(err):
+			msg = fmt.Sprintf("Redis at %s dropped the connection: %s", c.addr, msg)
+		}
 	}
 	// Redis's NOPERM says what was refused, not why: the usual causes are a
 	// least-privilege user given another namespace and an administrator's command.
@@ -346,6 +356,21 @@ func unreachable(err error) bool {
 	var netErr net.Error
 	return errors.As(err, &netErr) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, io.EOF) ||
 		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET)
+}
+
+// timedOut tells an error of a call that ran out of time (-timeout, or a dial or read
+// deadline) from one that failed at once.
+func timedOut(err error) bool {
+	var netErr net.Error
+	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout())
+}
+
+// dialFailed tells an error of a connection that could not be made (refused, no route
+// to the host, a name that does not resolve) from one of a connection made.
+func dialFailed(err error) bool {
+	var opErr *net.OpError
+	return errors.As(err, new(*net.DNSError)) || (errors.As(err, &opErr) && opErr.Op == "dial") ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EHOSTUNREACH) || errors.Is(err, syscall.ENETUNREACH)
 }
 
 // maxQuoted bounds a value the user passed (a job id) when a message repeats it.
@@ -395,23 +420,47 @@ func (c *cli) connect() (*redis.Client, error) {
 }
 
 // parseInterleaved parses fs over args, letting flags come after positional arguments
-// too ("headgate job ID -namespace x"); "--" ends the flags.
+// too ("headgate job ID -namespace x"); "--" ends the flags. A negative number where a
+// flag could start ("limit q -5", "wf signal ID NAME -1") is a positional argument, for
+// the command to judge: no flag is named by digits.
 func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
-		if err := fs.Parse(args); err != nil {
+		i := negativeArg(fs, args)
+		if err := fs.Parse(args[:i]); err != nil {
 			return nil, err
 		}
-		rest := fs.Args()
-		if len(rest) == 0 {
+		consumed := i - len(fs.Args())
+		if consumed > 0 && args[consumed-1] == "--" {
+			return append(pos, args[consumed:]...), nil
+		}
+		if consumed == len(args) {
 			return pos, nil
 		}
-		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
-			return append(pos, rest...), nil
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
+		pos = append(pos, args[consumed]) // an argument, or the negative number at i
+		args = args[consumed+1:]
 	}
+}
+
+// negativeArg returns the index of the first argument in args that is a negative number
+// where a flag could start (not the value of the flag before it), or len(args).
+func negativeArg(fs *flag.FlagSet, args []string) int {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return len(args) // the rest are arguments, the negative numbers among them too
+		case len(a) > 1 && a[0] == '-' && ('0' <= a[1] && a[1] <= '9' || a[1] == '.'):
+			return i
+		case len(a) > 1 && a[0] == '-' && !strings.Contains(a, "="):
+			if f := fs.Lookup(strings.TrimPrefix(a[1:], "-")); f != nil {
+				if b, ok := f.Value.(interface{ IsBoolFlag() bool }); !ok || !b.IsBoolFlag() {
+					i++ // its value follows, whatever it looks like
+				}
+			}
+		}
+	}
+	return len(args)
 }
 
 func (c *cli) usage(fs *flag.FlagSet) {

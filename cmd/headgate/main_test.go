@@ -5,11 +5,14 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -361,7 +364,7 @@ func TestJob(t *testing.T) {
 		"Attempts:     1 failed of 25 (lost leases: 0, snoozes: 0)",
 		"Scheduled:    2030-01-02 03:05:06.000 UTC (in 1m)",
 		"Errors and logs (1, oldest first):",
-		"1. 2030-01-02 03:04:06.000 UTC (now) retry -> retryable (attempt 1, fence 1, worker l1): smtp 421",
+		"1. 2030-01-02 03:04:06.000 UTC (now) retry -> retryable (attempt 1, fence 1, lease l1): smtp 421",
 	)
 
 	code, _, errOut := b.run(t, "job", "missing")
@@ -372,6 +375,36 @@ func TestJob(t *testing.T) {
 	if code != exitUsage {
 		t.Errorf("job without an id: exit %d, want %d", code, exitUsage)
 	}
+}
+
+// A job's error history names the lease each attempt ran under for what it is, in the
+// text and in -json (lease_id): the lease id, which is not the id of the worker.
+func TestJobErrorsNameTheLease(t *testing.T) {
+	t.Parallel()
+	onBackends(t, func(t *testing.T, b *testBundle) {
+		b.enqueue(t, headgate.Envelope{ID: "j", Queue: "mail"})
+		lease := b.admit(t, "mail", 1, 1, time.Minute)[0].LeaseRef() // worker w, lease id l1
+		if _, err := b.store.Ack(b.ctx, lease, headgate.OutcomeRetry, &headgate.AckOpts{Error: "smtp 421"}); err != nil {
+			t.Fatal(err)
+		}
+		out := b.mustRun(t, "job", "j")
+		requireContains(t, out, "1. 2030-01-02 03:04:05.000 UTC (now) retry -> retryable (attempt 1, fence 1, lease l1): smtp 421")
+		if strings.Contains(out, "worker") {
+			t.Errorf("job j calls the lease id a worker:\n%s", out)
+		}
+		var doc struct {
+			Errors []map[string]any `json:"errors"`
+		}
+		if err := json.Unmarshal([]byte(b.mustRun(t, "job", "j", "-json")), &doc); err != nil {
+			t.Fatal(err)
+		}
+		if len(doc.Errors) != 1 || doc.Errors[0]["lease_id"] != "l1" {
+			t.Fatalf("job j -json errors = %v, want one entry with lease_id l1", doc.Errors)
+		}
+		if w, ok := doc.Errors[0]["worker"]; ok {
+			t.Errorf("job j -json errors[0] has worker %v: the lease id is not the worker's", w)
+		}
+	})
 }
 
 func TestCancelPauseLimit(t *testing.T) {
@@ -398,6 +431,47 @@ func TestCancelPauseLimit(t *testing.T) {
 	if code, _, _ := b.run(t, "limit", "q", "many"); code != exitUsage {
 		t.Errorf("limit q many: exit %d, want %d", code, exitUsage)
 	}
+}
+
+// A negative number given where a count or a duration goes is refused naming the value
+// and what is allowed, and nothing is written: by the command, a usage error (exit 2),
+// where the command checks the value (limit, rate); by the store's range check (exit 1)
+// where it does (policy set, as for every value out of range). It was taken for an
+// undefined flag ("flag provided but not defined: -5").
+func TestNegativeValues(t *testing.T) {
+	t.Parallel()
+	onBackends(t, func(t *testing.T, b *testBundle) {
+		b.enqueue(t, headgate.Envelope{ID: "j", Queue: "q"})
+		b.mustRun(t, "rate", "smtp", "10", "1s", "20")
+		before := b.dump(t)
+		for _, tc := range []struct {
+			args []string
+			code int
+			want string
+		}{
+			{[]string{"limit", "q", "-5"}, exitUsage, `headgate limit: limit "-5" is not a count of jobs (0 or more) or off`},
+			{[]string{"limit", "q", "-create", "-5"}, exitUsage, `headgate limit: limit "-5" is not a count of jobs (0 or more) or off`},
+			{[]string{"rate", "smtp", "-1", "1s", "5"}, exitUsage, `headgate rate: LIMIT "-1" is not a count of tokens (0 or more)`},
+			{[]string{"rate", "smtp", "1", "-1s", "5"}, exitUsage, `headgate rate: WINDOW "-1s" is not a positive duration such as 1s or 1m`},
+			{[]string{"rate", "smtp", "1", "1s", "-5"}, exitUsage, `headgate rate: BURST "-5" is not a positive count of tokens`},
+			{[]string{"policy", "set", "crash_limit", "-1"}, exitError, `headgate: invalid Policy.CrashLimit: is -1, outside 0..`},
+		} {
+			code, out, errOut := b.run(t, tc.args...)
+			if code != tc.code || out != "" || !strings.HasPrefix(errOut, tc.want) {
+				t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit %d and %q", tc.args, code, out, errOut, tc.code, tc.want)
+			}
+		}
+		if after := b.dump(t); after != before {
+			t.Errorf("a refused negative value changed the namespace:\nbefore:\n%s\nafter:\n%s", before, after)
+		}
+		// A negative value of a flag is its value: -priority -5 sets it.
+		requireContains(t, b.mustRun(t, "edit", "j", "-priority", "-5"), "edited j: available")
+		var job jobDetailJSON
+		b.runJSON(t, exitOK, &job, "job", "j")
+		if job.Job.Priority != -5 {
+			t.Errorf("after edit -priority -5: priority %d", job.Job.Priority)
+		}
+	})
 }
 
 func TestRelease(t *testing.T) {
@@ -496,8 +570,40 @@ func TestConnectionError(t *testing.T) {
 	if code := run([]string{"-redis", addr, "-namespace", "n", "stats"}, &out, &errOut); code != exitError {
 		t.Errorf("stats against a closed server: exit %d, want %d", code, exitError)
 	}
-	if got := errOut.String(); !strings.HasPrefix(got, "headgate: Redis at "+addr+" did not answer") || strings.Count(got, "\n") != 1 {
-		t.Errorf("stderr = %q, want one line naming %s", got, addr)
+	// Refused at once: the dial's error and the address, not a timeout.
+	want := "headgate: cannot connect to Redis at " + addr + ": dial tcp " + addr + ": connect: connection refused\n"
+	if got := errOut.String(); got != want {
+		t.Errorf("stderr = %q, want %q", got, want)
+	}
+}
+
+// A connection that could not be made (refused, no route, a name that does not resolve)
+// is reported with the dial's error and the address; a call that ran out of time says
+// -timeout; a connection dropped says so.
+func TestConnectionErrorsToldApart(t *testing.T) {
+	t.Parallel()
+	c := &cli{addr: "redis.example:6379", timeout: 3 * time.Second}
+	dial := func(err error) error { return &net.OpError{Op: "dial", Net: "tcp", Err: err} }
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{dial(&net.DNSError{Err: "no such host", Name: "redis.example", IsNotFound: true}),
+			"headgate: cannot connect to Redis at redis.example:6379: dial tcp: lookup redis.example: no such host"},
+		{dial(os.NewSyscallError("connect", syscall.EHOSTUNREACH)),
+			"headgate: cannot connect to Redis at redis.example:6379: dial tcp: connect: no route to host"},
+		{dial(os.NewSyscallError("connect", syscall.ECONNREFUSED)),
+			"headgate: cannot connect to Redis at redis.example:6379: dial tcp: connect: connection refused"},
+		{dial(&net.DNSError{Err: "i/o timeout", Name: "redis.example", IsTimeout: true}),
+			"headgate: Redis at redis.example:6379 did not answer (-timeout 3s): dial tcp: lookup redis.example: i/o timeout"},
+		{fmt.Errorf("stats: %w", context.DeadlineExceeded),
+			"headgate: Redis at redis.example:6379 did not answer (-timeout 3s): stats: context deadline exceeded"},
+		{io.EOF, "headgate: Redis at redis.example:6379 dropped the connection: EOF"},
+		{errors.New("ERR unknown command"), "headgate: ERR unknown command"},
+	} {
+		if got := c.errorLine(tc.err); got != tc.want {
+			t.Errorf("errorLine(%v) =\n%q\nwant\n%q", tc.err, got, tc.want)
+		}
 	}
 }
 
@@ -536,6 +642,11 @@ func TestParseInterleaved(t *testing.T) {
 		{[]string{"a", "-namespace", "x", "b"}, "a b", "x"},
 		{[]string{"-namespace", "y", "a"}, "a", "y"},
 		{[]string{"a", "--", "-namespace", "z"}, "a -namespace z", ""},
+		// A negative number is an argument, not a flag; a flag's value is its value.
+		{[]string{"q", "-5"}, "q -5", ""},
+		{[]string{"-5", "-namespace", "x", "-1s", "-.5"}, "-5 -1s -.5", "x"},
+		{[]string{"-namespace", "-5", "q"}, "q", "-5"},
+		{[]string{"-namespace=x", "q", "-7", "--", "-9", "-namespace"}, "q -7 -9 -namespace", "x"},
 	} {
 		c.namespace = ""
 		fs := newTestFlagSet(&c)

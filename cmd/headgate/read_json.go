@@ -129,19 +129,28 @@ func jobDoc(j *headgate.Job) jobJSON {
 	return out
 }
 
-// jobsJSON is the document of jobs -json: a page and the cursor of the next ("" when
-// the listing is done).
+// jobsJSON is the document of jobs -json: a page and the cursor of the next, null when
+// the listing is done (as wf list's and wf deployments').
 type jobsJSON struct {
 	Jobs []jobJSON `json:"jobs"`
-	Next string    `json:"next"`
+	Next *string   `json:"next"`
 }
 
 func jobsDoc(page *inspector.JobPage) jobsJSON {
-	out := jobsJSON{Jobs: []jobJSON{}, Next: page.Next}
+	out := jobsJSON{Jobs: []jobJSON{}, Next: orNull(page.Next)}
 	for _, j := range page.Jobs {
 		out.Jobs = append(out.Jobs, jobDoc(j))
 	}
 	return out
+}
+
+// orNull is s for a -json document, or null when it is empty: a cursor when there is no
+// next page, an error when there is none.
+func orNull(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 // blobJSON is a job's result or output.
@@ -170,16 +179,18 @@ type progressJSON struct {
 
 // attemptErrorJSON is one entry of a job's error history.
 type attemptErrorJSON struct {
-	At           *string  `json:"at"`
-	Attempt      int      `json:"attempt"`
-	CrashAttempt int      `json:"crash_attempt"`
-	Fence        int64    `json:"fence"`
-	Worker       string   `json:"worker"`
-	Outcome      string   `json:"outcome"`
-	State        string   `json:"state"`
-	Message      string   `json:"message"`
-	Stack        string   `json:"stack"`
-	Logs         []string `json:"logs"`
+	At           *string `json:"at"`
+	Attempt      int     `json:"attempt"`
+	CrashAttempt int     `json:"crash_attempt"`
+	Fence        int64   `json:"fence"`
+	// LeaseID is the lease the attempt ran under, as a running job's lease_id (not the
+	// worker's id).
+	LeaseID string   `json:"lease_id"`
+	Outcome string   `json:"outcome"`
+	State   string   `json:"state"`
+	Message string   `json:"message"`
+	Stack   string   `json:"stack"`
+	Logs    []string `json:"logs"`
 }
 
 // jobDetailJSON is the document of job -json.
@@ -205,7 +216,7 @@ func jobDetailDoc(d *inspector.JobDetail, now time.Time) jobDetailJSON {
 			logs = []string{}
 		}
 		out.Errors = append(out.Errors, attemptErrorJSON{At: jsonTime(e.At), Attempt: e.Number(),
-			CrashAttempt: e.CrashAttempt, Fence: e.Fence, Worker: e.Worker, Outcome: e.Outcome, State: string(e.State),
+			CrashAttempt: e.CrashAttempt, Fence: e.Fence, LeaseID: e.LeaseID, Outcome: e.Outcome, State: string(e.State),
 			Message: e.Message, Stack: e.Stack, Logs: logs})
 	}
 	return out

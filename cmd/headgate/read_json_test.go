@@ -1,6 +1,9 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -46,7 +49,7 @@ func TestReadCommandsJSON(t *testing.T) {
 	var jobs jobsJSON
 	b.runJSON(t, exitOK, &jobs, "jobs", "-queue", "mail", "-state", "available")
 	slices.SortFunc(jobs.Jobs, func(a, b jobJSON) int { return strings.Compare(a.ID, b.ID) })
-	if len(jobs.Jobs) != 1 || jobs.Next != "" {
+	if len(jobs.Jobs) != 1 || jobs.Next != nil {
 		t.Fatalf("jobs -json = %+v", jobs)
 	}
 	if j := jobs.Jobs[0]; j.ID != "j1" || j.State != "available" || j.Partition != "tenant-1" || j.Priority != 3 ||
@@ -107,6 +110,69 @@ func TestReadCommandsJSON(t *testing.T) {
 	}
 }
 
+// jsonFields runs the command with -json and returns its document's fields as they were
+// printed, failing the test unless it exits with code and the document has exactly keys.
+func (b *testBundle) jsonFields(t *testing.T, code int, keys []string, args ...string) map[string]string {
+	t.Helper()
+	got, out, errOut := b.run(t, append(args, "-json")...)
+	if got != code {
+		t.Fatalf("headgate %s -json: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), got, code, out, errOut)
+	}
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("headgate %s -json: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	fields := map[string]string{}
+	for k, v := range doc {
+		fields[k] = string(v)
+	}
+	if have := slices.Sorted(maps.Keys(fields)); !slices.Equal(have, slices.Sorted(slices.Values(keys))) {
+		t.Errorf("headgate %s -json has the fields %v, want %v:\n%s", strings.Join(args, " "), have, keys, out)
+	}
+	return fields
+}
+
+// Every field README lists of a -json document is present, null when it has no value:
+// "no next page" is null in jobs, wf list and wf deployments alike (jobs said ""), and
+// the document of a run by filter has its error (null unless the run stopped) and its
+// cursor (null when there is none to resume from).
+func TestJSONFieldsAlwaysPresent(t *testing.T) {
+	t.Parallel()
+	onBackends(t, func(t *testing.T, b *testBundle) {
+		b.enqueue(t, headgate.Envelope{ID: "a", Queue: "mail"}, headgate.Envelope{ID: "b", Queue: "mail"})
+		page := []string{"jobs", "next"}
+		first := b.jsonFields(t, exitOK, page, "jobs", "-queue", "mail", "-state", "available", "-limit", "1")
+		var cursor string
+		if err := json.Unmarshal([]byte(first["next"]), &cursor); err != nil || cursor == "" {
+			t.Fatalf("jobs -limit 1 -json: next %s, want the cursor of the next page (%v)", first["next"], err)
+		}
+		last := b.jsonFields(t, exitOK, page, "jobs", "-queue", "mail", "-state", "available", "-limit", "1", "-cursor", cursor)
+		if last["next"] != "null" {
+			t.Errorf("jobs -json of the last page: next %s, want null", last["next"])
+		}
+		if wf := b.jsonFields(t, exitOK, []string{"workflows", "next"}, "wf", "list"); wf["next"] != "null" || wf["workflows"] != "[]" {
+			t.Errorf("wf list -json = %v, want no workflows and next null", wf)
+		}
+		if d := b.jsonFields(t, exitOK, []string{"deployments", "undecodable", "next"}, "wf", "deployments"); d["next"] != "null" {
+			t.Errorf("wf deployments -json = %v, want next null", d)
+		}
+
+		bulk := []string{"verb", "dry_run", "moved", "skipped", "batches", "cursor", "error"}
+		done := b.jsonFields(t, exitOK, bulk, "cancel", "-queue", "mail", "-state", "available")
+		if done["moved"] != "2" || done["cursor"] != "null" || done["error"] != "null" {
+			t.Errorf("cancel by filter -json = %v, want 2 moved, cursor and error null", done)
+		}
+		b.mustRun(t, "limit", "mail", "1")
+		stopped := b.jsonFields(t, exitError, bulk, "retry", "-queue", "mail", "-state", "cancelled")
+		var msg string
+		if err := json.Unmarshal([]byte(stopped["error"]), &msg); err != nil || !strings.Contains(msg, "is full") ||
+			stopped["moved"] != "0" || stopped["cursor"] != "null" {
+			t.Errorf("retry by filter refused by the limit -json = %v, want the error, nothing moved and cursor null "+
+				"(the same command runs it again)", stopped)
+		}
+	})
+}
+
 // The human output of rate CLASS and of a job marks its times with their zone.
 func TestReadCommandsTimeZone(t *testing.T) {
 	t.Parallel()
@@ -131,6 +197,45 @@ func TestOperatorWriteLogged(t *testing.T) {
 	if code != exitOK || out != "paused queue mail: running jobs finish, new jobs wait\n" || !line.MatchString(errOut) {
 		t.Errorf("pause mail: exit %d, stdout %q, stderr %q; want the audit line, matching %s", code, out, errOut, line)
 	}
+}
+
+// An operator write that changed nothing logs no audit line on stderr: a release of no
+// pending job, a second rate CLASS off, limit off of an unbounded queue, cron pause of a
+// paused schedule. The same writes that change something log theirs.
+func TestNoOpWriteNotLogged(t *testing.T) {
+	t.Parallel()
+	onBackends(t, func(t *testing.T, b *testBundle) {
+		b.enqueue(t, headgate.Envelope{ID: "ready", Queue: "q"}, headgate.Envelope{ID: "staged", Queue: "q", Pending: true})
+		b.mustRun(t, "cron", "add", "nightly", "-cron", "@daily", "-kind", "report")
+		b.mustRun(t, "rate", "smtp", "10", "1s", "20")
+		for _, tc := range []struct {
+			args []string
+			code int
+			msg  string // the audit line's message; "" for none
+		}{
+			{[]string{"release", "ready"}, exitError, ""},
+			{[]string{"release", "staged"}, exitOK, "pending jobs released"},
+			{[]string{"rate", "smtp", "off"}, exitOK, "rate limit removed"},
+			{[]string{"rate", "smtp", "off"}, exitOK, ""},
+			{[]string{"limit", "q", "off"}, exitOK, ""},
+			{[]string{"limit", "q", "3"}, exitOK, "enqueue limit set"},
+			{[]string{"limit", "q", "3"}, exitOK, ""},
+			{[]string{"limit", "q", "off"}, exitOK, "enqueue limit removed"},
+			{[]string{"cron", "pause", "nightly"}, exitOK, "schedule paused"},
+			{[]string{"cron", "pause", "nightly"}, exitOK, ""},
+		} {
+			code, out, errOut := b.run(t, tc.args...)
+			logged := strings.Count(errOut, " level=INFO ")
+			switch {
+			case code != tc.code:
+				t.Errorf("%s: exit %d, want %d\nstdout %q\nstderr %q", tc.args, code, tc.code, out, errOut)
+			case tc.msg == "" && logged != 0:
+				t.Errorf("%s changed nothing and logged:\n%s", tc.args, errOut)
+			case tc.msg != "" && (logged != 1 || !strings.Contains(errOut, fmt.Sprintf(" level=INFO msg=%q ", tc.msg))):
+				t.Errorf("%s: stderr %q, want one audit line %q", tc.args, errOut, tc.msg)
+			}
+		}
+	})
 }
 
 // pause, resume and limit of a queue the namespace does not know warn and write

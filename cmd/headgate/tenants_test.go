@@ -159,7 +159,7 @@ func TestJobsUnknownQueueWarns(t *testing.T) {
 		wantOut string
 	}{
 		{[]string{"jobs", "-state", "available"}, "jobs", "no matching jobs\n"},
-		{[]string{"jobs", "-state", "available", "-json"}, "jobs", "{\n  \"jobs\": [],\n  \"next\": \"\"\n}\n"},
+		{[]string{"jobs", "-state", "available", "-json"}, "jobs", "{\n  \"jobs\": [],\n  \"next\": null\n}\n"},
 		{[]string{"delete", "-state", "available", "-dry-run"}, "delete", "dry run: 0 job(s) would be deleted, 0 skipped; nothing written\n"},
 		{[]string{"tenants", "default"}, "tenants", ""},
 	} {

@@ -98,7 +98,11 @@ func (c *cli) wfApply(ctx context.Context, verb, id string) (result, task string
 	reason := c.wf.reason
 	switch verb {
 	case "cancel":
-		return "requested", "", c.insp.CancelWorkflow(ctx, id, reason)
+		requested, err := c.insp.CancelWorkflow(ctx, id, reason)
+		if !requested {
+			return "unchanged", "", err // a cancel of the run is pending already
+		}
+		return "requested", "", err
 	case "pause":
 		r, err := c.insp.PauseWorkflow(ctx, id, reason)
 		return string(r), "", err
@@ -117,7 +121,8 @@ type wfVerbJSON struct {
 	WorkflowID string `json:"workflow_id"`
 	Verb       string `json:"verb"`
 	// Result is delivered (signal), requested (cancel; pause or resume of a run whose
-	// task is running), applied, or unchanged (already paused, not paused).
+	// task is running), applied, or unchanged (already paused, not paused, a cancel
+	// requested already).
 	Result string `json:"result"`
 	// Status is the workflow's status read after the verb.
 	Status string `json:"status"`
@@ -142,7 +147,11 @@ func (c *cli) wfVerb(ctx context.Context, verb, id string, do func() (result, ta
 	if c.wf.json {
 		return c.printJSON(out)
 	}
-	line := fmt.Sprintf("%s %s: %s, now %s", verb, id, result, w.Status)
+	said := result
+	if verb == "cancel" && result == "unchanged" {
+		said = "cancel already requested (unchanged)"
+	}
+	line := fmt.Sprintf("%s %s: %s, now %s", verb, id, said, w.Status)
 	if task != "" {
 		line += ", task " + task
 	}

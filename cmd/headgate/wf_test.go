@@ -409,3 +409,44 @@ func TestWfShowStepJob(t *testing.T) {
 		t.Errorf("show -json waiting_step_jobs: %+v", w)
 	}
 }
+
+// wf cancel of a run whose cancel request is pending changes nothing and says so: no
+// second workflow_cancel_requested event, result unchanged, no audit line.
+func TestWfCancelTwice(t *testing.T) {
+	t.Parallel()
+	onBackends(t, func(t *testing.T, b *testBundle) {
+		if _, err := b.store.StartWorkflow(b.ctx, headgate.WorkflowStart{WorkflowID: "o1", WorkflowType: "t"}); err != nil {
+			t.Fatal(err)
+		}
+		code, out, errOut := b.run(t, "wf", "cancel", "o1", "-reason", "not needed")
+		if code != exitOK || out != "cancel o1: requested, now running\n" || !strings.Contains(errOut, `msg="workflow cancel requested"`) {
+			t.Fatalf("wf cancel o1: exit %d, stdout %q, stderr %q", code, out, errOut)
+		}
+		before := b.dump(t)
+		code, out, errOut = b.run(t, "wf", "cancel", "o1")
+		if code != exitOK || out != "cancel o1: cancel already requested (unchanged), now running\n" || errOut != "" {
+			t.Errorf("wf cancel o1 again: exit %d, stdout %q, stderr %q", code, out, errOut)
+		}
+		var verb wfVerb
+		b.runJSON(t, exitOK, &verb, "wf", "cancel", "o1")
+		if verb != (wfVerb{WorkflowID: "o1", Verb: "cancel", Result: "unchanged", Status: "running"}) {
+			t.Errorf("wf cancel o1 -json again: %+v, want result unchanged", verb)
+		}
+		if after := b.dump(t); after != before {
+			t.Errorf("a repeated cancel changed the namespace:\nbefore:\n%s\nafter:\n%s", before, after)
+		}
+		h, err := b.store.ReadHistory(b.ctx, "o1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, e := range h {
+			if e.Kind == headgate.EventWorkflowCancelRequested {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("history has %d cancel requests, want 1: %+v", n, h)
+		}
+	})
+}

@@ -42,13 +42,23 @@ func (c *MetricsConfig) meter() metric.Meter {
 type Metrics struct {
 	processed, leasesLost, enqueued metric.Int64Counter
 	run, wait                       metric.Float64Histogram
-	inFlight                        metric.Int64UpDownCounter
 
-	mu    sync.RWMutex
-	attrs map[attrKey]metric.MeasurementOption // queue, kind (and outcome) attributes, built once
+	mu       sync.RWMutex
+	attrs    map[attrKey]metric.MeasurementOption // queue, kind (and outcome) attributes, built once
+	inFlight map[attrKey]*inFlight                // by queue and kind; read by the in_flight callback
 }
 
 type attrKey struct{ queue, kind, outcome string }
+
+// inFlight counts the attempts of one queue and kind running in this process. The
+// counts are observed at each collection (headgate.jobs.in_flight is an asynchronous
+// up-down counter): an attempt adds and takes one with an atomic add where a
+// synchronous instrument's two measurements would each cost the SDK an attribute set
+// lookup and its normalization.
+type inFlight struct {
+	n    atomic.Int64
+	opts []metric.ObserveOption // the queue and kind
+}
 
 // kindAttrs are the options of one queue and kind's measurements, as the variadic
 // arguments of Record and Add: built once, since a slice made at the call escapes and
@@ -56,14 +66,15 @@ type attrKey struct{ queue, kind, outcome string }
 type kindAttrs struct {
 	queue, kind string
 	record      []metric.RecordOption // the queue and kind
-	add         []metric.AddOption    // the queue and kind
 	succeeded   []metric.AddOption    // the queue, kind and outcome success
+	lost        []metric.AddOption    // the queue and kind
+	inFlight    *inFlight
 }
 
 // NewMetrics creates the instruments on cfg's meter.
 func NewMetrics(cfg *MetricsConfig) (*Metrics, error) {
 	meter := cfg.meter()
-	m := &Metrics{attrs: map[attrKey]metric.MeasurementOption{}}
+	m := &Metrics{attrs: map[attrKey]metric.MeasurementOption{}, inFlight: map[attrKey]*inFlight{}}
 	var err error
 	counter := func(name, desc string) metric.Int64Counter {
 		c, e := meter.Int64Counter(name, metric.WithDescription(desc))
@@ -81,9 +92,20 @@ func NewMetrics(cfg *MetricsConfig) (*Metrics, error) {
 	m.enqueued = counter("headgate.jobs.enqueued", "Jobs written by enqueues; replays and duplicates are not counted.")
 	m.run = histogram("headgate.job.run", "Time an attempt's handler ran.")
 	m.wait = histogram("headgate.job.wait", "Time from when a job was due to its admission, on the store clock.")
-	inFlight, e := meter.Int64UpDownCounter("headgate.jobs.in_flight", metric.WithDescription("Attempts running in this process."))
-	m.inFlight = inFlight
+	inFlight, e := meter.Int64ObservableUpDownCounter("headgate.jobs.in_flight", metric.WithDescription("Attempts running in this process."))
 	if err = cmp.Or(err, e); err != nil {
+		return nil, err
+	}
+	// A callback registered with the instrument is the first Metrics' only, when several
+	// share a meter: each registers its own, and the SDK sums what they observe.
+	if _, err := meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		m.mu.RLock()
+		defer m.mu.RUnlock()
+		for _, f := range m.inFlight {
+			o.ObserveInt64(inFlight, f.n.Load(), f.opts...)
+		}
+		return nil
+	}, inFlight); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -109,6 +131,25 @@ func (m *Metrics) attrsOf(queue, kind, outcome string) metric.MeasurementOption 
 	return a
 }
 
+// inFlightOf returns the in-flight count of a queue and kind, made at its first attempt.
+func (m *Metrics) inFlightOf(queue, kind string) *inFlight {
+	k := attrKey{queue: queue, kind: kind}
+	m.mu.RLock()
+	f := m.inFlight[k]
+	m.mu.RUnlock()
+	if f != nil {
+		return f
+	}
+	attrs := m.attrsOf(queue, kind, "")
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if f = m.inFlight[k]; f == nil {
+		f = &inFlight{opts: []metric.ObserveOption{attrs}}
+		m.inFlight[k] = f
+	}
+	return f
+}
+
 // WorkerMiddleware returns the worker middleware that records attempts, as
 // headgateprom.Metrics.WorkerMiddleware does. lease is the worker's Config.Lease (zero
 // means worker.LeaseDefault).
@@ -126,28 +167,29 @@ func (m *Metrics) WorkerMiddleware(lease time.Duration) worker.Middleware {
 			if k == nil || k.queue != queue || k.kind != env.Kind {
 				attrs := m.attrsOf(queue, env.Kind, "")
 				k = &kindAttrs{queue: queue, kind: env.Kind, record: []metric.RecordOption{attrs},
-					add:       []metric.AddOption{attrs},
-					succeeded: []metric.AddOption{m.attrsOf(queue, env.Kind, headgate.OutcomeSuccess.String())}}
+					succeeded: []metric.AddOption{m.attrsOf(queue, env.Kind, headgate.OutcomeSuccess.String())},
+					lost:      []metric.AddOption{attrs}, inFlight: m.inFlightOf(queue, env.Kind)}
 				last.Store(k)
 			}
 			if !env.ScheduledAt.IsZero() && !c.ExpiresAt.IsZero() {
 				wait := c.ExpiresAt.Add(-lease).Sub(env.ScheduledAt)
 				m.wait.Record(ctx, max(wait, 0).Seconds(), k.record...)
 			}
-			m.inFlight.Add(ctx, 1, k.add...)
+			k.inFlight.n.Add(1)
 			start := time.Now()
 			err := next(ctx, c)
+			elapsed := time.Since(start)
+			k.inFlight.n.Add(-1)
 			// The attempt's context may be cancelled by now: record on one that is not
 			// (a new one only then, since it costs an allocation).
 			rec := ctx
 			if ctx.Err() != nil {
 				rec = context.WithoutCancel(ctx)
 			}
-			m.run.Record(rec, time.Since(start).Seconds(), k.record...)
-			m.inFlight.Add(rec, -1, k.add...)
+			m.run.Record(rec, elapsed.Seconds(), k.record...)
 			outcome := worker.OutcomeLabel(ctx, err)
 			if outcome == headgate.OutcomeLeaseLost.String() {
-				m.leasesLost.Add(rec, 1, k.add...)
+				m.leasesLost.Add(rec, 1, k.lost...)
 			}
 			if outcome == headgate.OutcomeSuccess.String() {
 				m.processed.Add(rec, 1, k.succeeded...)

@@ -229,3 +229,55 @@ func TestMetricsKindAcrossQueues(t *testing.T) {
 		t.Errorf("recorded:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// headgate.jobs.in_flight counts the attempts running at the collection, by queue and
+// kind, summed over the Metrics of one meter provider.
+func TestMetricsInFlight(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	t.Cleanup(func() { _ = mp.Shutdown(ctx) })
+	m1, err := headgateotel.NewMetrics(&headgateotel.MetricsConfig{MeterProvider: mp})
+	mustOK(t, err)
+	m2, err := headgateotel.NewMetrics(&headgateotel.MetricsConfig{MeterProvider: mp})
+	mustOK(t, err)
+	inFlight := func() []string {
+		var out []string
+		for _, p := range points(t, reader) {
+			if strings.HasPrefix(p, "headgate.jobs.in_flight") {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	// The handlers collect while they run: the attempts around them are in flight.
+	var during [][]string
+	inner := m2.WorkerMiddleware(0)(func(context.Context, *headgate.Claim) error {
+		during = append(during, inFlight())
+		return nil
+	})
+	outer := m1.WorkerMiddleware(0)(func(ctx context.Context, c *headgate.Claim) error {
+		during = append(during, inFlight())
+		if c.Envelope.ID == "fail" {
+			return errors.New("boom")
+		}
+		return inner(ctx, &headgate.Claim{Envelope: headgate.Envelope{ID: "i", Kind: "k", Queue: "a"}})
+	})
+	mustOK(t, outer(ctx, &headgate.Claim{Envelope: headgate.Envelope{ID: "o", Kind: "k", Queue: "a"}}))
+	if err := outer(ctx, &headgate.Claim{Envelope: headgate.Envelope{ID: "fail", Kind: "k", Queue: "b"}}); err == nil {
+		t.Fatal("the failing attempt returned no error")
+	}
+	want := [][]string{
+		{"headgate.jobs.in_flight{kind=k,queue=a} 1"},
+		{"headgate.jobs.in_flight{kind=k,queue=a} 2"},
+		{"headgate.jobs.in_flight{kind=k,queue=a} 0", "headgate.jobs.in_flight{kind=k,queue=b} 1"},
+	}
+	if !slices.EqualFunc(during, want, slices.Equal) {
+		t.Errorf("in flight during the attempts: %q, want %q", during, want)
+	}
+	if got, want := inFlight(), []string{"headgate.jobs.in_flight{kind=k,queue=a} 0",
+		"headgate.jobs.in_flight{kind=k,queue=b} 0"}; !slices.Equal(got, want) {
+		t.Errorf("in flight after the attempts: %q, want %q", got, want)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -146,29 +147,50 @@ func WorkerMiddleware(cfg *Config) worker.Middleware {
 	var queues sync.Map // queue -> *queueSpans
 	observer := workflowObserver{tracer}
 	return func(next worker.HandlerFunc) worker.HandlerFunc {
+		// The worker wraps each kind's handler apart, so an attempt's queue is nearly
+		// always the last attempt's: kept here, its spans cost no lookup.
+		var last atomic.Pointer[queueSpans]
 		return func(ctx context.Context, c *headgate.Claim) error {
 			env := &c.Envelope
-			q := spansOf(&queues, "process", trace.SpanKindConsumer, queueOf(env))
+			q := last.Load()
+			if queue := queueOf(env); q == nil || q.queue != queue {
+				q = spansOf(&queues, "process", trace.SpanKindConsumer, queue)
+				last.Store(q)
+			}
 			opts := q.start
-			producer := producerOf(env.Tags)
-			switch {
-			case producer.IsValid() && child:
-				ctx = trace.ContextWithRemoteSpanContext(ctx, producer)
-			case producer.IsValid() && trace.SpanContextFromContext(ctx).IsValid():
-				// The worker's context carries a span (its Start's): the attempt starts
-				// a trace of its own all the same. Without one the option is not needed,
-				// and it costs a context and a span of its own.
-				opts = q.root
+			// The producer's context is parsed only when it is used: before the start
+			// for a child, or to start a trace of its own when the worker's context
+			// carries a span (its Start's; without one the option is not needed, and it
+			// costs a context and a span of its own); after it for the link of a span
+			// that records. An attempt that is not sampled, most of them under a ratio
+			// sampler, does not parse it.
+			traced := hasTraceContext(env.Tags)
+			var producer trace.SpanContext
+			parsed := traced && (child || trace.SpanContextFromContext(ctx).IsValid())
+			if parsed {
+				producer = producerOf(env.Tags)
+				switch {
+				case !producer.IsValid():
+				case child:
+					ctx = trace.ContextWithRemoteSpanContext(ctx, producer)
+				default:
+					opts = q.root
+				}
 			}
 			ctx, span := tracer.Start(ctx, q.name, opts...)
 			defer span.End()
 			recording := span.IsRecording()
-			if producer.IsValid() && !child && recording {
-				// Added after the start, not with trace.WithLinks: that option and the
-				// options slice it extends cost each attempt three allocations. The
-				// samplers of the SDK (ParentBased, TraceIDRatioBased, Always/Never) do
-				// not look at links.
-				span.AddLink(trace.Link{SpanContext: producer})
+			if traced && !child && recording {
+				if !parsed {
+					producer = producerOf(env.Tags)
+				}
+				if producer.IsValid() {
+					// Added after the start, not with trace.WithLinks: that option and
+					// the options slice it extends cost each attempt three allocations.
+					// The samplers of the SDK (ParentBased, TraceIDRatioBased,
+					// Always/Never) do not look at links.
+					span.AddLink(trace.Link{SpanContext: producer})
+				}
 			}
 			if strings.HasPrefix(env.Kind, workflowTaskPrefix) {
 				ctx = workflow.WithObserver(ctx, observer)
@@ -228,6 +250,7 @@ func putAttrs(span trace.Span, buf *[]attribute.KeyValue, attrs []attribute.KeyV
 // queueSpans is what the spans of one operation on one queue share: made once, since
 // building the name and the options allocates.
 type queueSpans struct {
+	queue string
 	name  string                  // "<operation> <queue>"
 	start []trace.SpanStartOption // kind and the attributes a sampler sees
 	root  []trace.SpanStartOption // start, as the root of a trace of its own
@@ -249,9 +272,20 @@ func spansOf(queues *sync.Map, op string, kind trace.SpanKind, queue string) *qu
 			attribute.String("messaging.destination.name", queue),
 		),
 	}
-	q, _ := queues.LoadOrStore(queue, &queueSpans{name: op + " " + queue, start: start,
+	q, _ := queues.LoadOrStore(queue, &queueSpans{queue: queue, name: op + " " + queue, start: start,
 		root: append(start[:len(start):len(start)], trace.WithNewRoot())})
 	return q.(*queueSpans)
+}
+
+// hasTraceContext reports whether a job's tags carry a trace context (a traceparent
+// tag), without parsing it.
+func hasTraceContext(tags []string) bool {
+	for _, t := range tags {
+		if strings.HasPrefix(t, TraceparentTag) {
+			return true
+		}
+	}
+	return false
 }
 
 // producerOf is the producer's span context from a job's trace context tags. A

@@ -36,7 +36,9 @@
 // headgate_job_run_seconds). Metrics has the worker and producer instruments
 // (headgate.jobs.processed, headgate.job.run, headgate.job.wait, headgate.jobs.in_flight,
 // headgate.leases.lost, headgate.jobs.enqueued), recorded by its WorkerMiddleware and
-// EnqueueMiddleware. ObserveNamespace registers observable instruments of a namespace's
+// EnqueueMiddleware; headgate.jobs.in_flight, a count of the attempts running, is
+// asynchronous, read at each collection from counts the middleware keeps (an attempt's
+// measurements are the SDK's costliest part of its metrics). ObserveNamespace registers observable instruments of a namespace's
 // state read with Store.Gauges at each collection: headgate.jobs,
 // headgate.queue.{unfinished_jobs,paused,enqueue_limit,available_partitions,oldest_available},
 // headgate.partition.wait, headgate.quarantined_fingerprints, headgate.rate_class.tokens,

@@ -38,7 +38,9 @@ func (c *MetricsConfig) meter() metric.Meter {
 // Metrics are the instruments of workers and producers, the OpenTelemetry twins of
 // headgateprom.Metrics: pass WorkerMiddleware to worker.Config.Middleware and
 // EnqueueMiddleware to rqueue.Config.EnqueueMiddleware. One Metrics may serve several
-// workers and clients of a process.
+// workers and clients of a process. headgate.jobs.in_flight is an asynchronous up-down
+// counter, whose callback NewMetrics registers on the meter for as long as its provider
+// lives: make one Metrics per provider, not one per worker started and stopped.
 type Metrics struct {
 	processed, leasesLost, enqueued metric.Int64Counter
 	run, wait                       metric.Float64Histogram

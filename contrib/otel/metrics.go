@@ -38,45 +38,49 @@ func (c *MetricsConfig) meter() metric.Meter {
 // Metrics are the instruments of workers and producers, the OpenTelemetry twins of
 // headgateprom.Metrics: pass WorkerMiddleware to worker.Config.Middleware and
 // EnqueueMiddleware to rqueue.Config.EnqueueMiddleware. One Metrics may serve several
-// workers and clients of a process. headgate.jobs.in_flight is an asynchronous up-down
-// counter, whose callback NewMetrics registers on the meter for as long as its provider
-// lives: make one Metrics per provider, not one per worker started and stopped.
+// workers and clients of a process. headgate.jobs.processed and headgate.jobs.in_flight
+// are asynchronous (a counter and an up-down counter), whose callback NewMetrics
+// registers on the meter for as long as its provider lives: make one Metrics per
+// provider, not one per worker started and stopped.
 type Metrics struct {
-	processed, leasesLost, enqueued metric.Int64Counter
-	run, wait                       metric.Float64Histogram
+	leasesLost, enqueued metric.Int64Counter
+	run, wait            metric.Float64Histogram
 
-	mu       sync.RWMutex
-	attrs    map[attrKey]metric.MeasurementOption // queue, kind (and outcome) attributes, built once
-	inFlight map[attrKey]*inFlight                // by queue and kind; read by the in_flight callback
+	mu        sync.RWMutex
+	attrs     map[attrKey]metric.MeasurementOption // queue, kind (and outcome) attributes, built once
+	processed map[attrKey]*count                   // by queue, kind and outcome
+	inFlight  map[attrKey]*count                   // by queue and kind
 }
 
 type attrKey struct{ queue, kind, outcome string }
 
-// inFlight counts the attempts of one queue and kind running in this process. The
-// counts are observed at each collection (headgate.jobs.in_flight is an asynchronous
-// up-down counter): an attempt adds and takes one with an atomic add where a
-// synchronous instrument's two measurements would each cost the SDK an attribute set
-// lookup and its normalization.
-type inFlight struct {
+// count is the value of one series of an asynchronous instrument, observed at each
+// collection: an attempt adds to it with an atomic add, where a synchronous
+// instrument's measurement would cost the SDK an attribute set's lookup and
+// normalization (about 2k instructions each, three of an attempt's five).
+type count struct {
 	n    atomic.Int64
-	opts []metric.ObserveOption // the queue and kind
+	opts []metric.ObserveOption // the series' attributes
 }
 
-// kindAttrs are the options of one queue and kind's measurements, as the variadic
-// arguments of Record and Add: built once, since a slice made at the call escapes and
-// would cost each measurement an allocation.
+// kindAttrs are what one queue and kind's attempts record with: the options as the
+// variadic arguments of Record and Add, built once, since a slice made at the call
+// escapes and would cost each measurement an allocation; and their counts.
 type kindAttrs struct {
 	queue, kind string
 	record      []metric.RecordOption // the queue and kind
-	succeeded   []metric.AddOption    // the queue, kind and outcome success
 	lost        []metric.AddOption    // the queue and kind
-	inFlight    *inFlight
+	inFlight    *count
+	// succeeded is processed of the outcome success, set at the first success: a series
+	// is exported from its first count on, as a synchronous counter's would be.
+	succeeded atomic.Pointer[count]
 }
 
 // NewMetrics creates the instruments on cfg's meter.
 func NewMetrics(cfg *MetricsConfig) (*Metrics, error) {
 	meter := cfg.meter()
-	m := &Metrics{attrs: map[attrKey]metric.MeasurementOption{}, inFlight: map[attrKey]*inFlight{}}
+	m := &Metrics{attrs: map[attrKey]metric.MeasurementOption{}, processed: map[attrKey]*count{},
+		inFlight: map[attrKey]*count{}}
 	var err error
 	counter := func(name, desc string) metric.Int64Counter {
 		c, e := meter.Int64Counter(name, metric.WithDescription(desc))
@@ -88,12 +92,13 @@ func NewMetrics(cfg *MetricsConfig) (*Metrics, error) {
 		err = cmp.Or(err, e)
 		return h
 	}
-	m.processed = counter("headgate.jobs.processed", "Attempts ended, by outcome.")
 	m.leasesLost = counter("headgate.leases.lost",
 		"Attempts whose lease was lost while they ran (expired and reclaimed, or the job deleted).")
 	m.enqueued = counter("headgate.jobs.enqueued", "Jobs written by enqueues; replays and duplicates are not counted.")
 	m.run = histogram("headgate.job.run", "Time an attempt's handler ran.")
 	m.wait = histogram("headgate.job.wait", "Time from when a job was due to its admission, on the store clock.")
+	processed, e := meter.Int64ObservableCounter("headgate.jobs.processed", metric.WithDescription("Attempts ended, by outcome."))
+	err = cmp.Or(err, e)
 	inFlight, e := meter.Int64ObservableUpDownCounter("headgate.jobs.in_flight", metric.WithDescription("Attempts running in this process."))
 	if err = cmp.Or(err, e); err != nil {
 		return nil, err
@@ -103,11 +108,14 @@ func NewMetrics(cfg *MetricsConfig) (*Metrics, error) {
 	if _, err := meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
 		m.mu.RLock()
 		defer m.mu.RUnlock()
-		for _, f := range m.inFlight {
-			o.ObserveInt64(inFlight, f.n.Load(), f.opts...)
+		for _, c := range m.processed {
+			o.ObserveInt64(processed, c.n.Load(), c.opts...)
+		}
+		for _, c := range m.inFlight {
+			o.ObserveInt64(inFlight, c.n.Load(), c.opts...)
 		}
 		return nil
-	}, inFlight); err != nil {
+	}, processed, inFlight); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -133,23 +141,24 @@ func (m *Metrics) attrsOf(queue, kind, outcome string) metric.MeasurementOption 
 	return a
 }
 
-// inFlightOf returns the in-flight count of a queue and kind, made at its first attempt.
-func (m *Metrics) inFlightOf(queue, kind string) *inFlight {
-	k := attrKey{queue: queue, kind: kind}
+// countOf returns the count of a queue, kind and outcome in counts (m.processed or
+// m.inFlight), made at its first use.
+func (m *Metrics) countOf(counts map[attrKey]*count, queue, kind, outcome string) *count {
+	k := attrKey{queue, kind, outcome}
 	m.mu.RLock()
-	f := m.inFlight[k]
+	c := counts[k]
 	m.mu.RUnlock()
-	if f != nil {
-		return f
+	if c != nil {
+		return c
 	}
-	attrs := m.attrsOf(queue, kind, "")
+	attrs := m.attrsOf(queue, kind, outcome)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if f = m.inFlight[k]; f == nil {
-		f = &inFlight{opts: []metric.ObserveOption{attrs}}
-		m.inFlight[k] = f
+	if c = counts[k]; c == nil {
+		c = &count{opts: []metric.ObserveOption{attrs}}
+		counts[k] = c
 	}
-	return f
+	return c
 }
 
 // WorkerMiddleware returns the worker middleware that records attempts, as
@@ -169,8 +178,7 @@ func (m *Metrics) WorkerMiddleware(lease time.Duration) worker.Middleware {
 			if k == nil || k.queue != queue || k.kind != env.Kind {
 				attrs := m.attrsOf(queue, env.Kind, "")
 				k = &kindAttrs{queue: queue, kind: env.Kind, record: []metric.RecordOption{attrs},
-					succeeded: []metric.AddOption{m.attrsOf(queue, env.Kind, headgate.OutcomeSuccess.String())},
-					lost:      []metric.AddOption{attrs}, inFlight: m.inFlightOf(queue, env.Kind)}
+					lost: []metric.AddOption{attrs}, inFlight: m.countOf(m.inFlight, queue, env.Kind, "")}
 				last.Store(k)
 			}
 			if !env.ScheduledAt.IsZero() && !c.ExpiresAt.IsZero() {
@@ -193,11 +201,16 @@ func (m *Metrics) WorkerMiddleware(lease time.Duration) worker.Middleware {
 			if outcome == headgate.OutcomeLeaseLost.String() {
 				m.leasesLost.Add(rec, 1, k.lost...)
 			}
-			if outcome == headgate.OutcomeSuccess.String() {
-				m.processed.Add(rec, 1, k.succeeded...)
-			} else {
-				m.processed.Add(rec, 1, m.attrsOf(queue, env.Kind, outcome))
+			if outcome != headgate.OutcomeSuccess.String() {
+				m.countOf(m.processed, queue, env.Kind, outcome).n.Add(1)
+				return err
 			}
+			done := k.succeeded.Load()
+			if done == nil {
+				done = m.countOf(m.processed, queue, env.Kind, outcome)
+				k.succeeded.Store(done)
+			}
+			done.n.Add(1)
 			return err
 		}
 	}

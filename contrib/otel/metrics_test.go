@@ -231,8 +231,9 @@ func TestMetricsKindAcrossQueues(t *testing.T) {
 }
 
 // headgate.jobs.in_flight counts the attempts running at the collection, by queue and
-// kind, summed over the Metrics of one meter provider.
-func TestMetricsInFlight(t *testing.T) {
+// kind, and headgate.jobs.processed the attempts ended, summed over the Metrics of one
+// meter provider.
+func TestMetricsAsyncCounts(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	reader := sdkmetric.NewManualReader()
@@ -279,5 +280,35 @@ func TestMetricsInFlight(t *testing.T) {
 	if got, want := inFlight(), []string{"headgate.jobs.in_flight{kind=k,queue=a} 0",
 		"headgate.jobs.in_flight{kind=k,queue=b} 0"}; !slices.Equal(got, want) {
 		t.Errorf("in flight after the attempts: %q, want %q", got, want)
+	}
+	// The attempts ended are counted the same way, summed over the two Metrics, and both
+	// instruments are exported as sums: processed monotonic, in_flight not.
+	var rm metricdata.ResourceMetrics
+	mustOK(t, reader.Collect(ctx, &rm))
+	var processed []string
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			sum, ok := m.Data.(metricdata.Sum[int64])
+			switch m.Name {
+			case "headgate.jobs.processed":
+				if !ok || !sum.IsMonotonic || sum.Temporality != metricdata.CumulativeTemporality {
+					t.Errorf("%s: %#v, want a monotonic cumulative sum", m.Name, m.Data)
+					continue
+				}
+				for _, p := range sum.DataPoints {
+					o, _ := p.Attributes.Value("outcome")
+					q, _ := p.Attributes.Value("queue")
+					processed = append(processed, fmt.Sprintf("%s/%s %d", q.Emit(), o.Emit(), p.Value))
+				}
+			case "headgate.jobs.in_flight":
+				if !ok || sum.IsMonotonic {
+					t.Errorf("%s: %#v, want a sum that is not monotonic", m.Name, m.Data)
+				}
+			}
+		}
+	}
+	sort.Strings(processed)
+	if want := []string{"a/success 2", "b/retry 1"}; !slices.Equal(processed, want) {
+		t.Errorf("processed %q, want %q", processed, want)
 	}
 }

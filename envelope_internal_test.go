@@ -54,3 +54,25 @@ func TestSplitTagsArena(t *testing.T) {
 		t.Errorf("tags decoded as %q", j.Tags)
 	}
 }
+
+// validateName refuses what it refused when it decoded runes: braces, control characters
+// and, where not allowed, a colon, whatever the UTF-8 around them, valid or not.
+func TestValidateNameBytes(t *testing.T) {
+	byRunes := func(v string, colonOK bool) bool { // the rune-decoding rule
+		for _, r := range v {
+			if r == '{' || r == '}' || r < 0x20 || r == 0x7f || (r == ':' && !colonOK) {
+				return false
+			}
+		}
+		return true
+	}
+	for _, v := range []string{"", "email", "_tp=00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+		"a:b", "a{b", "b}", "tab\there", "del\x7f", "nul\x00", "é:ü", "日本語", "\xc0\x80", "\xff\xfe",
+		"\xe2\x80", "ok\xe2\x80{", "\u2028", "\u00a0", "\xed\xa0\x80"} {
+		for _, colonOK := range []bool{false, true} {
+			if got, want := validateName("F", v, colonOK) == nil, byRunes(v, colonOK); got != want {
+				t.Errorf("validateName(%q, colonOK %v) accepts: %v, want %v", v, colonOK, got, want)
+			}
+		}
+	}
+}

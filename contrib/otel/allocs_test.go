@@ -5,9 +5,11 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/headgate/headgate"
 	headgateotel "github.com/headgate/headgate/contrib/otel"
@@ -58,5 +60,29 @@ func TestWorkerSpanAllocs(t *testing.T) {
 	claim := allocClaim()
 	if n := testing.AllocsPerRun(100, func() { _ = h(ctx, claim) }); n > least+5 {
 		t.Errorf("a traced attempt: %.0f allocations, want at most %.0f (the SDK's least span's %.0f and 5)", n, least+5, least)
+	}
+}
+
+// An attempt that is not sampled allocates what the SDK's start of a span that is not
+// sampled does with the same options (the span, its context and the copy of the
+// attributes a sampler sees), and nothing more.
+func TestUnsampledSpanAllocs(t *testing.T) {
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.NeverSample()),
+		sdktrace.WithBatcher(tracetest.NewNoopExporter()))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	ctx := context.Background()
+	floor := tp.Tracer("floor")
+	start := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer), trace.WithAttributes(
+		attribute.String("messaging.system", "headgate"), attribute.String("messaging.operation.type", "process"),
+		attribute.String("messaging.operation.name", "process"), attribute.String("messaging.destination.name", "default"))}
+	least := testing.AllocsPerRun(100, func() {
+		_, span := floor.Start(ctx, "process default", start...)
+		span.End()
+	})
+	h := headgateotel.WorkerMiddleware(&headgateotel.Config{TracerProvider: tp})(
+		func(context.Context, *headgate.Claim) error { return nil })
+	claim := allocClaim()
+	if n := testing.AllocsPerRun(100, func() { _ = h(ctx, claim) }); n > least {
+		t.Errorf("an attempt not sampled: %.0f allocations, want at most the SDK's %.0f", n, least)
 	}
 }

@@ -36,7 +36,11 @@
 // headgate_job_run_seconds). Metrics has the worker and producer instruments
 // (headgate.jobs.processed, headgate.job.run, headgate.job.wait, headgate.jobs.in_flight,
 // headgate.leases.lost, headgate.jobs.enqueued), recorded by its WorkerMiddleware and
-// EnqueueMiddleware. ObserveNamespace registers observable instruments of a namespace's
+// EnqueueMiddleware. headgate.jobs.processed and headgate.jobs.in_flight are
+// asynchronous (a counter and an up-down counter, exported as the same sums), read at
+// each collection from counts the middleware keeps: each synchronous measurement costs
+// the SDK an attribute set's lookup and normalization, and they were three of an
+// attempt's five. ObserveNamespace registers observable instruments of a namespace's
 // state read with Store.Gauges at each collection: headgate.jobs,
 // headgate.queue.{unfinished_jobs,paused,enqueue_limit,available_partitions,oldest_available},
 // headgate.partition.wait, headgate.quarantined_fingerprints, headgate.rate_class.tokens,

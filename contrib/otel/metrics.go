@@ -38,32 +38,49 @@ func (c *MetricsConfig) meter() metric.Meter {
 // Metrics are the instruments of workers and producers, the OpenTelemetry twins of
 // headgateprom.Metrics: pass WorkerMiddleware to worker.Config.Middleware and
 // EnqueueMiddleware to rqueue.Config.EnqueueMiddleware. One Metrics may serve several
-// workers and clients of a process.
+// workers and clients of a process. headgate.jobs.processed and headgate.jobs.in_flight
+// are asynchronous (a counter and an up-down counter), whose callback NewMetrics
+// registers on the meter for as long as its provider lives: make one Metrics per
+// provider, not one per worker started and stopped.
 type Metrics struct {
-	processed, leasesLost, enqueued metric.Int64Counter
-	run, wait                       metric.Float64Histogram
-	inFlight                        metric.Int64UpDownCounter
+	leasesLost, enqueued metric.Int64Counter
+	run, wait            metric.Float64Histogram
 
-	mu    sync.RWMutex
-	attrs map[attrKey]metric.MeasurementOption // queue, kind (and outcome) attributes, built once
+	mu        sync.RWMutex
+	attrs     map[attrKey]metric.MeasurementOption // queue, kind (and outcome) attributes, built once
+	processed map[attrKey]*count                   // by queue, kind and outcome
+	inFlight  map[attrKey]*count                   // by queue and kind
 }
 
 type attrKey struct{ queue, kind, outcome string }
 
-// kindAttrs are the options of one queue and kind's measurements, as the variadic
-// arguments of Record and Add: built once, since a slice made at the call escapes and
-// would cost each measurement an allocation.
+// count is the value of one series of an asynchronous instrument, observed at each
+// collection: an attempt adds to it with an atomic add, where a synchronous
+// instrument's measurement would cost the SDK an attribute set's lookup and
+// normalization (about 2k instructions each, three of an attempt's five).
+type count struct {
+	n    atomic.Int64
+	opts []metric.ObserveOption // the series' attributes
+}
+
+// kindAttrs are what one queue and kind's attempts record with: the options as the
+// variadic arguments of Record and Add, built once, since a slice made at the call
+// escapes and would cost each measurement an allocation; and their counts.
 type kindAttrs struct {
 	queue, kind string
 	record      []metric.RecordOption // the queue and kind
-	add         []metric.AddOption    // the queue and kind
-	succeeded   []metric.AddOption    // the queue, kind and outcome success
+	lost        []metric.AddOption    // the queue and kind
+	inFlight    *count
+	// succeeded is processed of the outcome success, set at the first success: a series
+	// is exported from its first count on, as a synchronous counter's would be.
+	succeeded atomic.Pointer[count]
 }
 
 // NewMetrics creates the instruments on cfg's meter.
 func NewMetrics(cfg *MetricsConfig) (*Metrics, error) {
 	meter := cfg.meter()
-	m := &Metrics{attrs: map[attrKey]metric.MeasurementOption{}}
+	m := &Metrics{attrs: map[attrKey]metric.MeasurementOption{}, processed: map[attrKey]*count{},
+		inFlight: map[attrKey]*count{}}
 	var err error
 	counter := func(name, desc string) metric.Int64Counter {
 		c, e := meter.Int64Counter(name, metric.WithDescription(desc))
@@ -75,15 +92,30 @@ func NewMetrics(cfg *MetricsConfig) (*Metrics, error) {
 		err = cmp.Or(err, e)
 		return h
 	}
-	m.processed = counter("headgate.jobs.processed", "Attempts ended, by outcome.")
 	m.leasesLost = counter("headgate.leases.lost",
 		"Attempts whose lease was lost while they ran (expired and reclaimed, or the job deleted).")
 	m.enqueued = counter("headgate.jobs.enqueued", "Jobs written by enqueues; replays and duplicates are not counted.")
 	m.run = histogram("headgate.job.run", "Time an attempt's handler ran.")
 	m.wait = histogram("headgate.job.wait", "Time from when a job was due to its admission, on the store clock.")
-	inFlight, e := meter.Int64UpDownCounter("headgate.jobs.in_flight", metric.WithDescription("Attempts running in this process."))
-	m.inFlight = inFlight
+	processed, e := meter.Int64ObservableCounter("headgate.jobs.processed", metric.WithDescription("Attempts ended, by outcome."))
+	err = cmp.Or(err, e)
+	inFlight, e := meter.Int64ObservableUpDownCounter("headgate.jobs.in_flight", metric.WithDescription("Attempts running in this process."))
 	if err = cmp.Or(err, e); err != nil {
+		return nil, err
+	}
+	// A callback registered with the instrument is the first Metrics' only, when several
+	// share a meter: each registers its own, and the SDK sums what they observe.
+	if _, err := meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		m.mu.RLock()
+		defer m.mu.RUnlock()
+		for _, c := range m.processed {
+			o.ObserveInt64(processed, c.n.Load(), c.opts...)
+		}
+		for _, c := range m.inFlight {
+			o.ObserveInt64(inFlight, c.n.Load(), c.opts...)
+		}
+		return nil
+	}, processed, inFlight); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -109,6 +141,26 @@ func (m *Metrics) attrsOf(queue, kind, outcome string) metric.MeasurementOption 
 	return a
 }
 
+// countOf returns the count of a queue, kind and outcome in counts (m.processed or
+// m.inFlight), made at its first use.
+func (m *Metrics) countOf(counts map[attrKey]*count, queue, kind, outcome string) *count {
+	k := attrKey{queue, kind, outcome}
+	m.mu.RLock()
+	c := counts[k]
+	m.mu.RUnlock()
+	if c != nil {
+		return c
+	}
+	attrs := m.attrsOf(queue, kind, outcome)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if c = counts[k]; c == nil {
+		c = &count{opts: []metric.ObserveOption{attrs}}
+		counts[k] = c
+	}
+	return c
+}
+
 // WorkerMiddleware returns the worker middleware that records attempts, as
 // headgateprom.Metrics.WorkerMiddleware does. lease is the worker's Config.Lease (zero
 // means worker.LeaseDefault).
@@ -126,34 +178,39 @@ func (m *Metrics) WorkerMiddleware(lease time.Duration) worker.Middleware {
 			if k == nil || k.queue != queue || k.kind != env.Kind {
 				attrs := m.attrsOf(queue, env.Kind, "")
 				k = &kindAttrs{queue: queue, kind: env.Kind, record: []metric.RecordOption{attrs},
-					add:       []metric.AddOption{attrs},
-					succeeded: []metric.AddOption{m.attrsOf(queue, env.Kind, headgate.OutcomeSuccess.String())}}
+					lost: []metric.AddOption{attrs}, inFlight: m.countOf(m.inFlight, queue, env.Kind, "")}
 				last.Store(k)
 			}
 			if !env.ScheduledAt.IsZero() && !c.ExpiresAt.IsZero() {
 				wait := c.ExpiresAt.Add(-lease).Sub(env.ScheduledAt)
 				m.wait.Record(ctx, max(wait, 0).Seconds(), k.record...)
 			}
-			m.inFlight.Add(ctx, 1, k.add...)
+			k.inFlight.n.Add(1)
 			start := time.Now()
 			err := next(ctx, c)
+			elapsed := time.Since(start)
+			k.inFlight.n.Add(-1)
 			// The attempt's context may be cancelled by now: record on one that is not
 			// (a new one only then, since it costs an allocation).
 			rec := ctx
 			if ctx.Err() != nil {
 				rec = context.WithoutCancel(ctx)
 			}
-			m.run.Record(rec, time.Since(start).Seconds(), k.record...)
-			m.inFlight.Add(rec, -1, k.add...)
+			m.run.Record(rec, elapsed.Seconds(), k.record...)
 			outcome := worker.OutcomeLabel(ctx, err)
 			if outcome == headgate.OutcomeLeaseLost.String() {
-				m.leasesLost.Add(rec, 1, k.add...)
+				m.leasesLost.Add(rec, 1, k.lost...)
 			}
-			if outcome == headgate.OutcomeSuccess.String() {
-				m.processed.Add(rec, 1, k.succeeded...)
-			} else {
-				m.processed.Add(rec, 1, m.attrsOf(queue, env.Kind, outcome))
+			if outcome != headgate.OutcomeSuccess.String() {
+				m.countOf(m.processed, queue, env.Kind, outcome).n.Add(1)
+				return err
 			}
+			done := k.succeeded.Load()
+			if done == nil {
+				done = m.countOf(m.processed, queue, env.Kind, outcome)
+				k.succeeded.Store(done)
+			}
+			done.n.Add(1)
 			return err
 		}
 	}

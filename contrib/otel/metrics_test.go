@@ -229,3 +229,86 @@ func TestMetricsKindAcrossQueues(t *testing.T) {
 		t.Errorf("recorded:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// headgate.jobs.in_flight counts the attempts running at the collection, by queue and
+// kind, and headgate.jobs.processed the attempts ended, summed over the Metrics of one
+// meter provider.
+func TestMetricsAsyncCounts(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	t.Cleanup(func() { _ = mp.Shutdown(ctx) })
+	m1, err := headgateotel.NewMetrics(&headgateotel.MetricsConfig{MeterProvider: mp})
+	mustOK(t, err)
+	m2, err := headgateotel.NewMetrics(&headgateotel.MetricsConfig{MeterProvider: mp})
+	mustOK(t, err)
+	inFlight := func() []string {
+		var out []string
+		for _, p := range points(t, reader) {
+			if strings.HasPrefix(p, "headgate.jobs.in_flight") {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	// The handlers collect while they run: the attempts around them are in flight.
+	var during [][]string
+	inner := m2.WorkerMiddleware(0)(func(context.Context, *headgate.Claim) error {
+		during = append(during, inFlight())
+		return nil
+	})
+	outer := m1.WorkerMiddleware(0)(func(ctx context.Context, c *headgate.Claim) error {
+		during = append(during, inFlight())
+		if c.Envelope.ID == "fail" {
+			return errors.New("boom")
+		}
+		return inner(ctx, &headgate.Claim{Envelope: headgate.Envelope{ID: "i", Kind: "k", Queue: "a"}})
+	})
+	mustOK(t, outer(ctx, &headgate.Claim{Envelope: headgate.Envelope{ID: "o", Kind: "k", Queue: "a"}}))
+	if err := outer(ctx, &headgate.Claim{Envelope: headgate.Envelope{ID: "fail", Kind: "k", Queue: "b"}}); err == nil {
+		t.Fatal("the failing attempt returned no error")
+	}
+	want := [][]string{
+		{"headgate.jobs.in_flight{kind=k,queue=a} 1"},
+		{"headgate.jobs.in_flight{kind=k,queue=a} 2"},
+		{"headgate.jobs.in_flight{kind=k,queue=a} 0", "headgate.jobs.in_flight{kind=k,queue=b} 1"},
+	}
+	if !slices.EqualFunc(during, want, slices.Equal) {
+		t.Errorf("in flight during the attempts: %q, want %q", during, want)
+	}
+	if got, want := inFlight(), []string{"headgate.jobs.in_flight{kind=k,queue=a} 0",
+		"headgate.jobs.in_flight{kind=k,queue=b} 0"}; !slices.Equal(got, want) {
+		t.Errorf("in flight after the attempts: %q, want %q", got, want)
+	}
+	// The attempts ended are counted the same way, summed over the two Metrics, and both
+	// instruments are exported as sums: processed monotonic, in_flight not.
+	var rm metricdata.ResourceMetrics
+	mustOK(t, reader.Collect(ctx, &rm))
+	var processed []string
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			sum, ok := m.Data.(metricdata.Sum[int64])
+			switch m.Name {
+			case "headgate.jobs.processed":
+				if !ok || !sum.IsMonotonic || sum.Temporality != metricdata.CumulativeTemporality {
+					t.Errorf("%s: %#v, want a monotonic cumulative sum", m.Name, m.Data)
+					continue
+				}
+				for _, p := range sum.DataPoints {
+					o, _ := p.Attributes.Value("outcome")
+					q, _ := p.Attributes.Value("queue")
+					processed = append(processed, fmt.Sprintf("%s/%s %d", q.Emit(), o.Emit(), p.Value))
+				}
+			case "headgate.jobs.in_flight":
+				if !ok || sum.IsMonotonic {
+					t.Errorf("%s: %#v, want a sum that is not monotonic", m.Name, m.Data)
+				}
+			}
+		}
+	}
+	sort.Strings(processed)
+	if want := []string{"a/success 2", "b/retry 1"}; !slices.Equal(processed, want) {
+		t.Errorf("processed %q, want %q", processed, want)
+	}
+}

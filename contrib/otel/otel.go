@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -141,71 +142,114 @@ func traceTags(sc trace.SpanContext) []string {
 // costs three allocations from the ninth on), so headgate.outcome is set only on an
 // attempt that did not succeed.
 func WorkerMiddleware(cfg *Config) worker.Middleware {
-	tracer := cfg.tracer()
-	child := cfg != nil && cfg.Child
-	var queues sync.Map // queue -> *queueSpans
-	observer := workflowObserver{tracer}
+	t := &attempts{tracer: cfg.tracer(), child: cfg != nil && cfg.Child}
+	t.observer = workflowObserver{t.tracer}
 	return func(next worker.HandlerFunc) worker.HandlerFunc {
+		// The worker wraps each kind's handler apart, so an attempt's queue is nearly
+		// always the last attempt's: kept here, its spans cost no lookup.
+		var last atomic.Pointer[queueSpans]
 		return func(ctx context.Context, c *headgate.Claim) error {
-			env := &c.Envelope
-			q := spansOf(&queues, "process", trace.SpanKindConsumer, queueOf(env))
-			opts := q.start
-			producer := producerOf(env.Tags)
-			switch {
-			case producer.IsValid() && child:
-				ctx = trace.ContextWithRemoteSpanContext(ctx, producer)
-			case producer.IsValid() && trace.SpanContextFromContext(ctx).IsValid():
-				// The worker's context carries a span (its Start's): the attempt starts
-				// a trace of its own all the same. Without one the option is not needed,
-				// and it costs a context and a span of its own.
-				opts = q.root
+			q := last.Load()
+			if queue := queueOf(&c.Envelope); q == nil || q.queue != queue {
+				q = spansOf(&t.queues, "process", trace.SpanKindConsumer, queue)
+				last.Store(q)
 			}
-			ctx, span := tracer.Start(ctx, q.name, opts...)
+			ctx, span := t.start(ctx, q, c.Envelope.Tags)
 			defer span.End()
-			recording := span.IsRecording()
-			if producer.IsValid() && !child && recording {
-				// Added after the start, not with trace.WithLinks: that option and the
-				// options slice it extends cost each attempt three allocations. The
-				// samplers of the SDK (ParentBased, TraceIDRatioBased, Always/Never) do
-				// not look at links.
-				span.AddLink(trace.Link{SpanContext: producer})
-			}
-			if strings.HasPrefix(env.Kind, workflowTaskPrefix) {
-				ctx = workflow.WithObserver(ctx, observer)
+			if strings.HasPrefix(c.Envelope.Kind, workflowTaskPrefix) {
+				ctx = workflow.WithObserver(ctx, t.observer)
 			}
 			err := next(ctx, c)
-			if !recording {
-				return err
-			}
-			outcome := worker.OutcomeOf(err)
-			buf := attrPool.Get().(*[]attribute.KeyValue)
-			attrs := append((*buf)[:0],
-				attribute.String("messaging.message.id", env.ID),
-				attribute.String("headgate.kind", env.Kind),
-				attribute.Int("headgate.attempt", env.Attempt+1),
-				attribute.Int64("headgate.fence", c.Fence))
-			if outcome != headgate.OutcomeSuccess {
-				attrs = append(attrs, attribute.String("headgate.outcome", outcome.String()))
-			}
-			// A job without a partition or a rate class has no such attribute: most
-			// jobs have neither, and a span's every attribute costs its copies.
-			if env.PartitionKey != "" {
-				attrs = append(attrs, attribute.String("headgate.partition", env.PartitionKey))
-			}
-			if env.RateClass != "" {
-				attrs = append(attrs, attribute.String("headgate.rate_class", env.RateClass))
-			}
-			putAttrs(span, buf, attrs)
-			if err != nil && (outcome == headgate.OutcomeRetry || outcome == headgate.OutcomeUndecodable) {
-				msg := err.Error()
-				if worker.IsPanic(err) {
-					msg, _, _ = strings.Cut(msg, "\n")
-				}
-				span.RecordError(err)
-				span.SetStatus(codes.Error, msg)
+			if span.IsRecording() {
+				ended(span, c, err)
 			}
 			return err
 		}
+	}
+}
+
+// attempts is what WorkerMiddleware's spans share. Its work is split in functions of
+// small frames: the SDK's start of a span is deep, and a pool goroutine's stack, which
+// the garbage collector shrinks while the goroutine waits for work, is copied to a
+// larger one each time an attempt runs deeper than it.
+type attempts struct {
+	tracer   trace.Tracer
+	child    bool
+	queues   sync.Map // queue -> *queueSpans
+	observer workflowObserver
+}
+
+// start starts an attempt's span on queue q. The producer's context, from the job's
+// tags, is parsed only when it is used: before the start for a child, or to start a
+// trace of its own when the worker's context carries a span (its Start's; without one
+// the option is not needed, and it costs a context and a span of its own); after it for
+// the link of a span that records. An attempt that is not sampled, most of them under a
+// ratio sampler, does not parse it.
+func (t *attempts) start(ctx context.Context, q *queueSpans, tags []string) (context.Context, trace.Span) {
+	opts := q.start
+	traced := hasTraceContext(tags)
+	parsed := traced && (t.child || trace.SpanContextFromContext(ctx).IsValid())
+	var producer trace.SpanContext
+	if parsed {
+		producer = producerOf(tags)
+		switch {
+		case !producer.IsValid():
+		case t.child:
+			ctx = trace.ContextWithRemoteSpanContext(ctx, producer)
+		default:
+			opts = q.root
+		}
+	}
+	ctx, span := t.tracer.Start(ctx, q.name, opts...)
+	if traced && !t.child && span.IsRecording() {
+		if !parsed {
+			producer = producerOf(tags)
+		}
+		link(span, producer)
+	}
+	return ctx, span
+}
+
+// link links span to the producer's, when its context is valid. It is added after the
+// start, not with trace.WithLinks: that option and the options slice it extends cost
+// each attempt three allocations. The samplers of the SDK (ParentBased,
+// TraceIDRatioBased, Always/Never) do not look at links.
+func link(span trace.Span, producer trace.SpanContext) {
+	if producer.IsValid() {
+		span.AddLink(trace.Link{SpanContext: producer})
+	}
+}
+
+// ended sets the attributes of an attempt's recording span once its handler returned,
+// and its status when the attempt failed.
+func ended(span trace.Span, c *headgate.Claim, err error) {
+	env := &c.Envelope
+	outcome := worker.OutcomeOf(err)
+	buf := attrPool.Get().(*[]attribute.KeyValue)
+	attrs := append((*buf)[:0],
+		attribute.String("messaging.message.id", env.ID),
+		attribute.String("headgate.kind", env.Kind),
+		attribute.Int("headgate.attempt", env.Attempt+1),
+		attribute.Int64("headgate.fence", c.Fence))
+	if outcome != headgate.OutcomeSuccess {
+		attrs = append(attrs, attribute.String("headgate.outcome", outcome.String()))
+	}
+	// A job without a partition or a rate class has no such attribute: most jobs have
+	// neither, and a span's every attribute costs its copies.
+	if env.PartitionKey != "" {
+		attrs = append(attrs, attribute.String("headgate.partition", env.PartitionKey))
+	}
+	if env.RateClass != "" {
+		attrs = append(attrs, attribute.String("headgate.rate_class", env.RateClass))
+	}
+	putAttrs(span, buf, attrs)
+	if err != nil && (outcome == headgate.OutcomeRetry || outcome == headgate.OutcomeUndecodable) {
+		msg := err.Error()
+		if worker.IsPanic(err) {
+			msg, _, _ = strings.Cut(msg, "\n")
+		}
+		span.RecordError(err)
+		span.SetStatus(codes.Error, msg)
 	}
 }
 
@@ -228,6 +272,7 @@ func putAttrs(span trace.Span, buf *[]attribute.KeyValue, attrs []attribute.KeyV
 // queueSpans is what the spans of one operation on one queue share: made once, since
 // building the name and the options allocates.
 type queueSpans struct {
+	queue string
 	name  string                  // "<operation> <queue>"
 	start []trace.SpanStartOption // kind and the attributes a sampler sees
 	root  []trace.SpanStartOption // start, as the root of a trace of its own
@@ -249,9 +294,20 @@ func spansOf(queues *sync.Map, op string, kind trace.SpanKind, queue string) *qu
 			attribute.String("messaging.destination.name", queue),
 		),
 	}
-	q, _ := queues.LoadOrStore(queue, &queueSpans{name: op + " " + queue, start: start,
+	q, _ := queues.LoadOrStore(queue, &queueSpans{queue: queue, name: op + " " + queue, start: start,
 		root: append(start[:len(start):len(start)], trace.WithNewRoot())})
 	return q.(*queueSpans)
+}
+
+// hasTraceContext reports whether a job's tags carry a trace context (a traceparent
+// tag), without parsing it.
+func hasTraceContext(tags []string) bool {
+	for _, t := range tags {
+		if strings.HasPrefix(t, TraceparentTag) {
+			return true
+		}
+	}
+	return false
 }
 
 // producerOf is the producer's span context from a job's trace context tags. A

@@ -3,7 +3,9 @@ package headgateotel_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"go.opentelemetry.io/otel/codes"
@@ -266,4 +268,78 @@ func TestStepSpanIsChildOfAttempt(t *testing.T) {
 			process.SpanContext.SpanID())
 	}
 	checkAttrs(t, step, map[string]string{"headgate.step": "charge"})
+}
+
+// alternate samples every other span it is asked about, starting with the first.
+type alternate struct{ n atomic.Int64 }
+
+func (a *alternate) ShouldSample(p sdktrace.SamplingParameters) sdktrace.SamplingResult {
+	d := sdktrace.Drop
+	if a.n.Add(1)%2 == 1 {
+		d = sdktrace.RecordAndSample
+	}
+	return sdktrace.SamplingResult{Decision: d, Tracestate: trace.SpanContextFromContext(p.ParentContext).TraceState()}
+}
+
+func (*alternate) Description() string { return "alternate" }
+
+// The producer's trace context is read for the attempts a sampler records: each span
+// exported links to the producer, and an attempt that is not sampled exports nothing.
+// A trace context that does not parse links nothing, and an attempt whose worker
+// context carries a span is then that span's child; a valid one makes it a root.
+func TestWorkerSpanProducerContext(t *testing.T) {
+	t.Parallel()
+	const tid, sid = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp), sdktrace.WithSampler(&alternate{}))
+	var sampled []bool
+	h := headgateotel.WorkerMiddleware(&headgateotel.Config{TracerProvider: tp})(func(ctx context.Context, _ *headgate.Claim) error {
+		sampled = append(sampled, trace.SpanContextFromContext(ctx).IsSampled())
+		return nil
+	})
+	claim := func(tags ...string) *headgate.Claim {
+		return &headgate.Claim{Envelope: headgate.Envelope{ID: "j", Kind: "k", Queue: "q", Tags: tags}, Fence: 1}
+	}
+	valid := headgateotel.TraceparentTag + "00-" + tid + "-" + sid + "-01"
+	for range 4 {
+		mustOK(t, h(context.Background(), claim(valid)))
+	}
+	if !slices.Equal(sampled, []bool{true, false, true, false}) {
+		t.Fatalf("attempts sampled %v, want every other one", sampled)
+	}
+	spans := exp.GetSpans()
+	if len(spans) != 2 {
+		t.Fatalf("%d spans exported, want the 2 sampled attempts'", len(spans))
+	}
+	for _, s := range spans {
+		if len(s.Links) != 1 || s.Links[0].SpanContext.TraceID().String() != tid || s.Links[0].SpanContext.SpanID().String() != sid ||
+			!s.Links[0].SpanContext.IsRemote() {
+			t.Errorf("span links %+v, want one to the producer %s/%s", s.Links, tid, sid)
+		}
+	}
+
+	exp.Reset()
+	// The worker's context carries a span: a valid producer context makes the attempt a
+	// root, a malformed one leaves it the worker's span's child, without a link.
+	wctx, wspan := tp.Tracer("test").Start(context.Background(), "worker") // the alternation's fifth: sampled
+	for _, tag := range []string{valid, headgateotel.TraceparentTag + "00-" + tid + "-" + sid + "-0G"} {
+		mustOK(t, h(wctx, claim(tag)))
+		mustOK(t, h(wctx, claim(tag))) // the other half of the alternation
+	}
+	wspan.End()
+	var process []tracetest.SpanStub
+	for _, s := range exp.GetSpans() {
+		if s.Name == "process q" {
+			process = append(process, s)
+		}
+	}
+	if len(process) != 2 {
+		t.Fatalf("%d process spans exported, want 2", len(process))
+	}
+	if p := process[0]; p.Parent.IsValid() || len(p.Links) != 1 {
+		t.Errorf("valid producer context: parent %v, links %+v; want a root with one link", p.Parent, p.Links)
+	}
+	if p := process[1]; p.Parent.SpanID() != wspan.SpanContext().SpanID() || len(p.Links) != 0 {
+		t.Errorf("malformed producer context: parent %v, links %+v; want the worker span's child without links", p.Parent, p.Links)
+	}
 }

@@ -119,6 +119,7 @@ Cost     O((budget + capacity) * log N): every examined or returned job is a bou
 --- @include corrupt_reply
 --- @include count_event
 --- @include index_move
+--- @include tags_unindexed
 --- @include index_move_all
 --- @include JOB_RANGES
 --- @include K.admission
@@ -550,7 +551,7 @@ local function turn(r, q, part)
         local nl = #leases
         leases[nl + 1] = expires_text
         leases[nl + 2] = id
-        if fp == '' and tags == '' then
+        if fp == '' and (tags == '' or tags_unindexed(tags)) then
           -- Its index entries move with the others of its kind and partition at the end;
           -- the jobs of a turn mostly share one kind.
           if kind ~= plain_kind or jpart ~= plain_part or q ~= plain_q then

@@ -482,6 +482,15 @@ local function pcount_add(P, q, part, state, n)
   all[state] = (all[state] or 0) + n
 end
 
+-- Whether tags (not '') file a job under no tag index: a single meta tag, such as the
+-- trace context contrib/otel writes (MetaTagPrefix '_'), told by its first byte. Such a
+-- job moves through the indexes as one without tags does (index_move's common move,
+-- admission's index_move_all): a traced job's tag had sent every one of them down the
+-- general move, a quarter more of admission's Redis instructions (bench/callgrind -traced).
+local function tags_unindexed(tags)
+  return string.byte(tags) == 95 and not string.find(tags, '\n', 1, true)
+end
+
 -- Files (score = the entry time, ms) or unfiles (score = false) job id as f describes it
 -- in state: its kind index, its filter indexes, its partition's count.
 --- @include index_slot
@@ -493,6 +502,7 @@ end
 --- @include pcount_add
 --- @include ms_text
 --- @include ms_texts
+--- @include tags_unindexed
 local function index_file(P, id, f, state, score)
   if score then score = ms_texts[score] or ms_text(score) end
   local q, kind = f.queue, f.kind
@@ -505,10 +515,9 @@ local function index_file(P, id, f, state, score)
     pcount_add(P, q, f.part, state, score and 1 or -1)
   end
   if f.fp ~= '' then index_put(index_filter_slot(P, o, q, state, kind, DIM_FINGERPRINT, f.fp), id, score) end
-  -- A single meta tag (a traced job's trace context) is skipped by its first byte: the
-  -- pattern match and its substrings were half of what the tag cost admission in Redis
-  -- instructions (bench/callgrind -traced).
-  if tags ~= '' and (string.byte(tags) ~= 95 or string.find(tags, '\n', 1, true)) then
+  -- A single meta tag is skipped whole: the pattern match and its substrings were half of
+  -- what the tag cost admission in Redis instructions (bench/callgrind -traced).
+  if tags ~= '' and not tags_unindexed(tags) then
     for tag in string.gmatch(tags, '[^\n]+') do
       -- A tag that starts with '_' (MetaTagPrefix) is metadata, not filed.
       if string.byte(tag) ~= 95 then
@@ -590,10 +599,12 @@ end
 --- @include kinds_added
 --- @include known_q
 --- @include known_kind
+--- @include tags_unindexed
 local function index_move(P, id, j, from, to, at)
   if not (j.queue and j.kind and j.part and j.tags and j.fp) then index_fill(P, id, j) end
   local f = index_filed and index_filed[id]
-  if not f and from ~= to and j.part == '' and j.fp == '' and j.tags == '' and (at or not (from and to)) then
+  if not f and from ~= to and j.part == '' and j.fp == '' and (j.tags == '' or tags_unindexed(j.tags))
+    and (at or not (from and to)) then
     -- The common move, inline: a job in its kind indexes alone, not noted, entering `to`
     -- at a given time. Calls and table lookups are most of what the indexes cost a job
     -- in Redis instructions (bench/callgrind with and without -tags headgate_noindex).
@@ -668,8 +679,9 @@ local function index_put_all(o, ids, score)
 end
 
 -- index_move of jobs ids of queue q, kind and partition part ('' = none), none with a
--- fingerprint or tags and none noted (index_note), from state `from` to state `to` at
--- store time `at` (ms): index_move's move in one loop per index, without a call per job.
+-- fingerprint or tags but unindexed ones (tags_unindexed) and none noted (index_note),
+-- from state `from` to state `to` at store time `at` (ms): index_move's move in one loop
+-- per index, without a call per job.
 -- The caller moves no job of ids otherwise in the call. Admission and bulk retry move
 -- their jobs this way.
 --- @include index_slot

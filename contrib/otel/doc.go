@@ -5,8 +5,9 @@
 // EnqueueMiddleware (for rqueue.Config.EnqueueMiddleware) starts a PRODUCER span
 // "send <queue>" per batch, a child of the caller's span, and writes its W3C trace
 // context into each job as a meta tag (TraceparentTag, and TracestateTag when the
-// caller's trace state fits a tag): tags travel with the job through every transition,
-// and a meta tag has no index. WorkerMiddleware (for worker.Config.Middleware, first)
+// caller's trace state fits a tag) when the span is sampled (Config.PropagateUnsampled:
+// every span's): tags travel with the job through every transition, and a meta tag has
+// no index. WorkerMiddleware (for worker.Config.Middleware, first)
 // starts a CONSUMER span "process <queue>" per attempt, linked to the producer's span
 // (or, with Config.Child, its child), with the messaging attributes of the OpenTelemetry
 // semantic conventions (messaging.system=headgate, messaging.destination.name,

@@ -343,3 +343,46 @@ func TestWorkerSpanProducerContext(t *testing.T) {
 		t.Errorf("malformed producer context: parent %v, links %+v; want the worker span's child without links", p.Parent, p.Links)
 	}
 }
+
+// A producer span that is not sampled writes no trace context into its jobs, unless
+// PropagateUnsampled (or Child) asks for it: then the context travels, not sampled.
+func TestUnsampledProducerContext(t *testing.T) {
+	t.Parallel()
+	m := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	t.Cleanup(func() { _ = rdb.Close() })
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.NeverSample()))
+	for _, tc := range []struct {
+		name string
+		cfg  headgateotel.Config
+		want bool // a traceparent tag, not sampled
+	}{
+		{"default", headgateotel.Config{TracerProvider: tp}, false},
+		{"PropagateUnsampled", headgateotel.Config{TracerProvider: tp, PropagateUnsampled: true}, true},
+		{"Child", headgateotel.Config{TracerProvider: tp, Child: true}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			client, err := rqueue.NewClient(rdb, &rqueue.Config{Namespace: "unsampled-" + tc.name,
+				EnqueueMiddleware: []rqueue.EnqueueMiddleware{headgateotel.EnqueueMiddleware(&tc.cfg)}})
+			mustOK(t, err)
+			res, err := client.Enqueue(context.Background(), emailArgs{To: "x"}, &rqueue.EnqueueOpts{Tags: []string{"keep"}})
+			mustOK(t, err)
+			job, err := client.Store().GetJob(context.Background(), res.ID)
+			mustOK(t, err)
+			var trace []string
+			for _, tag := range job.Tags {
+				if strings.HasPrefix(tag, headgateotel.TraceparentTag) {
+					trace = append(trace, tag)
+				}
+			}
+			switch {
+			case !slices.Contains(job.Tags, "keep"):
+				t.Errorf("tags %q lost the job's own", job.Tags)
+			case !tc.want && len(trace) != 0:
+				t.Errorf("tags %q: an unsampled producer's context was written", job.Tags)
+			case tc.want && (len(trace) != 1 || !strings.HasSuffix(trace[0], "-00")):
+				t.Errorf("tags %q, want one traceparent, not sampled (flags 00)", job.Tags)
+			}
+		})
+	}
+}

@@ -289,8 +289,10 @@ func (k keys) NamespaceIndex() string { return k.prefix + "nsidx" }
 //
 // A workflow's row (Workflow) also holds the runtime's fields: queue and part (where its
 // tasks run), task (the id of its outstanding task job), tasks (task ids minted),
-// runseq (the seq of the current run's workflow_started event) and cancelreq (the runseq
-// of the run a cancel request is pending for; a repeat of it writes nothing).
+// runseq (the seq of the current run's workflow_started event), cancelreq (the runseq
+// of the run a cancel request is pending for; a repeat of it writes nothing) and
+// pausereq ("paused" or "resumed": the last pause or resume request waiting in the
+// inbox while a task runs; a repeat of it writes nothing).
 
 // WorkflowInbox is a LIST of events from outside the workflow's code (signals, timers
 // fired, children's ends, operators' requests) that arrived while its task ran, each

@@ -11,7 +11,8 @@ const (
 	// PauseRequested: the run's task is running; the pause (resume) waits in its inbox
 	// and takes effect when that task commits.
 	PauseRequested WorkflowPauseResult = "requested"
-	// PauseUnchanged: the run was paused already (was not paused).
+	// PauseUnchanged: the run was paused already, or its pause was requested already
+	// (was not paused, nor its pause requested); nothing was written.
 	PauseUnchanged WorkflowPauseResult = "unchanged"
 )
 
@@ -22,7 +23,8 @@ var pauseReplies = map[string]WorkflowPauseResult{"paused": PauseApplied, "resum
 // operator recorded), and its tasks and the step jobs its steps wait for are staged,
 // not admitted, until ResumeWorkflow; ListPaused lists it. Timers still fire and signals
 // still arrive meanwhile; the run takes them when it resumes. A task running at the time
-// finishes first (PauseRequested), and so does a step job already running.
+// finishes first (PauseRequested), and so does a step job already running. A repeated
+// pause, while the run is paused or its pause waits, writes nothing (PauseUnchanged).
 // An id without a history is ErrWorkflowNotFound, a closed run *WorkflowClosedError.
 func (s *Store) PauseWorkflow(ctx context.Context, workflowID, reason, operator string) (WorkflowPauseResult, error) {
 	return s.pauseOrResume(ctx, scriptWfPause, workflowID, Event{Kind: EventWorkflowPaused, Reason: reason, Operator: operator})

@@ -2177,7 +2177,8 @@ end
 -- runs them on wf_task_queue(queue, pkg)), 'task' (the id of its
 -- outstanding task job, '' when none), 'tasks' (task ids minted), 'runseq' (seq of the
 -- current run's workflow_started), 'cancelreq' (the runseq of the run a cancel request
--- is pending for: set by wf_signal, cleared by wf_retry). While the task runs, the
+-- is pending for: set by wf_signal, cleared by wf_retry), 'pausereq' ('paused' or
+-- 'resumed': the last pause or resume request waiting in the inbox; see wf_pausing). While the task runs, the
 -- history is written only by its commit (fenced); events from outside (signals, timers,
 -- children, operators) wait in the inbox and the commit appends them after its own,
 -- then enqueues the next task.
@@ -2322,6 +2323,17 @@ local function wf_load_open(P, id)
   if w.head == 0 then return nil, { E_WORKFLOW_NOT_FOUND } end
   if WF_CLOSED[w.status] then return nil, { E_WORKFLOW_CLOSED, w.status } end
   return w
+end
+
+-- Whether workflow w (row id) is paused or on its way: the last pause or resume waiting
+-- in its inbox ('pausereq' on its row, set by wf_pause and wf_resume while a task runs,
+-- cleared when a commit empties the inbox) decides, else the run's status.
+--- @include rcall
+--- @include K.wf
+local function wf_pausing(P, id, w)
+  local req = rcall('HGET', K.wf(P, id), 'pausereq')
+  if req then return req == 'paused' end
+  return w.status == 'paused'
 end
 
 -- Delivers an event from outside the workflow's code (kind, JSON body) to workflow id:

@@ -220,7 +220,11 @@ for _, e in ipairs(inbox) do
       parent = '', prun = '', pkg = '' }
   end
 end
-if #inbox > 0 then rcall('LTRIM', K.wf_inbox(P, id), #inbox, -1) end
+if #inbox > 0 then
+  rcall('LTRIM', K.wf_inbox(P, id), #inbox, -1)
+  -- A pause or resume request waiting in the inbox is history now (wf_pausing).
+  if rcall('LLEN', K.wf_inbox(P, id)) == 0 then rcall('HDEL', K.wf(P, id), 'pausereq') end
+end
 local runseq = nil
 for _, e in ipairs(events) do
   if e.kind == 'workflow_started' then runseq = e.seq end

@@ -3,7 +3,9 @@ wf_resume.lua: resumes a paused workflow run: a workflow_resumed event, its stag
 task is made available (or a task is enqueued when it has none), and so are the staged
 step jobs its steps wait for (scheduled, when a retry's backoff still runs). A pause
 still waiting in the inbox of a running task is answered in the inbox too: that task's
-commit applies both, in order.
+commit applies both, in order. A run neither paused nor with a pause requested (the
+row's 'pausereq', the last pause or resume waiting in the inbox) is answered
+'not_paused' and nothing is written.
 
 KEYS[1]  namespace prefix; derived keys (lib.lua): wf:<id>, wfh:<id>, wfruns:<id>,
          wfinbox:<id>, wftimers:<id>, wfsteps:<id>, wfstatus:<s>, wfq:*, job:<task id>,
@@ -14,9 +16,11 @@ ARGV[2]  workflow_resumed body (JSON, built by Go)
 Replies  {0, 'resumed' | 'requested' (in the inbox) | 'not_paused'}
          {-22}            the workflow has no history
          {-23, status}    the run is closed
-Cost     O((1 + steps waiting) * log N), and up to 1000 inbox entries read while a task runs
+Cost     O((1 + steps waiting) * log N)
 ]]
 --- @include wf_load_open
+--- @include wf_pausing
+--- @include K.wf
 --- @include wf_event
 --- @include rcall
 --- @include OK
@@ -45,12 +49,9 @@ if r.task_state ~= 'running' and w.status == 'paused' then steps = wf_waiting_st
 local bad = structure_error()
 if bad then return bad end
 if r.task_state == 'running' then
-  local pause_waits = w.status == 'paused'
-  for _, e in ipairs(rcall('LRANGE', K.wf_inbox(P, id), 0, 999)) do
-    if string.sub(e, 1, 16) == 'workflow_paused\n' then pause_waits = true end
-  end
-  if not pause_waits then return { OK, 'not_paused' } end
+  if not wf_pausing(P, id, w) then return { OK, 'not_paused' } end
   rcall('RPUSH', K.wf_inbox(P, id), 'workflow_resumed\n' .. now .. '\n' .. ARGV[2])
+  rcall('HSET', K.wf(P, id), 'pausereq', 'resumed')
   return { OK, 'requested' }
 end
 if w.status ~= 'paused' then return { OK, 'not_paused' } end

@@ -90,7 +90,8 @@ local old = { started = w.started, type = w.type, status = w.status, parent = w.
 w.head, w.status, w.closed = cut - 1 + #kept, 'running', ''
 wf_count_open(P, w)
 rcall('HSET', K.wf(P, id), 'head', w.head, 'status', w.status, 'closed', '', 'vopen', w.vopen, 'updated', now)
-rcall('HDEL', K.wf(P, id), 'cancelreq') -- a cancel request the run had is not pending in the reopened run
+-- A cancel or pause request the run had is not pending in the reopened run.
+rcall('HDEL', K.wf(P, id), 'cancelreq', 'pausereq')
 rcall('ZREM', K.wf_status(P, 'failed'), id)
 rcall('ZADD', K.wf_status(P, 'running'), '0', id)
 listing_move(P, K.wf_query, id, old, { started = w.started, type = w.type, status = w.status, parent = w.parent })

@@ -73,6 +73,7 @@ if bad then return bad end
 if r.task_state ~= '' then wf_drop_task(P, r.task) end
 wf_drop_steps(P, id, steps)
 rcall('DEL', K.wf_inbox(P, id))
+rcall('HDEL', K.wf(P, id), 'pausereq')
 rcall('HSET', K.wf(P, id), 'task', '')
 wf_append_events(P, id, w, { wf_event(w, 'workflow_terminated', ARGV[2], now) }, now)
 for _, t in ipairs(cjson.decode(ARGV[4])) do

@@ -59,6 +59,40 @@ var wfPauseCases = []conformanceCase{
 		got, err = s.ResumeWorkflow(ctx, "w", "", "")
 		wantPause(t, "resume again", got, err, headgate.PauseUnchanged)
 	}},
+	{"WfPause/RepeatedWhileTheTaskRuns", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		task := startRun(t, ctx, s, "w")
+		got, err := s.PauseWorkflow(ctx, "w", "first", "")
+		wantPause(t, "pause while running", got, err, headgate.PauseRequested)
+		got, err = s.PauseWorkflow(ctx, "w", "second", "")
+		wantPause(t, "pause again while it waits", got, err, headgate.PauseUnchanged)
+		got, err = s.ResumeWorkflow(ctx, "w", "", "")
+		wantPause(t, "resume while the pause waits", got, err, headgate.PauseRequested)
+		got, err = s.ResumeWorkflow(ctx, "w", "", "")
+		wantPause(t, "resume again while it waits", got, err, headgate.PauseUnchanged)
+		got, err = s.PauseWorkflow(ctx, "w", "third", "")
+		wantPause(t, "pause after the resume", got, err, headgate.PauseRequested)
+		res := mustCommit(t, ctx, s, headgate.TaskCommit{WorkflowID: "w", Lease: task.LeaseRef(), ExpectedHead: 1, End: true})
+		var got3 []string
+		for _, e := range mustHistory(t, ctx, s, "w") {
+			if e.Kind == headgate.EventWorkflowPaused || e.Kind == headgate.EventWorkflowResumed {
+				got3 = append(got3, string(e.Kind)+":"+e.Reason)
+			}
+		}
+		want := []string{"workflow_paused:first", "workflow_resumed:", "workflow_paused:third"}
+		if !slices.Equal(got3, want) {
+			t.Errorf("pause and resume events %v, want %v", got3, want)
+		}
+		wantState(t, ctx, s, res.NextTaskID, headgate.StatePending)
+		// The commit emptied the inbox: the run's status answers now.
+		got, err = s.PauseWorkflow(ctx, "w", "", "")
+		wantPause(t, "pause of the paused run", got, err, headgate.PauseUnchanged)
+		got, err = s.ResumeWorkflow(ctx, "w", "", "")
+		wantPause(t, "resume after the commit", got, err, headgate.PauseApplied)
+		wantState(t, ctx, s, res.NextTaskID, headgate.StateAvailable)
+		got, err = s.PauseWorkflow(ctx, "w", "", "")
+		wantPause(t, "pause of the resumed run", got, err, headgate.PauseApplied)
+	}},
 	{"WfPause/HoldsStepJobs", func(t *testing.T, s *headgate.Store) {
 		ctx := freeze(t, s)
 		stepIDs, claims := twoOfThreeStepsRunning(t, ctx, s, "w")

@@ -121,8 +121,8 @@ type wfVerbJSON struct {
 	WorkflowID string `json:"workflow_id"`
 	Verb       string `json:"verb"`
 	// Result is delivered (signal), requested (cancel; pause or resume of a run whose
-	// task is running), applied, or unchanged (already paused, not paused, a cancel
-	// requested already).
+	// task is running), applied, or unchanged (paused or its pause requested already,
+	// not paused, a cancel requested already).
 	Result string `json:"result"`
 	// Status is the workflow's status read after the verb.
 	Status string `json:"status"`

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -70,12 +71,13 @@ type policyField struct {
 	goName string
 	dur    func(p *Policy) *time.Duration
 	num    func(p *Policy) *int
+	min    int // a count's least value
 }
 
 var policyFields = []policyField{
 	{name: "retry_base", goName: "RetryBase", dur: func(p *Policy) *time.Duration { return &p.RetryBase }},
 	{name: "retry_cap", goName: "RetryCap", dur: func(p *Policy) *time.Duration { return &p.RetryCap }},
-	{name: "crash_limit", goName: "CrashLimit", num: func(p *Policy) *int { return &p.CrashLimit }},
+	{name: "crash_limit", goName: "CrashLimit", num: func(p *Policy) *int { return &p.CrashLimit }, min: 1},
 	{name: "crash_base", goName: "CrashRetryBase", dur: func(p *Policy) *time.Duration { return &p.CrashRetryBase }},
 	{name: "ret_archived", goName: "RetentionArchived", dur: func(p *Policy) *time.Duration { return &p.RetentionArchived }},
 	{name: "ret_undecodable", goName: "RetentionUndecodable", dur: func(p *Policy) *time.Duration { return &p.RetentionUndecodable }},
@@ -91,6 +93,13 @@ func findPolicyField(name string) (policyField, bool) {
 		}
 	}
 	return policyField{}, false
+}
+
+// PolicyFieldName returns the name in PolicyFields of a Policy field named as Go names
+// it ("CrashLimit") or as an *InvalidError of SetPolicy names it ("Policy.CrashLimit").
+func PolicyFieldName(field string) (string, bool) {
+	f, ok := findPolicyField(strings.TrimPrefix(field, "Policy."))
+	return f.name, ok
 }
 
 // Set sets one field by its name (a PolicyFields name or the Go field name) from text:
@@ -137,8 +146,8 @@ func (p *Policy) validate() error {
 			if d := *f.dur(p); d < 0 || d > maxPolicyDuration {
 				return invalid("Policy."+f.goName, "is %s, outside 0..%s", d, maxPolicyDuration)
 			}
-		} else if n := *f.num(p); n < 0 || n > 1<<31-1 {
-			return invalid("Policy."+f.goName, "is %d, outside 0..%d", n, 1<<31-1)
+		} else if n := *f.num(p); n < f.min || n > 1<<31-1 {
+			return invalid("Policy."+f.goName, "is %d, outside %d..%d", n, f.min, 1<<31-1)
 		}
 	}
 	switch {
@@ -148,8 +157,6 @@ func (p *Policy) validate() error {
 		return invalid("Policy.RetryCap", "must be at least RetryBase (%s), not %s", p.RetryBase, p.RetryCap)
 	case p.CrashRetryBase < time.Millisecond || p.CrashRetryBase > p.RetryCap:
 		return invalid("Policy.CrashRetryBase", "must be between 1ms and RetryCap (%s), not %s", p.RetryCap, p.CrashRetryBase)
-	case p.CrashLimit < 1:
-		return invalid("Policy.CrashLimit", "must be at least 1, not %d", p.CrashLimit)
 	}
 	return nil
 }

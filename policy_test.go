@@ -93,3 +93,16 @@ func TestPolicyUnreadableFieldIsDefault(t *testing.T) {
 		t.Errorf("policy = %+v", p)
 	}
 }
+
+func TestPolicyFieldName(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"Policy.CrashLimit", "crash_limit"}, {"CrashRetryBase", "crash_base"}, {"fp_inflight", "fp_inflight"},
+	} {
+		if got, ok := PolicyFieldName(c.in); !ok || got != c.want {
+			t.Errorf("PolicyFieldName(%q) = %q, %t; want %q", c.in, got, ok, c.want)
+		}
+	}
+	if got, ok := PolicyFieldName("Policy.Speed"); ok {
+		t.Errorf("PolicyFieldName(Policy.Speed) = %q, true; want false", got)
+	}
+}

@@ -169,16 +169,19 @@ func (h *Handler) confirm(w http.ResponseWriter, r *http.Request, op *operation,
 
 // start runs op in the background and redirects to its page; run returns the
 // operation's summary line ("" for none). The run outlives the request: each store call
-// gets its own timeout. The action is logged before the operation shows as finished.
+// gets its own timeout. An action that changed something is logged before the operation
+// shows as finished; one that changed nothing (a paused queue paused again, every job
+// refused) is not: an audit line records a change, and the operation's page shows the rest.
 func (h *Handler) start(w http.ResponseWriter, r *http.Request, op *operation, run func(ctx context.Context, op *operation) string) {
 	op.Started = time.Now()
 	h.ops.add(op)
 	ctx := context.WithoutCancel(r.Context())
 	go func() {
 		result := run(ctx, op)
-		v := op.snapshot()
-		h.log.Info("dashboard action", "user", op.User, "action", string(op.Action), "target", op.Target,
-			"changed", v.Done, "refused", v.Refused, "operation", op.ID)
+		if v := op.snapshot(); v.Done > 0 {
+			h.log.Info("dashboard action", "user", op.User, "action", string(op.Action), "target", op.Target,
+				"changed", v.Done, "refused", v.Refused, "operation", op.ID)
+		}
 		op.finish(result)
 	}()
 	http.Redirect(w, r, baseOf(r)+"/operations/"+op.ID, http.StatusSeeOther)

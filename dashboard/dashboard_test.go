@@ -840,6 +840,10 @@ func TestQueueActions(t *testing.T) {
 		t.Errorf("second resume = %+v, want nothing changed, one skipped", op)
 	}
 	b.mustGet(t, "/", `action="/queues/q/pause"`)
+	// Only the two that changed the queue are logged.
+	if l := b.log.String(); strings.Count(l, `msg="dashboard action"`) != 2 || strings.Contains(l, "changed=0") {
+		t.Errorf("log of two changes and two no-ops:\n%s", l)
+	}
 	// A queue the namespace does not know is refused, not brought into being paused.
 	if res := b.post(t, "/queues/nope/pause", url.Values{"confirm": {"1"}}); res.status != http.StatusNotFound ||
 		!strings.Contains(res.body, "no queue &#34;nope&#34;") {

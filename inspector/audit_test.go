@@ -119,7 +119,7 @@ level=INFO msg="job retried" namespace=audited job_id=j1 state=available lifted_
 // removed where there is none, a rate limit removed where there is none, a schedule or
 // a workflow paused or resumed again, a run-now replayed, a fingerprint released that is
 // not quarantined, a deployment set to the state it is in, a workflow cancelled again
-// while its cancel request is pending) logs nothing, while the same
+// while its cancel request is pending, a policy written with the values it has) logs nothing, while the same
 // write that changes something logs its line.
 func TestNoOpWritesNotLogged(t *testing.T) {
 	t.Parallel()
@@ -206,6 +206,8 @@ func TestNoOpWritesNotLogged(t *testing.T) {
 				}
 				return err
 			}, ""},
+			{"policy", func() error { return setPolicyField(ctx, insp, "snooze_limit", "7") }, "policy field set"},
+			{"policy of the same value", func() error { return setPolicyField(ctx, insp, "snooze_limit", "7") }, ""},
 			{"drain", func() error { _, err := insp.SetDeploymentState(ctx, "blue", headgate.DesiredDraining); return err },
 				"worker deployment state set"},
 			{"drain of a draining deployment", func() error {
@@ -231,4 +233,58 @@ func TestNoOpWritesNotLogged(t *testing.T) {
 			}
 		}
 	})
+}
+
+// setPolicyField sets one field of the namespace's policy as `headgate policy set` does:
+// read, change, write back.
+func setPolicyField(ctx context.Context, insp *inspector.Inspector, field, value string) error {
+	p, err := insp.Policy(ctx)
+	if err != nil {
+		return err
+	}
+	if err := p.Set(field, value); err != nil {
+		return err
+	}
+	return insp.SetPolicy(ctx, p)
+}
+
+// SetPolicy logs one line per field whose value it changes, old and new; a refused
+// policy logs nothing.
+func TestSetPolicyLogsChangedFields(t *testing.T) {
+	t.Parallel()
+	mr := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	t.Cleanup(func() { _ = rdb.Close() })
+	var buf syncBuffer
+	logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{
+		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey {
+				return slog.Attr{}
+			}
+			return a
+		},
+	}))
+	insp, err := inspector.New(rdb, &inspector.Config{Namespace: "pol", Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	p, err := insp.Policy(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.RetryBase, p.CrashLimit = 2*time.Second, 9
+	if err := insp.SetPolicy(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	p.CrashLimit = 0
+	if err := insp.SetPolicy(ctx, p); !errors.As(err, new(*headgate.InvalidError)) {
+		t.Fatalf("SetPolicy with crash limit 0: %v, want *InvalidError", err)
+	}
+	want := `level=INFO msg="policy field set" namespace=pol field=retry_base old=1s new=2s
+level=INFO msg="policy field set" namespace=pol field=crash_limit old=3 new=9
+`
+	if got := buf.String(); got != want {
+		t.Errorf("log:\n%s\nwant:\n%s", got, want)
+	}
 }

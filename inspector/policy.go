@@ -19,7 +19,20 @@ func (i *Inspector) Policy(ctx context.Context) (*Policy, error) {
 
 // SetPolicy stores every field of p as the namespace's policy, applied by every worker of
 // the namespace from its next call on. An out-of-range field is an *headgate.InvalidError
-// naming it, and nothing is written.
+// naming it, and nothing is written. Each field whose value it changes is logged, old
+// and new value; a write that changes no value logs nothing.
 func (i *Inspector) SetPolicy(ctx context.Context, p *Policy) error {
-	return i.store.SetPolicy(ctx, p)
+	old, readErr := i.store.Policy(ctx) // only for the audit lines, as audit.go's reads
+	if err := i.store.SetPolicy(ctx, p); err != nil {
+		return err
+	}
+	for _, f := range headgate.PolicyFields {
+		v, _ := p.Value(f)
+		was := "unknown" // the read failed: a line too many, never one missing
+		if readErr == nil {
+			was, _ = old.Value(f)
+		}
+		i.auditChange(v != was, nil, "policy field set", "field", f, "old", was, "new", v)
+	}
+	return nil
 }

@@ -434,10 +434,10 @@ func TestCancelPauseLimit(t *testing.T) {
 }
 
 // A negative number given where a count or a duration goes is refused naming the value
-// and what is allowed, and nothing is written: by the command, a usage error (exit 2),
-// where the command checks the value (limit, rate); by the store's range check (exit 1)
-// where it does (policy set, as for every value out of range). It was taken for an
-// undefined flag ("flag provided but not defined: -5").
+// and what is allowed, and nothing is written: a usage error (exit 2), whether the
+// command checks the value (limit, rate) or the store's range check does (policy set,
+// naming the field as typed). It was taken for an undefined flag ("flag provided but
+// not defined: -5").
 func TestNegativeValues(t *testing.T) {
 	t.Parallel()
 	onBackends(t, func(t *testing.T, b *testBundle) {
@@ -454,7 +454,7 @@ func TestNegativeValues(t *testing.T) {
 			{[]string{"rate", "smtp", "-1", "1s", "5"}, exitUsage, `headgate rate: LIMIT "-1" is not a count of tokens (0 or more)`},
 			{[]string{"rate", "smtp", "1", "-1s", "5"}, exitUsage, `headgate rate: WINDOW "-1s" is not a positive duration such as 1s or 1m`},
 			{[]string{"rate", "smtp", "1", "1s", "-5"}, exitUsage, `headgate rate: BURST "-5" is not a positive count of tokens`},
-			{[]string{"policy", "set", "crash_limit", "-1"}, exitError, `headgate: invalid Policy.CrashLimit: is -1, outside 0..`},
+			{[]string{"policy", "set", "crash_limit", "-1"}, exitUsage, `headgate policy: crash_limit: is -1, outside 1..2147483647`},
 		} {
 			code, out, errOut := b.run(t, tc.args...)
 			if code != tc.code || out != "" || !strings.HasPrefix(errOut, tc.want) {

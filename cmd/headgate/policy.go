@@ -55,7 +55,14 @@ func cmdPolicy(ctx context.Context, c *cli, args []string) error {
 			}
 		}
 		if err := c.insp.SetPolicy(ctx, p); err != nil {
-			return err // a value out of range: the store's typed refusal (exit 1), as cron's
+			// A value out of range is a usage error naming the field as typed, with its range.
+			var inv *headgate.InvalidError
+			if name, ok := "", false; errors.As(err, &inv) {
+				if name, ok = headgate.PolicyFieldName(inv.Field); ok {
+					return usagef("%s: %s", name, inv.Reason)
+				}
+			}
+			return err
 		}
 		if p, err = c.insp.Policy(ctx); err != nil {
 			return err

@@ -50,11 +50,14 @@ func TestPolicy(t *testing.T) {
 		{[]string{"policy", "set", "retry_base"}, exitUsage, "FIELD VALUE pairs"},
 		{[]string{"policy", "set", "speed", "1"}, exitUsage, `unknown policy field "speed"`},
 		// A value that does not parse is a usage error (exit 2) naming the field as typed,
-		// as a flag value that does not parse is for cron, limit, rate and edit; one out
-		// of range is the store's typed refusal (exit 1), as a bad cron definition is.
+		// as a flag value that does not parse is for cron, limit, rate and edit, and so is
+		// one out of range, with the range.
 		{[]string{"policy", "set", "retry_base", "soon"}, exitUsage, `headgate policy: retry_base: "soon" is not a duration`},
 		{[]string{"policy", "set", "snooze_limit", "many"}, exitUsage, `headgate policy: snooze_limit: "many" is not a whole number`},
-		{[]string{"policy", "set", "crash_limit", "0"}, exitError, "invalid Policy.CrashLimit: must be at least 1"},
+		{[]string{"policy", "set", "crash_limit", "0"}, exitUsage, "headgate policy: crash_limit: is 0, outside 1..2147483647"},
+		{[]string{"policy", "set", "crash_limit", "-1"}, exitUsage, "headgate policy: crash_limit: is -1, outside 1..2147483647"},
+		{[]string{"policy", "set", "ret_archived", "-1h"}, exitUsage, "headgate policy: ret_archived: is -1h0m0s, outside 0.."},
+		{[]string{"policy", "set", "retry_cap", "1ms"}, exitUsage, "headgate policy: retry_cap: must be at least RetryBase"},
 		{[]string{"policy", "frob"}, exitUsage, "want show, or set"},
 	} {
 		code, _, errOut := b.run(t, tc.args...)

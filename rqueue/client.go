@@ -198,7 +198,10 @@ func (c *Client) envelope(argsField, optsField string, args Args, opts *EnqueueO
 	kind := args.Kind()
 	payload, err := encodeArgs(args)
 	if err != nil {
-		return headgate.Envelope{}, fmt.Errorf("rqueue: encode args %T%s with msgpack: %w", args, kindNote(kind), err)
+		// The caller's mistake, like a bad option: an *InvalidError naming the args, which
+		// still wraps msgpack's error.
+		inv := invalid(argsField, "%T%s does not encode with msgpack", args, kindNote(kind))
+		return headgate.Envelope{}, fmt.Errorf("rqueue: %w: %w", inv, err)
 	}
 
 	switch {

@@ -16,6 +16,13 @@ type kindlessArgs struct{}
 
 func (kindlessArgs) Kind() string { return "" }
 
+// unencodableArgs are args msgpack cannot encode: a caller's mistake, like a bad option.
+type unencodableArgs struct {
+	Done chan struct{} `msgpack:"done"`
+}
+
+func (unencodableArgs) Kind() string { return "unencodable" }
+
 // Errors name the option the caller set, not the store's envelope field, read without
 // double spaces, and quote no more than 200 bytes of a caller's id. Validation happens
 // before Redis, so one backend is enough.
@@ -60,6 +67,10 @@ func TestErrorsNameTheOption(t *testing.T) {
 		{Args: email, Opts: &rqueue.EnqueueOpts{Partition: "t{2}"}},
 	})
 	check("EnqueueMany", err, "params[1].Opts.Partition")
+	_, err = c.Enqueue(ctx, unencodableArgs{}, nil)
+	check("Unencodable", err, "args")
+	_, err = c.EnqueueMany(ctx, []rqueue.EnqueueParams{{Args: email}, {Args: unencodableArgs{}}})
+	check("UnencodableInBatch", err, "params[1].Args")
 
 	long := strings.Repeat("x", 1000)
 	_, err = c.Enqueue(ctx, email, &rqueue.EnqueueOpts{ID: long})

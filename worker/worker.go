@@ -142,7 +142,8 @@ var ErrAlreadyStarted = errors.New("worker: already started")
 // Start starts admitting and running jobs and returns once Redis answered. Values of ctx
 // reach the handlers' contexts; its cancellation does not (use Stop), but it bounds the
 // wait for Redis. It fails when Redis does not answer within Config.StartTimeout (the
-// error names the address), or when the worker was started before or has no handler: a worker without handlers would fail an attempt of
+// error names the address), when ctx ends first (the error says the start was cancelled
+// and wraps ctx's cause), or when the worker was started before or has no handler: a worker without handlers would fail an attempt of
 // every job it admits ("no handler for kind"), spending the jobs' attempts for nothing.
 func (w *Worker) Start(ctx context.Context) error {
 	w.mu.Lock()
@@ -182,6 +183,9 @@ func (w *Worker) Start(ctx context.Context) error {
 	cancel()
 	if err != nil {
 		waiter.close()
+		if ctx.Err() != nil {
+			return w.startCancelled(ctx)
+		}
 		return fmt.Errorf("worker: subscribe to the cancel channel on Redis at %s: %w", redisAddr(w.rdb), err)
 	}
 	w.started = true

@@ -245,10 +245,11 @@ func (w *Worker) Run(ctx context.Context) error {
 // Stop shuts the worker down: it stops admitting and maintenance (giving its duties up),
 // waits for running jobs until ShutdownTimeout passes or ctx is done, then cancels the
 // handlers still running (context.Cause is ErrShutdown) and hands their jobs back at once
-// as rate limited: available to other workers, no attempt or crash counted. It returns
-// once the acks are confirmed and the worker's goroutines have exited, after which the
-// worker sends Redis nothing more; confirming acks and waiting for cancelled handlers
-// take at most a few seconds each beyond the wait for running jobs. A handler that
+// (outcome hand_back in the job's history, not rate_limited): available to other workers,
+// no attempt or crash counted. It returns once the acks are confirmed and the worker's
+// goroutines have exited, after which the worker sends Redis nothing more; confirming
+// acks and waiting for cancelled handlers take at most a few seconds each beyond the
+// wait for running jobs. A handler that
 // ignores its cancelled context is abandoned and reported in the error, and so are acks
 // Redis did not confirm. Stop on a worker that never started does nothing; later calls
 // return what the first returned.

@@ -47,7 +47,7 @@ func OutcomeOf(err error) headgate.Outcome {
 
 // OutcomeLabel is the outcome of an attempt as metrics and traces label it: what the
 // worker acks it as (OutcomeOf), or, when the worker dropped what the handler returned
-// (ctx's cause says why), "lease_lost", "cancelled" (by an operator), or "rate_limited"
+// (ctx's cause says why), "lease_lost", "cancelled" (by an operator), or "hand_back"
 // for a job handed back at shutdown, which is what the worker acks it as.
 func OutcomeLabel(ctx context.Context, err error) string {
 	switch cause := context.Cause(ctx); {
@@ -56,7 +56,7 @@ func OutcomeLabel(ctx context.Context, err error) string {
 	case errors.Is(cause, ErrCancelled):
 		return "cancelled"
 	case errors.Is(cause, ErrShutdown):
-		return headgate.OutcomeRateLimited.String()
+		return headgate.OutcomeHandBack.String()
 	}
 	return OutcomeOf(err).String()
 }

@@ -9,8 +9,8 @@ import (
 
 // ErrorHandler is told of failed attempts and may change how they end. HandleError is
 // called when a handler returns an error that would retry its job: any error but the
-// ones that steer the job on purpose (Snooze, Skip, Revoke, RateLimited) and a payload
-// that does not decode. HandlePanic is called when a handler panics, with the panic's
+// ones that steer the job on purpose (Snooze, Skip, Revoke, RateLimited, Settled) and a
+// payload that does not decode. HandlePanic is called when a handler panics, with the panic's
 // value and stack. Both are called on the attempt's goroutine, with its context and
 // claim, before the middleware sees the attempt's result.
 //

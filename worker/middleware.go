@@ -37,9 +37,15 @@ func IsPanic(err error) bool {
 // middleware that records outcomes: Success for nil, Snooze, Skip, Revoke, RateLimited
 // or Undecodable for the errors that ask for them, Retry for any other error (a panic
 // included). An attempt whose JobTimeout fired is acked as Retry whatever it returns.
+// Settled is a Success: the handler ended its job itself (a workflow task's commit),
+// and the worker sends no ack of its own.
 func OutcomeOf(err error) headgate.Outcome {
 	if err == nil {
 		return headgate.OutcomeSuccess // without outcome's allocations: the common case
+	}
+	var settled *SettledError
+	if errors.As(err, &settled) {
+		return headgate.OutcomeSuccess
 	}
 	o, _ := outcome(err, false, 0)
 	return o

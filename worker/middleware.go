@@ -54,9 +54,11 @@ func OutcomeOf(err error) headgate.Outcome {
 // OutcomeLabel is the outcome of an attempt as metrics and traces label it: what the
 // worker acks it as (OutcomeOf), or, when the worker dropped what the handler returned
 // (ctx's cause says why), "lease_lost", "cancelled" (by an operator), or "hand_back"
-// for a job handed back at shutdown, which is what the worker acks it as.
+// for a job handed back at shutdown, which is what the worker acks it as. An attempt
+// that fails after its JobTimeout fired is "retry", as it is acked, whatever it returns.
 func OutcomeLabel(ctx context.Context, err error) string {
-	switch cause := context.Cause(ctx); {
+	cause := context.Cause(ctx)
+	switch {
 	case errors.Is(cause, ErrLeaseLost):
 		return headgate.OutcomeLeaseLost.String()
 	case errors.Is(cause, ErrCancelled):
@@ -64,7 +66,12 @@ func OutcomeLabel(ctx context.Context, err error) string {
 	case errors.Is(cause, ErrShutdown):
 		return headgate.OutcomeHandBack.String()
 	}
-	return OutcomeOf(err).String()
+	o := OutcomeOf(err)
+	if errors.Is(cause, ErrJobTimeout) && o != headgate.OutcomeSuccess && o != headgate.OutcomeUndecodable {
+		// A failure after the JobTimeout fired is a retry whatever it asked for (see outcome).
+		o = headgate.OutcomeRetry
+	}
+	return o.String()
 }
 
 // wrap builds the handler a kind's attempts call: fn inside the error handler, the

@@ -443,3 +443,32 @@ func TestSettledIsNotAFailure(t *testing.T) {
 		t.Errorf("job state = %s, want completed by the handler's own ack", j.State)
 	}
 }
+
+// An attempt whose JobTimeout fired and that fails is acked as a retry whatever error it
+// returns; OutcomeLabel, which the metrics middleware label attempts with, says so too.
+func TestOutcomeLabelOfATimedOutAttempt(t *testing.T) {
+	t.Parallel()
+	labels := make(chan string, 1)
+	b := setup(t, redistest.Miniredis(t), func(c *worker.Config) {
+		c.JobTimeout = 5 * time.Millisecond
+		c.Middleware = []worker.Middleware{func(next worker.HandlerFunc) worker.HandlerFunc {
+			return func(ctx context.Context, c *headgate.Claim) error {
+				err := next(ctx, c)
+				labels <- worker.OutcomeLabel(ctx, err)
+				return err
+			}
+		}}
+	})
+	worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
+		<-ctx.Done()
+		return worker.Skip("gave up: " + context.Cause(ctx).Error())
+	})
+	b.enqueue("j1", testArgs{}, nil)
+	attempts := b.work(1)
+	if len(attempts) != 1 || attempts[0].Outcome != headgate.OutcomeRetry {
+		t.Fatalf("attempts = %+v, want one retry (the timeout)", attempts)
+	}
+	if l := recv(t, labels, "the middleware's label"); l != headgate.OutcomeRetry.String() {
+		t.Errorf("OutcomeLabel of a timed-out attempt = %q, want %q, the outcome it was acked as", l, headgate.OutcomeRetry)
+	}
+}

@@ -472,3 +472,24 @@ func TestOutcomeLabelOfATimedOutAttempt(t *testing.T) {
 		t.Errorf("OutcomeLabel of a timed-out attempt = %q, want %q, the outcome it was acked as", l, headgate.OutcomeRetry)
 	}
 }
+
+// A nil handler is refused when it is registered, by Handle as by HandleFunc, rather
+// than registered and then failing every job of its kind with a nil-call panic.
+func TestNilHandlerRefused(t *testing.T) {
+	t.Parallel()
+	w, err := worker.New(redistest.Miniredis(t), &worker.Config{Namespace: "ns"})
+	mustOK(t, err)
+	for name, register := range map[string]func(){
+		"Handle":     func() { worker.Handle[testArgs](w, nil) },
+		"HandleFunc": func() { worker.HandleFunc(w, "test", nil) },
+	} {
+		func() {
+			defer func() {
+				if r, _ := recover().(string); !strings.Contains(r, `nil handler for kind "test"`) {
+					t.Errorf("%s with a nil handler: recovered %q, want a panic naming the kind", name, r)
+				}
+			}()
+			register()
+		}()
+	}
+}

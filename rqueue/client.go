@@ -126,6 +126,10 @@ func (c *Client) EnqueueMany(ctx context.Context, params []EnqueueParams) ([]*Re
 	if len(params) == 0 {
 		return nil, nil
 	}
+	if len(params) > headgate.MaxBatch {
+		return nil, fmt.Errorf("rqueue: enqueue batch of %d jobs: %w", len(params),
+			invalid("params", "holds %d jobs, more than headgate.MaxBatch (%d)", len(params), headgate.MaxBatch))
+	}
 	envs := make([]headgate.Envelope, len(params))
 	for i, p := range params {
 		field := fmt.Sprintf("params[%d]", i)

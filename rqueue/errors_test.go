@@ -8,6 +8,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/headgate/headgate"
 	"github.com/headgate/headgate/internal/redistest"
 	"github.com/headgate/headgate/rqueue"
 )
@@ -71,6 +72,12 @@ func TestErrorsNameTheOption(t *testing.T) {
 	check("Unencodable", err, "args")
 	_, err = c.EnqueueMany(ctx, []rqueue.EnqueueParams{{Args: email}, {Args: unencodableArgs{}}})
 	check("UnencodableInBatch", err, "params[1].Args")
+	big := make([]rqueue.EnqueueParams, headgate.MaxBatch+1)
+	for i := range big {
+		big[i] = rqueue.EnqueueParams{Args: email}
+	}
+	_, err = c.EnqueueMany(ctx, big)
+	check("BatchTooBig", err, "params")
 
 	long := strings.Repeat("x", 1000)
 	_, err = c.Enqueue(ctx, email, &rqueue.EnqueueOpts{ID: long})

@@ -92,7 +92,7 @@ type Worker struct {
 // New returns a worker for cfg.Namespace on rdb. It fails when the config is invalid.
 func New(rdb redis.UniversalClient, cfg *Config) (*Worker, error) {
 	if rdb == nil {
-		return nil, errors.New("worker: New needs a Redis client")
+		return nil, &headgate.InvalidError{Field: "rdb", Reason: "is nil: New needs a Redis client"}
 	}
 	if cfg == nil {
 		cfg = &Config{}

@@ -126,6 +126,10 @@ func (c *Client) EnqueueMany(ctx context.Context, params []EnqueueParams) ([]*Re
 	if len(params) == 0 {
 		return nil, nil
 	}
+	if len(params) > headgate.MaxBatch {
+		return nil, fmt.Errorf("rqueue: enqueue batch of %d jobs: %w", len(params),
+			invalid("params", "holds %d jobs, more than headgate.MaxBatch (%d)", len(params), headgate.MaxBatch))
+	}
 	envs := make([]headgate.Envelope, len(params))
 	for i, p := range params {
 		field := fmt.Sprintf("params[%d]", i)
@@ -198,7 +202,10 @@ func (c *Client) envelope(argsField, optsField string, args Args, opts *EnqueueO
 	kind := args.Kind()
 	payload, err := encodeArgs(args)
 	if err != nil {
-		return headgate.Envelope{}, fmt.Errorf("rqueue: encode args %T%s with msgpack: %w", args, kindNote(kind), err)
+		// The caller's mistake, like a bad option: an *InvalidError naming the args, which
+		// still wraps msgpack's error.
+		inv := invalid(argsField, "%T%s does not encode with msgpack", args, kindNote(kind))
+		return headgate.Envelope{}, fmt.Errorf("rqueue: %w: %w", inv, err)
 	}
 
 	switch {

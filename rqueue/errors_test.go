@@ -8,6 +8,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/headgate/headgate"
 	"github.com/headgate/headgate/internal/redistest"
 	"github.com/headgate/headgate/rqueue"
 )
@@ -15,6 +16,13 @@ import (
 type kindlessArgs struct{}
 
 func (kindlessArgs) Kind() string { return "" }
+
+// unencodableArgs are args msgpack cannot encode: a caller's mistake, like a bad option.
+type unencodableArgs struct {
+	Done chan struct{} `msgpack:"done"`
+}
+
+func (unencodableArgs) Kind() string { return "unencodable" }
 
 // Errors name the option the caller set, not the store's envelope field, read without
 // double spaces, and quote no more than 200 bytes of a caller's id. Validation happens
@@ -60,6 +68,16 @@ func TestErrorsNameTheOption(t *testing.T) {
 		{Args: email, Opts: &rqueue.EnqueueOpts{Partition: "t{2}"}},
 	})
 	check("EnqueueMany", err, "params[1].Opts.Partition")
+	_, err = c.Enqueue(ctx, unencodableArgs{}, nil)
+	check("Unencodable", err, "args")
+	_, err = c.EnqueueMany(ctx, []rqueue.EnqueueParams{{Args: email}, {Args: unencodableArgs{}}})
+	check("UnencodableInBatch", err, "params[1].Args")
+	big := make([]rqueue.EnqueueParams, headgate.MaxBatch+1)
+	for i := range big {
+		big[i] = rqueue.EnqueueParams{Args: email}
+	}
+	_, err = c.EnqueueMany(ctx, big)
+	check("BatchTooBig", err, "params")
 
 	long := strings.Repeat("x", 1000)
 	_, err = c.Enqueue(ctx, email, &rqueue.EnqueueOpts{ID: long})

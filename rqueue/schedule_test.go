@@ -28,6 +28,24 @@ func TestAddScheduleWithTypedArgs(t *testing.T) {
 	if !errors.As(err, &inv) || inv.Field != "opts.ID" {
 		t.Errorf("a fixed id: %v, want *InvalidError for opts.ID", err)
 	}
+	// Options a tick sets itself, or that a schedule's job cannot have, are refused
+	// naming the option the caller set, not the store's envelope field.
+	for field, opts := range map[string]*rqueue.EnqueueOpts{
+		"opts.ScheduledAt":     {ScheduledAt: time.Now().Add(time.Hour)},
+		"opts.ScheduledIn":     {ScheduledIn: time.Hour},
+		"opts.Pending":         {Pending: true},
+		"opts.Unique.Debounce": {Unique: rqueue.UniqueOpts{Key: "k", Debounce: time.Minute}},
+		"opts.Unique.Replace":  {Unique: rqueue.UniqueOpts{Key: "k", Replace: headgate.ReplacePayload}},
+	} {
+		err := b.client.AddSchedule(b.ctx, headgate.Schedule{Name: "x", Cron: "@daily"}, reportArgs{}, opts)
+		if !errors.As(err, &inv) || inv.Field != field {
+			t.Errorf("AddSchedule with %s set: %v, want *InvalidError for %s", field, err, field)
+		}
+		err = b.client.UpdateSchedule(b.ctx, sc, reportArgs{}, opts)
+		if !errors.As(err, &inv) || inv.Field != field {
+			t.Errorf("UpdateSchedule with %s set: %v, want *InvalidError for %s", field, err, field)
+		}
+	}
 	// epoch is 2030-01-02 03:04:05 UTC, 22:04 the day before in New York: midnight is
 	// 05:00 UTC.
 	if err := b.store.AdvanceClock(b.ctx, 2*time.Hour); err != nil {

@@ -9,8 +9,8 @@ import (
 
 // ErrorHandler is told of failed attempts and may change how they end. HandleError is
 // called when a handler returns an error that would retry its job: any error but the
-// ones that steer the job on purpose (Snooze, Skip, Revoke, RateLimited) and a payload
-// that does not decode. HandlePanic is called when a handler panics, with the panic's
+// ones that steer the job on purpose (Snooze, Skip, Revoke, RateLimited, Settled) and a
+// payload that does not decode. HandlePanic is called when a handler panics, with the panic's
 // value and stack. Both are called on the attempt's goroutine, with its context and
 // claim, before the middleware sees the attempt's result.
 //
@@ -18,8 +18,9 @@ import (
 // if the handler had returned Err: nil is a success, Skip(reason) archives the job,
 // RetryAfter(d, err) retries it after d, Snooze(d) runs it again without spending an
 // attempt, another error retries it after the backoff with that error in the job's
-// history. An attempt whose Config.JobTimeout fired is retried as a timeout whatever the
-// result says, as it is whatever the handler returns. A panic in the error handler fails
+// history. An attempt whose Config.JobTimeout fired is retried as a timeout whatever
+// error the result holds, as it is whatever error the handler returns; a result with a
+// nil Err still makes it a success. A panic in the error handler fails
 // the attempt like a handler's panic.
 type ErrorHandler interface {
 	HandleError(ctx context.Context, claim *headgate.Claim, err error) *ErrorHandlerResult

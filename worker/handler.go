@@ -51,14 +51,17 @@ const maxArgsDepth = 1000
 type HandlerFunc func(ctx context.Context, claim *headgate.Claim) error
 
 // Handle registers fn as the handler of T's kind, wrapped in mw (outermost first,
-// inside the worker's Config.Middleware; see Middleware). It panics when the kind is
-// empty or already has a handler, when a middleware is nil, or when w has started:
-// handlers are registered before Start or Run.
+// inside the worker's Config.Middleware; see Middleware). It panics when fn is nil, when
+// the kind is empty or already has a handler, when a middleware is nil, or when w has
+// started: handlers are registered before Start or Run.
 //
 // A payload that does not decode into T parks the job as undecodable with the decode
 // error; the handler is not called.
 func Handle[T Args](w *Worker, fn func(ctx context.Context, job *Job[T]) error, mw ...Middleware) {
 	kind := kindOf[T]()
+	if fn == nil {
+		w.register(kind, nil, mw) // refused there, as HandleFunc's
+	}
 	w.register(kind, func(ctx context.Context, c *headgate.Claim) error {
 		var args T
 		// A header declaring more elements than the payload holds would make the decoder

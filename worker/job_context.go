@@ -97,7 +97,8 @@ func Log(ctx context.Context, line string) {
 // it; after fn succeeds it is recorded as done (another), and later attempts of the job
 // skip it: Step returns nil without calling fn. A step whose fn fails stays in progress
 // and runs again in the next attempt. Steps run one at a time and do not nest; names
-// are unique within a job and may not contain braces or control characters.
+// are unique within a job and may not contain braces or control characters (a name
+// that does is an *headgate.InvalidError, and fn does not run).
 func Step(ctx context.Context, name string, fn func(ctx context.Context) error) error {
 	e, err := jobOf(ctx, "worker.Step")
 	if err != nil {
@@ -106,8 +107,8 @@ func Step(ctx context.Context, name string, fn func(ctx context.Context) error) 
 	if name == "" || len(name) > headgate.MaxNameBytes || strings.ContainsFunc(name, func(r rune) bool {
 		return r == '{' || r == '}' || r < 0x20 || r == 0x7f
 	}) {
-		return fmt.Errorf("worker.Step: invalid step name %s: it must be 1 to %d bytes, without braces or control characters",
-			quote(name), headgate.MaxNameBytes)
+		return fmt.Errorf("worker.Step: %w", &headgate.InvalidError{Field: "name", Reason: fmt.Sprintf(
+			"%s must be 1 to %d bytes, without braces or control characters", quote(name), headgate.MaxNameBytes)})
 	}
 	e.mu.Lock()
 	if e.step != "" {

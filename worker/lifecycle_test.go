@@ -98,7 +98,17 @@ func TestKilledWorkerResumesAtStep(t *testing.T) {
 func TestShutdownHandsJobsBack(t *testing.T) {
 	t.Parallel()
 	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
-		b := setup(t, rdb, func(c *worker.Config) { c.ShutdownTimeout = 20 * time.Millisecond })
+		labels := make(chan string, 1) // what metrics middleware label the attempt with
+		b := setup(t, rdb, func(c *worker.Config) {
+			c.ShutdownTimeout = 20 * time.Millisecond
+			c.Middleware = []worker.Middleware{func(next worker.HandlerFunc) worker.HandlerFunc {
+				return func(ctx context.Context, c *headgate.Claim) error {
+					err := next(ctx, c)
+					labels <- worker.OutcomeLabel(ctx, err)
+					return err
+				}
+			}}
+		})
 		started, cause := b.handleUntilCancelled(returnCtxErr)
 		b.start()
 		b.enqueue("j1", testArgs{}, nil)
@@ -109,6 +119,9 @@ func TestShutdownHandsJobsBack(t *testing.T) {
 		}
 		if a := b.waitAck("j1"); a.Outcome != headgate.OutcomeHandBack || a.State != headgate.StateAvailable {
 			t.Errorf("ack = %+v, want hand_back → available", a)
+		}
+		if l := recv(t, labels, "the middleware's label"); l != headgate.OutcomeHandBack.String() {
+			t.Errorf("OutcomeLabel of the handed-back attempt = %q, want %q, the outcome it was acked as", l, headgate.OutcomeHandBack)
 		}
 		if j := b.job("j1"); j.Attempt != 0 || j.CrashAttempt != 0 {
 			t.Errorf("handed-back job: attempt %d crash %d, want 0 and 0", j.Attempt, j.CrashAttempt)

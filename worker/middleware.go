@@ -37,9 +37,15 @@ func IsPanic(err error) bool {
 // middleware that records outcomes: Success for nil, Snooze, Skip, Revoke, RateLimited
 // or Undecodable for the errors that ask for them, Retry for any other error (a panic
 // included). An attempt whose JobTimeout fired is acked as Retry whatever it returns.
+// Settled is a Success: the handler ended its job itself (a workflow task's commit),
+// and the worker sends no ack of its own.
 func OutcomeOf(err error) headgate.Outcome {
 	if err == nil {
 		return headgate.OutcomeSuccess // without outcome's allocations: the common case
+	}
+	var settled *SettledError
+	if errors.As(err, &settled) {
+		return headgate.OutcomeSuccess
 	}
 	o, _ := outcome(err, false, 0)
 	return o
@@ -47,18 +53,25 @@ func OutcomeOf(err error) headgate.Outcome {
 
 // OutcomeLabel is the outcome of an attempt as metrics and traces label it: what the
 // worker acks it as (OutcomeOf), or, when the worker dropped what the handler returned
-// (ctx's cause says why), "lease_lost", "cancelled" (by an operator), or "rate_limited"
-// for a job handed back at shutdown, which is what the worker acks it as.
+// (ctx's cause says why), "lease_lost", "cancelled" (by an operator), or "hand_back"
+// for a job handed back at shutdown, which is what the worker acks it as. An attempt
+// that fails after its JobTimeout fired is "retry", as it is acked, whatever it returns.
 func OutcomeLabel(ctx context.Context, err error) string {
-	switch cause := context.Cause(ctx); {
+	cause := context.Cause(ctx)
+	switch {
 	case errors.Is(cause, ErrLeaseLost):
 		return headgate.OutcomeLeaseLost.String()
 	case errors.Is(cause, ErrCancelled):
 		return "cancelled"
 	case errors.Is(cause, ErrShutdown):
-		return headgate.OutcomeRateLimited.String()
+		return headgate.OutcomeHandBack.String()
 	}
-	return OutcomeOf(err).String()
+	o := OutcomeOf(err)
+	if errors.Is(cause, ErrJobTimeout) && o != headgate.OutcomeSuccess && o != headgate.OutcomeUndecodable {
+		// A failure after the JobTimeout fired is a retry whatever it asked for (see outcome).
+		o = headgate.OutcomeRetry
+	}
+	return o.String()
 }
 
 // wrap builds the handler a kind's attempts call: fn inside the error handler, the

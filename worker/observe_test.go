@@ -400,3 +400,96 @@ func TestQuarantineLoggedByReclaimDuty(t *testing.T) {
 		}
 	})
 }
+
+// A handler that ends its job through a transition of its own and returns Settled (as
+// every workflow task does) did not fail: the error handler is not asked about it, and
+// middleware that label outcomes (the metrics adapters) see a success, not a retry.
+func TestSettledIsNotAFailure(t *testing.T) {
+	t.Parallel()
+	var hook countingErrorHandler
+	labels := make(chan string, 1)
+	b := setup(t, redistest.Miniredis(t), func(c *worker.Config) {
+		c.ErrorHandler = &hook
+		c.Middleware = []worker.Middleware{func(next worker.HandlerFunc) worker.HandlerFunc {
+			return func(ctx context.Context, c *headgate.Claim) error {
+				err := next(ctx, c)
+				labels <- worker.OutcomeLabel(ctx, err)
+				return err
+			}
+		}}
+	})
+	worker.HandleFunc(b.worker, "self", func(ctx context.Context, c *headgate.Claim) error {
+		res, err := b.store.AckMany(ctx, []headgate.AckRequest{{Lease: c.LeaseRef(), Outcome: headgate.OutcomeSuccess}})
+		if err != nil {
+			return err
+		}
+		if res[0].Err != nil {
+			return res[0].Err
+		}
+		return worker.Settled()
+	})
+	b.enqueueRaw(headgate.Envelope{ID: "j1", Kind: "self"}, func(e *headgate.Envelope) { e.Retention = time.Hour })
+	b.work(1)
+	if n := hook.calls(); n != 0 {
+		t.Errorf("error handler called %d times (%q) for a handler that settled its job", n, hook.errs)
+	}
+	if l := recv(t, labels, "the middleware's label"); l != headgate.OutcomeSuccess.String() {
+		t.Errorf("OutcomeLabel of a settled attempt = %q, want %q", l, headgate.OutcomeSuccess)
+	}
+	if o := worker.OutcomeOf(worker.Settled()); o != headgate.OutcomeSuccess {
+		t.Errorf("OutcomeOf(Settled()) = %s, want success", o)
+	}
+	if j := b.job("j1"); j.State != headgate.StateCompleted {
+		t.Errorf("job state = %s, want completed by the handler's own ack", j.State)
+	}
+}
+
+// An attempt whose JobTimeout fired and that fails is acked as a retry whatever error it
+// returns; OutcomeLabel, which the metrics middleware label attempts with, says so too.
+func TestOutcomeLabelOfATimedOutAttempt(t *testing.T) {
+	t.Parallel()
+	labels := make(chan string, 1)
+	b := setup(t, redistest.Miniredis(t), func(c *worker.Config) {
+		c.JobTimeout = 5 * time.Millisecond
+		c.Middleware = []worker.Middleware{func(next worker.HandlerFunc) worker.HandlerFunc {
+			return func(ctx context.Context, c *headgate.Claim) error {
+				err := next(ctx, c)
+				labels <- worker.OutcomeLabel(ctx, err)
+				return err
+			}
+		}}
+	})
+	worker.Handle(b.worker, func(ctx context.Context, job *worker.Job[testArgs]) error {
+		<-ctx.Done()
+		return worker.Skip("gave up: " + context.Cause(ctx).Error())
+	})
+	b.enqueue("j1", testArgs{}, nil)
+	attempts := b.work(1)
+	if len(attempts) != 1 || attempts[0].Outcome != headgate.OutcomeRetry {
+		t.Fatalf("attempts = %+v, want one retry (the timeout)", attempts)
+	}
+	if l := recv(t, labels, "the middleware's label"); l != headgate.OutcomeRetry.String() {
+		t.Errorf("OutcomeLabel of a timed-out attempt = %q, want %q, the outcome it was acked as", l, headgate.OutcomeRetry)
+	}
+}
+
+// A nil handler is refused when it is registered, by Handle as by HandleFunc, rather
+// than registered and then failing every job of its kind with a nil-call panic.
+func TestNilHandlerRefused(t *testing.T) {
+	t.Parallel()
+	w, err := worker.New(redistest.Miniredis(t), &worker.Config{Namespace: "ns"})
+	mustOK(t, err)
+	for name, register := range map[string]func(){
+		"Handle":     func() { worker.Handle[testArgs](w, nil) },
+		"HandleFunc": func() { worker.HandleFunc(w, "test", nil) },
+	} {
+		func() {
+			defer func() {
+				if r, _ := recover().(string); !strings.Contains(r, `nil handler for kind "test"`) {
+					t.Errorf("%s with a nil handler: recovered %q, want a panic naming the kind", name, r)
+				}
+			}()
+			register()
+		}()
+	}
+}

@@ -175,8 +175,8 @@ func redisAddr(rdb redis.UniversalClient) string {
 
 // ping waits until Redis answers a PING, retrying with backoff, for at most
 // Config.StartTimeout.
-func (w *Worker) ping(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, w.cfg.StartTimeout)
+func (w *Worker) ping(parent context.Context) error {
+	ctx, cancel := context.WithTimeout(parent, w.cfg.StartTimeout)
 	defer cancel()
 	var bo backoff
 	for {
@@ -184,10 +184,20 @@ func (w *Worker) ping(ctx context.Context) error {
 		if err == nil {
 			return nil
 		}
+		if parent.Err() != nil {
+			// The caller gave up (a signal during start-up), not Redis.
+			return w.startCancelled(parent)
+		}
 		if ctx.Err() != nil {
 			return fmt.Errorf("worker: Redis at %s did not answer within %s (Config.StartTimeout): %w",
 				redisAddr(w.rdb), w.cfg.StartTimeout, err)
 		}
 		sleepCtx(ctx, bo.next())
 	}
+}
+
+// startCancelled is Start's error when its context ended before the worker started.
+func (w *Worker) startCancelled(ctx context.Context) error {
+	return fmt.Errorf("worker: start cancelled before the worker started (Redis at %s): %w",
+		redisAddr(w.rdb), context.Cause(ctx))
 }

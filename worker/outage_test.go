@@ -68,6 +68,45 @@ func TestStartFailsWhenRedisDoesNotAnswer(t *testing.T) {
 	}
 }
 
+// A start whose context ends while the worker waits for Redis (a SIGTERM during a
+// deploy's start-up) says so, and does not blame Redis for a wait it did not make.
+func TestStartCancelledSaysSo(t *testing.T) {
+	t.Parallel()
+	down := redis.NewClient(&redis.Options{Addr: closedPort(t)})
+	t.Cleanup(func() { _ = down.Close() })
+	for _, tc := range []struct {
+		name string
+		rdb  redis.UniversalClient
+	}{{"redis answers", redistest.Miniredis(t)}, {"redis down", down}} {
+		for _, call := range []string{"Start", "Run"} {
+			t.Run(tc.name+"/"+call, func(t *testing.T) {
+				w, err := worker.New(tc.rdb, &worker.Config{Namespace: redistest.Namespace(t), Logger: testLogger(t)})
+				mustOK(t, err)
+				worker.HandleFunc(w, "k", func(context.Context, *headgate.Claim) error { return nil })
+				ctx, cancel := context.WithCancel(context.Background())
+				if tc.rdb == down {
+					time.AfterFunc(50*time.Millisecond, cancel)
+				} else {
+					cancel()
+				}
+				defer cancel()
+				if call == "Start" {
+					err = w.Start(ctx)
+				} else {
+					err = w.Run(ctx)
+				}
+				if !errors.Is(err, context.Canceled) || strings.Contains(err.Error(), "did not answer within") ||
+					!strings.Contains(err.Error(), "cancelled") {
+					t.Errorf("%s with a context cancelled during start = %v; want an error that says the start was cancelled and wraps context.Canceled", call, err)
+				}
+				if err := w.Stop(context.Background()); err != nil {
+					t.Errorf("Stop after a cancelled %s = %v, want nil", call, err)
+				}
+			})
+		}
+	}
+}
+
 // During an outage every loop of the worker retries, but the log gets one WARN when it
 // starts and one INFO when it ends.
 func TestOutageLogsOnceEachWay(t *testing.T) {

@@ -92,7 +92,7 @@ type Worker struct {
 // New returns a worker for cfg.Namespace on rdb. It fails when the config is invalid.
 func New(rdb redis.UniversalClient, cfg *Config) (*Worker, error) {
 	if rdb == nil {
-		return nil, errors.New("worker: New needs a Redis client")
+		return nil, &headgate.InvalidError{Field: "rdb", Reason: "is nil: New needs a Redis client"}
 	}
 	if cfg == nil {
 		cfg = &Config{}
@@ -142,7 +142,8 @@ var ErrAlreadyStarted = errors.New("worker: already started")
 // Start starts admitting and running jobs and returns once Redis answered. Values of ctx
 // reach the handlers' contexts; its cancellation does not (use Stop), but it bounds the
 // wait for Redis. It fails when Redis does not answer within Config.StartTimeout (the
-// error names the address), or when the worker was started before or has no handler: a worker without handlers would fail an attempt of
+// error names the address), when ctx ends first (the error says the start was cancelled
+// and wraps ctx's cause), or when the worker was started before or has no handler: a worker without handlers would fail an attempt of
 // every job it admits ("no handler for kind"), spending the jobs' attempts for nothing.
 func (w *Worker) Start(ctx context.Context) error {
 	w.mu.Lock()
@@ -182,6 +183,9 @@ func (w *Worker) Start(ctx context.Context) error {
 	cancel()
 	if err != nil {
 		waiter.close()
+		if ctx.Err() != nil {
+			return w.startCancelled(ctx)
+		}
 		return fmt.Errorf("worker: subscribe to the cancel channel on Redis at %s: %w", redisAddr(w.rdb), err)
 	}
 	w.started = true
@@ -241,10 +245,11 @@ func (w *Worker) Run(ctx context.Context) error {
 // Stop shuts the worker down: it stops admitting and maintenance (giving its duties up),
 // waits for running jobs until ShutdownTimeout passes or ctx is done, then cancels the
 // handlers still running (context.Cause is ErrShutdown) and hands their jobs back at once
-// as rate limited: available to other workers, no attempt or crash counted. It returns
-// once the acks are confirmed and the worker's goroutines have exited, after which the
-// worker sends Redis nothing more; confirming acks and waiting for cancelled handlers
-// take at most a few seconds each beyond the wait for running jobs. A handler that
+// (outcome hand_back in the job's history, not rate_limited): available to other workers,
+// no attempt or crash counted. It returns once the acks are confirmed and the worker's
+// goroutines have exited, after which the worker sends Redis nothing more; confirming
+// acks and waiting for cancelled handlers take at most a few seconds each beyond the
+// wait for running jobs. A handler that
 // ignores its cancelled context is abandoned and reported in the error, and so are acks
 // Redis did not confirm. Stop on a worker that never started does nothing; later calls
 // return what the first returned.

@@ -318,6 +318,13 @@ func TestConfigValidation(t *testing.T) {
 		}
 	}
 
+	// A nil client is bad input like a bad field, refused as rqueue.NewClient refuses it.
+	_, err := worker.New(nil, &worker.Config{Namespace: "n"})
+	var inv *headgate.InvalidError
+	if !errors.As(err, &inv) || inv.Field != "rdb" {
+		t.Errorf("New(nil, ...) = %v, want an InvalidError on rdb", err)
+	}
+
 	w, err := worker.New(rdb, &worker.Config{Namespace: "n"})
 	mustOK(t, err)
 	if id := w.ID(); id == "" || strings.ContainsAny(id, ":{}") {

@@ -42,8 +42,9 @@
 //
 //	headgate_jobs_processed_total{queue,kind,outcome}  attempts ended, by outcome: success, retry, skip,
 //	                                                   snooze, revoke, rate_limited, undecodable, and
-//	                                                   lease_lost or cancelled for attempts whose result
-//	                                                   the worker dropped
+//	                                                   lease_lost, cancelled or hand_back (handed back
+//	                                                   at shutdown) for attempts whose result the
+//	                                                   worker dropped
 //	headgate_job_run_seconds{queue,kind}               handler run time (histogram)
 //	headgate_job_wait_seconds{queue,kind}              time from due to admitted, on the store clock (histogram)
 //	headgate_jobs_in_flight                            attempts running in this process

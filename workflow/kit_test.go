@@ -678,3 +678,51 @@ func TestKitCancelParentCancelsChildren(t *testing.T) {
 		}
 	})
 }
+
+// Each run of a continue-as-new chain starts its own children, though their names
+// repeat: a later run's child is not the earlier run's closed one, so the run does not
+// wait for an outcome that never comes.
+func TestKitContinueAsNewStartsFreshChildren(t *testing.T) {
+	onBackends(t, func(t *testing.T, env *workflowtest.Env) {
+		workflow.Register(env.Worker, "ship", func(ctx workflow.Context, n int) (int, error) { return n * 10, nil })
+		workflow.Register(env.Worker, "batch", func(ctx workflow.Context, n int) (int, error) {
+			shipped, err := workflow.Child[int](ctx, "ship", "ship", n)
+			if err != nil {
+				return 0, err
+			}
+			if n < 3 {
+				return 0, workflow.ContinueAsNew(ctx, n+1)
+			}
+			return shipped, nil
+		})
+		env.Start("batch", 1, "b")
+		env.Run()
+		got, err := workflowtest.Result[int](env, "b")
+		if err != nil || got != 30 {
+			t.Fatalf("result %d, %v; want 30\n%s", got, err, env.Timeline("b"))
+		}
+		runs, err := env.Store.ReadRunChain(env.Context(), "b")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(runs) != 3 {
+			t.Fatalf("run chain has %d runs, want 3", len(runs))
+		}
+		want := []string{"b/ship#1", "b/" + runs[1].RunID + "/ship#1", "b/" + runs[2].RunID + "/ship#1"}
+		var ids []string
+		for _, e := range env.History("b") {
+			if e.Kind == headgate.EventChildStarted {
+				ids = append(ids, e.ChildWorkflowID)
+			}
+		}
+		if strings.Join(ids, " ") != strings.Join(want, " ") {
+			t.Fatalf("children %v, want %v", ids, want)
+		}
+		for _, id := range want {
+			row, err := env.Store.GetWorkflow(env.Context(), id)
+			if err != nil || row.Status != headgate.WorkflowCompleted || row.ParentWorkflowID != "b" {
+				t.Fatalf("child %q: %+v, %v; want completed, child of b", id, row, err)
+			}
+		}
+	})
+}

@@ -141,7 +141,10 @@ func Await[T any](ctx Context, signal string, timeout time.Duration) (T, bool, e
 // Child starts a child workflow of the given type with input in (JSON), in the same
 // namespace and on the parent's queue and partition, and waits for its outcome: its
 // result decoded from JSON, or a *ChildError when it failed, was cancelled or
-// terminated. The child's id is "<parent id>/<name>#<n>". Waiting ends the task.
+// terminated. The child's id is "<parent id>/<name>#<n>" in the first run of the
+// parent's chain, and "<parent id>/<run id>/<name>#<n>" in a run started by
+// ContinueAsNew, so each run's children are workflows of their own. Waiting ends the
+// task.
 func Child[T any](ctx Context, name, workflowType string, in any) (T, error) {
 	var zero T
 	if err := checkName(name); err != nil {
@@ -151,8 +154,10 @@ func Child[T any](ctx Context, name, workflowType string, in any) (T, error) {
 	t := c.t
 	t.mu.Lock()
 	key := t.next(c.scope, classChild, name)
-	childID := t.wfID + "/" + key
-	if _, ok := t.match(c.scope, classChild, key); !ok {
+	childID := t.childID(key)
+	if e, ok := t.match(c.scope, classChild, key); ok {
+		childID = e.ChildWorkflowID // the id the child was started under
+	} else {
 		if c.cancelledLocked() {
 			t.mu.Unlock()
 			return zero, ErrCancelled
@@ -192,6 +197,16 @@ func Child[T any](ctx Context, name, workflowType string, in any) (T, error) {
 		return zero, fmt.Errorf("workflow: child %s: decode the result: %w", key, err)
 	}
 	return v, nil
+}
+
+// childID is the id of a new child named key (its scope, name and occurrence): under
+// the parent's id, and in a run after the chain's first under its run id too, since
+// the earlier runs' children of that key have closed and keep their ids.
+func (t *task) childID(key string) string {
+	if t.started.Seq > 1 {
+		return t.wfID + "/" + t.row.RunID + "/" + key
+	}
+	return t.wfID + "/" + key
 }
 
 // Now returns the store time, recorded the first time the code gets here, so every

@@ -726,3 +726,49 @@ func TestKitContinueAsNewStartsFreshChildren(t *testing.T) {
 		}
 	})
 }
+
+// A retry runs again the step that failed the run, not a step that failed earlier and
+// that the code went on from: the steps that completed in between (a charge) keep their
+// results and do not run twice.
+func TestKitRetryKeepsStepsPastAHandledFailure(t *testing.T) {
+	onBackends(t, func(t *testing.T, env *workflowtest.Env) {
+		charges, shipments := 0, 0
+		workflow.Register(env.Worker, "order", func(ctx workflow.Context, _ struct{}) (string, error) {
+			// A notification that may fail: the order goes on without it.
+			_, _ = workflow.Step(ctx, "notify", func(context.Context) (bool, error) {
+				return false, errors.New("smtp down")
+			}, &workflow.StepOptions{Retries: -1})
+			charge, err := workflow.Step(ctx, "charge", func(context.Context) (string, error) {
+				charges++
+				return "ch_1", nil
+			}, nil)
+			if err != nil {
+				return "", err
+			}
+			return workflow.Step(ctx, "ship", func(context.Context) (string, error) {
+				shipments++
+				if shipments == 1 {
+					return "", errors.New("carrier down")
+				}
+				return charge + " shipped", nil
+			}, &workflow.StepOptions{Retries: -1})
+		})
+		env.Start("order", struct{}{}, "o-1")
+		env.Run()
+		if st := env.Status("o-1"); st != headgate.WorkflowFailed {
+			t.Fatalf("status %s, want failed\n%s", st, env.Timeline("o-1"))
+		}
+		if err := env.Client.Retry(env.Context(), "o-1"); err != nil {
+			t.Fatal(err)
+		}
+		env.Run()
+		got, err := workflowtest.Result[string](env, "o-1")
+		if err != nil || got != "ch_1 shipped" {
+			t.Fatalf("result %q, %v; want ch_1 shipped\n%s", got, err, env.Timeline("o-1"))
+		}
+		if charges != 1 || shipments != 2 {
+			t.Errorf("charged %d times and shipped %d; want once and twice (the retry ran ship only)\n%s",
+				charges, shipments, env.Timeline("o-1"))
+		}
+	})
+}

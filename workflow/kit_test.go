@@ -772,3 +772,35 @@ func TestKitRetryKeepsStepsPastAHandledFailure(t *testing.T) {
 		}
 	})
 }
+
+// Step returns its recorded result, decoded from JSON, on the task that ran it as on
+// every replay: a map's number is a float64 on both, not an int first and a float64
+// after the run slept (a type switch that took the int branch once and the float64
+// branch after would make the code take another path on replay).
+func TestKitStepReturnsTheRecordedResultFirstToo(t *testing.T) {
+	onBackends(t, func(t *testing.T, env *workflowtest.Env) {
+		var seen []string
+		workflow.Register(env.Worker, "count", func(ctx workflow.Context, _ struct{}) (string, error) {
+			m, err := workflow.Step(ctx, "load", func(context.Context) (map[string]any, error) {
+				return map[string]any{"n": 3}, nil
+			}, nil)
+			if err != nil {
+				return "", err
+			}
+			seen = append(seen, fmt.Sprintf("%T", m["n"]))
+			if err := workflow.Sleep(ctx, "nap", time.Hour); err != nil {
+				return "", err
+			}
+			return fmt.Sprint(m["n"]), nil
+		})
+		env.Start("count", struct{}{}, "c-1")
+		env.Run()
+		env.Advance(time.Hour)
+		if got, err := workflowtest.Result[string](env, "c-1"); err != nil || got != "3" {
+			t.Fatalf("result %q, %v; want 3", got, err)
+		}
+		if strings.Join(seen, " ") != "float64 float64" {
+			t.Errorf("the step's number was %v on the two tasks, want float64 on both", seen)
+		}
+	})
+}

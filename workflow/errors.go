@@ -57,6 +57,9 @@ type FailedError struct {
 }
 
 func (e *FailedError) Error() string {
+	if e.Message == "" { // a terminate or cancel that gave no reason
+		return fmt.Sprintf("workflow %q %s", e.WorkflowID, e.Status)
+	}
 	return fmt.Sprintf("workflow %q %s: %s", e.WorkflowID, e.Status, e.Message)
 }
 

@@ -804,3 +804,23 @@ func TestKitStepReturnsTheRecordedResultFirstToo(t *testing.T) {
 		}
 	})
 }
+
+// A run terminated with no reason fails Result with `workflow "id" terminated`, not
+// with a colon and nothing after it.
+func TestKitResultOfATerminateWithoutReason(t *testing.T) {
+	onBackends(t, func(t *testing.T, env *workflowtest.Env) {
+		workflow.Register(env.Worker, "nap", func(ctx workflow.Context, _ struct{}) (string, error) {
+			return "", workflow.Sleep(ctx, "nap", time.Hour)
+		})
+		env.Start("nap", struct{}{}, "n-1")
+		env.Run()
+		if err := env.Client.Terminate(env.Context(), "n-1", ""); err != nil {
+			t.Fatal(err)
+		}
+		_, err := workflowtest.Result[string](env, "n-1")
+		var fe *workflow.FailedError
+		if !errors.As(err, &fe) || fe.Status != "terminated" || err.Error() != `workflow "n-1" terminated` {
+			t.Fatalf("Result: %q, want a terminated FailedError saying `workflow \"n-1\" terminated`", err)
+		}
+	})
+}

@@ -2,6 +2,7 @@ package workflow_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -821,6 +822,52 @@ func TestKitResultOfATerminateWithoutReason(t *testing.T) {
 		var fe *workflow.FailedError
 		if !errors.As(err, &fe) || fe.Status != "terminated" || err.Error() != `workflow "n-1" terminated` {
 			t.Fatalf("Result: %q, want a terminated FailedError saying `workflow \"n-1\" terminated`", err)
+		}
+	})
+}
+
+// The signals a run received and no await took go to the run ContinueAsNew starts, in
+// the order they came: a signal is kept until the code awaits it, whichever run that
+// is, and is not dropped with the old run's history.
+func TestKitContinueAsNewKeepsUnreadSignals(t *testing.T) {
+	onBackends(t, func(t *testing.T, env *workflowtest.Env) {
+		var got []int
+		workflow.Register(env.Worker, "sum", func(ctx workflow.Context, total int) (int, error) {
+			for range 2 {
+				v, _, err := workflow.Await[int](ctx, "add", 0)
+				if err != nil {
+					return 0, err
+				}
+				total += v
+			}
+			if total < 100 {
+				return 0, workflow.ContinueAsNew(ctx, total)
+			}
+			return total, nil
+		})
+		env.Start("sum", 0, "s-1")
+		for _, v := range []int{1, 2, 3, 4, 90} { // before the first task: five in the first run
+			env.Signal("s-1", "add", v)
+		}
+		env.Run()
+		env.Signal("s-1", "add", 5)
+		env.Run()
+		total, err := workflowtest.Result[int](env, "s-1")
+		if err != nil || total != 105 {
+			t.Fatalf("result %d, %v; want 105 (every signal added once)\n%s", total, err, env.Timeline("s-1"))
+		}
+		for _, e := range env.History("s-1") {
+			if e.Kind == headgate.EventSignalReceived && e.Name == "add" {
+				var v int
+				if err := json.Unmarshal(e.Payload, &v); err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, v)
+			}
+		}
+		// Each run's history holds the signals it had: 1..90, then 3, 4, 90, then 90, 5.
+		if want := "[1 2 3 4 90 3 4 90 90 5]"; fmt.Sprint(got) != want {
+			t.Errorf("signals in the history %v, want %s", got, want)
 		}
 	})
 }

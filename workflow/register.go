@@ -84,6 +84,11 @@ func runTask(ctx context.Context, w *worker.Worker, claim *headgate.Claim, body 
 			t.record(headgate.Event{Kind: headgate.EventWorkflowStarted, WorkflowType: t.row.WorkflowType,
 				RunID: end.RunID, Input: end.Input, ParentWorkflowID: t.row.ParentWorkflowID,
 				ParentRunID: t.row.ParentRunID, PackageVersion: version}, nil)
+			// The signals no await took are the new run's: a signal is kept until the
+			// code awaits it, whichever run that is.
+			for _, e := range t.unreadSignals() {
+				t.record(headgate.Event{Kind: headgate.EventSignalReceived, Name: e.Name, Payload: e.Payload}, nil)
+			}
 		}
 	}
 	_, err = t.commitLocked(true, next, parent)

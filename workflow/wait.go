@@ -1,9 +1,11 @@
 package workflow
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -209,6 +211,17 @@ func (t *task) childID(key string) string {
 	return t.wfID + "/" + key
 }
 
+// unreadSignals returns the run's signals that no await took, in the order they came.
+// The caller holds t.mu.
+func (t *task) unreadSignals() []headgate.Event {
+	var out []headgate.Event
+	for name, list := range t.signals {
+		out = append(out, list[t.used[name]:]...)
+	}
+	slices.SortFunc(out, func(a, b headgate.Event) int { return cmp.Compare(a.Seq, b.Seq) })
+	return out
+}
+
 // Now returns the store time, recorded the first time the code gets here, so every
 // replay sees the same time.
 func Now(ctx Context) (time.Time, error) {
@@ -263,7 +276,8 @@ func Patched(ctx Context, change string) bool {
 
 // ContinueAsNew ends the run and starts a new one of the same workflow id and type with
 // input in, in the same chain (a fresh history to replay): return its error from the
-// workflow function. It keeps a long-lived workflow's history short.
+// workflow function. It keeps a long-lived workflow's history short. The signals the
+// run received and no await took go to the new run, in the order they came.
 func ContinueAsNew(ctx Context, in any) error {
 	b, err := json.Marshal(in)
 	if err != nil {

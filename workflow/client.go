@@ -70,8 +70,8 @@ type Run struct {
 // Start starts a run of workflowType with input in (encoded as JSON) under opts.ID, or
 // returns the existing run of that id.
 func (c *Client) Start(ctx context.Context, workflowType string, in any, opts StartOptions) (*Run, error) {
-	if err := checkName(workflowType); err != nil {
-		return nil, fmt.Errorf("workflow type: %w", err)
+	if err := checkName("workflowType", workflowType); err != nil {
+		return nil, err
 	}
 	input, err := json.Marshal(in)
 	if err != nil {

@@ -1,9 +1,6 @@
 package workflow
 
-import (
-	"errors"
-	"fmt"
-)
+import "fmt"
 
 // NonDeterminismError: the code asked for something other than what the history
 // recorded at that point, so replaying it would give a wrong result. The task fails (and
@@ -70,5 +67,3 @@ func (e *FailedError) Is(target error) bool { return target == ErrCancelled && e
 type continueAsNew struct{ input []byte }
 
 func (e *continueAsNew) Error() string { return "workflow: continue as new" }
-
-var errBadName = errors.New("workflow: a name must be 1 to 200 bytes without '/', '#', '[', ']', braces or control characters")

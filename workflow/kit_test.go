@@ -871,3 +871,44 @@ func TestKitContinueAsNewKeepsUnreadSignals(t *testing.T) {
 		}
 	})
 }
+
+// A name the runtime cannot hold is an *headgate.InvalidError naming the argument that
+// carried it, from Client.Start as from the Context's functions; a child of a type no
+// worker can register starts nothing (it would never run).
+func TestKitBadNamesAreInvalidErrors(t *testing.T) {
+	t.Parallel()
+	env := workflowtest.New(t)
+	field := func(err error) string {
+		if inv, ok := errors.AsType[*headgate.InvalidError](err); ok {
+			return inv.Field
+		}
+		return fmt.Sprintf("not an InvalidError: %v", err)
+	}
+	if _, err := env.Client.Start(env.Context(), "check/out", 1, workflow.StartOptions{ID: "x"}); field(err) != "workflowType" {
+		t.Errorf("Start of type check/out: %v, want an InvalidError of workflowType", err)
+	}
+	var got []string
+	workflow.Register(env.Worker, "names", func(ctx workflow.Context, _ struct{}) (string, error) {
+		_, err := workflow.Step(ctx, "charge/eu", func(context.Context) (int, error) { return 1, nil }, nil)
+		got = append(got, field(err))
+		_, _, err = workflow.Await[int](ctx, "shipped#2", time.Hour)
+		got = append(got, field(err))
+		got = append(got, field(workflow.Sleep(ctx, "", time.Hour)))
+		_, err = workflow.Child[int](ctx, "ship", "ship/eu", 1)
+		got = append(got, field(err))
+		return "done", nil
+	})
+	env.Start("names", struct{}{}, "n-1")
+	env.Run()
+	if want := "name signal name workflowType"; strings.Join(got, " ") != want {
+		t.Errorf("fields %q, want %q", strings.Join(got, " "), want)
+	}
+	if r, err := workflowtest.Result[string](env, "n-1"); err != nil || r != "done" {
+		t.Fatalf("result %q, %v\n%s", r, err, env.Timeline("n-1"))
+	}
+	for _, e := range env.History("n-1") {
+		if e.Kind != headgate.EventWorkflowStarted && e.Kind != headgate.EventWorkflowCompleted {
+			t.Errorf("the refused calls recorded %s %s", e.Kind, e.Name)
+		}
+	}
+}

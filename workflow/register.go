@@ -22,7 +22,7 @@ func TaskKind(workflowType string) string { return "workflow:" + workflowType }
 // outside Step. Register panics, like worker.Handle, when the type is already
 // registered or w has started.
 func Register[In, Out any](w *worker.Worker, workflowType string, fn func(ctx Context, in In) (Out, error)) {
-	if err := checkName(workflowType); err != nil {
+	if err := checkName("workflowType", workflowType); err != nil {
 		panic(fmt.Sprintf("workflow.Register: workflow type: %v", err))
 	}
 	body := jsonBody(fn)

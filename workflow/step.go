@@ -57,7 +57,7 @@ type StepOptions struct {
 // run back with the outcome.
 func Step[T any](ctx Context, name string, fn func(ctx context.Context) (T, error), opts *StepOptions) (T, error) {
 	var zero T
-	if err := checkName(name); err != nil {
+	if err := checkName("name", name); err != nil {
 		return zero, err
 	}
 	o := StepOptions{Retries: StepRetriesDefault, Backoff: StepBackoffDefault}

@@ -17,7 +17,7 @@ import (
 // workers' maintenance duty fires due timers) the run's next task replays past it. A
 // cancellation of the run first ends the wait with ErrCancelled.
 func Sleep(ctx Context, name string, d time.Duration) error {
-	if err := checkName(name); err != nil {
+	if err := checkName("name", name); err != nil {
 		return err
 	}
 	c := ctx.state()
@@ -86,7 +86,7 @@ func (t *task) cancelWins(c *wctx, seq int64) bool {
 // Sleep, a wait ends the task and frees its slot.
 func Await[T any](ctx Context, signal string, timeout time.Duration) (T, bool, error) {
 	var zero T
-	if err := checkName(signal); err != nil {
+	if err := checkName("signal", signal); err != nil {
 		return zero, false, err
 	}
 	c := ctx.state()
@@ -149,8 +149,11 @@ func Await[T any](ctx Context, signal string, timeout time.Duration) (T, bool, e
 // task.
 func Child[T any](ctx Context, name, workflowType string, in any) (T, error) {
 	var zero T
-	if err := checkName(name); err != nil {
+	if err := checkName("name", name); err != nil {
 		return zero, err
+	}
+	if err := checkName("workflowType", workflowType); err != nil {
+		return zero, err // no worker can register it: the child would never run
 	}
 	c := ctx.state()
 	t := c.t
@@ -292,7 +295,7 @@ func ContinueAsNew(ctx Context, in any) error {
 // branch returned, with their errors joined in branch order; while any branch waits, the
 // task ends and the others' work is kept.
 func Parallel(ctx Context, name string, n int, fn func(ctx Context, i int) error) error {
-	if err := checkName(name); err != nil {
+	if err := checkName("name", name); err != nil {
 		return err
 	}
 	c := ctx.state()

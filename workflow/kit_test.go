@@ -874,7 +874,8 @@ func TestKitContinueAsNewKeepsUnreadSignals(t *testing.T) {
 
 // A name the runtime cannot hold is an *headgate.InvalidError naming the argument that
 // carried it, from Client.Start as from the Context's functions; a child of a type no
-// worker can register starts nothing (it would never run).
+// worker can register starts nothing (it would never run); a negative count of
+// Parallel branches is refused, not a panic that fails every task of the run.
 func TestKitBadNamesAreInvalidErrors(t *testing.T) {
 	t.Parallel()
 	env := workflowtest.New(t)
@@ -896,11 +897,12 @@ func TestKitBadNamesAreInvalidErrors(t *testing.T) {
 		got = append(got, field(workflow.Sleep(ctx, "", time.Hour)))
 		_, err = workflow.Child[int](ctx, "ship", "ship/eu", 1)
 		got = append(got, field(err))
+		got = append(got, field(workflow.Parallel(ctx, "fan", -1, func(workflow.Context, int) error { return nil })))
 		return "done", nil
 	})
 	env.Start("names", struct{}{}, "n-1")
 	env.Run()
-	if want := "name signal name workflowType"; strings.Join(got, " ") != want {
+	if want := "name signal name workflowType n"; strings.Join(got, " ") != want {
 		t.Errorf("fields %q, want %q", strings.Join(got, " "), want)
 	}
 	if r, err := workflowtest.Result[string](env, "n-1"); err != nil || r != "done" {

@@ -298,6 +298,9 @@ func Parallel(ctx Context, name string, n int, fn func(ctx Context, i int) error
 	if err := checkName("name", name); err != nil {
 		return err
 	}
+	if n < 0 {
+		return &headgate.InvalidError{Field: "n", Reason: fmt.Sprintf("is %d: a count of branches is not negative", n)}
+	}
 	c := ctx.state()
 	t := c.t
 	t.mu.Lock()

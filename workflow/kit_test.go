@@ -914,3 +914,40 @@ func TestKitBadNamesAreInvalidErrors(t *testing.T) {
 		}
 	}
 }
+
+// A run that continues as new with more unread signals than one commit holds hands on
+// as many as fit, in the order they came, and moves on: it does not fail every task on
+// a commit the store refuses.
+func TestKitContinueAsNewWithMoreUnreadSignalsThanACommitHolds(t *testing.T) {
+	t.Parallel()
+	env := workflowtest.New(t)
+	workflow.Register(env.Worker, "flood", func(ctx workflow.Context, round int) (int, error) {
+		if round == 0 {
+			return 0, workflow.ContinueAsNew(ctx, 1)
+		}
+		v, _, err := workflow.Await[int](ctx, "n", 0)
+		return v, err
+	})
+	env.Start("flood", 0, "f-1")
+	for i := range headgate.MaxAppendEvents + 5 {
+		env.Signal("f-1", "n", i)
+	}
+	env.Run()
+	got, err := workflowtest.Result[int](env, "f-1")
+	if err != nil || got != 0 {
+		t.Fatalf("result %d, %v; want the first signal's 0", got, err)
+	}
+	row, err := env.Store.GetWorkflow(env.Context(), "f-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	carried := 0
+	for _, e := range env.History("f-1") {
+		if e.Seq > row.RunStartSeq && e.Kind == headgate.EventSignalReceived {
+			carried++
+		}
+	}
+	if want := headgate.MaxAppendEvents - 2; carried != want {
+		t.Errorf("the new run has %d signals, want %d (a commit's worth)", carried, want)
+	}
+}

@@ -85,8 +85,11 @@ func runTask(ctx context.Context, w *worker.Worker, claim *headgate.Claim, body 
 				RunID: end.RunID, Input: end.Input, ParentWorkflowID: t.row.ParentWorkflowID,
 				ParentRunID: t.row.ParentRunID, PackageVersion: version}, nil)
 			// The signals no await took are the new run's: a signal is kept until the
-			// code awaits it, whichever run that is.
-			for _, e := range t.unreadSignals() {
+			// code awaits it, whichever run that is. As many as one commit holds: the
+			// commit must go through, or the run would never move on.
+			unread := t.unreadSignals()
+			unread = unread[:min(len(unread), headgate.MaxAppendEvents-len(t.pending))]
+			for _, e := range unread {
 				t.record(headgate.Event{Kind: headgate.EventSignalReceived, Name: e.Name, Payload: e.Payload}, nil)
 			}
 		}

@@ -280,7 +280,9 @@ func Patched(ctx Context, change string) bool {
 // ContinueAsNew ends the run and starts a new one of the same workflow id and type with
 // input in, in the same chain (a fresh history to replay): return its error from the
 // workflow function. It keeps a long-lived workflow's history short. The signals the
-// run received and no await took go to the new run, in the order they came.
+// run received and no await took go to the new run, in the order they came (the first
+// headgate.MaxAppendEvents less the two events that end the run and start the next:
+// await them before continuing as new when more can wait).
 func ContinueAsNew(ctx Context, in any) error {
 	b, err := json.Marshal(in)
 	if err != nil {

@@ -951,3 +951,26 @@ func TestKitContinueAsNewWithMoreUnreadSignalsThanACommitHolds(t *testing.T) {
 		t.Errorf("the new run has %d signals, want %d (a commit's worth)", carried, want)
 	}
 }
+
+// A child whose id would be longer than an id can be (a long parent id, or a run after
+// continue-as-new, whose children's ids hold its run id) is refused by Child with an
+// *headgate.InvalidError the code can handle, not by the commit, which would fail every
+// task of the run.
+func TestKitChildIDTooLong(t *testing.T) {
+	t.Parallel()
+	env := workflowtest.New(t)
+	workflow.Register(env.Worker, "ship", func(ctx workflow.Context, n int) (int, error) { return n, nil })
+	workflow.Register(env.Worker, "parent", func(ctx workflow.Context, _ struct{}) (string, error) {
+		_, err := workflow.Child[int](ctx, "ship", "ship", 1)
+		if inv, ok := errors.AsType[*headgate.InvalidError](err); ok {
+			return "refused: " + inv.Field, nil
+		}
+		return "", fmt.Errorf("Child: %v, want an InvalidError", err)
+	})
+	id := strings.Repeat("p", headgate.MaxNameBytes-3) // "<id>/ship#1" is 4 bytes too long
+	env.Start("parent", struct{}{}, id)
+	env.Run()
+	if got, err := workflowtest.Result[string](env, id); err != nil || got != "refused: name" {
+		t.Fatalf("result %q, %v; want refused: name", got, err)
+	}
+}

@@ -170,6 +170,12 @@ func Child[T any](ctx Context, name, workflowType string, in any) (T, error) {
 		if t.replay {
 			t.block()
 		}
+		if len(childID) > headgate.MaxNameBytes {
+			// The commit would refuse it, failing every task of the run.
+			t.mu.Unlock()
+			return zero, &headgate.InvalidError{Field: "name", Reason: fmt.Sprintf(
+				"the child's id %q would be longer than %d bytes", childID, headgate.MaxNameBytes)}
+		}
 		input, err := json.Marshal(in)
 		if err != nil {
 			t.mu.Unlock()

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // RetryWorkflow retries a failed run from its last good point: the events from the
-// first attempt of the first step that failed for good on (or, when no step did, from
+// first attempt of the first step that failed for good and that the code did not go on
+// from (no step of its scope completed after it; when the code went on from every
+// failure, the last one) on (or, when no step did, from
 // the workflow_failed event) are removed from the history, the run is open again, and a
 // task replays the kept history and runs the code on from there, the failed step with
 // fresh attempts. What came from outside in the removed span and the code still waits
@@ -51,18 +54,44 @@ func (s *Store) RetryWorkflow(ctx context.Context, workflowID string) (string, e
 	return asString(reply, 1), nil
 }
 
-// retryCut returns where a retry cuts the failed run's events (a page of its history
-// that ends at the head): the seq of the first attempt of the first step that failed for
-// good, else of the workflow_failed event; 0 when neither is in the page. keep lists
-// the seqs past the cut that came from outside and stay.
-func retryCut(events []Event) (cut int64, keep []int64) {
-	failed := ""
-	for _, e := range events {
-		if e.Kind == EventStepFailed && e.FireAt.IsZero() {
-			failed = e.Name // the first step that failed for good
-			break
+// failedStep returns the step whose failure a retry runs again (see retryCut), or ""
+// when no step failed for good: the first step that failed for good and that no step
+// of its scope completed after, since a step that completed after a failure means the
+// code went on past it (it handled the error); when every failure was gone on from,
+// the last one (the code compensated for it and failed). A retry that cut at a failure
+// the code went on from would run the steps that completed since again.
+func failedStep(events []Event) string {
+	last := ""
+	for i, e := range events {
+		if e.Kind != EventStepFailed || !e.FireAt.IsZero() {
+			continue
+		}
+		last = e.Name
+		scope := stepScope(e.Name)
+		goneOn := false
+		for _, l := range events[i+1:] {
+			if l.Kind == EventStepCompleted && l.Name != e.Name && stepScope(l.Name) == scope {
+				goneOn = true
+				break
+			}
+		}
+		if !goneOn {
+			return e.Name
 		}
 	}
+	return last
+}
+
+// stepScope is the scope of a step's key ("fan#1[0]/square#1"): up to its last '/'.
+func stepScope(key string) string { return key[:strings.LastIndexByte(key, '/')+1] }
+
+// retryCut returns where a retry cuts the failed run's events (a page of its history
+// that ends at the head): the seq of the first attempt of the step that failed for good
+// and that the code did not go on from (failedStep), else of the workflow_failed event;
+// 0 when neither is in the page. keep lists the seqs past the cut that came from
+// outside and stay.
+func retryCut(events []Event) (cut int64, keep []int64) {
+	failed := failedStep(events)
 	for _, e := range events {
 		isStep := e.Kind == EventStepScheduled || e.Kind == EventStepFailed || e.Kind == EventStepCompleted
 		if failed != "" && isStep && e.Name == failed {

@@ -35,3 +35,44 @@ func TestRetryCutKeepsOutsideEvents(t *testing.T) {
 		t.Errorf("retryCut without a failed step = %d, %v; want 2, [3]", cut, keep)
 	}
 }
+
+// TestRetryCutSkipsHandledFailures: a step that failed for good and that the code went
+// on from (a step of its scope completed after it) is not where a retry cuts, or the
+// steps that completed since would run again; a failure in another scope (a Parallel
+// branch) does not count as gone on from, and when the code went on from every failure
+// (compensation, then an error) the cut is the last one.
+func TestRetryCutSkipsHandledFailures(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		events []Event
+		cut    int64
+	}{
+		{"a handled failure, then the one that failed the run", []Event{
+			{Seq: 1, Kind: EventWorkflowStarted},
+			{Seq: 2, Kind: EventStepFailed, Name: "notify#1", Attempt: 1},
+			{Seq: 3, Kind: EventStepCompleted, Name: "charge#1", Attempt: 1},
+			{Seq: 4, Kind: EventStepFailed, Name: "ship#1", Attempt: 1, FireAt: time.UnixMilli(1)},
+			{Seq: 5, Kind: EventTimerFired, TimerID: "retry/ship#1/1"},
+			{Seq: 6, Kind: EventStepFailed, Name: "ship#1", Attempt: 2},
+			{Seq: 7, Kind: EventWorkflowFailed},
+		}, 4},
+		{"a branch's failure before another branch's step", []Event{
+			{Seq: 1, Kind: EventWorkflowStarted},
+			{Seq: 2, Kind: EventStepFailed, Name: "fan#1[0]/call#1", Attempt: 1},
+			{Seq: 3, Kind: EventStepCompleted, Name: "fan#1[1]/call#1", Attempt: 1},
+			{Seq: 4, Kind: EventWorkflowFailed},
+		}, 2},
+		{"compensated, then failed", []Event{
+			{Seq: 1, Kind: EventWorkflowStarted},
+			{Seq: 2, Kind: EventStepFailed, Name: "notify#1", Attempt: 1},
+			{Seq: 3, Kind: EventStepCompleted, Name: "charge#1", Attempt: 1},
+			{Seq: 4, Kind: EventStepFailed, Name: "ship#1", Attempt: 1},
+			{Seq: 5, Kind: EventStepCompleted, Name: "refund#1", Attempt: 1},
+			{Seq: 6, Kind: EventWorkflowFailed},
+		}, 4},
+	} {
+		if cut, _ := retryCut(c.events); cut != c.cut {
+			t.Errorf("%s: retryCut = %d, want %d", c.name, cut, c.cut)
+		}
+	}
+}

@@ -1,12 +1,16 @@
 package headgate
 
-import "context"
+import (
+	"context"
+	"strings"
+)
 
 // SignalWorkflow delivers a signal (name, payload) to the open run of a workflow: the
 // run's code receives it from an await of that name, in the order signals arrived. It
 // is appended to the history at once, or, while the run's task is running, kept in the
 // inbox until that task commits; either way a task follows. An id without a history is
-// ErrWorkflowNotFound, a closed run *WorkflowClosedError.
+// ErrWorkflowNotFound, a closed run *WorkflowClosedError, a name no await can take
+// (see validateSignalName) *InvalidError.
 func (s *Store) SignalWorkflow(ctx context.Context, workflowID, name string, payload []byte) error {
 	_, err := s.deliver(ctx, workflowID, Event{Kind: EventSignalReceived, Name: name, Payload: payload})
 	return err
@@ -31,7 +35,7 @@ func (s *Store) deliver(ctx context.Context, workflowID string, e Event) (string
 		return "", err
 	}
 	if e.Kind == EventSignalReceived {
-		if err := validateRequired("name", e.Name, true); err != nil {
+		if err := validateSignalName(e.Name); err != nil {
 			return "", err
 		}
 	}
@@ -47,4 +51,25 @@ func (s *Store) deliver(ctx context.Context, workflowID string, e Event) (string
 		return "", err
 	}
 	return asString(reply, 0), nil
+}
+
+// maxSignalNameBytes is the longest signal name a workflow can await (package
+// workflow's names of steps, sleeps, awaits and children).
+const maxSignalNameBytes = 200
+
+// validateSignalName refuses a signal name that no workflow can await: package
+// workflow refuses such a name in Await (it names an await "<scope>/<name>#<n>", the
+// scope of a Parallel branch "<name>#<n>[<i>]/"), so a signal of it would wait unread
+// in the run's history for good.
+func validateSignalName(name string) error {
+	if err := validateRequired("name", name, true); err != nil {
+		return err
+	}
+	if len(name) > maxSignalNameBytes {
+		return invalid("name", "longer than %d bytes: no workflow can await it", maxSignalNameBytes)
+	}
+	if i := strings.IndexAny(name, "/#[]"); i >= 0 {
+		return invalid("name", "%q contains %q: no workflow can await it", name, name[i:i+1])
+	}
+	return nil
 }

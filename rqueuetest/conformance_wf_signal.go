@@ -2,6 +2,7 @@ package rqueuetest
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/headgate/headgate"
@@ -47,6 +48,23 @@ var wfSignalCases = []conformanceCase{
 		}
 		if more := mustAdmit(t, ctx, s, admitReq("w2", 10, "wf")); len(more) != 0 {
 			t.Errorf("a second task was enqueued: %v", ids(more))
+		}
+	}},
+	{"WfSignal/RefusesANameNoAwaitTakes", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		task := startRun(t, ctx, s, "w")
+		for _, name := range []string{"", "order/shipped", "shipped#1", "fan[0]", strings.Repeat("s", 201)} {
+			err := s.SignalWorkflow(ctx, "w", name, []byte(`1`))
+			if inv, ok := errors.AsType[*headgate.InvalidError](err); !ok || inv.Field != "name" {
+				t.Errorf("signal %.20q: %v, want an *InvalidError naming the name", name, err)
+			}
+		}
+		if err := s.SignalWorkflow(ctx, "w", strings.Repeat("s", 200), []byte(`1`)); err != nil {
+			t.Errorf("a 200-byte name: %v", err)
+		}
+		res := mustCommit(t, ctx, s, headgate.TaskCommit{WorkflowID: "w", Lease: task.LeaseRef(), ExpectedHead: 1, End: true})
+		if h := mustHistory(t, ctx, s, "w"); res.Head != 2 || len(h) != 2 || h[1].Name != strings.Repeat("s", 200) {
+			t.Errorf("history %+v: want only the signal of the 200-byte name", h)
 		}
 	}},
 	{"WfSignal/CancelOncePerRun", func(t *testing.T, s *headgate.Store) {

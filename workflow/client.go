@@ -70,8 +70,8 @@ type Run struct {
 // Start starts a run of workflowType with input in (encoded as JSON) under opts.ID, or
 // returns the existing run of that id.
 func (c *Client) Start(ctx context.Context, workflowType string, in any, opts StartOptions) (*Run, error) {
-	if err := checkName(workflowType); err != nil {
-		return nil, fmt.Errorf("workflow type: %w", err)
+	if err := checkName("workflowType", workflowType); err != nil {
+		return nil, err
 	}
 	input, err := json.Marshal(in)
 	if err != nil {
@@ -86,7 +86,9 @@ func (c *Client) Start(ctx context.Context, workflowType string, in any, opts St
 }
 
 // Signal sends a signal to the workflow's open run, payload encoded as JSON; Await
-// receives it. A signal sent before the code awaits it is kept until it does.
+// receives it. A signal sent before the code awaits it is kept until it does. A name
+// Await refuses ('/', '#', '[' or ']' in it, or longer than 200 bytes) is refused with
+// an *headgate.InvalidError, and nothing is sent.
 func (c *Client) Signal(ctx context.Context, id, name string, payload any) error {
 	b, err := json.Marshal(payload)
 	if err != nil {

@@ -1,9 +1,6 @@
 package workflow
 
-import (
-	"errors"
-	"fmt"
-)
+import "fmt"
 
 // NonDeterminismError: the code asked for something other than what the history
 // recorded at that point, so replaying it would give a wrong result. The task fails (and
@@ -57,6 +54,9 @@ type FailedError struct {
 }
 
 func (e *FailedError) Error() string {
+	if e.Message == "" { // a terminate or cancel that gave no reason
+		return fmt.Sprintf("workflow %q %s", e.WorkflowID, e.Status)
+	}
 	return fmt.Sprintf("workflow %q %s: %s", e.WorkflowID, e.Status, e.Message)
 }
 
@@ -67,5 +67,3 @@ func (e *FailedError) Is(target error) bool { return target == ErrCancelled && e
 type continueAsNew struct{ input []byte }
 
 func (e *continueAsNew) Error() string { return "workflow: continue as new" }
-
-var errBadName = errors.New("workflow: a name must be 1 to 200 bytes without '/', '#', '[', ']', braces or control characters")

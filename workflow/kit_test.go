@@ -2,6 +2,7 @@ package workflow_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -677,4 +678,299 @@ func TestKitCancelParentCancelsChildren(t *testing.T) {
 			t.Errorf("the slow child's history has no cancel request:\n%s", env.Timeline("p-1/slow#1"))
 		}
 	})
+}
+
+// Each run of a continue-as-new chain starts its own children, though their names
+// repeat: a later run's child is not the earlier run's closed one, so the run does not
+// wait for an outcome that never comes.
+func TestKitContinueAsNewStartsFreshChildren(t *testing.T) {
+	onBackends(t, func(t *testing.T, env *workflowtest.Env) {
+		workflow.Register(env.Worker, "ship", func(ctx workflow.Context, n int) (int, error) { return n * 10, nil })
+		workflow.Register(env.Worker, "batch", func(ctx workflow.Context, n int) (int, error) {
+			shipped, err := workflow.Child[int](ctx, "ship", "ship", n)
+			if err != nil {
+				return 0, err
+			}
+			if n < 3 {
+				return 0, workflow.ContinueAsNew(ctx, n+1)
+			}
+			return shipped, nil
+		})
+		env.Start("batch", 1, "b")
+		env.Run()
+		got, err := workflowtest.Result[int](env, "b")
+		if err != nil || got != 30 {
+			t.Fatalf("result %d, %v; want 30\n%s", got, err, env.Timeline("b"))
+		}
+		runs, err := env.Store.ReadRunChain(env.Context(), "b")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(runs) != 3 {
+			t.Fatalf("run chain has %d runs, want 3", len(runs))
+		}
+		want := []string{"b/ship#1", "b/" + runs[1].RunID + "/ship#1", "b/" + runs[2].RunID + "/ship#1"}
+		var ids []string
+		for _, e := range env.History("b") {
+			if e.Kind == headgate.EventChildStarted {
+				ids = append(ids, e.ChildWorkflowID)
+			}
+		}
+		if strings.Join(ids, " ") != strings.Join(want, " ") {
+			t.Fatalf("children %v, want %v", ids, want)
+		}
+		for _, id := range want {
+			row, err := env.Store.GetWorkflow(env.Context(), id)
+			if err != nil || row.Status != headgate.WorkflowCompleted || row.ParentWorkflowID != "b" {
+				t.Fatalf("child %q: %+v, %v; want completed, child of b", id, row, err)
+			}
+		}
+	})
+}
+
+// A retry runs again the step that failed the run, not a step that failed earlier and
+// that the code went on from: the steps that completed in between (a charge) keep their
+// results and do not run twice.
+func TestKitRetryKeepsStepsPastAHandledFailure(t *testing.T) {
+	onBackends(t, func(t *testing.T, env *workflowtest.Env) {
+		charges, shipments := 0, 0
+		workflow.Register(env.Worker, "order", func(ctx workflow.Context, _ struct{}) (string, error) {
+			// A notification that may fail: the order goes on without it.
+			_, _ = workflow.Step(ctx, "notify", func(context.Context) (bool, error) {
+				return false, errors.New("smtp down")
+			}, &workflow.StepOptions{Retries: -1})
+			charge, err := workflow.Step(ctx, "charge", func(context.Context) (string, error) {
+				charges++
+				return "ch_1", nil
+			}, nil)
+			if err != nil {
+				return "", err
+			}
+			return workflow.Step(ctx, "ship", func(context.Context) (string, error) {
+				shipments++
+				if shipments == 1 {
+					return "", errors.New("carrier down")
+				}
+				return charge + " shipped", nil
+			}, &workflow.StepOptions{Retries: -1})
+		})
+		env.Start("order", struct{}{}, "o-1")
+		env.Run()
+		if st := env.Status("o-1"); st != headgate.WorkflowFailed {
+			t.Fatalf("status %s, want failed\n%s", st, env.Timeline("o-1"))
+		}
+		if err := env.Client.Retry(env.Context(), "o-1"); err != nil {
+			t.Fatal(err)
+		}
+		env.Run()
+		got, err := workflowtest.Result[string](env, "o-1")
+		if err != nil || got != "ch_1 shipped" {
+			t.Fatalf("result %q, %v; want ch_1 shipped\n%s", got, err, env.Timeline("o-1"))
+		}
+		if charges != 1 || shipments != 2 {
+			t.Errorf("charged %d times and shipped %d; want once and twice (the retry ran ship only)\n%s",
+				charges, shipments, env.Timeline("o-1"))
+		}
+	})
+}
+
+// Step returns its recorded result, decoded from JSON, on the task that ran it as on
+// every replay: a map's number is a float64 on both, not an int first and a float64
+// after the run slept (a type switch that took the int branch once and the float64
+// branch after would make the code take another path on replay).
+func TestKitStepReturnsTheRecordedResultFirstToo(t *testing.T) {
+	onBackends(t, func(t *testing.T, env *workflowtest.Env) {
+		var seen []string
+		workflow.Register(env.Worker, "count", func(ctx workflow.Context, _ struct{}) (string, error) {
+			m, err := workflow.Step(ctx, "load", func(context.Context) (map[string]any, error) {
+				return map[string]any{"n": 3}, nil
+			}, nil)
+			if err != nil {
+				return "", err
+			}
+			seen = append(seen, fmt.Sprintf("%T", m["n"]))
+			if err := workflow.Sleep(ctx, "nap", time.Hour); err != nil {
+				return "", err
+			}
+			return fmt.Sprint(m["n"]), nil
+		})
+		env.Start("count", struct{}{}, "c-1")
+		env.Run()
+		env.Advance(time.Hour)
+		if got, err := workflowtest.Result[string](env, "c-1"); err != nil || got != "3" {
+			t.Fatalf("result %q, %v; want 3", got, err)
+		}
+		if strings.Join(seen, " ") != "float64 float64" {
+			t.Errorf("the step's number was %v on the two tasks, want float64 on both", seen)
+		}
+	})
+}
+
+// A run terminated with no reason fails Result with `workflow "id" terminated`, not
+// with a colon and nothing after it.
+func TestKitResultOfATerminateWithoutReason(t *testing.T) {
+	onBackends(t, func(t *testing.T, env *workflowtest.Env) {
+		workflow.Register(env.Worker, "nap", func(ctx workflow.Context, _ struct{}) (string, error) {
+			return "", workflow.Sleep(ctx, "nap", time.Hour)
+		})
+		env.Start("nap", struct{}{}, "n-1")
+		env.Run()
+		if err := env.Client.Terminate(env.Context(), "n-1", ""); err != nil {
+			t.Fatal(err)
+		}
+		_, err := workflowtest.Result[string](env, "n-1")
+		var fe *workflow.FailedError
+		if !errors.As(err, &fe) || fe.Status != "terminated" || err.Error() != `workflow "n-1" terminated` {
+			t.Fatalf("Result: %q, want a terminated FailedError saying `workflow \"n-1\" terminated`", err)
+		}
+	})
+}
+
+// The signals a run received and no await took go to the run ContinueAsNew starts, in
+// the order they came: a signal is kept until the code awaits it, whichever run that
+// is, and is not dropped with the old run's history.
+func TestKitContinueAsNewKeepsUnreadSignals(t *testing.T) {
+	onBackends(t, func(t *testing.T, env *workflowtest.Env) {
+		var got []int
+		workflow.Register(env.Worker, "sum", func(ctx workflow.Context, total int) (int, error) {
+			for range 2 {
+				v, _, err := workflow.Await[int](ctx, "add", 0)
+				if err != nil {
+					return 0, err
+				}
+				total += v
+			}
+			if total < 100 {
+				return 0, workflow.ContinueAsNew(ctx, total)
+			}
+			return total, nil
+		})
+		env.Start("sum", 0, "s-1")
+		for _, v := range []int{1, 2, 3, 4, 90} { // before the first task: five in the first run
+			env.Signal("s-1", "add", v)
+		}
+		env.Run()
+		env.Signal("s-1", "add", 5)
+		env.Run()
+		total, err := workflowtest.Result[int](env, "s-1")
+		if err != nil || total != 105 {
+			t.Fatalf("result %d, %v; want 105 (every signal added once)\n%s", total, err, env.Timeline("s-1"))
+		}
+		for _, e := range env.History("s-1") {
+			if e.Kind == headgate.EventSignalReceived && e.Name == "add" {
+				var v int
+				if err := json.Unmarshal(e.Payload, &v); err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, v)
+			}
+		}
+		// Each run's history holds the signals it had: 1..90, then 3, 4, 90, then 90, 5.
+		if want := "[1 2 3 4 90 3 4 90 90 5]"; fmt.Sprint(got) != want {
+			t.Errorf("signals in the history %v, want %s", got, want)
+		}
+	})
+}
+
+// A name the runtime cannot hold is an *headgate.InvalidError naming the argument that
+// carried it, from Client.Start as from the Context's functions; a child of a type no
+// worker can register starts nothing (it would never run); a negative count of
+// Parallel branches is refused, not a panic that fails every task of the run.
+func TestKitBadNamesAreInvalidErrors(t *testing.T) {
+	t.Parallel()
+	env := workflowtest.New(t)
+	field := func(err error) string {
+		if inv, ok := errors.AsType[*headgate.InvalidError](err); ok {
+			return inv.Field
+		}
+		return fmt.Sprintf("not an InvalidError: %v", err)
+	}
+	if _, err := env.Client.Start(env.Context(), "check/out", 1, workflow.StartOptions{ID: "x"}); field(err) != "workflowType" {
+		t.Errorf("Start of type check/out: %v, want an InvalidError of workflowType", err)
+	}
+	var got []string
+	workflow.Register(env.Worker, "names", func(ctx workflow.Context, _ struct{}) (string, error) {
+		_, err := workflow.Step(ctx, "charge/eu", func(context.Context) (int, error) { return 1, nil }, nil)
+		got = append(got, field(err))
+		_, _, err = workflow.Await[int](ctx, "shipped#2", time.Hour)
+		got = append(got, field(err))
+		got = append(got, field(workflow.Sleep(ctx, "", time.Hour)))
+		_, err = workflow.Child[int](ctx, "ship", "ship/eu", 1)
+		got = append(got, field(err))
+		got = append(got, field(workflow.Parallel(ctx, "fan", -1, func(workflow.Context, int) error { return nil })))
+		return "done", nil
+	})
+	env.Start("names", struct{}{}, "n-1")
+	env.Run()
+	if want := "name signal name workflowType n"; strings.Join(got, " ") != want {
+		t.Errorf("fields %q, want %q", strings.Join(got, " "), want)
+	}
+	if r, err := workflowtest.Result[string](env, "n-1"); err != nil || r != "done" {
+		t.Fatalf("result %q, %v\n%s", r, err, env.Timeline("n-1"))
+	}
+	for _, e := range env.History("n-1") {
+		if e.Kind != headgate.EventWorkflowStarted && e.Kind != headgate.EventWorkflowCompleted {
+			t.Errorf("the refused calls recorded %s %s", e.Kind, e.Name)
+		}
+	}
+}
+
+// A run that continues as new with more unread signals than one commit holds hands on
+// as many as fit, in the order they came, and moves on: it does not fail every task on
+// a commit the store refuses.
+func TestKitContinueAsNewWithMoreUnreadSignalsThanACommitHolds(t *testing.T) {
+	t.Parallel()
+	env := workflowtest.New(t)
+	workflow.Register(env.Worker, "flood", func(ctx workflow.Context, round int) (int, error) {
+		if round == 0 {
+			return 0, workflow.ContinueAsNew(ctx, 1)
+		}
+		v, _, err := workflow.Await[int](ctx, "n", 0)
+		return v, err
+	})
+	env.Start("flood", 0, "f-1")
+	for i := range headgate.MaxAppendEvents + 5 {
+		env.Signal("f-1", "n", i)
+	}
+	env.Run()
+	got, err := workflowtest.Result[int](env, "f-1")
+	if err != nil || got != 0 {
+		t.Fatalf("result %d, %v; want the first signal's 0", got, err)
+	}
+	row, err := env.Store.GetWorkflow(env.Context(), "f-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	carried := 0
+	for _, e := range env.History("f-1") {
+		if e.Seq > row.RunStartSeq && e.Kind == headgate.EventSignalReceived {
+			carried++
+		}
+	}
+	if want := headgate.MaxAppendEvents - 2; carried != want {
+		t.Errorf("the new run has %d signals, want %d (a commit's worth)", carried, want)
+	}
+}
+
+// A child whose id would be longer than an id can be (a long parent id, or a run after
+// continue-as-new, whose children's ids hold its run id) is refused by Child with an
+// *headgate.InvalidError the code can handle, not by the commit, which would fail every
+// task of the run.
+func TestKitChildIDTooLong(t *testing.T) {
+	t.Parallel()
+	env := workflowtest.New(t)
+	workflow.Register(env.Worker, "ship", func(ctx workflow.Context, n int) (int, error) { return n, nil })
+	workflow.Register(env.Worker, "parent", func(ctx workflow.Context, _ struct{}) (string, error) {
+		_, err := workflow.Child[int](ctx, "ship", "ship", 1)
+		if inv, ok := errors.AsType[*headgate.InvalidError](err); ok {
+			return "refused: " + inv.Field, nil
+		}
+		return "", fmt.Errorf("Child: %v, want an InvalidError", err)
+	})
+	id := strings.Repeat("p", headgate.MaxNameBytes-3) // "<id>/ship#1" is 4 bytes too long
+	env.Start("parent", struct{}{}, id)
+	env.Run()
+	if got, err := workflowtest.Result[string](env, id); err != nil || got != "refused: name" {
+		t.Fatalf("result %q, %v; want refused: name", got, err)
+	}
 }

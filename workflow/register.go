@@ -22,7 +22,7 @@ func TaskKind(workflowType string) string { return "workflow:" + workflowType }
 // outside Step. Register panics, like worker.Handle, when the type is already
 // registered or w has started.
 func Register[In, Out any](w *worker.Worker, workflowType string, fn func(ctx Context, in In) (Out, error)) {
-	if err := checkName(workflowType); err != nil {
+	if err := checkName("workflowType", workflowType); err != nil {
 		panic(fmt.Sprintf("workflow.Register: workflow type: %v", err))
 	}
 	body := jsonBody(fn)
@@ -84,6 +84,14 @@ func runTask(ctx context.Context, w *worker.Worker, claim *headgate.Claim, body 
 			t.record(headgate.Event{Kind: headgate.EventWorkflowStarted, WorkflowType: t.row.WorkflowType,
 				RunID: end.RunID, Input: end.Input, ParentWorkflowID: t.row.ParentWorkflowID,
 				ParentRunID: t.row.ParentRunID, PackageVersion: version}, nil)
+			// The signals no await took are the new run's: a signal is kept until the
+			// code awaits it, whichever run that is. As many as one commit holds: the
+			// commit must go through, or the run would never move on.
+			unread := t.unreadSignals()
+			unread = unread[:min(len(unread), headgate.MaxAppendEvents-len(t.pending))]
+			for _, e := range unread {
+				t.record(headgate.Event{Kind: headgate.EventSignalReceived, Name: e.Name, Payload: e.Payload}, nil)
+			}
 		}
 	}
 	_, err = t.commitLocked(true, next, parent)

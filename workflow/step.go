@@ -42,8 +42,9 @@ type StepOptions struct {
 }
 
 // Step runs fn as the named step of the run, once: its result is recorded in the history
-// (encoded as JSON) before the code goes on, and every later replay returns the recorded
-// result without calling fn (a quick step's result may be committed with the task's
+// (encoded as JSON) before the code goes on, and Step returns the recorded result
+// (decoded from that JSON, also the first time), so every later replay returns the same
+// without calling fn (a quick step's result may be committed with the task's
 // next commit rather than at once: see CheckpointAfter). Steps are identified by name and occurrence ("charge#1",
 // "charge#2"); a replay that asks for another step than the history recorded at that
 // point fails the task with a NonDeterminismError.
@@ -56,7 +57,7 @@ type StepOptions struct {
 // run back with the outcome.
 func Step[T any](ctx Context, name string, fn func(ctx context.Context) (T, error), opts *StepOptions) (T, error) {
 	var zero T
-	if err := checkName(name); err != nil {
+	if err := checkName("name", name); err != nil {
 		return zero, err
 	}
 	o := StepOptions{Retries: StepRetriesDefault, Backoff: StepBackoffDefault}
@@ -179,7 +180,14 @@ func Step[T any](ctx Context, name string, fn func(ctx context.Context) (T, erro
 		t.record(headgate.Event{Kind: headgate.EventStepCompleted, Name: key, Attempt: attempt, Result: b}, nil)
 		t.stepDone(o.Checkpoint)
 		t.mu.Unlock()
-		return out, nil
+		// What every replay returns: the recorded JSON decoded, not fn's value (a map's
+		// numbers are float64, unexported fields are gone), so the code sees the same
+		// result on this task as on the next.
+		var rec T
+		if err := json.Unmarshal(b, &rec); err != nil {
+			return zero, fmt.Errorf("workflow: step %s: decode the recorded result: %w", key, err)
+		}
+		return rec, nil
 	}
 	msg := err.Error()
 	if attempt > o.Retries {

@@ -269,12 +269,14 @@ func (t *task) goRun(fn func()) {
 	<-done
 }
 
-// checkName refuses a name the scoped naming cannot hold.
-func checkName(name string) error {
+// checkName refuses a name the scoped naming cannot hold, with an
+// *headgate.InvalidError naming field (the argument that carried it).
+func checkName(field, name string) error {
 	if name == "" || len(name) > 200 || strings.ContainsFunc(name, func(r rune) bool {
 		return r == '/' || r == '#' || r == '[' || r == ']' || r == '{' || r == '}' || r < 0x20 || r == 0x7f
 	}) {
-		return fmt.Errorf("%w: %q", errBadName, name)
+		return &headgate.InvalidError{Field: field, Reason: fmt.Sprintf(
+			"%q is not 1 to 200 bytes without '/', '#', '[', ']', braces or control characters", name)}
 	}
 	return nil
 }

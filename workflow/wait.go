@@ -1,9 +1,11 @@
 package workflow
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -15,7 +17,7 @@ import (
 // workers' maintenance duty fires due timers) the run's next task replays past it. A
 // cancellation of the run first ends the wait with ErrCancelled.
 func Sleep(ctx Context, name string, d time.Duration) error {
-	if err := checkName(name); err != nil {
+	if err := checkName("name", name); err != nil {
 		return err
 	}
 	c := ctx.state()
@@ -84,7 +86,7 @@ func (t *task) cancelWins(c *wctx, seq int64) bool {
 // Sleep, a wait ends the task and frees its slot.
 func Await[T any](ctx Context, signal string, timeout time.Duration) (T, bool, error) {
 	var zero T
-	if err := checkName(signal); err != nil {
+	if err := checkName("signal", signal); err != nil {
 		return zero, false, err
 	}
 	c := ctx.state()
@@ -141,24 +143,38 @@ func Await[T any](ctx Context, signal string, timeout time.Duration) (T, bool, e
 // Child starts a child workflow of the given type with input in (JSON), in the same
 // namespace and on the parent's queue and partition, and waits for its outcome: its
 // result decoded from JSON, or a *ChildError when it failed, was cancelled or
-// terminated. The child's id is "<parent id>/<name>#<n>". Waiting ends the task.
+// terminated. The child's id is "<parent id>/<name>#<n>" in the first run of the
+// parent's chain, and "<parent id>/<run id>/<name>#<n>" in a run started by
+// ContinueAsNew, so each run's children are workflows of their own. Waiting ends the
+// task.
 func Child[T any](ctx Context, name, workflowType string, in any) (T, error) {
 	var zero T
-	if err := checkName(name); err != nil {
+	if err := checkName("name", name); err != nil {
 		return zero, err
+	}
+	if err := checkName("workflowType", workflowType); err != nil {
+		return zero, err // no worker can register it: the child would never run
 	}
 	c := ctx.state()
 	t := c.t
 	t.mu.Lock()
 	key := t.next(c.scope, classChild, name)
-	childID := t.wfID + "/" + key
-	if _, ok := t.match(c.scope, classChild, key); !ok {
+	childID := t.childID(key)
+	if e, ok := t.match(c.scope, classChild, key); ok {
+		childID = e.ChildWorkflowID // the id the child was started under
+	} else {
 		if c.cancelledLocked() {
 			t.mu.Unlock()
 			return zero, ErrCancelled
 		}
 		if t.replay {
 			t.block()
+		}
+		if len(childID) > headgate.MaxNameBytes {
+			// The commit would refuse it, failing every task of the run.
+			t.mu.Unlock()
+			return zero, &headgate.InvalidError{Field: "name", Reason: fmt.Sprintf(
+				"the child's id %q would be longer than %d bytes", childID, headgate.MaxNameBytes)}
 		}
 		input, err := json.Marshal(in)
 		if err != nil {
@@ -192,6 +208,27 @@ func Child[T any](ctx Context, name, workflowType string, in any) (T, error) {
 		return zero, fmt.Errorf("workflow: child %s: decode the result: %w", key, err)
 	}
 	return v, nil
+}
+
+// childID is the id of a new child named key (its scope, name and occurrence): under
+// the parent's id, and in a run after the chain's first under its run id too, since
+// the earlier runs' children of that key have closed and keep their ids.
+func (t *task) childID(key string) string {
+	if t.started.Seq > 1 {
+		return t.wfID + "/" + t.row.RunID + "/" + key
+	}
+	return t.wfID + "/" + key
+}
+
+// unreadSignals returns the run's signals that no await took, in the order they came.
+// The caller holds t.mu.
+func (t *task) unreadSignals() []headgate.Event {
+	var out []headgate.Event
+	for name, list := range t.signals {
+		out = append(out, list[t.used[name]:]...)
+	}
+	slices.SortFunc(out, func(a, b headgate.Event) int { return cmp.Compare(a.Seq, b.Seq) })
+	return out
 }
 
 // Now returns the store time, recorded the first time the code gets here, so every
@@ -248,7 +285,10 @@ func Patched(ctx Context, change string) bool {
 
 // ContinueAsNew ends the run and starts a new one of the same workflow id and type with
 // input in, in the same chain (a fresh history to replay): return its error from the
-// workflow function. It keeps a long-lived workflow's history short.
+// workflow function. It keeps a long-lived workflow's history short. The signals the
+// run received and no await took go to the new run, in the order they came (the first
+// headgate.MaxAppendEvents less the two events that end the run and start the next:
+// await them before continuing as new when more can wait).
 func ContinueAsNew(ctx Context, in any) error {
 	b, err := json.Marshal(in)
 	if err != nil {
@@ -263,8 +303,11 @@ func ContinueAsNew(ctx Context, in any) error {
 // branch returned, with their errors joined in branch order; while any branch waits, the
 // task ends and the others' work is kept.
 func Parallel(ctx Context, name string, n int, fn func(ctx Context, i int) error) error {
-	if err := checkName(name); err != nil {
+	if err := checkName("name", name); err != nil {
 		return err
+	}
+	if n < 0 {
+		return &headgate.InvalidError{Field: "n", Reason: fmt.Sprintf("is %d: a count of branches is not negative", n)}
 	}
 	c := ctx.state()
 	t := c.t

@@ -76,7 +76,11 @@ func cmdWf(ctx context.Context, c *cli, args []string) error {
 			return usagef("the signal's payload %q is not JSON", short(args[2]))
 		}
 		return c.wfVerb(ctx, "signal", args[0], func() (string, string, error) {
-			return "delivered", "", c.insp.SignalWorkflow(ctx, args[0], args[1], []byte(args[2]))
+			err := c.insp.SignalWorkflow(ctx, args[0], args[1], []byte(args[2]))
+			if inv, ok := errors.AsType[*headgate.InvalidError](err); ok && inv.Field == "name" {
+				return "", "", usagef("the signal's NAME %s", inv.Reason) // what was typed, not the store's field
+			}
+			return "delivered", "", err
 		})
 	case "cancel", "pause", "resume", "terminate", "retry":
 		if err := wantArgs(args, 1); err != nil {

@@ -450,3 +450,23 @@ func TestWfCancelTwice(t *testing.T) {
 		}
 	})
 }
+
+// TestWfSignalRefusesANameNoAwaitTakes: a signal name that no workflow can await (the
+// runtime's names are "<scope>/<name>#<n>") is a usage error naming NAME, and nothing
+// is delivered; before, it was recorded and waited unread for good.
+func TestWfSignalRefusesANameNoAwaitTakes(t *testing.T) {
+	t.Parallel()
+	b := setupWf(t)
+	b.env.Start("shipment", "o1", "o1")
+	b.env.Run()
+	before := b.env.History("o1")
+	for _, name := range []string{"order/shipped", "shipped#2", ""} {
+		code, out, errOut := b.wf(t, "signal", "o1", name, `"1Z999"`)
+		if code != exitUsage || out != "" || !strings.Contains(errOut, "the signal's NAME ") {
+			t.Errorf("wf signal o1 %q: exit %d, stdout %q, stderr %q; want a usage error naming NAME", name, code, out, errOut)
+		}
+	}
+	if after := b.env.History("o1"); len(after) != len(before) {
+		t.Errorf("refused signals wrote to o1: %d events, was %d", len(after), len(before))
+	}
+}

@@ -2238,10 +2238,17 @@ local function wf_route(P, id)
   return r
 end
 
+-- A workflow task's attempts: as good as unlimited (a million, over a century at the
+-- default retry cap of an hour), so a task that fails on the code it runs (a
+-- non-determinism, a panic) is retried with backoff until a deploy fixes the code, and
+-- the run never waits on an archived task.
+local WF_TASK_ATTEMPTS = '1000000'
+
 -- Enqueues the next task of workflow id (row w, route r): a job of kind
 -- "workflow:<type>" on the workflow's queue and partition, fingerprinted by the workflow
--- (so a task that keeps killing its worker quarantines this workflow only), staged
--- (pending) while the run is paused. The caller checked the structures (wf_need_task).
+-- (so a task that keeps killing its worker quarantines this workflow only), with
+-- WF_TASK_ATTEMPTS, staged (pending) while the run is paused. The caller checked the
+-- structures (wf_need_task).
 --- @include rcall
 --- @include K.wf
 --- @include K.job
@@ -2250,11 +2257,13 @@ end
 --- @include make_available
 --- @include index_move
 --- @include wake
+--- @include WF_TASK_ATTEMPTS
 local function wf_enqueue_task(P, id, w, r, now)
   local n = rcall('HINCRBY', K.wf(P, id), 'tasks', 1)
   local tid = 'wft:' .. id .. ':' .. n
   local fp = 'wf:' .. id
-  local fields = { 'kind', 'workflow:' .. w.type, 'queue', r.queue, 'sched', now, 'created', now, 'payload', id, 'fp', fp }
+  local fields = { 'kind', 'workflow:' .. w.type, 'queue', r.queue, 'sched', now, 'created', now, 'payload', id, 'fp', fp,
+    'maxa', WF_TASK_ATTEMPTS }
   if r.part ~= '' then
     fields[#fields + 1] = 'part'
     fields[#fields + 1] = r.part

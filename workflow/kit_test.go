@@ -74,6 +74,39 @@ func TestKitStepsSleepSignal(t *testing.T) {
 	})
 }
 
+// A task that fails on the code it runs is retried with backoff for as long as it
+// takes a deploy to fix the code, not archived after the default 25 attempts with the
+// run left waiting on it.
+func TestKitBrokenTaskRetriesUntilAFixedDeploy(t *testing.T) {
+	onBackends(t, func(t *testing.T, env *workflowtest.Env) {
+		broken := true
+		workflow.Register(env.Worker, "pay", func(ctx workflow.Context, _ struct{}) (string, error) {
+			if broken {
+				panic("a bug in the deployed code")
+			}
+			return "paid", nil
+		})
+		env.Start("pay", struct{}{}, "p-1")
+		failed := len(env.Run())
+		for range 40 { // past the default limit, the retry cap of an hour each time
+			for _, a := range env.Advance(time.Hour) {
+				if a.Outcome != headgate.OutcomeRetry {
+					t.Fatalf("attempt %d of the broken task acked %s, want retry", failed+1, a.Outcome)
+				}
+				failed++
+			}
+		}
+		if failed <= headgate.MaxAttemptsDefault {
+			t.Fatalf("%d failed attempts in 40 hours, want more than %d", failed, headgate.MaxAttemptsDefault)
+		}
+		broken = false // the fixed deploy
+		env.Advance(time.Hour)
+		if got, err := workflowtest.Result[string](env, "p-1"); err != nil || got != "paid" {
+			t.Fatalf("result after the fix: %q, %v; want paid", got, err)
+		}
+	})
+}
+
 func TestKitNonDeterminism(t *testing.T) {
 	onBackends(t, func(t *testing.T, env *workflowtest.Env) {
 		refund := false

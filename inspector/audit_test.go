@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -37,25 +38,38 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// Operator writes that take effect leave one INFO line each; reads and refusals none.
-func TestOperatorWritesLogged(t *testing.T) {
-	t.Parallel()
-	mr := miniredis.RunT(t)
-	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
-	t.Cleanup(func() { _ = rdb.Close() })
-	var buf syncBuffer
-	logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{
+// auditLogger is a text logger into buf without the attributes named by drop (the
+// time, and the namespace where it differs by backend), so lines compare exactly.
+func auditLogger(buf *syncBuffer, drop ...string) *slog.Logger {
+	return slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{
 		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
-			if a.Key == slog.TimeKey {
+			if slices.Contains(drop, a.Key) {
 				return slog.Attr{}
 			}
 			return a
 		},
 	}))
-	insp, err := inspector.New(rdb, &inspector.Config{Namespace: "audited", Logger: logger})
+}
+
+// miniredisAudited is an inspector of namespace ns on a miniredis of its own, its client,
+// and the buffer its log lines (without their time) go to.
+func miniredisAudited(t *testing.T, ns string) (*inspector.Inspector, redis.UniversalClient, *syncBuffer) {
+	t.Helper()
+	mr := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	t.Cleanup(func() { _ = rdb.Close() })
+	buf := new(syncBuffer)
+	insp, err := inspector.New(rdb, &inspector.Config{Namespace: ns, Logger: auditLogger(buf, slog.TimeKey)})
 	if err != nil {
-		t.Fatalf("New: %v", err)
+		t.Fatalf("inspector.New: %v", err)
 	}
+	return insp, rdb, buf
+}
+
+// Operator writes that take effect leave one INFO line each; reads and refusals none.
+func TestOperatorWritesLogged(t *testing.T) {
+	t.Parallel()
+	insp, rdb, buf := miniredisAudited(t, "audited")
 	store, err := headgate.NewStore(rdb, &headgate.StoreConfig{Namespace: "audited"})
 	if err != nil {
 		t.Fatalf("NewStore: %v", err)
@@ -125,14 +139,7 @@ func TestNoOpWritesNotLogged(t *testing.T) {
 	t.Parallel()
 	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
 		var buf syncBuffer
-		logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{
-			ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
-				if a.Key == slog.TimeKey || a.Key == "namespace" {
-					return slog.Attr{}
-				}
-				return a
-			},
-		}))
+		logger := auditLogger(&buf, slog.TimeKey, "namespace")
 		ns := redistest.Namespace(t)
 		insp, err := inspector.New(rdb, &inspector.Config{Namespace: ns, Logger: logger})
 		if err != nil {
@@ -252,22 +259,7 @@ func setPolicyField(ctx context.Context, insp *inspector.Inspector, field, value
 // policy logs nothing.
 func TestSetPolicyLogsChangedFields(t *testing.T) {
 	t.Parallel()
-	mr := miniredis.RunT(t)
-	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
-	t.Cleanup(func() { _ = rdb.Close() })
-	var buf syncBuffer
-	logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{
-		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
-			if a.Key == slog.TimeKey {
-				return slog.Attr{}
-			}
-			return a
-		},
-	}))
-	insp, err := inspector.New(rdb, &inspector.Config{Namespace: "pol", Logger: logger})
-	if err != nil {
-		t.Fatal(err)
-	}
+	insp, _, buf := miniredisAudited(t, "pol")
 	ctx := t.Context()
 	p, err := insp.Policy(ctx)
 	if err != nil {

@@ -96,7 +96,7 @@ func cmdCron(ctx context.Context, c *cli, args []string) error {
 			put = c.insp.UpdateSchedule
 		}
 		if err := put(ctx, sc); err != nil {
-			return err
+			return byFlag(err, scheduleFlagNames)
 		}
 		st, err := c.insp.Schedule(ctx, name)
 		if err != nil {
@@ -159,6 +159,16 @@ func cmdCron(ctx context.Context, c *cli, args []string) error {
 	}
 	return usagef("unknown verb %q: list, add, update, pause, resume, remove, run-now", verb)
 }
+
+// scheduleFlagNames name the flags of add and update (and the schedule's name) by the
+// field of the store's *InvalidError that a bad value of theirs gets: "invalid Job.Kind"
+// names a field of the library, not what was typed.
+var scheduleFlagNames = map[string]string{"Name": "the schedule name", "Cron": "-cron", "Interval": "-every",
+	"Start": "-start", "Zone": "-zone", "Job.Kind": "-kind", "Job.Payload": "-payload", "Job.Queue": "-queue",
+	"Job.PartitionKey": "-partition", "Job.MaxAttempts": "-max-attempts", "Job.UniqueKey": "-unique",
+	"Job.UniqueWindow": "-unique-window", "Job.Retention": "-retention", "Job.Tags": "-tags: a tag",
+	"Misfire.Policy": "-misfire", "Misfire.Grace": "-grace", "Misfire.Max": "-catch-up-max",
+	"Misfire.Window": "-catch-up-window"}
 
 // schedule is base with the fields the add and update flags given set: all of an add's
 // definition, what an update changes.

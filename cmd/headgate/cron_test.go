@@ -84,10 +84,10 @@ func TestCronCommand(t *testing.T) {
 		t.Errorf("the schedule is still there after remove")
 	}
 
-	// Mistakes: a bad definition is the store's typed refusal (exit 1), a missing verb
-	// or name a usage error (exit 2).
-	if code, _, errOut := b.run(t, "cron", "add", "x", "-cron", "61 * * * *", "-kind", "k"); code != exitError ||
-		!strings.Contains(errOut, "invalid Cron") {
+	// Mistakes: a bad definition, a missing verb or name are usage errors (exit 2); a
+	// schedule that is not there is an error (exit 1).
+	if code, _, errOut := b.run(t, "cron", "add", "x", "-cron", "61 * * * *", "-kind", "k"); code != exitUsage ||
+		!strings.HasPrefix(errOut, `headgate cron: -cron "61 * * * *": `) {
 		t.Errorf("bad expression: exit %d, %s", code, errOut)
 	}
 	if code, _, errOut := b.run(t, "cron", "remove", "nightly"); code != exitError || !strings.Contains(errOut, "schedule not found") {
@@ -107,6 +107,42 @@ func TestCronCommand(t *testing.T) {
 			!strings.HasPrefix(errOut, `headgate cron: -every "`+every+`" is not a positive interval`+"\n") {
 			t.Errorf("cron add -every %s: exit %d, stderr %q", every, code, errOut)
 		}
+	}
+}
+
+// TestCronBadFlagValueIsUsage: a value of add's or update's flags that the store refuses
+// is a usage error (exit 2) named by the flag that was typed, not by the library's field
+// ("invalid Job.Kind"), and nothing is written.
+func TestCronBadFlagValueIsUsage(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.mustRun(t, "cron", "add", "nightly", "-cron", "30 2 * * *", "-kind", "report")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"add", "x", "-cron", "* * * * *"}, "-kind is empty"},
+		{[]string{"add", "x", "-cron", "* * * * *", "-kind", "k", "-zone", "Mars/Base"}, `-zone "Mars/Base" is not an IANA time zone`},
+		{[]string{"add", "x", "-every", "500ms", "-kind", "k"}, "-every is 500ms"},
+		{[]string{"add", "x", "-cron", "* * * * *", "-kind", "k", "-misfire", "bogus"}, `-misfire "bogus" is none of`},
+		{[]string{"add", "x", "-cron", "* * * * *", "-kind", "k", "-max-attempts", "-4"}, "-max-attempts is negative (-4)"},
+		{[]string{"add", "x", "-cron", "* * * * *", "-kind", "k", "-queue", "a:b"}, "-queue "},
+		{[]string{"add", "x", "-cron", "* * * * *", "-kind", "k", "-unique-window", "1h"}, "-unique is empty"},
+		{[]string{"add", "x", "-cron", "* * * * *", "-kind", "k", "-grace", "-1m"}, "-grace is -1m0s"},
+		{[]string{"add", "", "-cron", "* * * * *", "-kind", "k"}, "the schedule name is empty"},
+		{[]string{"update", "nightly", "-cron", "61 * * * *"}, `-cron "61 * * * *": `},
+	} {
+		args := append([]string{"cron"}, tc.args...)
+		code, out, errOut := b.run(t, args...)
+		if code != exitUsage || out != "" || !strings.HasPrefix(errOut, "headgate cron: "+tc.want) {
+			t.Errorf("headgate %q: exit %d, stdout %q, stderr %q; want exit %d and %q", args, code, out, errOut, exitUsage, tc.want)
+		}
+	}
+	if _, err := b.store.GetSchedule(b.ctx, "x"); err == nil {
+		t.Errorf("a refused add wrote a schedule")
+	}
+	if out := b.mustRun(t, "cron", "list"); !strings.Contains(out, "nightly  30 2 * * *") {
+		t.Errorf("a refused update changed the schedule:\n%s", out)
 	}
 }
 

@@ -245,28 +245,31 @@ func (o *cronOpts) schedule(base inspector.Schedule) (inspector.Schedule, error)
 	return sc, nil
 }
 
-// scheduleJSON is one schedule in -json output.
+// scheduleJSON is one schedule in -json output. Every field is present in every
+// document, null when it has no value (cron of an interval schedule, interval_ms and
+// start of a cron one, catch_up's max and window under another policy), as in the
+// other commands' documents, so a script reads the same fields from every schedule.
 type scheduleJSON struct {
 	Name     string  `json:"name"`
-	Cron     string  `json:"cron,omitempty"`
-	Interval int64   `json:"interval_ms,omitempty"`
-	Start    *string `json:"start,omitempty"`
+	Cron     *string `json:"cron"`
+	Interval *int64  `json:"interval_ms"`
+	Start    *string `json:"start"`
 	Zone     string  `json:"zone"`
 	Paused   bool    `json:"paused"`
 	Misfire  struct {
 		Policy string `json:"policy"`
 		Grace  int64  `json:"grace_ms"`
-		Max    int    `json:"max,omitempty"`
-		Window int64  `json:"window_ms,omitempty"`
+		Max    *int   `json:"max"`
+		Window *int64 `json:"window_ms"`
 	} `json:"misfire"`
 	Job struct {
 		Kind        string   `json:"kind"`
 		Queue       string   `json:"queue"`
-		Partition   string   `json:"partition,omitempty"`
+		Partition   string   `json:"partition"`
 		Priority    int32    `json:"priority"`
 		MaxAttempts int      `json:"max_attempts"`
-		UniqueKey   string   `json:"unique_key,omitempty"`
-		Tags        []string `json:"tags,omitempty"`
+		UniqueKey   string   `json:"unique_key"`
+		Tags        []string `json:"tags"`
 		Payload     []byte   `json:"payload"` // base64, as in a job's document
 	} `json:"job"`
 	Revision    int64   `json:"revision"`
@@ -278,24 +281,39 @@ type scheduleJSON struct {
 	Refused     int64   `json:"refused"`
 	Runs        int64   `json:"runs"`
 	LastTick    *string `json:"last_tick"`
-	LastJobID   string  `json:"last_job_id,omitempty"`
+	LastJobID   string  `json:"last_job_id"`
 	LastSkipped *string `json:"last_skipped_tick"`
 	LastRefused *string `json:"last_refused_tick"`
-	LastRefusal string  `json:"last_refusal,omitempty"`
+	LastRefusal string  `json:"last_refusal"`
 }
 
 func scheduleJSONOf(st *inspector.ScheduleState) scheduleJSON {
-	j := scheduleJSON{Name: st.Name, Cron: st.Cron, Start: jsonTime(st.Start), Zone: st.Zone, Paused: st.Paused,
+	j := scheduleJSON{Name: st.Name, Start: jsonTime(st.Start), Zone: st.Zone, Paused: st.Paused,
 		Revision: st.Revision, Mark: jsonTime(st.Mark), NextDue: jsonTime(st.NextDue), NextTick: jsonTime(st.NextTick), Fired: st.Fired,
 		Skipped: st.Skipped, Refused: st.Refused, Runs: st.Runs, LastTick: jsonTime(st.LastTick), LastJobID: st.LastJobID,
 		LastSkipped: jsonTime(st.LastSkippedTick), LastRefused: jsonTime(st.LastRefusedTick), LastRefusal: st.LastRefusal}
 	// Durations are whole milliseconds under their name with _ms, as in policy -json.
-	j.Interval = st.Interval.Milliseconds()
-	j.Misfire.Policy, j.Misfire.Grace, j.Misfire.Max = string(st.Misfire.Policy), st.Misfire.Grace.Milliseconds(), st.Misfire.Max
-	j.Misfire.Window = st.Misfire.Window.Milliseconds()
+	if st.Cron != "" {
+		j.Cron = &st.Cron
+	}
+	if st.Interval != 0 {
+		ms := st.Interval.Milliseconds()
+		j.Interval = &ms
+	}
+	j.Misfire.Policy, j.Misfire.Grace = string(st.Misfire.Policy), st.Misfire.Grace.Milliseconds()
+	if st.Misfire.Max != 0 {
+		j.Misfire.Max = &st.Misfire.Max
+	}
+	if st.Misfire.Window != 0 {
+		ms := st.Misfire.Window.Milliseconds()
+		j.Misfire.Window = &ms
+	}
 	e := st.Job
 	j.Job.Kind, j.Job.Queue, j.Job.Partition, j.Job.Priority = e.Kind, e.Queue, e.PartitionKey, e.Priority
 	j.Job.MaxAttempts, j.Job.UniqueKey, j.Job.Tags, j.Job.Payload = e.MaxAttempts, e.UniqueKey, e.Tags, e.Payload
+	if j.Job.Tags == nil {
+		j.Job.Tags = []string{}
+	}
 	return j
 }
 

@@ -145,7 +145,7 @@ func (c *cli) bulkStopped(v bulkVerb, res inspector.BulkResult, err error) {
 	if errors.As(err, new(*headgate.InvalidError)) {
 		return // the command line was wrong: nothing to resume
 	}
-	resume := "headgate " + v.name + c.bulk.filter.flags()
+	resume := c.commandLine(v.name) + c.bulk.filter.flags()
 	if c.verbs.keepAttempts {
 		resume += " -keep-attempts"
 	}

@@ -283,7 +283,7 @@ func cmdJobs(ctx context.Context, c *cli, args []string) error {
 		fmt.Fprintln(c.stdout, "no matching jobs")
 	}
 	if page.Next != "" {
-		fmt.Fprintf(c.stdout, "\nmore: headgate jobs%s -cursor %s\n", o.pageFlags(), page.Next)
+		fmt.Fprintf(c.stdout, "\nmore: %s%s -cursor %s\n", c.commandLine("jobs"), o.pageFlags(), page.Next)
 	}
 	return nil
 }

@@ -237,7 +237,7 @@ j1  email  mail   available  0/25    3         tenant-1   2030-01-02 03:04:05 UT
 
 	// Pages: the command for the next page is printed, and it continues the listing.
 	out = b.mustRun(t, "jobs", "-queue", "mail", "-state", "available", "-limit", "1")
-	requireContains(t, out, "j4  digest", "more: headgate jobs -queue \"mail\" -state \"available\" -limit 1 -cursor ")
+	requireContains(t, out, "j4  digest", "more: headgate -namespace cli-test jobs -queue \"mail\" -state \"available\" -limit 1 -cursor ")
 	cursor := strings.TrimSpace(out[strings.LastIndex(out, "-cursor ")+len("-cursor "):])
 	out = b.mustRun(t, "jobs", "-queue", "mail", "-state", "available", "-limit", "1", "-cursor", cursor)
 	if !strings.Contains(out, "j1  email") || strings.Contains(out, "j4") || strings.Contains(out, "more:") {
@@ -296,7 +296,7 @@ func TestJobsEmptyPageGoesOn(t *testing.T) {
 	b.enqueue(t, jobs...)
 	b.enqueue(t, headgate.Envelope{ID: "b", PartitionKey: "p", Tags: []string{"b"}})
 	out := b.mustRun(t, "jobs", "-state", "available", "-partition", "p", "-tag", "b", "-oldest")
-	first, more, ok := strings.Cut(out, "\nmore: headgate jobs")
+	first, more, ok := strings.Cut(out, "\nmore: headgate -namespace cli-test jobs")
 	if !ok || first != "no matching jobs on this page, but the listing goes on (filtered by more than one of "+
 		"-partition, -tag, -fingerprint, a page looks at 1000 jobs at most)\n" {
 		t.Fatalf("an empty page of a listing that goes on:\n%s", out)
@@ -744,5 +744,25 @@ func TestLongDurationsReadable(t *testing.T) {
 	requireContains(t, out, "(in 1126d17h)", "Retention:    30d\n", "(throttle window 1h30m)")
 	if strings.Contains(out, "27041h") {
 		t.Errorf("job prints hours past 48 as hours:\n%s", out)
+	}
+}
+
+// TestPrintedCommandLinesNameTheNamespace: the command line printed for the next page of
+// a listing or to resume a run by filter names the namespace the command ran in, so that
+// run as printed it goes on in that namespace, not in $HEADGATE_NAMESPACE's (where its
+// cursor, a position among another namespace's jobs, would skip jobs) or in none.
+func TestPrintedCommandLinesNameTheNamespace(t *testing.T) {
+	t.Setenv("HEADGATE_NAMESPACE", "another")
+	b := setup(t)
+	b.enqueue(t, headgate.Envelope{ID: "j1", Kind: "email", Queue: "mail"}, headgate.Envelope{ID: "j2", Kind: "email", Queue: "mail"})
+	out := b.mustRun(t, "jobs", "-queue", "mail", "-state", "available", "-limit", "1")
+	_, line, ok := strings.Cut(out, "\nmore: ")
+	if !ok || !strings.HasPrefix(line, "headgate -namespace cli-test jobs ") {
+		t.Fatalf("jobs printed no next page in namespace cli-test:\n%s", out)
+	}
+	args := strings.Fields(strings.ReplaceAll(strings.TrimPrefix(line, "headgate "), `"`, ""))
+	var stdout, stderr bytes.Buffer
+	if code := run(append([]string{"-redis", b.url}, args...), &stdout, &stderr); code != exitOK || !strings.Contains(stdout.String(), "\nj1 ") {
+		t.Errorf("the printed line %q: exit %d\nstdout:\n%s\nstderr:\n%s", line, code, stdout.String(), stderr.String())
 	}
 }

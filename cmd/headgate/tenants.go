@@ -112,7 +112,7 @@ func cmdTenants(ctx context.Context, c *cli, args []string) error {
 		return err
 	}
 	if next >= 0 {
-		fmt.Fprintf(c.stdout, "more: headgate tenants %s -offset %d -limit %d\n", strconv.Quote(queue), next, o.limit)
+		fmt.Fprintf(c.stdout, "more: %s %s -offset %d -limit %d\n", c.commandLine("tenants"), strconv.Quote(queue), next, o.limit)
 	}
 	return nil
 }

@@ -40,7 +40,7 @@ queue mail at 2030-01-02 03:04:05 UTC: 3 partition(s) with waiting work, 1 job(s
 in turn order, the next admitted first; waits are of the jobs at the median and the 99th percentile of each partition's line
 PARTITION  BACKLOG  RUNNING  SHARE  ADMITTED/1H  ADMITTED SHARE  WAIT P50  WAIT P99  OLDEST
 gamma      1        0        0.0%   0            0.0%            2d2h      2d2h      2d2h
-more: headgate tenants "mail" -offset 2 -limit 1
+more: headgate -namespace cli-test tenants "mail" -offset 2 -limit 1
 `)
 
 	type partition struct {

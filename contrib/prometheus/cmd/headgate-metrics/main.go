@@ -36,10 +36,42 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stderr, nil); err != nil {
-		fmt.Fprintln(os.Stderr, "headgate-metrics:", err)
-		os.Exit(1)
+	err := run(ctx, os.Args[1:], os.Stderr, nil)
+	if err != nil && !errors.Is(err, flag.ErrHelp) && !errors.As(err, new(*flagError)) {
+		fmt.Fprintln(os.Stderr, "headgate-metrics:", err) // the flag package printed its own
 	}
+	os.Exit(exitCode(err))
+}
+
+// Exit codes, as the headgate command's: 0 when the command ran (or -h printed its
+// usage), 1 when it failed, 2 when its command line was wrong.
+const (
+	exitOK    = 0
+	exitError = 1
+	exitUsage = 2
+)
+
+// usageError is a command line the command cannot run: a flag missing or of a bad value.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+// flagError is the flag package's refusal of the command line, which it printed with
+// the usage already.
+type flagError struct{ err error }
+
+func (e *flagError) Error() string { return e.err.Error() }
+func (e *flagError) Unwrap() error { return e.err }
+
+// exitCode is the exit code of run's error.
+func exitCode(err error) int {
+	switch {
+	case err == nil || errors.Is(err, flag.ErrHelp):
+		return exitOK
+	case errors.As(err, new(*usageError)) || errors.As(err, new(*flagError)):
+		return exitUsage
+	}
+	return exitError
 }
 
 // run parses args and serves until ctx ends. When ready is set, it receives the address
@@ -58,10 +90,16 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 			"partitions per queue whose wait to export, in admission order (-1: none)")
 	)
 	if err := fs.Parse(args); err != nil {
-		return err
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return &flagError{err}
+	}
+	if fs.NArg() > 0 {
+		return &usageError{fmt.Sprintf("unexpected arguments %q: every setting is a flag", fs.Args())}
 	}
 	if *namespaces == "" {
-		return errors.New("-namespace is required")
+		return &usageError{"-namespace is required"}
 	}
 	var rdb redis.UniversalClient
 	if *cluster {

@@ -69,7 +69,32 @@ func TestServesMetrics(t *testing.T) {
 }
 
 func TestNamespaceRequired(t *testing.T) {
-	if err := run(context.Background(), nil, io.Discard, nil); err == nil || !strings.Contains(err.Error(), "-namespace") {
-		t.Errorf("run without -namespace: %v", err)
+	err := run(context.Background(), nil, io.Discard, nil)
+	if err == nil || !strings.Contains(err.Error(), "-namespace") || exitCode(err) != exitUsage {
+		t.Errorf("run without -namespace: %v, exit %d; want a usage error (exit %d)", err, exitCode(err), exitUsage)
+	}
+}
+
+// A command line the command cannot run exits 2, as the headgate command's do, -h exits
+// 0 with the usage, and neither starts serving.
+func TestCommandLineExitCodes(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"-h"}, exitOK},
+		{[]string{"-namespace", "shop", "-bogus"}, exitUsage},
+		{[]string{"-namespace", "shop", "-partitions", "many"}, exitUsage},
+		{[]string{"-namespace", "shop", "extra"}, exitUsage},
+		{[]string{"-redis", "127.0.0.1:1"}, exitUsage},
+	} {
+		var stderr strings.Builder
+		err := run(context.Background(), tc.args, &stderr, nil)
+		if got := exitCode(err); got != tc.code {
+			t.Errorf("headgate-metrics %q: %v, exit %d; want exit %d", tc.args, err, got, tc.code)
+		}
+		if tc.code == exitOK && !strings.Contains(stderr.String(), "-namespace") {
+			t.Errorf("headgate-metrics -h printed no usage: %q", stderr.String())
+		}
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"strings"
@@ -81,7 +82,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 	fs.SetOutput(stderr)
 	var (
 		addr       = fs.String("addr", ":9187", "address to serve /metrics on")
-		redisAddr  = fs.String("redis", "127.0.0.1:6379", "Redis address (with -cluster: comma-separated nodes)")
+		redisAddr  = fs.String("redis", "127.0.0.1:6379", "Redis host:port, or a redis:// or rediss:// URL (with -cluster: comma-separated nodes)")
 		cluster    = fs.Bool("cluster", false, "connect to a Redis Cluster")
 		namespaces = fs.String("namespace", "", "namespaces to export, comma-separated (required)")
 		classes    = fs.String("rate-classes", "", "rate classes whose tokens to export, comma-separated")
@@ -101,11 +102,9 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 	if *namespaces == "" {
 		return &usageError{"-namespace is required"}
 	}
-	var rdb redis.UniversalClient
-	if *cluster {
-		rdb = redis.NewClusterClient(&redis.ClusterOptions{Addrs: split(*redisAddr)})
-	} else {
-		rdb = redis.NewClient(&redis.Options{Addr: *redisAddr})
+	rdb, err := client(*redisAddr, *cluster)
+	if err != nil {
+		return err
 	}
 	defer rdb.Close()
 
@@ -140,6 +139,57 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	return srv.Shutdown(sctx)
+}
+
+// client connects to -redis: a host:port, or a redis:// or rediss:// URL with the user,
+// password, database and TLS of a server that asks for them, as the headgate command's
+// -redis; with -cluster, a comma-separated list of nodes, each one or the other (the
+// user, password and TLS are the first URL's).
+func client(addr string, cluster bool) (redis.UniversalClient, error) {
+	parse := func(a string) (*redis.Options, error) {
+		if !strings.Contains(a, "://") {
+			return &redis.Options{Addr: a}, nil
+		}
+		o, err := redis.ParseURL(a)
+		if err != nil {
+			return nil, &usageError{fmt.Sprintf("bad -redis %q: %v", redact(a), err)}
+		}
+		return o, nil
+	}
+	if !cluster {
+		o, err := parse(addr)
+		if err != nil {
+			return nil, err
+		}
+		return redis.NewClient(o), nil
+	}
+	var co redis.ClusterOptions
+	for i, a := range split(addr) {
+		o, err := parse(a)
+		if err != nil {
+			return nil, err
+		}
+		co.Addrs = append(co.Addrs, o.Addr)
+		if i == 0 {
+			co.Username, co.Password, co.TLSConfig = o.Username, o.Password, o.TLSConfig
+		}
+	}
+	return redis.NewClusterClient(&co), nil
+}
+
+// redact is a -redis value with its password, if any, left out of a message.
+func redact(a string) string {
+	u, err := url.Parse(a)
+	if err != nil || u.User == nil {
+		if i := strings.LastIndex(a, "@"); i >= 0 {
+			return "…" + a[i:]
+		}
+		return a
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
 }
 
 func split(s string) []string {

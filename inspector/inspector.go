@@ -131,8 +131,9 @@ func (i *Inspector) Job(ctx context.Context, id string) (*JobDetail, error) {
 
 // Cancel moves an unfinished job to cancelled, a terminal state; if it is running, its
 // worker's later ack is rejected (the worker should stop when it next renews). It
-// returns an error matching headgate.ErrJobNotFound, or *headgate.NotCancellableError
-// when the job has already finished.
+// returns an error matching headgate.ErrJobNotFound, *headgate.NotCancellableError
+// when the job has already finished, or *headgate.JobParkedError when its own stored data
+// is corrupt: the store parked it (CorruptJobs) instead of cancelling it.
 func (i *Inspector) Cancel(ctx context.Context, id string) error {
 	return i.audit(i.store.Cancel(ctx, id), "job cancelled", "job_id", id)
 }

@@ -318,10 +318,16 @@ func (h *Handler) quarantineAction(w http.ResponseWriter, r *http.Request) {
 			return "", err
 		}
 		res, err := h.src.quarantine.ReleaseQuarantineAndRetry(ctx, fp)
-		if err == nil && res.JobID == "" { // released meanwhile by someone else
+		switch {
+		case err != nil:
+			return "", err
+		case !res.Lifted: // released meanwhile by someone else
 			return "", fmt.Errorf("fingerprint %q is not quarantined; nothing released", fp)
+		case res.JobID == "": // its crashed job was retried already, or is gone: the release alone
+			return fmt.Sprintf("released %s (%d held jobs back to admission); no job retried: the job that crashed into it was retried already or is gone",
+				fp, res.Released), nil
 		}
-		return fmt.Sprintf("released %s (%d held jobs back to admission); job %s is %s", fp, res.Released, res.JobID, res.State), err
+		return fmt.Sprintf("released %s (%d held jobs back to admission); job %s is %s", fp, res.Released, res.JobID, res.State), nil
 	})
 }
 

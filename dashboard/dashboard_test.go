@@ -596,6 +596,20 @@ func TestQuarantine(t *testing.T) {
 	if !strings.Contains(b.log.String(), "action=release-quarantine-and-retry") {
 		t.Errorf("log lacks the release:\n%s", b.log)
 	}
+	// Release and retry of a fingerprint whose crashed job was retried already lifts the
+	// quarantine: it says so, not that nothing was released.
+	b.quarantine(t, "import:44", "crasher3", "sibling3")
+	if _, err := b.store.Retry(b.ctx, "crasher3", nil); err != nil { // held: the fingerprint stays quarantined
+		t.Fatal(err)
+	}
+	op = b.act(t, "/quarantine/release", url.Values{"fingerprint": {"import:44"}, "retry": {"1"}})
+	if q, err := b.store.Quarantined(b.ctx); err != nil || len(q) != 0 {
+		t.Fatalf("quarantined after release and retry: %v, %v", q, err)
+	}
+	if op.Done != 1 || op.Refused != 0 || !strings.Contains(op.Result, "released import:44") ||
+		!strings.Contains(op.Result, "no job retried") {
+		t.Errorf("release and retry of a fingerprint whose job was retried already = %+v, want it released, no job retried", op)
+	}
 	// A fingerprint not in quarantine is refused, as by the command, not counted released.
 	for _, form := range []url.Values{{"fingerprint": {"never"}}, {"fingerprint": {"never"}, "retry": {"1"}}} {
 		op = b.act(t, "/quarantine/release", form)

@@ -105,6 +105,10 @@ type JobDetail struct {
 	Output *headgate.StoredBlob
 	// Progress is the latest progress the job reported; nil when none.
 	Progress *headgate.Progress
+	// Corrupt is why the store parked the job because its stored data could not be used
+	// (as CorruptJobs lists it); "" when it did not. A parked job never runs, whatever
+	// Job.State says: the state is the one it had when it was parked.
+	Corrupt string
 }
 
 // Job returns one job in detail, or an error matching headgate.ErrJobNotFound.
@@ -126,6 +130,11 @@ func (i *Inspector) Job(ctx context.Context, id string) (*JobDetail, error) {
 	if d.Progress, err = i.store.JobProgress(ctx, id); err != nil {
 		return nil, fmt.Errorf("inspector: progress of job %q: %w", id, err)
 	}
+	parked, err := i.store.CorruptJobs(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("inspector: whether job %q is parked: %w", id, err)
+	}
+	d.Corrupt = parked[id]
 	return d, nil
 }
 

@@ -201,11 +201,15 @@ type jobDetailJSON struct {
 	Output   *blobJSON          `json:"output"`
 	Result   *blobJSON          `json:"result"`
 	Errors   []attemptErrorJSON `json:"errors"`
+	Corrupt  *string            `json:"corrupt"` // why the job was parked as corrupt; null when it was not
 }
 
 func jobDetailDoc(d *inspector.JobDetail, now time.Time) jobDetailJSON {
 	out := jobDetailJSON{Job: jobDoc(d.Job), Now: jsonTime(now), Output: blobDoc(d.Output), Result: blobDoc(d.Result),
 		Errors: []attemptErrorJSON{}}
+	if d.Corrupt != "" {
+		out.Corrupt = &d.Corrupt
+	}
 	if p := d.Progress; p != nil {
 		out.Progress = &progressJSON{Current: p.Current, Total: p.Total, Message: p.Message, Fence: p.Fence,
 			UpdatedAt: jsonTime(p.UpdatedAt)}

@@ -87,6 +87,16 @@ func TestReadCommandsJSON(t *testing.T) {
 		t.Errorf("corrupt -json = %+v", corrupt)
 	}
 	requireContains(t, b.mustRun(t, "corrupt"), "bad", "attempt")
+	// The parked job's own document and table say it is parked, beside the state it had.
+	b.runJSON(t, exitOK, &job, "job", "bad")
+	if job.Job.ID != "bad" || job.Corrupt == nil || !strings.Contains(*job.Corrupt, "attempt") {
+		t.Errorf("job -json of a parked job = %+v, want its corrupt reason", job)
+	}
+	requireContains(t, b.mustRun(t, "job", "bad"), "(parked as corrupt: it will not run)", "Corrupt:", "attempt is not an integer")
+	b.runJSON(t, exitOK, &job, "job", "j2")
+	if job.Corrupt != nil {
+		t.Errorf("job -json of a job that is not parked: corrupt %q, want null", *job.Corrupt)
+	}
 
 	var quarantine struct {
 		Quarantined []struct {

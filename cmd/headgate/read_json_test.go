@@ -280,3 +280,16 @@ func TestPauseUnknownQueue(t *testing.T) {
 		t.Errorf("stats after the pauses = %+v, want mail alone, paused", stats.Queues)
 	}
 }
+
+// Every -json time is in UTC whatever the machine's zone (the store's times come in the
+// local one), so a document reads the same from every host, as why's and workers' do.
+func TestJSONTimeInUTC(t *testing.T) {
+	t.Parallel()
+	local := time.Date(2030, 1, 2, 8, 34, 5, 7e6, time.FixedZone("IST", 5*3600+1800))
+	if got := jsonTime(local); got == nil || *got != "2030-01-02T03:04:05.007Z" {
+		t.Errorf("jsonTime(%s) = %v, want 2030-01-02T03:04:05.007Z", local, got)
+	}
+	if got := jsonTime(time.Time{}); got != nil {
+		t.Errorf("jsonTime of no time = %q, want null", *got)
+	}
+}

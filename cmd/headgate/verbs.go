@@ -82,13 +82,15 @@ func quarantineFlags(fs *flag.FlagSet, c *cli) {
 	fs.BoolVar(&c.verbs.retry, "retry", false, "with release: also retry the job that crashed into the limit")
 }
 
-// jsonTime is how the verbs' JSON output writes a time: RFC 3339 with milliseconds and
-// its zone, or null when there is none.
+// jsonTime is how the commands' JSON output writes a time: RFC 3339 with milliseconds, in
+// UTC (as why, workers, wf and the dashboard's documents write theirs), or null when there
+// is none. The store's times come in the machine's local zone: written as they come, the
+// same document would read differently from one host to another.
 func jsonTime(t time.Time) *string {
 	if t.IsZero() {
 		return nil
 	}
-	s := t.Format("2006-01-02T15:04:05.000Z07:00")
+	s := t.UTC().Format("2006-01-02T15:04:05.000Z07:00")
 	return &s
 }
 

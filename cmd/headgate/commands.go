@@ -152,7 +152,7 @@ func (f *filterOpts) register(fs *flag.FlagSet, queueDefault string) {
 	fs.StringVar(&f.partition, "partition", "", "only jobs of this `partition`")
 	fs.StringVar(&f.tag, "tag", "", "only jobs with this `tag`")
 	fs.StringVar(&f.fingerprint, "fingerprint", "", "only jobs with this `fingerprint`")
-	fs.DurationVar(&f.olderThan, "older-than", 0, "only jobs that entered the state at least `D` ago (store time)")
+	durationFlag(fs, &f.olderThan, "older-than", 0, "only jobs that entered the state at least `D` ago (store time; 90m, 24h, 7d)")
 }
 
 func (f *filterOpts) jobFilter() (inspector.JobFilter, error) {

@@ -47,13 +47,13 @@ func cronFlags(fs *flag.FlagSet, c *cli) {
 	fs.IntVar(&o.priority, "priority", 0, "add, update: the job's priority `N`")
 	fs.IntVar(&o.maxAttempts, "max-attempts", 0, "add, update: the job's maximum of attempts `N`")
 	fs.StringVar(&o.unique, "unique", "", "add, update: the job's unique `KEY`: a tick is refused while it is held")
-	fs.DurationVar(&o.uniqueWindow, "unique-window", 0, "add, update: hold -unique for this throttle window instead of until the job ends")
+	durationFlag(fs, &o.uniqueWindow, "unique-window", 0, "add, update: hold -unique for this throttle window `D` instead of until the job ends")
 	fs.StringVar(&o.tags, "tags", "", "add, update: the job's tags, comma-separated")
-	fs.DurationVar(&o.retention, "retention", 0, "add, update: keep the completed job this long (default: deleted at success)")
+	durationFlag(fs, &o.retention, "retention", 0, "add, update: keep the completed job for `D` (default: deleted at success)")
 	fs.StringVar(&o.misfire, "misfire", "", "add, update: skip, fire_once (default) or catch_up")
-	fs.DurationVar(&o.grace, "grace", 0, "add, update: how late a tick still fires as on time (default 1m)")
+	durationFlag(fs, &o.grace, "grace", 0, "add, update: how late `D` a tick still fires as on time (default 1m)")
 	fs.IntVar(&o.catchUpMax, "catch-up-max", 0, "add, update: catch_up: the most missed ticks fired")
-	fs.DurationVar(&o.catchUpWindow, "catch-up-window", 0, "add, update: catch_up: how far back missed ticks are fired")
+	durationFlag(fs, &o.catchUpWindow, "catch-up-window", 0, "add, update: catch_up: how far back `D` missed ticks are fired")
 }
 
 func cmdCron(ctx context.Context, c *cli, args []string) error {

@@ -766,3 +766,28 @@ func TestPrintedCommandLinesNameTheNamespace(t *testing.T) {
 		t.Errorf("the printed line %q: exit %d\nstdout:\n%s\nstderr:\n%s", line, code, stdout.String(), stderr.String())
 	}
 }
+
+// Duration flags of the operator's commands take a duration as the command prints it
+// (a tenant's OLDEST 2d2h, a policy's 7d) as well as Go's notation.
+func TestDurationFlagsTakePrintedForm(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.enqueue(t, headgate.Envelope{ID: "old", Kind: "email", Queue: "mail"})
+	if err := b.store.AdvanceClock(b.ctx, 3*24*time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	requireContains(t, b.mustRun(t, "jobs", "-queue", "mail", "-state", "available", "-older-than", "2d"), "\nold ")
+	requireContains(t, b.mustRun(t, "jobs", "-queue", "mail", "-state", "available", "-older-than", "3d1h"), "no matching jobs")
+	if code, _, errOut := b.run(t, "jobs", "-queue", "mail", "-state", "available", "-older-than", "2 days"); code != exitUsage ||
+		!strings.Contains(errOut, "-older-than") {
+		t.Errorf("-older-than '2 days': exit %d, stderr %q", code, errOut)
+	}
+	b.mustRun(t, "cron", "add", "weekly", "-cron", "@daily", "-kind", "report", "-retention", "7d")
+	sc, err := b.store.GetSchedule(b.ctx, "weekly")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.Job.Retention != 7*24*time.Hour {
+		t.Errorf("cron add -retention 7d: retention %s", sc.Job.Retention)
+	}
+}

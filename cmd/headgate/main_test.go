@@ -782,6 +782,16 @@ func TestDurationFlagsTakePrintedForm(t *testing.T) {
 		!strings.Contains(errOut, "-older-than") {
 		t.Errorf("-older-than '2 days': exit %d, stderr %q", code, errOut)
 	}
+	// -at of edit and retry by ids: a duration from the store's now, in either form.
+	var edited struct {
+		ID          string  `json:"id"`
+		State       string  `json:"state"`
+		ScheduledAt *string `json:"scheduled_at"`
+	}
+	b.runJSON(t, exitOK, &edited, "edit", "old", "-at", "2d")
+	if edited.ScheduledAt == nil || *edited.ScheduledAt != "2030-01-07T03:04:05.000Z" {
+		t.Errorf("edit -at 2d: scheduled at %v, want 2030-01-07T03:04:05.000Z (3 days after epoch, and 2 more)", edited.ScheduledAt)
+	}
 	b.mustRun(t, "cron", "add", "weekly", "-cron", "@daily", "-kind", "report", "-retention", "7d")
 	sc, err := b.store.GetSchedule(b.ctx, "weekly")
 	if err != nil {

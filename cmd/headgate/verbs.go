@@ -12,6 +12,7 @@ import (
 
 	"github.com/headgate/headgate"
 	"github.com/headgate/headgate/inspector"
+	"github.com/headgate/headgate/internal/humandur"
 )
 
 // verbOpts are the flags of retry, edit, delete and quarantine release.
@@ -118,7 +119,7 @@ func retriedOf(r inspector.RetryResult) retried {
 // parseAt reads -at: an RFC 3339 time, or a duration after the store's now.
 func (c *cli) parseAt(ctx context.Context) (time.Time, error) {
 	v := c.verbs.at.v
-	if d, err := time.ParseDuration(v); err == nil {
+	if d, err := humandur.Parse(v); err == nil { // 90s, 2h, or 2d as the tables print it
 		now, err := c.insp.Now(ctx)
 		if err != nil {
 			return time.Time{}, err

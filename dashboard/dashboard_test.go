@@ -394,6 +394,23 @@ func TestTenantsNoPartition(t *testing.T) {
 		`<td><a href="/queues/q/available">(none)</a></td><td class="num" data-backlog>3</td>`)
 }
 
+// A queue whose waiting jobs are all out of the turn order (set aside by their rate
+// class) is not shown as one with nothing waiting, as headgate tenants says it.
+func TestTenantsJobsOutsideTurnOrder(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Config{})
+	if err := b.store.SetRateLimit(b.ctx, "pdf", headgate.RateLimit{Limit: 1, Window: time.Minute, Burst: 1}); err != nil {
+		t.Fatal(err)
+	}
+	b.enqueue(t, headgate.Envelope{ID: "heavy", Queue: "docs", PartitionKey: "t1", RateClass: "pdf", Weight: 2})
+	if c, err := b.store.Admit(b.ctx, headgate.AdmitRequest{Worker: "w", LeaseID: "l1", Queues: []string{"docs"}, Capacity: 1,
+		Lease: time.Minute}); err != nil || len(c) != 0 {
+		t.Fatalf("Admit = %v, %v; want the job set aside", c, err)
+	}
+	b.mustGet(t, "/queues/docs/tenants", "No partition of this queue has waiting work.",
+		`<span id="tenants-aside">1 <a href="/queues/docs/available">available job(s)</a> wait outside the turn order`)
+}
+
 func TestPagesHaveNoInlineCode(t *testing.T) {
 	t.Parallel()
 	b := setup(t, dashboard.Config{AllowActions: true, RateClasses: []string{"api"}})

@@ -61,10 +61,11 @@ func cmdTenants(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	var running int64
+	var running, waiting int64
 	for _, s := range stats {
 		if s.Queue == queue {
 			running = s.Counts[headgate.StateRunning]
+			waiting = s.Counts[headgate.StateAvailable] + s.Held
 		}
 	}
 	// An empty table would read as a queue with nothing waiting.
@@ -91,6 +92,13 @@ func cmdTenants(ctx context.Context, c *cli, args []string) error {
 	if len(rows) == 0 {
 		if o.offset > 0 && total > 0 {
 			fmt.Fprintf(c.stdout, "no partition past the first %d\n", o.offset)
+		}
+		if total == 0 && waiting > 0 {
+			// Jobs set aside are out of the turn order: "no partition with waiting work"
+			// alone would read as a queue with nothing waiting.
+			fmt.Fprintf(c.stdout, "%d available job(s) wait outside the turn order: set aside by their rate class, held by a "+
+				"quarantined fingerprint or pinned to a worker (headgate jobs -queue %s -state available, then headgate why ID)\n",
+				waiting, shellArg(queue))
 		}
 		return nil
 	}

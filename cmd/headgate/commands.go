@@ -125,6 +125,9 @@ func cmdStats(ctx context.Context, c *cli, args []string) error {
 	if len(quarantined) > 0 {
 		fmt.Fprintf(c.stdout, "\n%d quarantined fingerprint(s): see headgate quarantine\n", len(quarantined))
 	}
+	if line := unrunnableLine(stats); line != "" {
+		fmt.Fprint(c.stdout, "\n"+line)
+	}
 	if line := unservedLine(stats); line != "" {
 		fmt.Fprint(c.stdout, "\n"+line)
 	}

@@ -801,3 +801,17 @@ func TestDurationFlagsTakePrintedForm(t *testing.T) {
 		t.Errorf("cron add -retention 7d: retention %s", sc.Job.Retention)
 	}
 }
+
+// Available jobs heavier than their rate class's burst never run at its limit: stats
+// says so under its table, where they are counted available.
+func TestStatsNamesUnrunnableJobs(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	if err := b.store.SetRateLimit(b.ctx, "pdf", headgate.RateLimit{Limit: 1, Window: time.Minute, Burst: 1}); err != nil {
+		t.Fatal(err)
+	}
+	b.enqueue(t, headgate.Envelope{ID: "heavy", Kind: "pdf", Queue: "docs", RateClass: "pdf", Weight: 2})
+	b.admit(t, "docs", 1, 0, time.Minute) // sets it aside: heavier than the class's burst
+	requireContains(t, b.mustRun(t, "stats"), "\n1 available job(s) are heavier than their rate class's burst and cannot run at its limit: docs "+
+		"(headgate why ID names the class; headgate rate CLASS LIMIT WINDOW BURST raises it)\n")
+}

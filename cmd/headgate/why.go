@@ -214,6 +214,25 @@ func cmdWorkers(ctx context.Context, c *cli, args []string) error {
 
 // unservedLine names the queues that have work and no live worker, for stats; "" when
 // there are none.
+// unrunnableLine is the line under stats that names the queues holding available jobs
+// heavier than their rate class's burst (QueueStats.Unrunnable): counted available, they
+// never run at the class's limit, which the table alone does not show.
+func unrunnableLine(stats []inspector.QueueStats) string {
+	var n int64
+	var queues []string
+	for _, s := range stats {
+		if s.Unrunnable > 0 {
+			n += s.Unrunnable
+			queues = append(queues, s.Queue)
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d available job(s) are heavier than their rate class's burst and cannot run at its limit: %s "+
+		"(headgate why ID names the class; headgate rate CLASS LIMIT WINDOW BURST raises it)\n", n, strings.Join(queues, ", "))
+}
+
 func unservedLine(stats []inspector.QueueStats) string {
 	var queues []string
 	for _, s := range stats {

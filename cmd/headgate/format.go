@@ -76,7 +76,7 @@ func printJob(w io.Writer, d *inspector.JobDetail, now time.Time) {
 	}
 	line("State", "%s", state)
 	if d.Corrupt != "" {
-		line("Corrupt", "%s (fix or delete it: headgate delete %s)", d.Corrupt, j.ID)
+		line("Corrupt", "%s (repair that in Redis, then headgate delete %s: a delete parks it again while its data is unusable)", d.Corrupt, j.ID)
 	}
 	line("Attempts", "%d failed of %d (lost leases: %d, snoozes: %d)", j.Attempt, j.MaxAttempts, j.CrashAttempt, j.Snoozes)
 	line("Priority", "%d", j.Priority)

@@ -261,7 +261,8 @@ func cmdCorrupt(ctx context.Context, c *cli, args []string) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintln(c.stdout, "\nthey are out of every queue: fix or delete each (headgate delete ID)")
+	fmt.Fprintln(c.stdout, "\nthey are out of every queue and never run; a delete parks one again while its data is unusable: "+
+		"repair what its reason names in Redis, then headgate delete ID")
 	return nil
 }
 

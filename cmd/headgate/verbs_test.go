@@ -397,3 +397,25 @@ func TestRetryHeldSaysSo(t *testing.T) {
 		t.Errorf("crasher after the retry: %+v, %v; want it held", j, err)
 	}
 }
+
+// The way out of a job parked as corrupt that the command prints works: a delete parks it
+// again while its data is unusable; repaired, it is deleted and no longer listed.
+func TestCorruptJobRepairedThenDeleted(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.enqueue(t, headgate.Envelope{ID: "bad", Kind: "email", Queue: "mail"})
+	key := "hg:{" + testNS + "}:job:bad"
+	if err := b.store.Client().HSet(b.ctx, key, "prio", "high").Err(); err != nil {
+		t.Fatal(err)
+	}
+	requireContains(t, b.mustRun(t, "why", "bad"), "repair what its reason names in Redis, then headgate delete bad")
+	if code, _, errOut := b.run(t, "delete", "bad"); code != exitError || !strings.Contains(errOut, "parked") {
+		t.Errorf("delete of a job with unusable data: exit %d, stderr %q", code, errOut)
+	}
+	requireContains(t, b.mustRun(t, "corrupt"), "bad", "prio", "repair what its reason names in Redis, then headgate delete ID")
+	if err := b.store.Client().HSet(b.ctx, key, "prio", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	requireOutput(t, b.mustRun(t, "delete", "bad"), "deleted bad (was available)\n")
+	requireOutput(t, b.mustRun(t, "corrupt"), "no corrupt jobs\n")
+}

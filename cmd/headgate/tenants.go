@@ -97,7 +97,7 @@ func cmdTenants(ctx context.Context, c *cli, args []string) error {
 			// Jobs set aside are out of the turn order: "no partition with waiting work"
 			// alone would read as a queue with nothing waiting.
 			fmt.Fprintf(c.stdout, "%d available job(s) wait outside the turn order: set aside by their rate class, held by a "+
-				"quarantined fingerprint or pinned to a worker (headgate jobs -queue %s -state available, then headgate why ID)\n",
+				"quarantined fingerprint or pinned to a worker (headgate jobs -queue %s -state available, or -state held, then headgate why ID)\n",
 				waiting, shellArg(queue))
 		}
 		return nil

@@ -187,6 +187,6 @@ func TestTenantsJobsOutsideTurnOrder(t *testing.T) {
 	b.admit(t, "docs", 1, 0, time.Minute) // sets it aside: heavier than the class's burst
 	requireOutput(t, b.mustRun(t, "tenants", "docs"), `
 queue docs at 2030-01-02 03:04:05 UTC: 0 partition(s) with waiting work, 0 job(s) running
-1 available job(s) wait outside the turn order: set aside by their rate class, held by a quarantined fingerprint or pinned to a worker (headgate jobs -queue docs -state available, then headgate why ID)
+1 available job(s) wait outside the turn order: set aside by their rate class, held by a quarantined fingerprint or pinned to a worker (headgate jobs -queue docs -state available, or -state held, then headgate why ID)
 `)
 }

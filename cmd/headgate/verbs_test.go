@@ -419,3 +419,18 @@ func TestCorruptJobRepairedThenDeleted(t *testing.T) {
 	requireOutput(t, b.mustRun(t, "delete", "bad"), "deleted bad (was available)\n")
 	requireOutput(t, b.mustRun(t, "corrupt"), "no corrupt jobs\n")
 }
+
+// TestBulkRetryHeldSaysSo: quarantined jobs retried by filter while their fingerprint
+// stays quarantined are available but held, which the run says, as a retry by id does.
+func TestBulkRetryHeldSaysSo(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.quarantined(t)
+	requireOutput(t, b.mustRun(t, "retry", "-state", "quarantined"), `
+1 job(s) retried, 0 skipped, in 1 batch(es)
+held: a retried job whose fingerprint is still quarantined waits with its siblings (1 fingerprint(s) quarantined: headgate quarantine); headgate quarantine release FP lets them run
+`)
+	if j, err := b.store.GetJob(b.ctx, "crasher"); err != nil || j.State != headgate.StateAvailable || !j.Held {
+		t.Errorf("crasher after retry: %+v, %v; want available and held", j, err)
+	}
+}

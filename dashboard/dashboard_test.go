@@ -627,6 +627,13 @@ func TestQuarantine(t *testing.T) {
 		!strings.Contains(op.Result, "no job retried") {
 		t.Errorf("release and retry of a fingerprint whose job was retried already = %+v, want it released, no job retried", op)
 	}
+	// A retry of everything quarantined says that the jobs whose fingerprint stays
+	// quarantined wait held.
+	b.quarantine(t, "import:45", "crasher4", "sibling4")
+	op = b.act(t, "/jobs", url.Values{"action": {"retry"}, "scope": {"matching"}, "queue": {"q-45"}, "state": {"quarantined"}, "confirm": {"1"}})
+	if op.Done != 1 || !strings.Contains(op.Result, "waits, held with its siblings") {
+		t.Errorf("retry of the quarantined jobs = %+v, want it to say they wait held", op)
+	}
 	// A fingerprint not in quarantine is refused, as by the command, not counted released.
 	for _, form := range []url.Values{{"fingerprint": {"never"}}, {"fingerprint": {"never"}, "retry": {"1"}}} {
 		op = b.act(t, "/quarantine/release", form)

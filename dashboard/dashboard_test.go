@@ -735,10 +735,14 @@ func TestRatesAndPolicy(t *testing.T) {
 	}
 	b.mustGet(t, "/rates", "<td>api</td><td class=\"num\">20</td>", "<td>free</td><td class=\"num\">unlimited")
 	if err := b.store.SetPolicy(b.ctx, &headgate.Policy{RetryBase: 2 * time.Second, RetryCap: time.Hour, CrashLimit: 3,
-		CrashRetryBase: time.Second, SnoozeLimit: 5}); err != nil {
+		CrashRetryBase: time.Second, SnoozeLimit: 5, RetentionArchived: 7 * 24 * time.Hour}); err != nil {
 		t.Fatal(err)
 	}
-	b.mustGet(t, "/policy", "<th>RetryBase</th><td>2s</td>", "<th>CrashLimit</th><td>3</td>", "<th>Stored</th>")
+	// As headgate policy shows it: the fields as the command names them, durations in the
+	// compact form, and where each value comes from.
+	b.mustGet(t, "/policy", `<tr data-field="retry_base"><th>retry_base</th><td>2s</td><td>namespace</td></tr>`,
+		`<tr data-field="crash_limit"><th>crash_limit</th><td>3</td><td>namespace</td></tr>`,
+		`<tr data-field="ret_archived"><th>ret_archived</th><td>7d</td><td>namespace</td></tr>`)
 }
 
 func TestBulkRetrySelection(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -352,11 +353,12 @@ func cmdRelease(ctx context.Context, c *cli, args []string) error {
 	if len(args) == 0 {
 		return usagef("name at least one job id")
 	}
-	left, err := c.insp.ReleasePending(ctx, args...)
+	ids := slices.Compact(slices.Sorted(slices.Values(args))) // an id given twice is one job
+	left, err := c.insp.ReleasePending(ctx, ids...)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.stdout, "released %d job(s)\n", len(args)-len(left))
+	fmt.Fprintf(c.stdout, "released %d job(s)\n", len(ids)-len(left))
 	if len(left) > 0 {
 		// Each id left says why: the state it is in, or that no job has it.
 		shown := make([]string, len(left))

@@ -815,3 +815,11 @@ func TestStatsNamesUnrunnableJobs(t *testing.T) {
 	requireContains(t, b.mustRun(t, "stats"), "\n1 available job(s) are heavier than their rate class's burst and cannot run at its limit: docs "+
 		"(headgate why ID names the class; headgate rate CLASS LIMIT WINDOW BURST raises it)\n")
 }
+
+// An id given twice to release is one job released, not two.
+func TestReleaseCountsJobsNotArguments(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.enqueue(t, headgate.Envelope{ID: "staged", Queue: "mail", Pending: true})
+	requireOutput(t, b.mustRun(t, "release", "staged", "staged"), "released 1 job(s)\n")
+}

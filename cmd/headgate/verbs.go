@@ -221,7 +221,12 @@ func cmdRetry(ctx context.Context, c *cli, args []string) error {
 func eachJob[T any](c *cli, args []string, past string, act func(id string) (T, string, error),
 	doc func(done []T, failed []verbFailure) any) error {
 	done, failed := []T{}, []verbFailure{}
+	seen := make(map[string]bool, len(args))
 	for _, id := range args {
+		if seen[id] { // an id given twice is one job: acting again would report a failure
+			continue
+		}
+		seen[id] = true
 		r, line, err := act(id)
 		if u := (*usageError)(nil); errors.As(err, &u) {
 			return err
@@ -241,7 +246,7 @@ func eachJob[T any](c *cli, args []string, past string, act func(id string) (T, 
 		}
 	}
 	if len(failed) > 0 {
-		return fmt.Errorf("%d of %d job(s) not %s", len(failed), len(args), past)
+		return fmt.Errorf("%d of %d job(s) not %s", len(failed), len(seen), past)
 	}
 	return nil
 }

@@ -434,3 +434,21 @@ held: a retried job whose fingerprint is still quarantined waits with its siblin
 		t.Errorf("crasher after retry: %+v, %v; want available and held", j, err)
 	}
 }
+
+// An id given twice to cancel, retry or delete is one job: the verb acts on it once and
+// reports no failure for the copy.
+func TestVerbsTakeAnIDOnce(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.enqueue(t, headgate.Envelope{ID: "j", Queue: "mail"})
+	for _, tc := range []struct{ verb, want string }{
+		{"cancel", "cancelled j\n"},
+		{"retry", "retried j: available 2030-01-02 03:04:05.000 UTC\n"},
+		{"delete", "deleted j (was available)\n"},
+	} {
+		code, out, errOut := b.run(t, tc.verb, "j", "j")
+		if code != exitOK || out != tc.want {
+			t.Errorf("%s j j: exit %d, stdout %q, stderr %q; want exit 0 and %q", tc.verb, code, out, errOut, tc.want)
+		}
+	}
+}

@@ -29,8 +29,10 @@ func workersFlags(fs *flag.FlagSet, c *cli) {
 
 // whyJSON is why's -json document.
 type whyJSON struct {
-	ID      string       `json:"id"`
-	State   string       `json:"state"`
+	ID string `json:"id"`
+	// State is null when the job's data could not be read, nor so its state (a
+	// corrupt reason says why).
+	State   *string      `json:"state"`
 	Now     *string      `json:"now"`
 	Reasons []reasonJSON `json:"reasons"`
 }
@@ -94,7 +96,7 @@ func cmdWhy(ctx context.Context, c *cli, args []string) error {
 // whyDoc is a job's explanation as why's -json document (pausedWorkflow as remedy takes
 // it).
 func whyDoc(e *inspector.Explanation, pausedWorkflow string) whyJSON {
-	out := whyJSON{ID: e.ID, State: string(e.State), Now: jsonTime(e.Now.UTC()), Reasons: []reasonJSON{}}
+	out := whyJSON{ID: e.ID, State: orNull(string(e.State)), Now: jsonTime(e.Now.UTC()), Reasons: []reasonJSON{}}
 	for _, r := range e.Reasons {
 		out.Reasons = append(out.Reasons, reasonJSON{Reason: r, Sentence: r.Sentence(e.Now), Remedy: remedy(e.ID, pausedWorkflow, e.State, r),
 			At: jsonUTC(r.At), Since: jsonUTC(r.Since), LeaseUntil: jsonUTC(r.LeaseUntil), LastSeen: jsonUTC(r.LastSeen)})

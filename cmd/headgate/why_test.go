@@ -185,6 +185,11 @@ func TestWhyCorruptJob(t *testing.T) {
 	if err := b.store.Client().HSet(b.ctx, "hg:{"+testNS+"}:job:bad", "prio", "high").Err(); err != nil {
 		t.Fatal(err)
 	}
+	var doc map[string]any
+	b.runJSON(t, exitOK, &doc, "why", "bad")
+	if st, ok := doc["state"]; !ok || st != nil {
+		t.Errorf("why -json of a job whose data cannot be read: state %v (present %v), want null", st, ok)
+	}
 	out := b.mustRun(t, "why", "bad")
 	if !strings.HasPrefix(out, "job bad cannot be read:\n  - its stored data is unusable") || !strings.Contains(out, "prio") ||
 		!strings.Contains(out, "headgate corrupt") {

@@ -12,14 +12,18 @@ import (
 // or *NotCancellableError when it cannot, and *CorruptError, with nothing written, when a
 // structure the cancel writes is corrupt. A job whose own stored data is corrupt cannot be
 // moved; it is parked instead (listed by CorruptJobs with the reason, out of the lease and
-// schedule indexes, never run again) and Cancel returns nil: either way the job will not
-// run.
+// schedule indexes, never run again) and Cancel returns *JobParkedError, as Retry, Edit and
+// Delete do: the job will not run, but it is not cancelled (it keeps its state, and Stats
+// counts it there), which a caller that reports the cancel must not say it is.
 func (s *Store) Cancel(ctx context.Context, id string) error {
 	if err := validateRequired("id", id, true); err != nil {
 		return err
 	}
-	_, err := s.run(ctx, scriptCancel, id, id)
-	return err
+	reply, err := s.run(ctx, scriptCancel, id, id)
+	if err != nil {
+		return err
+	}
+	return parked(id, reply)
 }
 
 // CancelledChannel is the Redis pub/sub channel on which Cancel announces the lease of

@@ -332,11 +332,12 @@ func (r Reason) Sentence(now time.Time) string {
 // String is the explanation in words: the job, its state, then one reason a line.
 func (e *Explanation) String() string {
 	var b strings.Builder
-	state := string(e.State)
-	if state == "" {
-		state = "unknown state"
+	if e.State == "" {
+		// Its data could not be read, so neither could its state: the reason says why.
+		fmt.Fprintf(&b, "job %s cannot be read:\n", e.ID)
+	} else {
+		fmt.Fprintf(&b, "job %s is %s:\n", e.ID, e.State)
 	}
-	fmt.Fprintf(&b, "job %s is %s:\n", e.ID, state)
 	for _, r := range e.Reasons {
 		b.WriteString("  - " + r.Sentence(e.Now) + "\n")
 	}

@@ -239,13 +239,28 @@ func (h *Handler) actOnSelection(ctx context.Context, op *operation, sel selecti
 		op.progress(before.Moved, before.Skipped)
 		switch {
 		case err == nil:
-			return fmt.Sprintf("%d batch(es).", before.Batches)
+			return fmt.Sprintf("%d batch(es).", before.Batches) + h.heldAfterRetry(ctx, op.Action, sel.State, before.Moved)
 		case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil && res.Batches > 0 && res.Cursor != "":
 			cursor = res.Cursor
 		default:
 			return fmt.Sprintf("stopped after %d batch(es): %v", before.Batches, err)
 		}
 	}
+}
+
+// heldAfterRetry is what a retry of quarantined jobs adds to its result: a retried job
+// whose fingerprint stays quarantined is available but held with its siblings, which
+// the counts alone read as jobs that will run.
+func (h *Handler) heldAfterRetry(ctx context.Context, action Action, state headgate.State, moved int64) string {
+	if action != ActionRetry || state != headgate.StateQuarantined || moved == 0 {
+		return ""
+	}
+	q, err := h.src.quarantine.Quarantined(ctx)
+	if err != nil || len(q) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" A retried job whose fingerprint is still quarantined waits, held with its siblings, until it is released "+
+		"(%d fingerprint(s) quarantined: see Quarantine).", len(q))
 }
 
 // queueAction handles POST /queues/{queue}/pause and /resume.
@@ -318,10 +333,16 @@ func (h *Handler) quarantineAction(w http.ResponseWriter, r *http.Request) {
 			return "", err
 		}
 		res, err := h.src.quarantine.ReleaseQuarantineAndRetry(ctx, fp)
-		if err == nil && res.JobID == "" { // released meanwhile by someone else
+		switch {
+		case err != nil:
+			return "", err
+		case !res.Lifted: // released meanwhile by someone else
 			return "", fmt.Errorf("fingerprint %q is not quarantined; nothing released", fp)
+		case res.JobID == "": // its crashed job was retried already, or is gone: the release alone
+			return fmt.Sprintf("released %s (%d held jobs back to admission); no job retried: the job that crashed into it was retried already or is gone",
+				fp, res.Released), nil
 		}
-		return fmt.Sprintf("released %s (%d held jobs back to admission); job %s is %s", fp, res.Released, res.JobID, res.State), err
+		return fmt.Sprintf("released %s (%d held jobs back to admission); job %s is %s", fp, res.Released, res.JobID, res.State), nil
 	})
 }
 

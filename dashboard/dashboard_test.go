@@ -394,6 +394,23 @@ func TestTenantsNoPartition(t *testing.T) {
 		`<td><a href="/queues/q/available">(none)</a></td><td class="num" data-backlog>3</td>`)
 }
 
+// A queue whose waiting jobs are all out of the turn order (set aside by their rate
+// class) is not shown as one with nothing waiting, as headgate tenants says it.
+func TestTenantsJobsOutsideTurnOrder(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Config{})
+	if err := b.store.SetRateLimit(b.ctx, "pdf", headgate.RateLimit{Limit: 1, Window: time.Minute, Burst: 1}); err != nil {
+		t.Fatal(err)
+	}
+	b.enqueue(t, headgate.Envelope{ID: "heavy", Queue: "docs", PartitionKey: "t1", RateClass: "pdf", Weight: 2})
+	if c, err := b.store.Admit(b.ctx, headgate.AdmitRequest{Worker: "w", LeaseID: "l1", Queues: []string{"docs"}, Capacity: 1,
+		Lease: time.Minute}); err != nil || len(c) != 0 {
+		t.Fatalf("Admit = %v, %v; want the job set aside", c, err)
+	}
+	b.mustGet(t, "/queues/docs/tenants", "No partition of this queue has waiting work.",
+		`<span id="tenants-aside">1 <a href="/queues/docs/available">available job(s)</a> wait outside the turn order`)
+}
+
 func TestPagesHaveNoInlineCode(t *testing.T) {
 	t.Parallel()
 	b := setup(t, dashboard.Config{AllowActions: true, RateClasses: []string{"api"}})
@@ -596,6 +613,27 @@ func TestQuarantine(t *testing.T) {
 	if !strings.Contains(b.log.String(), "action=release-quarantine-and-retry") {
 		t.Errorf("log lacks the release:\n%s", b.log)
 	}
+	// Release and retry of a fingerprint whose crashed job was retried already lifts the
+	// quarantine: it says so, not that nothing was released.
+	b.quarantine(t, "import:44", "crasher3", "sibling3")
+	if _, err := b.store.Retry(b.ctx, "crasher3", nil); err != nil { // held: the fingerprint stays quarantined
+		t.Fatal(err)
+	}
+	op = b.act(t, "/quarantine/release", url.Values{"fingerprint": {"import:44"}, "retry": {"1"}})
+	if q, err := b.store.Quarantined(b.ctx); err != nil || len(q) != 0 {
+		t.Fatalf("quarantined after release and retry: %v, %v", q, err)
+	}
+	if op.Done != 1 || op.Refused != 0 || !strings.Contains(op.Result, "released import:44") ||
+		!strings.Contains(op.Result, "no job retried") {
+		t.Errorf("release and retry of a fingerprint whose job was retried already = %+v, want it released, no job retried", op)
+	}
+	// A retry of everything quarantined says that the jobs whose fingerprint stays
+	// quarantined wait held.
+	b.quarantine(t, "import:45", "crasher4", "sibling4")
+	op = b.act(t, "/jobs", url.Values{"action": {"retry"}, "scope": {"matching"}, "queue": {"q-45"}, "state": {"quarantined"}, "confirm": {"1"}})
+	if op.Done != 1 || !strings.Contains(op.Result, "waits, held with its siblings") {
+		t.Errorf("retry of the quarantined jobs = %+v, want it to say they wait held", op)
+	}
 	// A fingerprint not in quarantine is refused, as by the command, not counted released.
 	for _, form := range []url.Values{{"fingerprint": {"never"}}, {"fingerprint": {"never"}, "retry": {"1"}}} {
 		op = b.act(t, "/quarantine/release", form)
@@ -697,10 +735,14 @@ func TestRatesAndPolicy(t *testing.T) {
 	}
 	b.mustGet(t, "/rates", "<td>api</td><td class=\"num\">20</td>", "<td>free</td><td class=\"num\">unlimited")
 	if err := b.store.SetPolicy(b.ctx, &headgate.Policy{RetryBase: 2 * time.Second, RetryCap: time.Hour, CrashLimit: 3,
-		CrashRetryBase: time.Second, SnoozeLimit: 5}); err != nil {
+		CrashRetryBase: time.Second, SnoozeLimit: 5, RetentionArchived: 7 * 24 * time.Hour}); err != nil {
 		t.Fatal(err)
 	}
-	b.mustGet(t, "/policy", "<th>RetryBase</th><td>2s</td>", "<th>CrashLimit</th><td>3</td>", "<th>Stored</th>")
+	// As headgate policy shows it: the fields as the command names them, durations in the
+	// compact form, and where each value comes from.
+	b.mustGet(t, "/policy", `<tr data-field="retry_base"><th>retry_base</th><td>2s</td><td>namespace</td></tr>`,
+		`<tr data-field="crash_limit"><th>crash_limit</th><td>3</td><td>namespace</td></tr>`,
+		`<tr data-field="ret_archived"><th>ret_archived</th><td>7d</td><td>namespace</td></tr>`)
 }
 
 func TestBulkRetrySelection(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/headgate/headgate"
 	"github.com/headgate/headgate/inspector"
+	"github.com/headgate/headgate/internal/humandur"
 )
 
 // queueRow is one queue of the overview.
@@ -390,6 +391,31 @@ func (h *Handler) policy(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	h.render(w, r, "policy", "Policy", fieldRows(p))
+	h.render(w, r, "policy", "Policy", policyRows(p))
 	return nil
+}
+
+// policyRow is one field of the policy as headgate policy shows it: its name, its value
+// (a duration in the one compact form) and whether the namespace stores it.
+type policyRow struct{ Field, Value, Source string }
+
+// policyRows are the policy's fields in headgate.PolicyFields order, named as the command
+// and policy set name them, each with its source: "namespace" when the namespace stores it,
+// "default" when each process falls back to its own default (this one's is shown).
+func policyRows(p *headgate.Policy) []policyRow {
+	rows := make([]policyRow, 0, len(headgate.PolicyFields))
+	for _, f := range headgate.PolicyFields {
+		v, _ := p.Value(f)
+		if _, err := strconv.ParseInt(v, 10, 64); err != nil {
+			if d, err := time.ParseDuration(v); err == nil {
+				v = humandur.String(d)
+			}
+		}
+		src := "default"
+		if slices.Contains(p.Stored, f) {
+			src = "namespace"
+		}
+		rows = append(rows, policyRow{Field: f, Value: v, Source: src})
+	}
+	return rows
 }

@@ -37,9 +37,14 @@ type tenantsData struct {
 	// Partitions counts the partitions with waiting work (the ring); Running the queue's
 	// running jobs.
 	Partitions, Running int64
-	Rows                []tenantRow
-	Offset              int
-	PrevURL, NextURL    string
+	// Aside counts the queue's available jobs (held ones included) when none is in the
+	// turn order: all set aside by a rate class, held by a quarantine or pinned to a
+	// worker, which the empty table alone would show as nothing waiting.
+	Aside            int64
+	AvailableURL     string
+	Rows             []tenantRow
+	Offset           int
+	PrevURL, NextURL string
 }
 
 // tenants lists a queue's partitions with waiting work in turn order (the next admitted
@@ -70,9 +75,13 @@ func (h *Handler) tenants(w http.ResponseWriter, r *http.Request) error {
 	for _, s := range qs {
 		if s.Queue == queue {
 			d.Running = s.Counts[headgate.StateRunning]
+			if total == 0 {
+				d.Aside = s.Counts[headgate.StateAvailable] + s.Held
+			}
 		}
 	}
 	base := baseOf(r) + "/queues/" + url.PathEscape(queue)
+	d.AvailableURL = base + "/available"
 	for _, st := range stats {
 		row := tenantRow{PartitionStat: st, Backlog: st.Counts[headgate.StateAvailable] + st.Counts[headgate.StateHeld],
 			Running: st.Counts[headgate.StateRunning], Share: "—", AdmittedShareText: "—",

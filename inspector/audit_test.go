@@ -280,3 +280,48 @@ level=INFO msg="policy field set" namespace=pol field=crash_limit old=3 new=9
 		t.Errorf("log:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+// A release with -retry whose crashed job was retried already (or is gone) lifts the
+// fingerprint and retries nothing: its line says it released the quarantine, not that
+// it retried a job, with no empty job id.
+func TestReleaseAndRetryLogsWhatItDid(t *testing.T) {
+	t.Parallel()
+	var buf syncBuffer
+	logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{
+		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey || a.Key == "namespace" {
+				return slog.Attr{}
+			}
+			return a
+		},
+	}))
+	b := setup(t)
+	var err error
+	b.insp, err = inspector.New(b.store.Client(), &inspector.Config{Namespace: b.store.Namespace(), Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.enqueue(t, headgate.Envelope{ID: "crasher", Queue: "q", Fingerprint: "import:42", Priority: 10},
+		headgate.Envelope{ID: "sibling", Queue: "q", Fingerprint: "import:42"})
+	if claims := b.admit(t, "q", 1); len(claims) != 1 {
+		t.Fatalf("admitted %+v, want crasher", claims)
+	}
+	if err := b.store.AdvanceClock(b.ctx, 2*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := b.store.ReclaimExpired(b.ctx, 10); err != nil || len(r) != 1 || !r[0].Quarantined {
+		t.Fatalf("ReclaimExpired = %+v, %v; want crasher quarantined", r, err)
+	}
+	if _, err := b.store.Retry(b.ctx, "crasher", nil); err != nil { // held: its fingerprint stays quarantined
+		t.Fatal(err)
+	}
+	before := buf.String()
+	r, err := b.insp.ReleaseQuarantineAndRetry(b.ctx, "import:42")
+	if err != nil || !r.Lifted || r.JobID != "" {
+		t.Fatalf("ReleaseQuarantineAndRetry = %+v, %v; want lifted, no job retried", r, err)
+	}
+	added := strings.TrimPrefix(buf.String(), before)
+	if want := `level=INFO msg="quarantine released" fingerprint=import:42 siblings_released=1` + "\n"; added != want {
+		t.Errorf("logged %q, want %q", added, want)
+	}
+}

@@ -105,6 +105,10 @@ type JobDetail struct {
 	Output *headgate.StoredBlob
 	// Progress is the latest progress the job reported; nil when none.
 	Progress *headgate.Progress
+	// Corrupt is why the store parked the job because its stored data could not be used
+	// (as CorruptJobs lists it); "" when it did not. A parked job never runs, whatever
+	// Job.State says: the state is the one it had when it was parked.
+	Corrupt string
 }
 
 // Job returns one job in detail, or an error matching headgate.ErrJobNotFound.
@@ -126,13 +130,19 @@ func (i *Inspector) Job(ctx context.Context, id string) (*JobDetail, error) {
 	if d.Progress, err = i.store.JobProgress(ctx, id); err != nil {
 		return nil, fmt.Errorf("inspector: progress of job %q: %w", id, err)
 	}
+	parked, err := i.store.CorruptJobs(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("inspector: whether job %q is parked: %w", id, err)
+	}
+	d.Corrupt = parked[id]
 	return d, nil
 }
 
 // Cancel moves an unfinished job to cancelled, a terminal state; if it is running, its
 // worker's later ack is rejected (the worker should stop when it next renews). It
-// returns an error matching headgate.ErrJobNotFound, or *headgate.NotCancellableError
-// when the job has already finished.
+// returns an error matching headgate.ErrJobNotFound, *headgate.NotCancellableError
+// when the job has already finished, or *headgate.JobParkedError when its own stored data
+// is corrupt: the store parked it (CorruptJobs) instead of cancelling it.
 func (i *Inspector) Cancel(ctx context.Context, id string) error {
 	return i.audit(i.store.Cancel(ctx, id), "job cancelled", "job_id", id)
 }

@@ -50,7 +50,11 @@ func (i *Inspector) Delete(ctx context.Context, id string) (headgate.State, erro
 // admission and retries the job that crashed into the limit, its attempts from zero.
 func (i *Inspector) ReleaseQuarantineAndRetry(ctx context.Context, fingerprint string) (RetryResult, error) {
 	r, err := i.store.ReleaseQuarantineAndRetry(ctx, fingerprint)
-	if r.Lifted { // a fingerprint that was not quarantined changed nothing
+	switch {
+	case !r.Lifted: // a fingerprint that was not quarantined changed nothing
+	case r.JobID == "": // its job was retried already, or is gone: only the fingerprint was lifted
+		err = i.audit(err, "quarantine released", "fingerprint", fingerprint, "siblings_released", r.Released)
+	default:
 		err = i.audit(err, "quarantine released and job retried", "fingerprint", fingerprint, "job_id", r.JobID,
 			"siblings_released", r.Released)
 	}

@@ -5,7 +5,8 @@ ring, its fingerprint's held set or its rate class's parked jobs; the scheduled 
 retained indexes; the strict unique key it holds). A running job is refused: cancel it first. A throttle window the job
 opened runs out on its own, as after an eviction, and a fingerprint the job quarantined
 stays quarantined until released. A job whose own data is corrupt is parked, as
-cancel.lua does.
+cancel.lua does; once an operator repaired it, its delete also removes its entry in
+`corrupt`.
 
 KEYS[1]  namespace prefix; derived keys (lib.lua): job:<id>, errors:<id>, result:<id>,
          output:<id>, progress:<id>, scheduled, leases, retained, unique, held:<fp>, parked:<class>,
@@ -32,6 +33,8 @@ Cost     O(log N)
 --- @include release_unique
 --- @include delete_job
 --- @include park_unreadable_job
+--- @include K.corrupt
+--- @include rcall
 local P = KEYS[1]
 local id = ARGV[1]
 
@@ -44,6 +47,7 @@ if j.state == 'running' then return { E_JOB_RUNNING } end
 if not counts_ok(P, j.queue) then return corrupt_reply(K.counts(P, j.queue), 'is not a hash of integer counts') end
 local checks = unindex_job_keys(P, j, {})
 if not UNFINISHED[j.state] then checks[#checks + 1] = { K.retained(P), 'zset' } end
+checks[#checks + 1] = { K.corrupt(P), 'hash' }
 local bad, bad_why = first_bad_key(checks)
 if bad then return corrupt_reply(bad, bad_why) end
 
@@ -51,5 +55,7 @@ if bad then return corrupt_reply(bad, bad_why) end
 unindex_job(P, id, j)
 release_unique(P, id, j)
 delete_job(P, id, j)
+-- A job parked as corrupt whose data an operator repaired is gone, and so is its entry.
+rcall('HDEL', K.corrupt(P), id)
 flush_counts(P)
 return { OK, j.state }

@@ -179,8 +179,12 @@ else
     if crashed then add('quarantined_fingerprint', 'fingerprint', j.fp, 'crashed_job', crashed) end
   end
   local available = j.state == 'available' and j.held ~= '1'
-  if available and j.parked ~= '' then
-    local b = load_bucket(P, j.rc, now)
+  -- A weight over the class's burst never runs at this limit: said before admission
+  -- meets the job and parks it, as it is after (a queue no worker serves yet, say).
+  -- Tokens short for now are said once admission parked the job: they refill meanwhile.
+  local b = nil
+  if available and j.rc ~= '' then b = load_bucket(P, j.rc, now) end
+  if available and (j.parked ~= '' or (b and j.weight > b.burst)) then
     if j.parked == 'u' or (b and j.weight > b.burst) then
       add('too_heavy', 'class', j.rc, 'weight', j.weight, 'burst', (b and b.burst) or 0)
     elseif b then

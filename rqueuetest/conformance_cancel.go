@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -65,6 +66,25 @@ var cancelCases = []conformanceCase{
 			mustAck(t, ctx, s, admitOne(t, ctx, s), headgate.OutcomeSuccess, nil)
 		}))
 	}},
+	{"Cancel/OwnDataCorruptIsParkedNotCancelled", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		mustEnqueue(t, ctx, s, job("x"))
+		if err := s.Client().HSet(ctx, nsKey(s, "job:x"), "prio", "x").Err(); err != nil {
+			t.Fatal(err)
+		}
+		// The job is parked, not cancelled: the cancel must not report it cancelled.
+		p := wantErr[*headgate.JobParkedError](t, s.Cancel(ctx, "x"))
+		if p != nil && (p.JobID != "x" || !strings.Contains(p.Reason, "prio")) {
+			t.Errorf("cancel of a job with corrupt data: %+v, want job x parked for its prio", p)
+		}
+		parked, err := s.CorruptJobs(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := parked["x"]; !ok {
+			t.Errorf("the job is not parked: CorruptJobs = %v", parked)
+		}
+	}},
 	{"Cancel/Corrupt/Available", func(t *testing.T, s *headgate.Store) {
 		keys := keysNamed("job:x", "retained", "unique", "q:default:")
 		assertCorruptionSafe(t, s, cancelCorruptCheck(keys, func(t testing.TB, ctx context.Context, s *headgate.Store) {
@@ -101,7 +121,15 @@ func cancelCorruptCheck(keys func(string) bool, setup func(t testing.TB, ctx con
 	return corruptCheck{
 		setup: setup,
 		keys:  keys,
-		call:  func(ctx context.Context, s *headgate.Store) error { return s.Cancel(ctx, "x") },
+		// A job whose own data is corrupt is parked, not cancelled: the cancel says so
+		// (*JobParkedError) where the parking is what it wrote.
+		call: func(ctx context.Context, s *headgate.Store) error {
+			err := s.Cancel(ctx, "x")
+			if p := (*headgate.JobParkedError)(nil); errors.As(err, &p) {
+				return nil
+			}
+			return err
+		},
 		progressed: func(t testing.TB, ctx context.Context, s *headgate.Store, corrupted string) {
 			if corrupted != "job:x" {
 				wantState(t, ctx, s, "x", headgate.StateCancelled)

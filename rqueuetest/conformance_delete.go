@@ -101,6 +101,36 @@ var deleteCases = []conformanceCase{
 			t.Errorf("delete unknown: %v", err)
 		}
 	}},
+	{"Delete/RepairedCorruptJob", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		mustEnqueue(t, ctx, s, job("x"), job("y"))
+		key := nsKey(s, "job:x")
+		if err := s.Client().HSet(ctx, key, "prio", "x").Err(); err != nil {
+			t.Fatal(err)
+		}
+		// While its data is unusable the job is parked, not deleted.
+		if _, err := s.Delete(ctx, "x"); wantErr[*headgate.JobParkedError](t, err) == nil {
+			t.Fatalf("delete of a job with corrupt data: %v", err)
+		}
+		// Repaired, it is deleted, and no longer listed as parked.
+		if err := s.Client().HSet(ctx, key, "prio", "0").Err(); err != nil {
+			t.Fatal(err)
+		}
+		if st, err := s.Delete(ctx, "x"); err != nil || st != headgate.StateAvailable {
+			t.Fatalf("delete of the repaired job = %s, %v; want it deleted from available", st, err)
+		}
+		parked, err := s.CorruptJobs(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if reason, ok := parked["x"]; ok {
+			t.Errorf("the deleted job is still listed as parked: %q", reason)
+		}
+		if _, err := s.GetJob(ctx, "x"); !errors.Is(err, headgate.ErrJobNotFound) {
+			t.Errorf("the repaired job after its delete: %v, want ErrJobNotFound", err)
+		}
+		checkCounts(t, s)
+	}},
 	{"Delete/Corrupt/Available", func(t *testing.T, s *headgate.Store) {
 		keys := keysNamed("job:x", "unique", "q:default:")
 		assertCorruptionSafe(t, s, operatorCorruptCheck(keys,

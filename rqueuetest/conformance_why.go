@@ -92,6 +92,9 @@ var whyCases = []conformanceCase{
 		a := job("a")
 		a.RateClass, a.Weight = "c", 3
 		mustEnqueue(t, ctx, s, a)
+		// Before admission meets it, too: no worker has tried it, and none ever could.
+		wantWhy(t, ctx, s, "a", headgate.StateAvailable, headgate.Reason{Reason: headgate.WhyTooHeavy, Class: "c", Weight: 3, Burst: 2},
+			turn(0, 0, 0, 1, 0, 1))
 		if got := mustAdmit(t, ctx, s, admitReq("w1", 1)); len(got) != 0 {
 			t.Fatalf("admitted %d jobs, want none", len(got))
 		}

@@ -132,6 +132,18 @@ func cmdBulk(ctx context.Context, c *cli, args []string, v bulkVerb) error {
 		}
 		fmt.Fprintf(c.stdout, "skipped: %s\n", why)
 	}
+	if v.name == "retry" && !c.bulk.dryRun && res.Moved > 0 && f.State == headgate.StateQuarantined {
+		// A retried quarantined job whose fingerprint stays quarantined is available but
+		// held, as a retry by id says: the count alone reads as jobs that will run.
+		q, err := c.insp.Quarantined(ctx)
+		if err != nil {
+			return err
+		}
+		if len(q) > 0 {
+			fmt.Fprintf(c.stdout, "held: a retried job whose fingerprint is still quarantined waits with its siblings "+
+				"(%d fingerprint(s) quarantined: headgate quarantine); headgate quarantine release FP lets them run\n", len(q))
+		}
+	}
 	return nil
 }
 
@@ -145,7 +157,7 @@ func (c *cli) bulkStopped(v bulkVerb, res inspector.BulkResult, err error) {
 	if errors.As(err, new(*headgate.InvalidError)) {
 		return // the command line was wrong: nothing to resume
 	}
-	resume := "headgate " + v.name + c.bulk.filter.flags()
+	resume := c.commandLine(v.name) + c.bulk.filter.flags()
 	if c.verbs.keepAttempts {
 		resume += " -keep-attempts"
 	}

@@ -177,7 +177,7 @@ func TestBulkRetryRefusedByBackpressure(t *testing.T) {
 	b.mustRun(t, "limit", "mail", "2")
 	before := b.dump(t)
 	code, stdout, stderr := b.run(t, "retry", "-queue", "mail", "-state", "cancelled", "-keep-attempts")
-	resume := `headgate retry -queue "mail" -state "cancelled" -keep-attempts`
+	resume := `headgate -namespace cli-test retry -queue "mail" -state "cancelled" -keep-attempts`
 	want := "retry: batch 1 refused by backpressure: queue mail holds 1 unfinished job(s) of its enqueue limit of 2 " +
 		"and the batch would add 3; nothing retried\n" +
 		"make room (let the queue drain, or raise its limit: headgate limit mail N|off), then resume: " + resume + "\n"
@@ -248,7 +248,7 @@ func TestBulkTimeoutNamesAddress(t *testing.T) {
 		t.Errorf("silent server: exit %d, stderr %q; want it to name %s", code, got, l.Addr())
 	}
 	// The call that got no answer may have been applied: the stop line says so.
-	if got := errOut.String(); !strings.Contains(got, "cancel stopped before its first batch: nothing cancelled (and the batch in flight may have been applied, uncounted); run it again: headgate cancel") {
+	if got := errOut.String(); !strings.Contains(got, "cancel stopped before its first batch: nothing cancelled (and the batch in flight may have been applied, uncounted); run it again: headgate -namespace n cancel") {
 		t.Errorf("silent server: stderr %q; want the stop line to say the batch in flight may have been applied", got)
 	}
 	if took := time.Since(t0); took > 5*time.Second {

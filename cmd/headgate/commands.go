@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -125,6 +126,9 @@ func cmdStats(ctx context.Context, c *cli, args []string) error {
 	if len(quarantined) > 0 {
 		fmt.Fprintf(c.stdout, "\n%d quarantined fingerprint(s): see headgate quarantine\n", len(quarantined))
 	}
+	if line := unrunnableLine(stats); line != "" {
+		fmt.Fprint(c.stdout, "\n"+line)
+	}
 	if line := unservedLine(stats); line != "" {
 		fmt.Fprint(c.stdout, "\n"+line)
 	}
@@ -152,7 +156,7 @@ func (f *filterOpts) register(fs *flag.FlagSet, queueDefault string) {
 	fs.StringVar(&f.partition, "partition", "", "only jobs of this `partition`")
 	fs.StringVar(&f.tag, "tag", "", "only jobs with this `tag`")
 	fs.StringVar(&f.fingerprint, "fingerprint", "", "only jobs with this `fingerprint`")
-	fs.DurationVar(&f.olderThan, "older-than", 0, "only jobs that entered the state at least `D` ago (store time)")
+	durationFlag(fs, &f.olderThan, "older-than", 0, "only jobs that entered the state at least `D` ago (store time; 90m, 24h, 7d)")
 }
 
 func (f *filterOpts) jobFilter() (inspector.JobFilter, error) {
@@ -283,7 +287,7 @@ func cmdJobs(ctx context.Context, c *cli, args []string) error {
 		fmt.Fprintln(c.stdout, "no matching jobs")
 	}
 	if page.Next != "" {
-		fmt.Fprintf(c.stdout, "\nmore: headgate jobs%s -cursor %s\n", o.pageFlags(), page.Next)
+		fmt.Fprintf(c.stdout, "\nmore: %s%s -cursor %s\n", c.commandLine("jobs"), o.pageFlags(), page.Next)
 	}
 	return nil
 }
@@ -349,11 +353,12 @@ func cmdRelease(ctx context.Context, c *cli, args []string) error {
 	if len(args) == 0 {
 		return usagef("name at least one job id")
 	}
-	left, err := c.insp.ReleasePending(ctx, args...)
+	ids := slices.Compact(slices.Sorted(slices.Values(args))) // an id given twice is one job
+	left, err := c.insp.ReleasePending(ctx, ids...)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.stdout, "released %d job(s)\n", len(args)-len(left))
+	fmt.Fprintf(c.stdout, "released %d job(s)\n", len(ids)-len(left))
 	if len(left) > 0 {
 		// Each id left says why: the state it is in, or that no job has it.
 		shown := make([]string, len(left))

@@ -47,13 +47,13 @@ func cronFlags(fs *flag.FlagSet, c *cli) {
 	fs.IntVar(&o.priority, "priority", 0, "add, update: the job's priority `N`")
 	fs.IntVar(&o.maxAttempts, "max-attempts", 0, "add, update: the job's maximum of attempts `N`")
 	fs.StringVar(&o.unique, "unique", "", "add, update: the job's unique `KEY`: a tick is refused while it is held")
-	fs.DurationVar(&o.uniqueWindow, "unique-window", 0, "add, update: hold -unique for this throttle window instead of until the job ends")
+	durationFlag(fs, &o.uniqueWindow, "unique-window", 0, "add, update: hold -unique for this throttle window `D` instead of until the job ends")
 	fs.StringVar(&o.tags, "tags", "", "add, update: the job's tags, comma-separated")
-	fs.DurationVar(&o.retention, "retention", 0, "add, update: keep the completed job this long (default: deleted at success)")
+	durationFlag(fs, &o.retention, "retention", 0, "add, update: keep the completed job for `D` (default: deleted at success)")
 	fs.StringVar(&o.misfire, "misfire", "", "add, update: skip, fire_once (default) or catch_up")
-	fs.DurationVar(&o.grace, "grace", 0, "add, update: how late a tick still fires as on time (default 1m)")
+	durationFlag(fs, &o.grace, "grace", 0, "add, update: how late `D` a tick still fires as on time (default 1m)")
 	fs.IntVar(&o.catchUpMax, "catch-up-max", 0, "add, update: catch_up: the most missed ticks fired")
-	fs.DurationVar(&o.catchUpWindow, "catch-up-window", 0, "add, update: catch_up: how far back missed ticks are fired")
+	durationFlag(fs, &o.catchUpWindow, "catch-up-window", 0, "add, update: catch_up: how far back `D` missed ticks are fired")
 }
 
 func cmdCron(ctx context.Context, c *cli, args []string) error {
@@ -96,7 +96,7 @@ func cmdCron(ctx context.Context, c *cli, args []string) error {
 			put = c.insp.UpdateSchedule
 		}
 		if err := put(ctx, sc); err != nil {
-			return err
+			return byFlag(err, scheduleFlagNames)
 		}
 		st, err := c.insp.Schedule(ctx, name)
 		if err != nil {
@@ -159,6 +159,16 @@ func cmdCron(ctx context.Context, c *cli, args []string) error {
 	}
 	return usagef("unknown verb %q: list, add, update, pause, resume, remove, run-now", verb)
 }
+
+// scheduleFlagNames name the flags of add and update (and the schedule's name) by the
+// field of the store's *InvalidError that a bad value of theirs gets: "invalid Job.Kind"
+// names a field of the library, not what was typed.
+var scheduleFlagNames = map[string]string{"Name": "the schedule name", "Cron": "-cron", "Interval": "-every",
+	"Start": "-start", "Zone": "-zone", "Job.Kind": "-kind", "Job.Payload": "-payload", "Job.Queue": "-queue",
+	"Job.PartitionKey": "-partition", "Job.MaxAttempts": "-max-attempts", "Job.UniqueKey": "-unique",
+	"Job.UniqueWindow": "-unique-window", "Job.Retention": "-retention", "Job.Tags": "-tags: a tag",
+	"Misfire.Policy": "-misfire", "Misfire.Grace": "-grace", "Misfire.Max": "-catch-up-max",
+	"Misfire.Window": "-catch-up-window"}
 
 // schedule is base with the fields the add and update flags given set: all of an add's
 // definition, what an update changes.
@@ -235,28 +245,31 @@ func (o *cronOpts) schedule(base inspector.Schedule) (inspector.Schedule, error)
 	return sc, nil
 }
 
-// scheduleJSON is one schedule in -json output.
+// scheduleJSON is one schedule in -json output. Every field is present in every
+// document, null when it has no value (cron of an interval schedule, interval_ms and
+// start of a cron one, catch_up's max and window under another policy), as in the
+// other commands' documents, so a script reads the same fields from every schedule.
 type scheduleJSON struct {
 	Name     string  `json:"name"`
-	Cron     string  `json:"cron,omitempty"`
-	Interval int64   `json:"interval_ms,omitempty"`
-	Start    *string `json:"start,omitempty"`
+	Cron     *string `json:"cron"`
+	Interval *int64  `json:"interval_ms"`
+	Start    *string `json:"start"`
 	Zone     string  `json:"zone"`
 	Paused   bool    `json:"paused"`
 	Misfire  struct {
 		Policy string `json:"policy"`
 		Grace  int64  `json:"grace_ms"`
-		Max    int    `json:"max,omitempty"`
-		Window int64  `json:"window_ms,omitempty"`
+		Max    *int   `json:"max"`
+		Window *int64 `json:"window_ms"`
 	} `json:"misfire"`
 	Job struct {
 		Kind        string   `json:"kind"`
 		Queue       string   `json:"queue"`
-		Partition   string   `json:"partition,omitempty"`
+		Partition   string   `json:"partition"`
 		Priority    int32    `json:"priority"`
 		MaxAttempts int      `json:"max_attempts"`
-		UniqueKey   string   `json:"unique_key,omitempty"`
-		Tags        []string `json:"tags,omitempty"`
+		UniqueKey   string   `json:"unique_key"`
+		Tags        []string `json:"tags"`
 		Payload     []byte   `json:"payload"` // base64, as in a job's document
 	} `json:"job"`
 	Revision    int64   `json:"revision"`
@@ -268,24 +281,39 @@ type scheduleJSON struct {
 	Refused     int64   `json:"refused"`
 	Runs        int64   `json:"runs"`
 	LastTick    *string `json:"last_tick"`
-	LastJobID   string  `json:"last_job_id,omitempty"`
+	LastJobID   string  `json:"last_job_id"`
 	LastSkipped *string `json:"last_skipped_tick"`
 	LastRefused *string `json:"last_refused_tick"`
-	LastRefusal string  `json:"last_refusal,omitempty"`
+	LastRefusal string  `json:"last_refusal"`
 }
 
 func scheduleJSONOf(st *inspector.ScheduleState) scheduleJSON {
-	j := scheduleJSON{Name: st.Name, Cron: st.Cron, Start: jsonTime(st.Start), Zone: st.Zone, Paused: st.Paused,
+	j := scheduleJSON{Name: st.Name, Start: jsonTime(st.Start), Zone: st.Zone, Paused: st.Paused,
 		Revision: st.Revision, Mark: jsonTime(st.Mark), NextDue: jsonTime(st.NextDue), NextTick: jsonTime(st.NextTick), Fired: st.Fired,
 		Skipped: st.Skipped, Refused: st.Refused, Runs: st.Runs, LastTick: jsonTime(st.LastTick), LastJobID: st.LastJobID,
 		LastSkipped: jsonTime(st.LastSkippedTick), LastRefused: jsonTime(st.LastRefusedTick), LastRefusal: st.LastRefusal}
 	// Durations are whole milliseconds under their name with _ms, as in policy -json.
-	j.Interval = st.Interval.Milliseconds()
-	j.Misfire.Policy, j.Misfire.Grace, j.Misfire.Max = string(st.Misfire.Policy), st.Misfire.Grace.Milliseconds(), st.Misfire.Max
-	j.Misfire.Window = st.Misfire.Window.Milliseconds()
+	if st.Cron != "" {
+		j.Cron = &st.Cron
+	}
+	if st.Interval != 0 {
+		ms := st.Interval.Milliseconds()
+		j.Interval = &ms
+	}
+	j.Misfire.Policy, j.Misfire.Grace = string(st.Misfire.Policy), st.Misfire.Grace.Milliseconds()
+	if st.Misfire.Max != 0 {
+		j.Misfire.Max = &st.Misfire.Max
+	}
+	if st.Misfire.Window != 0 {
+		ms := st.Misfire.Window.Milliseconds()
+		j.Misfire.Window = &ms
+	}
 	e := st.Job
 	j.Job.Kind, j.Job.Queue, j.Job.Partition, j.Job.Priority = e.Kind, e.Queue, e.PartitionKey, e.Priority
 	j.Job.MaxAttempts, j.Job.UniqueKey, j.Job.Tags, j.Job.Payload = e.MaxAttempts, e.UniqueKey, e.Tags, e.Payload
+	if j.Job.Tags == nil {
+		j.Job.Tags = []string{}
+	}
 	return j
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -22,11 +23,11 @@ func TestCronCommand(t *testing.T) {
 		"added schedule nightly (revision 1), next due 2030-01-03 01:30:00 UTC\n") // 02:30 in Berlin, not the add
 	var st scheduleJSON
 	b.runJSON(t, exitOK, &st, "cron", "update", "nightly", "-cron", "0 3 * * *", "-zone", "Europe/Berlin", "-kind", "report", "-priority", "4")
-	if st.Revision != 2 || st.Cron != "0 3 * * *" || st.Job.Priority != 4 || st.Misfire.Policy != "catch_up" || st.Zone != "Europe/Berlin" { // what update does not name stays
+	if st.Revision != 2 || st.Cron == nil || *st.Cron != "0 3 * * *" || st.Job.Priority != 4 || st.Misfire.Policy != "catch_up" || st.Zone != "Europe/Berlin" { // what update does not name stays
 		t.Errorf("update -json: %+v", st)
 	}
-	if st.Misfire.Window != 6*3600*1000 || st.Misfire.Grace <= 0 || st.Interval != 0 { // milliseconds, as policy -json
-		t.Errorf("update -json durations: interval %d, grace %d, window %d; want 0, > 0, 21600000", st.Interval, st.Misfire.Grace, st.Misfire.Window)
+	if st.Misfire.Window == nil || *st.Misfire.Window != 6*3600*1000 || st.Misfire.Grace <= 0 || st.Interval != nil { // milliseconds, as policy -json
+		t.Errorf("update -json durations: interval %v, grace %d, window %v; want null, > 0, 21600000", st.Interval, st.Misfire.Grace, st.Misfire.Window)
 	}
 	var every map[string]any
 	b.runJSON(t, exitOK, &every, "cron", "add", "tick", "-every", "5s", "-kind", "report", "-grace", "2m")
@@ -84,10 +85,10 @@ func TestCronCommand(t *testing.T) {
 		t.Errorf("the schedule is still there after remove")
 	}
 
-	// Mistakes: a bad definition is the store's typed refusal (exit 1), a missing verb
-	// or name a usage error (exit 2).
-	if code, _, errOut := b.run(t, "cron", "add", "x", "-cron", "61 * * * *", "-kind", "k"); code != exitError ||
-		!strings.Contains(errOut, "invalid Cron") {
+	// Mistakes: a bad definition, a missing verb or name are usage errors (exit 2); a
+	// schedule that is not there is an error (exit 1).
+	if code, _, errOut := b.run(t, "cron", "add", "x", "-cron", "61 * * * *", "-kind", "k"); code != exitUsage ||
+		!strings.HasPrefix(errOut, `headgate cron: -cron "61 * * * *": `) {
 		t.Errorf("bad expression: exit %d, %s", code, errOut)
 	}
 	if code, _, errOut := b.run(t, "cron", "remove", "nightly"); code != exitError || !strings.Contains(errOut, "schedule not found") {
@@ -106,6 +107,90 @@ func TestCronCommand(t *testing.T) {
 		if code, _, errOut := b.run(t, "cron", "add", "x", "-every", every, "-kind", "k"); code != exitUsage ||
 			!strings.HasPrefix(errOut, `headgate cron: -every "`+every+`" is not a positive interval`+"\n") {
 			t.Errorf("cron add -every %s: exit %d, stderr %q", every, code, errOut)
+		}
+	}
+}
+
+// TestCronBadFlagValueIsUsage: a value of add's or update's flags that the store refuses
+// is a usage error (exit 2) named by the flag that was typed, not by the library's field
+// ("invalid Job.Kind"), and nothing is written.
+func TestCronBadFlagValueIsUsage(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.mustRun(t, "cron", "add", "nightly", "-cron", "30 2 * * *", "-kind", "report")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"add", "x", "-cron", "* * * * *"}, "-kind is empty"},
+		{[]string{"add", "x", "-cron", "* * * * *", "-kind", "k", "-zone", "Mars/Base"}, `-zone "Mars/Base" is not an IANA time zone`},
+		{[]string{"add", "x", "-every", "500ms", "-kind", "k"}, "-every is 500ms"},
+		{[]string{"add", "x", "-cron", "* * * * *", "-kind", "k", "-misfire", "bogus"}, `-misfire "bogus" is none of`},
+		{[]string{"add", "x", "-cron", "* * * * *", "-kind", "k", "-max-attempts", "-4"}, "-max-attempts is negative (-4)"},
+		{[]string{"add", "x", "-cron", "* * * * *", "-kind", "k", "-queue", "a:b"}, "-queue "},
+		{[]string{"add", "x", "-cron", "* * * * *", "-kind", "k", "-unique-window", "1h"}, "-unique is empty"},
+		{[]string{"add", "x", "-cron", "* * * * *", "-kind", "k", "-grace", "-1m"}, "-grace is -1m0s"},
+		{[]string{"add", "", "-cron", "* * * * *", "-kind", "k"}, "the schedule name is empty"},
+		{[]string{"update", "nightly", "-cron", "61 * * * *"}, `-cron "61 * * * *": `},
+	} {
+		args := append([]string{"cron"}, tc.args...)
+		code, out, errOut := b.run(t, args...)
+		if code != exitUsage || out != "" || !strings.HasPrefix(errOut, "headgate cron: "+tc.want) {
+			t.Errorf("headgate %q: exit %d, stdout %q, stderr %q; want exit %d and %q", args, code, out, errOut, exitUsage, tc.want)
+		}
+	}
+	if _, err := b.store.GetSchedule(b.ctx, "x"); err == nil {
+		t.Errorf("a refused add wrote a schedule")
+	}
+	if out := b.mustRun(t, "cron", "list"); !strings.Contains(out, "nightly  30 2 * * *") {
+		t.Errorf("a refused update changed the schedule:\n%s", out)
+	}
+}
+
+// TestCronJSONFieldsAlwaysPresent: a schedule's -json document has the same fields
+// whatever the schedule is (cron or interval, with a partition or not, catch_up or
+// not), null where a field has no value, so a script reads them all from every one.
+func TestCronJSONFieldsAlwaysPresent(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.mustRun(t, "cron", "add", "full", "-cron", "30 2 * * *", "-kind", "report", "-partition", "t1", "-unique", "u",
+		"-tags", "a", "-misfire", "catch_up", "-catch-up-max", "2", "-catch-up-window", "1h")
+	b.mustRun(t, "cron", "add", "bare", "-every", "1m", "-kind", "report")
+	var list struct {
+		Schedules []map[string]any `json:"schedules"`
+	}
+	b.runJSON(t, exitOK, &list, "cron", "list")
+	if len(list.Schedules) != 2 {
+		t.Fatalf("list -json: %v", list)
+	}
+	keys := func(m map[string]any) string {
+		var ks []string
+		for k, v := range m {
+			ks = append(ks, k)
+			if sub, ok := v.(map[string]any); ok {
+				for k2 := range sub {
+					ks = append(ks, k+"."+k2)
+				}
+			}
+		}
+		slices.Sort(ks)
+		return strings.Join(ks, " ")
+	}
+	if a, b := keys(list.Schedules[0]), keys(list.Schedules[1]); a != b {
+		t.Errorf("the schedules' documents have different fields:\n%s\n%s", a, b)
+	}
+	for _, sc := range list.Schedules {
+		if sc["name"] != "bare" {
+			continue
+		}
+		misfire, _ := sc["misfire"].(map[string]any)
+		job, _ := sc["job"].(map[string]any)
+		if sc["cron"] != nil || sc["interval_ms"] != 60000.0 || sc["start"] != nil || misfire["max"] != nil ||
+			misfire["window_ms"] != nil || job["partition"] != "" || job["unique_key"] != "" || sc["last_refusal"] != "" {
+			t.Errorf("bare schedule: %v", sc)
+		}
+		if tags, ok := job["tags"].([]any); !ok || len(tags) != 0 {
+			t.Errorf("bare schedule's tags: %#v, want []", job["tags"])
 		}
 	}
 }

@@ -71,7 +71,13 @@ func printJob(w io.Writer, d *inspector.JobDetail, now time.Time) {
 	if j.Held {
 		state += " (held: its fingerprint is quarantined)"
 	}
+	if d.Corrupt != "" {
+		state += " (parked as corrupt: it will not run)"
+	}
 	line("State", "%s", state)
+	if d.Corrupt != "" {
+		line("Corrupt", "%s (repair that in Redis, then headgate delete %s: a delete parks it again while its data is unusable)", d.Corrupt, j.ID)
+	}
 	line("Attempts", "%d failed of %d (lost leases: %d, snoozes: %d)", j.Attempt, j.MaxAttempts, j.CrashAttempt, j.Snoozes)
 	line("Priority", "%d", j.Priority)
 	line("Partition", "%s", dash(j.PartitionKey))

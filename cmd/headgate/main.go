@@ -204,6 +204,14 @@ type usageError struct{ msg string }
 
 func (e *usageError) Error() string { return e.msg }
 
+// commandLine begins a command line that the command prints for the operator to run
+// next (the next page, the resume of a run by filter) with the namespace it ran in: a
+// cursor is a position among one namespace's jobs, and the line run without it would
+// read $HEADGATE_NAMESPACE's, or no namespace at all.
+func (c *cli) commandLine(cmd string) string {
+	return "headgate -namespace " + shellArg(c.namespace) + " " + cmd
+}
+
 func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
 
 func (c *cli) globalFlags(fs *flag.FlagSet) {

@@ -237,7 +237,7 @@ j1  email  mail   available  0/25    3         tenant-1   2030-01-02 03:04:05 UT
 
 	// Pages: the command for the next page is printed, and it continues the listing.
 	out = b.mustRun(t, "jobs", "-queue", "mail", "-state", "available", "-limit", "1")
-	requireContains(t, out, "j4  digest", "more: headgate jobs -queue \"mail\" -state \"available\" -limit 1 -cursor ")
+	requireContains(t, out, "j4  digest", "more: headgate -namespace cli-test jobs -queue \"mail\" -state \"available\" -limit 1 -cursor ")
 	cursor := strings.TrimSpace(out[strings.LastIndex(out, "-cursor ")+len("-cursor "):])
 	out = b.mustRun(t, "jobs", "-queue", "mail", "-state", "available", "-limit", "1", "-cursor", cursor)
 	if !strings.Contains(out, "j1  email") || strings.Contains(out, "j4") || strings.Contains(out, "more:") {
@@ -296,7 +296,7 @@ func TestJobsEmptyPageGoesOn(t *testing.T) {
 	b.enqueue(t, jobs...)
 	b.enqueue(t, headgate.Envelope{ID: "b", PartitionKey: "p", Tags: []string{"b"}})
 	out := b.mustRun(t, "jobs", "-state", "available", "-partition", "p", "-tag", "b", "-oldest")
-	first, more, ok := strings.Cut(out, "\nmore: headgate jobs")
+	first, more, ok := strings.Cut(out, "\nmore: headgate -namespace cli-test jobs")
 	if !ok || first != "no matching jobs on this page, but the listing goes on (filtered by more than one of "+
 		"-partition, -tag, -fingerprint, a page looks at 1000 jobs at most)\n" {
 		t.Fatalf("an empty page of a listing that goes on:\n%s", out)
@@ -745,4 +745,81 @@ func TestLongDurationsReadable(t *testing.T) {
 	if strings.Contains(out, "27041h") {
 		t.Errorf("job prints hours past 48 as hours:\n%s", out)
 	}
+}
+
+// TestPrintedCommandLinesNameTheNamespace: the command line printed for the next page of
+// a listing or to resume a run by filter names the namespace the command ran in, so that
+// run as printed it goes on in that namespace, not in $HEADGATE_NAMESPACE's (where its
+// cursor, a position among another namespace's jobs, would skip jobs) or in none.
+func TestPrintedCommandLinesNameTheNamespace(t *testing.T) {
+	t.Setenv("HEADGATE_NAMESPACE", "another")
+	b := setup(t)
+	b.enqueue(t, headgate.Envelope{ID: "j1", Kind: "email", Queue: "mail"}, headgate.Envelope{ID: "j2", Kind: "email", Queue: "mail"})
+	out := b.mustRun(t, "jobs", "-queue", "mail", "-state", "available", "-limit", "1")
+	_, line, ok := strings.Cut(out, "\nmore: ")
+	if !ok || !strings.HasPrefix(line, "headgate -namespace cli-test jobs ") {
+		t.Fatalf("jobs printed no next page in namespace cli-test:\n%s", out)
+	}
+	args := strings.Fields(strings.ReplaceAll(strings.TrimPrefix(line, "headgate "), `"`, ""))
+	var stdout, stderr bytes.Buffer
+	if code := run(append([]string{"-redis", b.url}, args...), &stdout, &stderr); code != exitOK || !strings.Contains(stdout.String(), "\nj1 ") {
+		t.Errorf("the printed line %q: exit %d\nstdout:\n%s\nstderr:\n%s", line, code, stdout.String(), stderr.String())
+	}
+}
+
+// Duration flags of the operator's commands take a duration as the command prints it
+// (a tenant's OLDEST 2d2h, a policy's 7d) as well as Go's notation.
+func TestDurationFlagsTakePrintedForm(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.enqueue(t, headgate.Envelope{ID: "old", Kind: "email", Queue: "mail"})
+	if err := b.store.AdvanceClock(b.ctx, 3*24*time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	requireContains(t, b.mustRun(t, "jobs", "-queue", "mail", "-state", "available", "-older-than", "2d"), "\nold ")
+	requireContains(t, b.mustRun(t, "jobs", "-queue", "mail", "-state", "available", "-older-than", "3d1h"), "no matching jobs")
+	if code, _, errOut := b.run(t, "jobs", "-queue", "mail", "-state", "available", "-older-than", "2 days"); code != exitUsage ||
+		!strings.Contains(errOut, "-older-than") {
+		t.Errorf("-older-than '2 days': exit %d, stderr %q", code, errOut)
+	}
+	// -at of edit and retry by ids: a duration from the store's now, in either form.
+	var edited struct {
+		ID          string  `json:"id"`
+		State       string  `json:"state"`
+		ScheduledAt *string `json:"scheduled_at"`
+	}
+	b.runJSON(t, exitOK, &edited, "edit", "old", "-at", "2d")
+	if edited.ScheduledAt == nil || *edited.ScheduledAt != "2030-01-07T03:04:05.000Z" {
+		t.Errorf("edit -at 2d: scheduled at %v, want 2030-01-07T03:04:05.000Z (3 days after epoch, and 2 more)", edited.ScheduledAt)
+	}
+	b.mustRun(t, "cron", "add", "weekly", "-cron", "@daily", "-kind", "report", "-retention", "7d")
+	sc, err := b.store.GetSchedule(b.ctx, "weekly")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.Job.Retention != 7*24*time.Hour {
+		t.Errorf("cron add -retention 7d: retention %s", sc.Job.Retention)
+	}
+}
+
+// Available jobs heavier than their rate class's burst never run at its limit: stats
+// says so under its table, where they are counted available.
+func TestStatsNamesUnrunnableJobs(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	if err := b.store.SetRateLimit(b.ctx, "pdf", headgate.RateLimit{Limit: 1, Window: time.Minute, Burst: 1}); err != nil {
+		t.Fatal(err)
+	}
+	b.enqueue(t, headgate.Envelope{ID: "heavy", Kind: "pdf", Queue: "docs", RateClass: "pdf", Weight: 2})
+	b.admit(t, "docs", 1, 0, time.Minute) // sets it aside: heavier than the class's burst
+	requireContains(t, b.mustRun(t, "stats"), "\n1 available job(s) are heavier than their rate class's burst and cannot run at its limit: docs "+
+		"(headgate why ID names the class; headgate rate CLASS LIMIT WINDOW BURST raises it)\n")
+}
+
+// An id given twice to release is one job released, not two.
+func TestReleaseCountsJobsNotArguments(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.enqueue(t, headgate.Envelope{ID: "staged", Queue: "mail", Pending: true})
+	requireOutput(t, b.mustRun(t, "release", "staged", "staged"), "released 1 job(s)\n")
 }

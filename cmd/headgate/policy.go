@@ -46,7 +46,15 @@ func cmdPolicy(ctx context.Context, c *cli, args []string) error {
 			if !slices.Contains(headgate.PolicyFields, pairs[i]) {
 				return usagef("unknown policy field %q (fields: %v)", pairs[i], headgate.PolicyFields)
 			}
-			if err := p.Set(pairs[i], pairs[i+1]); err != nil {
+			value := pairs[i+1]
+			if cur, _ := p.Value(pairs[i]); !isCount(cur) {
+				// A duration as the table prints it (7d, 3d4h) is taken back: Set takes
+				// Go's notation only.
+				if d, err := humandur.Parse(value); err == nil {
+					value = d.String()
+				}
+			}
+			if err := p.Set(pairs[i], value); err != nil {
 				var inv *headgate.InvalidError
 				if errors.As(err, &inv) { // named as typed: retry_base, not Policy.RetryBase
 					return usagef("%s: %s", pairs[i], inv.Reason)
@@ -110,4 +118,11 @@ func cmdPolicy(ctx context.Context, c *cli, args []string) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", f, v, src)
 	}
 	return tw.Flush()
+}
+
+// isCount reports whether a policy field's value, as Policy.Value writes it, is a count
+// rather than a duration.
+func isCount(v string) bool {
+	_, err := strconv.ParseInt(v, 10, 64)
+	return err == nil
 }

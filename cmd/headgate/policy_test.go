@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 )
@@ -68,5 +69,27 @@ func TestPolicy(t *testing.T) {
 	}
 	if p2, err := b.store.Policy(b.ctx); err != nil || p2.CrashLimit != 3 || p2.RetryBase != 2*time.Second {
 		t.Errorf("refused sets changed the policy: %+v, %v", p2, err)
+	}
+}
+
+// A duration as the table prints it ("7d", "3d4h") is taken back by set; a count field
+// still wants a whole number.
+func TestPolicySetTakesPrintedDurations(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	requireContains(t, b.mustRun(t, "policy", "set", "ret_archived", "14d", "ret_cancelled", "3d4h", "retry_cap", "2h"),
+		"ret_archived     14d    namespace",
+		"ret_cancelled    3d4h   namespace",
+		"retry_cap        2h     namespace",
+	)
+	p, err := b.store.Policy(b.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.RetentionArchived != 14*24*time.Hour || p.RetentionCancelled != 76*time.Hour || p.RetryCap != 2*time.Hour {
+		t.Errorf("policy after set = %+v", p)
+	}
+	if code, _, errOut := b.run(t, "policy", "set", "crash_limit", "2d"); code != exitUsage || !strings.Contains(errOut, `crash_limit: "2d" is not a whole number`) {
+		t.Errorf("policy set crash_limit 2d: exit %d, stderr %q", code, errOut)
 	}
 }

@@ -201,11 +201,15 @@ type jobDetailJSON struct {
 	Output   *blobJSON          `json:"output"`
 	Result   *blobJSON          `json:"result"`
 	Errors   []attemptErrorJSON `json:"errors"`
+	Corrupt  *string            `json:"corrupt"` // why the job was parked as corrupt; null when it was not
 }
 
 func jobDetailDoc(d *inspector.JobDetail, now time.Time) jobDetailJSON {
 	out := jobDetailJSON{Job: jobDoc(d.Job), Now: jsonTime(now), Output: blobDoc(d.Output), Result: blobDoc(d.Result),
 		Errors: []attemptErrorJSON{}}
+	if d.Corrupt != "" {
+		out.Corrupt = &d.Corrupt
+	}
 	if p := d.Progress; p != nil {
 		out.Progress = &progressJSON{Current: p.Current, Total: p.Total, Message: p.Message, Fence: p.Fence,
 			UpdatedAt: jsonTime(p.UpdatedAt)}
@@ -257,7 +261,8 @@ func cmdCorrupt(ctx context.Context, c *cli, args []string) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintln(c.stdout, "\nthey are out of every queue: fix or delete each (headgate delete ID)")
+	fmt.Fprintln(c.stdout, "\nthey are out of every queue and never run; a delete parks one again while its data is unusable: "+
+		"repair what its reason names in Redis, then headgate delete ID")
 	return nil
 }
 

@@ -87,6 +87,16 @@ func TestReadCommandsJSON(t *testing.T) {
 		t.Errorf("corrupt -json = %+v", corrupt)
 	}
 	requireContains(t, b.mustRun(t, "corrupt"), "bad", "attempt")
+	// The parked job's own document and table say it is parked, beside the state it had.
+	b.runJSON(t, exitOK, &job, "job", "bad")
+	if job.Job.ID != "bad" || job.Corrupt == nil || !strings.Contains(*job.Corrupt, "attempt") {
+		t.Errorf("job -json of a parked job = %+v, want its corrupt reason", job)
+	}
+	requireContains(t, b.mustRun(t, "job", "bad"), "(parked as corrupt: it will not run)", "Corrupt:", "attempt is not an integer")
+	b.runJSON(t, exitOK, &job, "job", "j2")
+	if job.Corrupt != nil {
+		t.Errorf("job -json of a job that is not parked: corrupt %q, want null", *job.Corrupt)
+	}
 
 	var quarantine struct {
 		Quarantined []struct {
@@ -268,5 +278,18 @@ func TestPauseUnknownQueue(t *testing.T) {
 	b.runJSON(t, exitOK, &stats, "stats")
 	if len(stats.Queues) != 1 || stats.Queues[0].Queue != "mail" || !stats.Queues[0].Paused {
 		t.Errorf("stats after the pauses = %+v, want mail alone, paused", stats.Queues)
+	}
+}
+
+// Every -json time is in UTC whatever the machine's zone (the store's times come in the
+// local one), so a document reads the same from every host, as why's and workers' do.
+func TestJSONTimeInUTC(t *testing.T) {
+	t.Parallel()
+	local := time.Date(2030, 1, 2, 8, 34, 5, 7e6, time.FixedZone("IST", 5*3600+1800))
+	if got := jsonTime(local); got == nil || *got != "2030-01-02T03:04:05.007Z" {
+		t.Errorf("jsonTime(%s) = %v, want 2030-01-02T03:04:05.007Z", local, got)
+	}
+	if got := jsonTime(time.Time{}); got != nil {
+		t.Errorf("jsonTime of no time = %q, want null", *got)
 	}
 }

@@ -61,10 +61,11 @@ func cmdTenants(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	var running int64
+	var running, waiting int64
 	for _, s := range stats {
 		if s.Queue == queue {
 			running = s.Counts[headgate.StateRunning]
+			waiting = s.Counts[headgate.StateAvailable] + s.Held
 		}
 	}
 	// An empty table would read as a queue with nothing waiting.
@@ -92,6 +93,13 @@ func cmdTenants(ctx context.Context, c *cli, args []string) error {
 		if o.offset > 0 && total > 0 {
 			fmt.Fprintf(c.stdout, "no partition past the first %d\n", o.offset)
 		}
+		if total == 0 && waiting > 0 {
+			// Jobs set aside are out of the turn order: "no partition with waiting work"
+			// alone would read as a queue with nothing waiting.
+			fmt.Fprintf(c.stdout, "%d available job(s) wait outside the turn order: set aside by their rate class, held by a "+
+				"quarantined fingerprint or pinned to a worker (headgate jobs -queue %s -state available, or -state held, then headgate why ID)\n",
+				waiting, shellArg(queue))
+		}
 		return nil
 	}
 	fmt.Fprintln(c.stdout, "in turn order, the next admitted first; waits are of the jobs at the median and the 99th percentile of each partition's line")
@@ -112,7 +120,7 @@ func cmdTenants(ctx context.Context, c *cli, args []string) error {
 		return err
 	}
 	if next >= 0 {
-		fmt.Fprintf(c.stdout, "more: headgate tenants %s -offset %d -limit %d\n", strconv.Quote(queue), next, o.limit)
+		fmt.Fprintf(c.stdout, "more: %s %s -offset %d -limit %d\n", c.commandLine("tenants"), strconv.Quote(queue), next, o.limit)
 	}
 	return nil
 }

@@ -40,7 +40,7 @@ queue mail at 2030-01-02 03:04:05 UTC: 3 partition(s) with waiting work, 1 job(s
 in turn order, the next admitted first; waits are of the jobs at the median and the 99th percentile of each partition's line
 PARTITION  BACKLOG  RUNNING  SHARE  ADMITTED/1H  ADMITTED SHARE  WAIT P50  WAIT P99  OLDEST
 gamma      1        0        0.0%   0            0.0%            2d2h      2d2h      2d2h
-more: headgate tenants "mail" -offset 2 -limit 1
+more: headgate -namespace cli-test tenants "mail" -offset 2 -limit 1
 `)
 
 	type partition struct {
@@ -173,4 +173,20 @@ func TestJobsUnknownQueueWarns(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q; want no warning for a known queue", args, code, errOut)
 		}
 	}
+}
+
+// A queue whose waiting jobs are all out of the turn order (set aside by their rate
+// class here) is not shown as a queue with nothing waiting.
+func TestTenantsJobsOutsideTurnOrder(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	if err := b.store.SetRateLimit(b.ctx, "pdf", headgate.RateLimit{Limit: 1, Window: time.Minute, Burst: 1}); err != nil {
+		t.Fatal(err)
+	}
+	b.enqueue(t, headgate.Envelope{ID: "heavy", Kind: "pdf", Queue: "docs", PartitionKey: "t1", RateClass: "pdf", Weight: 2})
+	b.admit(t, "docs", 1, 0, time.Minute) // sets it aside: heavier than the class's burst
+	requireOutput(t, b.mustRun(t, "tenants", "docs"), `
+queue docs at 2030-01-02 03:04:05 UTC: 0 partition(s) with waiting work, 0 job(s) running
+1 available job(s) wait outside the turn order: set aside by their rate class, held by a quarantined fingerprint or pinned to a worker (headgate jobs -queue docs -state available, or -state held, then headgate why ID)
+`)
 }

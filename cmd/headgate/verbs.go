@@ -12,6 +12,7 @@ import (
 
 	"github.com/headgate/headgate"
 	"github.com/headgate/headgate/inspector"
+	"github.com/headgate/headgate/internal/humandur"
 )
 
 // verbOpts are the flags of retry, edit, delete and quarantine release.
@@ -82,13 +83,15 @@ func quarantineFlags(fs *flag.FlagSet, c *cli) {
 	fs.BoolVar(&c.verbs.retry, "retry", false, "with release: also retry the job that crashed into the limit")
 }
 
-// jsonTime is how the verbs' JSON output writes a time: RFC 3339 with milliseconds and
-// its zone, or null when there is none.
+// jsonTime is how the commands' JSON output writes a time: RFC 3339 with milliseconds, in
+// UTC (as why, workers, wf and the dashboard's documents write theirs), or null when there
+// is none. The store's times come in the machine's local zone: written as they come, the
+// same document would read differently from one host to another.
 func jsonTime(t time.Time) *string {
 	if t.IsZero() {
 		return nil
 	}
-	s := t.Format("2006-01-02T15:04:05.000Z07:00")
+	s := t.UTC().Format("2006-01-02T15:04:05.000Z07:00")
 	return &s
 }
 
@@ -116,7 +119,7 @@ func retriedOf(r inspector.RetryResult) retried {
 // parseAt reads -at: an RFC 3339 time, or a duration after the store's now.
 func (c *cli) parseAt(ctx context.Context) (time.Time, error) {
 	v := c.verbs.at.v
-	if d, err := time.ParseDuration(v); err == nil {
+	if d, err := humandur.Parse(v); err == nil { // 90s, 2h, or 2d as the tables print it
 		now, err := c.insp.Now(ctx)
 		if err != nil {
 			return time.Time{}, err
@@ -218,7 +221,12 @@ func cmdRetry(ctx context.Context, c *cli, args []string) error {
 func eachJob[T any](c *cli, args []string, past string, act func(id string) (T, string, error),
 	doc func(done []T, failed []verbFailure) any) error {
 	done, failed := []T{}, []verbFailure{}
+	seen := make(map[string]bool, len(args))
 	for _, id := range args {
+		if seen[id] { // an id given twice is one job: acting again would report a failure
+			continue
+		}
+		seen[id] = true
 		r, line, err := act(id)
 		if u := (*usageError)(nil); errors.As(err, &u) {
 			return err
@@ -238,7 +246,7 @@ func eachJob[T any](c *cli, args []string, past string, act func(id string) (T, 
 		}
 	}
 	if len(failed) > 0 {
-		return fmt.Errorf("%d of %d job(s) not %s", len(failed), len(args), past)
+		return fmt.Errorf("%d of %d job(s) not %s", len(failed), len(seen), past)
 	}
 	return nil
 }

@@ -397,3 +397,58 @@ func TestRetryHeldSaysSo(t *testing.T) {
 		t.Errorf("crasher after the retry: %+v, %v; want it held", j, err)
 	}
 }
+
+// The way out of a job parked as corrupt that the command prints works: a delete parks it
+// again while its data is unusable; repaired, it is deleted and no longer listed.
+func TestCorruptJobRepairedThenDeleted(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.enqueue(t, headgate.Envelope{ID: "bad", Kind: "email", Queue: "mail"})
+	key := "hg:{" + testNS + "}:job:bad"
+	if err := b.store.Client().HSet(b.ctx, key, "prio", "high").Err(); err != nil {
+		t.Fatal(err)
+	}
+	requireContains(t, b.mustRun(t, "why", "bad"), "repair what its reason names in Redis, then headgate delete bad")
+	if code, _, errOut := b.run(t, "delete", "bad"); code != exitError || !strings.Contains(errOut, "parked") {
+		t.Errorf("delete of a job with unusable data: exit %d, stderr %q", code, errOut)
+	}
+	requireContains(t, b.mustRun(t, "corrupt"), "bad", "prio", "repair what its reason names in Redis, then headgate delete ID")
+	if err := b.store.Client().HSet(b.ctx, key, "prio", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	requireOutput(t, b.mustRun(t, "delete", "bad"), "deleted bad (was available)\n")
+	requireOutput(t, b.mustRun(t, "corrupt"), "no corrupt jobs\n")
+}
+
+// TestBulkRetryHeldSaysSo: quarantined jobs retried by filter while their fingerprint
+// stays quarantined are available but held, which the run says, as a retry by id does.
+func TestBulkRetryHeldSaysSo(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.quarantined(t)
+	requireOutput(t, b.mustRun(t, "retry", "-state", "quarantined"), `
+1 job(s) retried, 0 skipped, in 1 batch(es)
+held: a retried job whose fingerprint is still quarantined waits with its siblings (1 fingerprint(s) quarantined: headgate quarantine); headgate quarantine release FP lets them run
+`)
+	if j, err := b.store.GetJob(b.ctx, "crasher"); err != nil || j.State != headgate.StateAvailable || !j.Held {
+		t.Errorf("crasher after retry: %+v, %v; want available and held", j, err)
+	}
+}
+
+// An id given twice to cancel, retry or delete is one job: the verb acts on it once and
+// reports no failure for the copy.
+func TestVerbsTakeAnIDOnce(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.enqueue(t, headgate.Envelope{ID: "j", Queue: "mail"})
+	for _, tc := range []struct{ verb, want string }{
+		{"cancel", "cancelled j\n"},
+		{"retry", "retried j: available 2030-01-02 03:04:05.000 UTC\n"},
+		{"delete", "deleted j (was available)\n"},
+	} {
+		code, out, errOut := b.run(t, tc.verb, "j", "j")
+		if code != exitOK || out != tc.want {
+			t.Errorf("%s j j: exit %d, stdout %q, stderr %q; want exit 0 and %q", tc.verb, code, out, errOut, tc.want)
+		}
+	}
+}

@@ -270,7 +270,7 @@ func cmdWfList(ctx context.Context, c *cli, args []string) error {
 // wfNextPage is the command line that prints the page after next of wf sub (list or
 // deployments): the same filters, limit and zone, and -after next.
 func (c *cli) wfNextPage(sub, next string) string {
-	s := "headgate wf " + sub
+	s := c.commandLine("wf") + " " + sub
 	if c.wf.status != "" {
 		s += " -status " + strconv.Quote(c.wf.status)
 	}

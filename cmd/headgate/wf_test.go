@@ -254,7 +254,7 @@ func TestWfList(t *testing.T) {
 	}
 	// The table's last line is the command line of the next page.
 	if out := b.mustWf(t, "list", "-status", "running", "-type", "shipment", "-limit", "1", "-tz", "UTC"); !strings.HasSuffix(out,
-		"more: headgate wf list -status \"running\" -type \"shipment\" -limit 1 -tz \"UTC\" -after "+strconv.Quote(*list.Next)+"\n") {
+		"more: headgate -namespace "+shellArg(b.ns)+" wf list -status \"running\" -type \"shipment\" -limit 1 -tz \"UTC\" -after "+strconv.Quote(*list.Next)+"\n") {
 		t.Errorf("wf list first page:\n%s", out)
 	}
 	b.wfJSON(t, exitOK, &list, "list", "-status", "running", "-type", "shipment", "-limit", "1", "-after", *list.Next)

@@ -29,8 +29,10 @@ func workersFlags(fs *flag.FlagSet, c *cli) {
 
 // whyJSON is why's -json document.
 type whyJSON struct {
-	ID      string       `json:"id"`
-	State   string       `json:"state"`
+	ID string `json:"id"`
+	// State is null when the job's data could not be read, nor so its state (a
+	// corrupt reason says why).
+	State   *string      `json:"state"`
 	Now     *string      `json:"now"`
 	Reasons []reasonJSON `json:"reasons"`
 }
@@ -94,7 +96,7 @@ func cmdWhy(ctx context.Context, c *cli, args []string) error {
 // whyDoc is a job's explanation as why's -json document (pausedWorkflow as remedy takes
 // it).
 func whyDoc(e *inspector.Explanation, pausedWorkflow string) whyJSON {
-	out := whyJSON{ID: e.ID, State: string(e.State), Now: jsonTime(e.Now.UTC()), Reasons: []reasonJSON{}}
+	out := whyJSON{ID: e.ID, State: orNull(string(e.State)), Now: jsonTime(e.Now.UTC()), Reasons: []reasonJSON{}}
 	for _, r := range e.Reasons {
 		out.Reasons = append(out.Reasons, reasonJSON{Reason: r, Sentence: r.Sentence(e.Now), Remedy: remedy(e.ID, pausedWorkflow, e.State, r),
 			At: jsonUTC(r.At), Since: jsonUTC(r.Since), LeaseUntil: jsonUTC(r.LeaseUntil), LastSeen: jsonUTC(r.LastSeen)})
@@ -214,6 +216,25 @@ func cmdWorkers(ctx context.Context, c *cli, args []string) error {
 
 // unservedLine names the queues that have work and no live worker, for stats; "" when
 // there are none.
+// unrunnableLine is the line under stats that names the queues holding available jobs
+// heavier than their rate class's burst (QueueStats.Unrunnable): counted available, they
+// never run at the class's limit, which the table alone does not show.
+func unrunnableLine(stats []inspector.QueueStats) string {
+	var n int64
+	var queues []string
+	for _, s := range stats {
+		if s.Unrunnable > 0 {
+			n += s.Unrunnable
+			queues = append(queues, s.Queue)
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d available job(s) are heavier than their rate class's burst and cannot run at its limit: %s "+
+		"(headgate why ID names the class; headgate rate CLASS LIMIT WINDOW BURST raises it)\n", n, strings.Join(queues, ", "))
+}
+
 func unservedLine(stats []inspector.QueueStats) string {
 	var queues []string
 	for _, s := range stats {

@@ -39,7 +39,7 @@ func remedy(id, pausedWorkflow string, state headgate.State, r headgate.Reason) 
 	case headgate.WhyWorkersBusy:
 		return "headgate workers   (the jobs in flight of each; more workers, or a higher Concurrency, run more at once)"
 	case headgate.WhyCorrupt:
-		return "headgate corrupt   (then headgate delete " + id + ")"
+		return "headgate corrupt   (repair what its reason names in Redis, then headgate delete " + id + ")"
 	case headgate.WhyFinished:
 		switch state {
 		case headgate.StateQuarantined:

@@ -175,3 +175,24 @@ w2  stopped  h1    7    mail    test   0/4        2030-01-02 03:04:05 UTC  2030-
 		t.Errorf("workers -json, w2: %+v", out.Workers[1])
 	}
 }
+
+// TestWhyCorruptJob: a job whose data cannot be read is said to be so, not to be in an
+// "unknown state", with the reason and the command to act on it.
+func TestWhyCorruptJob(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.enqueue(t, headgate.Envelope{ID: "bad", Kind: "email", Queue: "mail"})
+	if err := b.store.Client().HSet(b.ctx, "hg:{"+testNS+"}:job:bad", "prio", "high").Err(); err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	b.runJSON(t, exitOK, &doc, "why", "bad")
+	if st, ok := doc["state"]; !ok || st != nil {
+		t.Errorf("why -json of a job whose data cannot be read: state %v (present %v), want null", st, ok)
+	}
+	out := b.mustRun(t, "why", "bad")
+	if !strings.HasPrefix(out, "job bad cannot be read:\n  - its stored data is unusable") || !strings.Contains(out, "prio") ||
+		!strings.Contains(out, "headgate corrupt") {
+		t.Errorf("why of a job with corrupt data:\n%s", out)
+	}
+}

@@ -3,7 +3,10 @@
 package humandur
 
 import (
+	"fmt"
+	"math"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -45,4 +48,30 @@ func String(d time.Duration) string {
 		out += unit(h, "h")
 	}
 	return out
+}
+
+// Parse reads a duration as String prints it or as time.ParseDuration takes it: Go's
+// notation, led by a count of days from 48 hours on ("7d", "3d4h", "1126d17h"), so a
+// duration copied from what the command printed is taken back as it was.
+func Parse(s string) (time.Duration, error) {
+	days, rest, hasDays := int64(0), s, false
+	if i := strings.IndexByte(s, 'd'); i > 0 {
+		hasDays = true
+		n, err := strconv.ParseInt(s[:i], 10, 64)
+		if err != nil || n < 0 || n > int64(math.MaxInt64/day) {
+			return 0, fmt.Errorf("invalid duration %q", s)
+		}
+		days, rest = n, s[i+1:]
+	}
+	d := time.Duration(0)
+	if rest != "" || !hasDays {
+		var err error
+		if d, err = time.ParseDuration(rest); err != nil {
+			return 0, fmt.Errorf("invalid duration %q", s)
+		}
+		if days > 0 && (d < 0 || d > time.Duration(math.MaxInt64)-time.Duration(days)*day) {
+			return 0, fmt.Errorf("invalid duration %q", s)
+		}
+	}
+	return time.Duration(days)*day + d, nil
 }

@@ -35,3 +35,26 @@ func TestString(t *testing.T) {
 		}
 	}
 }
+
+// Parse takes back what String prints, and Go's notation.
+func TestParse(t *testing.T) {
+	t.Parallel()
+	for _, d := range []time.Duration{0, 350 * time.Millisecond, 1500 * time.Millisecond, time.Minute, 4*time.Minute + 5*time.Second,
+		time.Hour + 30*time.Second, 48*time.Hour - time.Second, 48 * time.Hour, 7 * 24 * time.Hour, 76 * time.Hour,
+		27041 * time.Hour} {
+		if got, err := Parse(String(d)); err != nil || got != d {
+			t.Errorf("Parse(%q) = %s, %v; want %s", String(d), got, err, d)
+		}
+	}
+	for s, want := range map[string]time.Duration{"168h": 168 * time.Hour, "1d": 24 * time.Hour, "0d": 0, "1d30m": 24*time.Hour + 30*time.Minute,
+		"-90s": -90 * time.Second} {
+		if got, err := Parse(s); err != nil || got != want {
+			t.Errorf("Parse(%q) = %s, %v; want %s", s, got, err, want)
+		}
+	}
+	for _, s := range []string{"", "d", "1.5d", "-1d", "1dx", "xd", "1d-1h", "106752d", "7days"} {
+		if got, err := Parse(s); err == nil {
+			t.Errorf("Parse(%q) = %s, want an error", s, got)
+		}
+	}
+}

@@ -379,6 +379,8 @@ func TestTenants(t *testing.T) {
 		`<tr data-partition="globex">`,
 		`<td class="num" data-backlog>1</td><td class="num" data-running>1</td><td class="num" data-share>100.0%</td><td class="num" data-admitted>1</td><td class="num" data-admitted-share>100.0%</td>
 <td class="num" data-p50>5m</td><td class="num" data-p99>5m</td><td class="num" data-oldest>5m</td>`)
+	// A queue whose only job is scheduled has no partition with waiting work.
+	b.enqueue(t, headgate.Envelope{ID: "later", Queue: "empty", ScheduledAt: epoch.Add(time.Hour)})
 	b.mustGet(t, "/queues/empty/tenants", "No partition of this queue has waiting work.")
 	if res := b.get(t, "/queues/q/tenants?offset=-1"); res.status != http.StatusBadRequest {
 		t.Errorf("a negative offset: %d, want 400", res.status)
@@ -893,6 +895,13 @@ func TestQueueActions(t *testing.T) {
 	}
 	if body := b.mustGet(t, "/"); strings.Contains(body, "/queues/nope") {
 		t.Errorf("the refused pause created queue nope:\n%s", body)
+	}
+	// Its pages are not found either, naming the queues there are, not empty pages.
+	for _, path := range []string{"/queues/nope/available", "/queues/nope/tenants"} {
+		if res := b.get(t, path); res.status != http.StatusNotFound || !strings.Contains(res.body, "no queue &#34;nope&#34;") ||
+			!strings.Contains(res.body, "its queues: q") {
+			t.Errorf("%s: %d %s, want 404 naming queue q", path, res.status, res.body)
+		}
 	}
 }
 

@@ -267,12 +267,15 @@ func (h *Handler) jobs(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	cursor := r.URL.Query().Get("cursor")
-	jobs, next, err := h.page(r.Context(), sel, cursor)
+	stats, err := h.src.stats.Stats(r.Context())
 	if err != nil {
 		return err
 	}
-	stats, err := h.src.stats.Stats(r.Context())
+	if err := knownQueue(stats, sel.Queue); err != nil {
+		return err
+	}
+	cursor := r.URL.Query().Get("cursor")
+	jobs, next, err := h.page(r.Context(), sel, cursor)
 	if err != nil {
 		return err
 	}
@@ -418,4 +421,22 @@ func policyRows(p *headgate.Policy) []policyRow {
 		rows = append(rows, policyRow{Field: f, Value: v, Source: src})
 	}
 	return rows
+}
+
+// knownQueue is a not-found error naming the namespace's queues when stats (its queues)
+// hold no queue: a page of a mistyped queue would show nothing, which reads as a queue
+// without such jobs.
+func knownQueue(stats []inspector.QueueStats, queue string) error {
+	names := make([]string, 0, len(stats))
+	for _, s := range stats {
+		if s.Queue == queue {
+			return nil
+		}
+		names = append(names, s.Queue)
+	}
+	has := "it has no queue"
+	if len(names) > 0 {
+		has = "its queues: " + strings.Join(names, ", ")
+	}
+	return fmt.Errorf("no queue %q in the namespace (it never had a job, a limit or a pause; %s): %w", queue, has, errNotFound)
 }

@@ -63,11 +63,14 @@ func (h *Handler) tenants(w http.ResponseWriter, r *http.Request) error {
 		}
 		offset = n
 	}
-	stats, total, err := h.src.partitionStats.PartitionStats(r.Context(), queue, offset, tenantsPage)
+	qs, err := h.src.stats.Stats(r.Context())
 	if err != nil {
 		return err
 	}
-	qs, err := h.src.stats.Stats(r.Context())
+	if err := knownQueue(qs, queue); err != nil {
+		return err
+	}
+	stats, total, err := h.src.partitionStats.PartitionStats(r.Context(), queue, offset, tenantsPage)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -1006,4 +1007,45 @@ func TestKitChildIDTooLong(t *testing.T) {
 	if got, err := workflowtest.Result[string](env, id); err != nil || got != "refused: name" {
 		t.Fatalf("result %q, %v; want refused: name", got, err)
 	}
+}
+
+// TestKitAdvancePassesEveryTimerOnTheWay: an Advance longer than two sleeps in a row
+// fires both, each at its own fire time, as workers would while that time passes;
+// it does not jump past the first and arm the second from the end of the step.
+func TestKitAdvancePassesEveryTimerOnTheWay(t *testing.T) {
+	onBackends(t, func(t *testing.T, env *workflowtest.Env) {
+		workflow.Register(env.Worker, "two-sleeps", func(ctx workflow.Context, _ struct{}) (string, error) {
+			if err := workflow.Sleep(ctx, "first", time.Hour); err != nil {
+				return "", err
+			}
+			if err := workflow.Sleep(ctx, "second", time.Hour); err != nil {
+				return "", err
+			}
+			return "rested", nil
+		})
+		env.Start("two-sleeps", struct{}{}, "nap")
+		env.Run()
+		env.Advance(3 * time.Hour)
+		got, err := workflowtest.Result[string](env, "nap")
+		if err != nil || got != "rested" {
+			t.Fatalf("after 3h: %q, %v; want rested\n%s", got, err, env.Timeline("nap"))
+		}
+		var fired []time.Time
+		for _, e := range env.History("nap") {
+			if e.Kind == headgate.EventTimerFired {
+				fired = append(fired, e.RecordedAt.UTC())
+			}
+		}
+		want := []time.Time{workflowtest.Epoch.Add(time.Hour), workflowtest.Epoch.Add(2 * time.Hour)}
+		if !slices.Equal(fired, want) {
+			t.Errorf("timers fired at %v, want %v\n%s", fired, want, env.Timeline("nap"))
+		}
+		now, err := env.Store.Now(env.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := workflowtest.Epoch.Add(3 * time.Hour); !now.Equal(want) {
+			t.Errorf("store clock after Advance(3h) = %v, want %v", now.UTC(), want)
+		}
+	})
 }

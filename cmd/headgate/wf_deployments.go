@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -41,6 +42,9 @@ func cmdWfDeployments(ctx context.Context, c *cli, args []string) error {
 		return err
 	}
 	page, next, err := c.insp.WorkerDeployments(ctx, c.wf.after, c.wf.limit)
+	if inv, ok := errors.AsType[*headgate.InvalidError](err); ok && inv.Field == "cursor" {
+		return usagef("-after %s", inv.Reason) // named by the flag that carried it
+	}
 	if err != nil {
 		return err
 	}

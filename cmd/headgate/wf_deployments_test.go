@@ -97,6 +97,13 @@ func TestWfDeploymentsDrainActivate(t *testing.T) {
 	if code, _, errOut := b.wf(t, "drain", "poison"); code != exitError || !strings.Contains(errOut, "stored undecodable") {
 		t.Errorf("drain poison: exit %d, stderr %q", code, errOut)
 	}
+	// A cursor the listing did not print is refused, not read as the end of the listing.
+	for _, after := range []string{"xyz", "no!", "ew"} {
+		if code, out, errOut := b.wf(t, "deployments", "-after", after); code != exitUsage || out != "" || !strings.HasPrefix(errOut,
+			`headgate wf: -after "`+after+`" is not a cursor of this listing`+"\n") {
+			t.Errorf("deployments -after %s: exit %d, stdout %q, stderr %q", after, code, out, errOut)
+		}
+	}
 	for _, args := range [][]string{{"drain"}, {"activate", "a", "b"}, {"deployments", "x"}, {"deployments", "-limit", "0"},
 		{"drain", "blue", "-after", "x"}} {
 		if code, _, errOut := b.wf(t, args...); code != exitUsage {

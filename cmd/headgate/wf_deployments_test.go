@@ -80,8 +80,8 @@ func TestWfDeploymentsDrainActivate(t *testing.T) {
 	}
 	out = wfDeploymentsOut{}
 	b.wfJSON(t, exitOK, &out, "deployments")
-	if len(out.Deployments) != 2 || out.Deployments[0].OpenRuns["v1"] != 1 || len(out.Deployments[1].OpenRuns) != 2 ||
-		out.Deployments[1].OpenRuns["v2"] != 0 {
+	if len(out.Deployments) != 2 || out.Deployments[0].OpenRuns == nil || (*out.Deployments[0].OpenRuns)["v1"] != 1 ||
+		out.Deployments[1].OpenRuns == nil || len(*out.Deployments[1].OpenRuns) != 2 || (*out.Deployments[1].OpenRuns)["v2"] != 0 {
 		t.Fatalf("deployments -json with a run open on v1: %+v", out)
 	}
 	if err := b.env.Client.Terminate(b.ctx, "s1", ""); err != nil {
@@ -91,6 +91,14 @@ func TestWfDeploymentsDrainActivate(t *testing.T) {
 		t.Fatalf("deployments once s1 closed:\n%s", text)
 	}
 
+	// A deployment that lists no version yet has every field too: open_runs is {}.
+	if _, _, err := b.env.Store.PutWorkerDeployment(b.ctx, headgate.WorkerDeployment{Name: "amber"}); err != nil {
+		t.Fatal(err)
+	}
+	if text := b.mustWf(t, "deployments", "-json", "-limit", "1"); !strings.Contains(text, `"name": "amber"`) ||
+		!strings.Contains(text, `"open_runs": {}`) {
+		t.Errorf("deployments -json with a deployment of no version:\n%s", text)
+	}
 	if code, _, errOut := b.wf(t, "drain", "nope"); code != exitError || !strings.Contains(errOut, `no worker deployment "nope"`) {
 		t.Errorf("drain nope: exit %d, stderr %q", code, errOut)
 	}

@@ -1049,3 +1049,57 @@ func TestKitAdvancePassesEveryTimerOnTheWay(t *testing.T) {
 		}
 	})
 }
+
+// TestKitCodeThatReturnsBeforeItsHistoryEnds: code changed to return before commands
+// its history recorded (a step and a sleep removed from the end) took another path than
+// the run did: Replay says so, and a task on that code fails with the
+// NonDeterminismError instead of completing the run past history it never replayed;
+// the right code resumes it.
+func TestKitCodeThatReturnsBeforeItsHistoryEnds(t *testing.T) {
+	onBackends(t, func(t *testing.T, env *workflowtest.Env) {
+		step := func(ctx workflow.Context, name string) error {
+			_, err := workflow.Step(ctx, name, func(context.Context) (int, error) { return 1, nil }, nil)
+			return err
+		}
+		v1 := func(ctx workflow.Context, _ int) (string, error) {
+			if err := step(ctx, "a"); err != nil {
+				return "", err
+			}
+			if err := step(ctx, "b"); err != nil {
+				return "", err
+			}
+			return "v1", workflow.Sleep(ctx, "nap", time.Hour)
+		}
+		v2 := func(ctx workflow.Context, _ int) (string, error) {
+			return "v2", step(ctx, "a")
+		}
+		workflow.Register(env.Worker, "flow", v1)
+		env.Start("flow", 0, "f-1")
+		env.Run()
+		history := env.History("f-1")
+		if err := workflow.Replay(v1, history); err != nil {
+			t.Fatalf("Replay of the code that made the history: %v", err)
+		}
+		var nd *workflow.NonDeterminismError
+		if err := workflow.Replay(v2, history); !errors.As(err, &nd) || nd.History != "step b#1" || nd.Seq != 3 {
+			t.Fatalf("Replay of code that returns after step a: %v, want a NonDeterminismError at step b#1, seq 3", err)
+		}
+
+		w2 := env.NewWorker("v2")
+		workflow.Register(w2, "flow", v2)
+		if err := env.Store.AdvanceClock(env.Context(), time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		attempts := env.RunWith(w2)
+		if len(attempts) != 1 || !errors.As(attempts[0].Err, &nd) {
+			t.Fatalf("the task on the changed code: %+v, want one attempt failed with a NonDeterminismError", attempts)
+		}
+		if st := env.Status("f-1"); st != headgate.WorkflowRunning {
+			t.Fatalf("the run is %s after the changed code's task, want running\n%s", st, env.Timeline("f-1"))
+		}
+		env.Advance(time.Hour) // the task's retry, on the code the run was made with
+		if got, err := workflowtest.Result[string](env, "f-1"); err != nil || got != "v1" {
+			t.Fatalf("result on the right code: %q, %v\n%s", got, err, env.Timeline("f-1"))
+		}
+	})
+}

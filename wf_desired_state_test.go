@@ -2,6 +2,7 @@ package headgate
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -39,6 +40,37 @@ func TestSetDesiredStateUnchanged(t *testing.T) {
 		}
 		if _, err := s.StartWorkflow(ctx, WorkflowStart{WorkflowID: "w", WorkflowType: "t", PackageVersion: "v1"}); err == nil {
 			t.Errorf("a run started on v1 while its only deployment drains")
+		}
+	})
+}
+
+// TestListWorkerDeploymentsRefusesAForeignCursor: a cursor the listing did not print is
+// an *InvalidError of "cursor", not a position that reads as the end of the listing;
+// the cursors it prints page on.
+func TestListWorkerDeploymentsRefusesAForeignCursor(t *testing.T) {
+	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ctx := context.Background()
+		s, must := frozenStore(t, rdb)
+		for _, name := range []string{"blue", "green"} {
+			_, _, err := s.PutWorkerDeployment(ctx, WorkerDeployment{Name: name, Versions: []string{"v1"}})
+			must(err)
+		}
+		page, next, err := s.ListWorkerDeployments(ctx, "", 1)
+		must(err)
+		if len(page.Deployments) != 1 || page.Deployments[0].Name != "blue" || next == "" {
+			t.Fatalf("first page: %+v, next %q", page, next)
+		}
+		page, next, err = s.ListWorkerDeployments(ctx, next, 1)
+		must(err)
+		if len(page.Deployments) != 1 || page.Deployments[0].Name != "green" || next != "" {
+			t.Fatalf("second page: %+v, next %q", page, next)
+		}
+		for _, cursor := range []string{"xyz", "no!", "ew", "Gw"} {
+			_, _, err := s.ListWorkerDeployments(ctx, cursor, 10)
+			var inv *InvalidError
+			if !errors.As(err, &inv) || inv.Field != "cursor" {
+				t.Errorf("cursor %q: %v, want an *InvalidError of cursor", cursor, err)
+			}
 		}
 	})
 }

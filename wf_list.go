@@ -23,7 +23,7 @@ func lexPage(ctx context.Context, rdb redis.UniversalClient, key, lo, hi, cursor
 		return nil, "", err
 	}
 	if cursor != "" {
-		last, err := base64.RawURLEncoding.DecodeString(cursor)
+		last, err := base64.RawURLEncoding.Strict().DecodeString(cursor)
 		if err != nil || len(last) == 0 {
 			return nil, "", invalid("cursor", "%q is not a cursor of this listing", cursor)
 		}
@@ -55,6 +55,20 @@ func checkStartedCursor(cursor string) error {
 	last, err := base64.RawURLEncoding.DecodeString(cursor)
 	ms, id, ok := strings.Cut(string(last), memberSep)
 	if err != nil || !ok || id == "" || len(ms) < len(padMs(0)) || strings.Trim(ms, "0123456789") != "" {
+		return invalid("cursor", "%q is not a cursor of this listing", cursor)
+	}
+	return nil
+}
+
+// checkNameCursor refuses a cursor that is not a position of a listing in name order
+// (ListWorkerDeployments): a name, base64url-encoded. Taken as a position, any other
+// string would page from somewhere unrelated and the listing would read as empty.
+func checkNameCursor(cursor string) error {
+	if cursor == "" {
+		return nil
+	}
+	last, err := base64.RawURLEncoding.Strict().DecodeString(cursor)
+	if err != nil || len(last) == 0 || validateName("cursor", string(last), true) != nil {
 		return invalid("cursor", "%q is not a cursor of this listing", cursor)
 	}
 	return nil

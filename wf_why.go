@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -37,6 +38,13 @@ const (
 	// WorkflowReason.Attempt at WorkflowReason.Since with WorkflowReason.Message; its
 	// retry's backoff timer WorkflowReason.Timer fires at WorkflowReason.At.
 	WhyWorkflowStepRetry WorkflowWhyReason = "step_retry"
+	// WhyWorkflowWaitingForStepJob: the run waits for step WorkflowReason.Step, which
+	// runs as a job of its own (StepOptions.Job), scheduled at WorkflowReason.Since:
+	// its step job WorkflowReason.Task, whose own explanation (Store.Why) is
+	// WorkflowReason.TaskWhy (nil when the job is gone). For a
+	// run pinned to package version WorkflowReason.Version whose step job no live worker
+	// admits, the sentence says that no worker serves the version.
+	WhyWorkflowWaitingForStepJob WorkflowWhyReason = "waiting_for_step_job"
 	// WhyWorkflowWaitingForChild: the run waits for child workflow WorkflowReason.Child
 	// (run WorkflowReason.ChildRun), started at WorkflowReason.Since, now in
 	// WorkflowReason.ChildStatus ("" when the child has no row).
@@ -87,10 +95,10 @@ type WorkflowExplanation struct {
 }
 
 // WhyWorkflow explains why a workflow's run is not making progress: closed, paused,
-// sleeping on a timer, awaiting a signal, waiting for a child, or its task job not
-// running (with that job's own reasons, from Why) or running. It reads the workflow's
-// row, armed timers and the current run's history with plain reads, then the task job
-// with Why: the reads are not one snapshot, so a run that moves meanwhile may show a
+// sleeping on a timer, awaiting a signal, waiting for a step job or a child, or its
+// task job not running (with that job's own reasons, from Why) or running. It reads
+// the workflow's row, armed timers, step jobs and the current run's history with plain
+// reads, then the task job (or the step jobs) with Why: the reads are not one snapshot, so a run that moves meanwhile may show a
 // mix of two moments, as any listing does. It returns an error matching
 // ErrWorkflowNotFound for an id with no workflow.
 func (s *Store) WhyWorkflow(ctx context.Context, id string) (*WorkflowExplanation, error) {
@@ -106,6 +114,10 @@ func (s *Store) WhyWorkflow(ctx context.Context, id string) (*WorkflowExplanatio
 		return nil, err
 	}
 	timers, err := s.rdb.HGetAll(ctx, s.keys.WorkflowTimers(id)).Result()
+	if err != nil {
+		return nil, err
+	}
+	stepJobs, err := s.rdb.HGetAll(ctx, s.keys.WorkflowSteps(id)).Result()
 	if err != nil {
 		return nil, err
 	}
@@ -142,9 +154,12 @@ func (s *Store) WhyWorkflow(ctx context.Context, id string) (*WorkflowExplanatio
 	var pausedAt time.Time
 	var children []Event
 	ended := map[string]bool{}
+	scheduled := map[string]time.Time{} // step -> when its latest step job was scheduled
 	for _, ev := range run {
 		bySeq[ev.Seq] = ev
 		switch ev.Kind {
+		case EventStepScheduled:
+			scheduled[ev.Name] = ev.RecordedAt
 		case EventWorkflowPaused:
 			pausedAt = ev.RecordedAt
 		case EventChildStarted:
@@ -169,6 +184,18 @@ func (s *Store) WhyWorkflow(ctx context.Context, id string) (*WorkflowExplanatio
 		return nil, fmt.Errorf("headgate: why workflow %q: %w", id, err)
 	}
 	e.Reasons = append(e.Reasons, waits...)
+	for _, step := range slices.Sorted(maps.Keys(stepJobs)) {
+		r := WorkflowReason{Reason: WhyWorkflowWaitingForStepJob, Step: step, Task: stepJobs[step], Version: row.PackageVersion,
+			Since: scheduled[step]}
+		why, err := s.Why(ctx, r.Task, nil)
+		switch {
+		case err == nil:
+			r.TaskWhy = why
+		case !errors.Is(err, ErrJobNotFound):
+			return nil, fmt.Errorf("headgate: why workflow step job %q: %w", r.Task, err)
+		}
+		e.Reasons = append(e.Reasons, r)
+	}
 	for _, c := range children {
 		if ended[c.ChildWorkflowID] {
 			continue
@@ -251,7 +278,7 @@ func (r WorkflowReason) Sentence(now time.Time) string {
 		return fmt.Sprintf("it sleeps: timer %s fires at %s", r.Timer, whenFrom(r.At, now))
 	case WhyWorkflowAwaitingSignal:
 		if r.Signal == "" {
-			return "it awaits a signal with no timeout (no task, timer or child is outstanding)"
+			return "it awaits a signal with no timeout (no task, timer, step job or child is outstanding)"
 		}
 		return fmt.Sprintf("it awaits signal %s since %s; its timeout fires at %s", r.Signal, whenFrom(r.Since, now), whenFrom(r.At, now))
 	case WhyWorkflowStepRetry:
@@ -270,6 +297,20 @@ func (r WorkflowReason) Sentence(now time.Time) string {
 		return s
 	case WhyWorkflowRunning:
 		return fmt.Sprintf("its task job %s is running", r.Task)
+	case WhyWorkflowWaitingForStepJob:
+		s := fmt.Sprintf("it waits for its step %s, scheduled at %s as job %s", r.Step, whenFrom(r.Since, now), r.Task)
+		switch {
+		case r.TaskWhy == nil:
+			s += " (the job is gone)"
+		case r.TaskWhy.State == StateRunning:
+			s += ", which is running"
+		default:
+			s += fmt.Sprintf(", which is not running (%s)", r.TaskWhy.State)
+			if r.Version != "" && slices.ContainsFunc(r.TaskWhy.Reasons, func(tr Reason) bool { return tr.Reason == WhyNoLiveWorker }) {
+				s += fmt.Sprintf(": no worker serves version %s", r.Version)
+			}
+		}
+		return s
 	}
 	return string(r.Reason)
 }

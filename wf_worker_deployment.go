@@ -105,8 +105,12 @@ func (s *Store) GetWorkerDeployment(ctx context.Context, name string) (*WorkerDe
 }
 
 // ListWorkerDeployments returns a page of worker deployments in name order (undecodable
-// rows apart), and the cursor of the next page ("" at the end).
+// rows apart), and the cursor of the next page ("" at the end). A cursor that is not one
+// this listing printed is *InvalidError of "cursor", and nothing is read.
 func (s *Store) ListWorkerDeployments(ctx context.Context, cursor string, limit int) (*WorkerDeploymentListing, string, error) {
+	if err := checkNameCursor(cursor); err != nil {
+		return nil, "", err
+	}
 	names, next, err := s.lexPage(ctx, s.keys.DeploymentIndex(), "-", "+", cursor, limit)
 	if err != nil {
 		return nil, "", err

@@ -1138,6 +1138,27 @@ func TestWorkflows(t *testing.T) {
 	}
 }
 
+// A workflow's input, result and signal payloads are the JSON the runtime recorded: a
+// one-digit number is that number, not the msgpack integer its byte also reads as.
+func TestWorkflowJSONDigits(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Config{})
+	events := []headgate.Event{
+		{Seq: 1, Kind: headgate.EventWorkflowStarted, WorkflowType: "countdown", RunID: "r1", Input: []byte("7")},
+		{Seq: 2, Kind: headgate.EventSignalReceived, Name: "tick", Payload: []byte("3")},
+		{Seq: 3, Kind: headgate.EventWorkflowCompleted, Result: []byte("0")},
+	}
+	if err := b.store.Append(b.ctx, "count-1", events, 0); err != nil {
+		t.Fatal(err)
+	}
+	body := b.mustGet(t, "/workflows/count-1", "<dt>Input</dt><dd>7</dd>", "<dt>Payload</dt><dd>3</dd>", "<dt>Result</dt><dd>0</dd>")
+	for _, wrong := range []string{"<dd>55</dd>", "<dd>51</dd>", "<dd>48</dd>"} {
+		if strings.Contains(body, wrong) {
+			t.Errorf("the workflow page shows %s, a JSON digit read as msgpack", wrong)
+		}
+	}
+}
+
 // The operation page links back only into the dashboard, whatever the form says.
 func TestOperationBackLink(t *testing.T) {
 	t.Parallel()

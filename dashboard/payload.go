@@ -18,10 +18,28 @@ const maxShownBytes = 64 << 10
 // msgpack (what rqueue writes) or JSON as indented JSON after Config.Redact, else text,
 // else hex. With a redaction hook, what decodes as neither is hidden whole.
 func (h *Handler) payloadText(kind string, b []byte) string {
+	return h.decodedText(kind, b, false)
+}
+
+// workflowPayloadText renders a workflow event's input, result or payload as
+// payloadText does, JSON first: the runtime records JSON, and a one-digit JSON number
+// ("7") is also a msgpack integer (55).
+func (h *Handler) workflowPayloadText(workflowType string, b []byte) string {
+	return h.decodedText(workflowType, b, true)
+}
+
+func (h *Handler) decodedText(kind string, b []byte, jsonFirst bool) string {
 	if len(b) == 0 {
 		return ""
 	}
-	v, ok := msgpackjson.Decode(b)
+	var v any
+	ok := false
+	if jsonFirst && json.Valid(b) {
+		ok = json.Unmarshal(b, &v) == nil
+	}
+	if !ok {
+		v, ok = msgpackjson.Decode(b)
+	}
 	if !ok && json.Valid(b) {
 		ok = json.Unmarshal(b, &v) == nil
 	}

@@ -92,7 +92,7 @@ func (h *Handler) workflow(w http.ResponseWriter, r *http.Request) error {
 }
 
 // eventDetails lists what an event carries besides its kind and name, payloads decoded
-// and passed through Config.Redact under the workflow's type.
+// (JSON first, as the runtime records them) and passed through Config.Redact under the workflow's type.
 func (h *Handler) eventDetails(workflowType string, e headgate.Event) []fieldRow {
 	var rows []fieldRow
 	for _, r := range fieldRows(e, "Seq", "RecordedAt", "Kind", "Name", "Attempt", "Input", "Result", "Payload", "Error") {
@@ -105,13 +105,13 @@ func (h *Handler) eventDetails(workflowType string, e headgate.Event) []fieldRow
 		v    []byte
 	}{{"Input", e.Input}, {"Result", e.Result}, {"Payload", e.Payload}} {
 		if len(b.v) > 0 {
-			rows = append(rows, fieldRow{Name: b.name, Value: h.payloadText(workflowType, b.v)})
+			rows = append(rows, fieldRow{Name: b.name, Value: h.workflowPayloadText(workflowType, b.v)})
 		}
 	}
 	if e.Error != nil {
 		rows = append(rows, fieldRow{Name: "Error", Value: e.Error.Message})
 		if len(e.Error.Details) > 0 {
-			rows = append(rows, fieldRow{Name: "Error details", Value: h.payloadText(workflowType, e.Error.Details)})
+			rows = append(rows, fieldRow{Name: "Error details", Value: h.workflowPayloadText(workflowType, e.Error.Details)})
 		}
 	}
 	return rows

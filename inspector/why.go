@@ -39,7 +39,8 @@ func (i *Inspector) Why(ctx context.Context, id string, opts *WhyOptions) (*Expl
 
 // WhyWorkflow explains why a workflow's run is not making progress: closed (status,
 // when), paused (since), sleeping (timer, fire time), awaiting a signal (since, its
-// timeout), waiting for a child (its status), its task job not running (with that job's
+// timeout), waiting for a step job (with that job's own Why reasons) or a child (its
+// status), its task job not running (with that job's
 // own Why reasons) or running (the job's running reason). It returns an error matching
 // headgate.ErrWorkflowNotFound for an id that names no workflow.
 func (i *Inspector) WhyWorkflow(ctx context.Context, id string) (*WorkflowExplanation, error) {

@@ -3,6 +3,7 @@ package inspector_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -166,13 +167,13 @@ func TestWhyWorkflow(t *testing.T) {
 		}
 
 		env.Signal(child, "go", true)
-		env.Advance(time.Minute)
+		env.Advance(time.Minute) // the signal's tasks run at once, as workers run them
 		e, err = insp.WhyWorkflow(ctx, "wf-1")
 		if err != nil {
 			t.Fatal(err)
 		}
 		wantReasons(t, e, headgate.WhyWorkflowClosed)
-		if r := e.Reasons[0]; r.Status != headgate.WorkflowCompleted || !r.At.Equal(epoch.Add(time.Hour+time.Minute)) {
+		if r := e.Reasons[0]; r.Status != headgate.WorkflowCompleted || !r.At.Equal(epoch.Add(time.Hour)) {
 			t.Fatalf("closed: %+v\n%s", r, e)
 		}
 	})
@@ -197,6 +198,40 @@ func TestWhyWorkflowStepRetry(t *testing.T) {
 		if r := e.Reasons[0]; r.Step != "charge#1" || r.Attempt != 1 || r.Message != "card declined" ||
 			!r.Since.Equal(workflowtest.Epoch) || !r.At.Equal(workflowtest.Epoch.Add(time.Minute)) || r.Timer == "" {
 			t.Fatalf("step retry: %+v\n%s", r, e)
+		}
+	})
+}
+
+// TestWhyWorkflowStepJob: a run whose step runs as a job of its own waits for that
+// job, and why says so with the job's own reasons, not that it awaits a signal.
+func TestWhyWorkflowStepJob(t *testing.T) {
+	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
+		env, insp := workflowEnv(t, rdb) // its worker serves the default queue, not payments
+		ctx := env.Context()
+		workflow.Register(env.Worker, "pay", func(ctx workflow.Context, _ int) (int, error) {
+			return workflow.Step(ctx, "charge", func(context.Context) (int, error) { return 1, nil },
+				&workflow.StepOptions{Job: &workflow.StepJob{Queue: "payments"}})
+		})
+		env.Start("pay", 0, "wf-3")
+		env.Run()
+		e, err := insp.WhyWorkflow(ctx, "wf-3")
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantReasons(t, e, headgate.WhyWorkflowWaitingForStepJob)
+		r := e.Reasons[0]
+		if r.Step != "charge#1" || r.Task == "" || !r.Since.Equal(workflowtest.Epoch) || r.TaskWhy == nil ||
+			r.TaskWhy.ID != r.Task || r.TaskWhy.State != headgate.StateAvailable {
+			t.Fatalf("waiting for the step job: %+v\n%s", r, e)
+		}
+		j, err := insp.Job(ctx, r.Task)
+		if err != nil || j.Job.Queue != "payments" {
+			t.Fatalf("the step job %s: %+v, %v", r.Task, j, err)
+		}
+		if s := e.String(); !strings.Contains(s, "it waits for its step charge#1, scheduled at") ||
+			!strings.Contains(s, "as job "+r.Task+", which is not running (available)") ||
+			!strings.Contains(s, "no live worker serves its queue payments") {
+			t.Fatalf("why in words:\n%s", s)
 		}
 	})
 }

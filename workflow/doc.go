@@ -32,9 +32,10 @@
 // Sleep, Await and Child return what happened while the run waited, Now the recorded
 // store time. Everything the code asks for is named by name and occurrence ("charge#1",
 // "charge#2"); a replay that asks for something other than what the history holds at
-// that point fails the task with a *NonDeterminismError ("history has step charge#1 at
-// seq 7, the code asked for refund#1"), which is retried with backoff, so a deploy of
-// the right code resumes the run. The code must be deterministic outside steps: no
+// that point, or returns before it replayed all the history holds, fails the task with
+// a *NonDeterminismError ("history has step charge#1 at seq 7, the code asked for
+// refund#1"), which is retried with backoff, so a deploy of the right code resumes the
+// run. The code must be deterministic outside steps: no
 // clock (use Now), no randomness, no I/O, no goroutines (use Parallel), no map order.
 // Patched lets running workflows take a code change at the point they reach it;
 // ContinueAsNew starts a fresh history in the same chain.

@@ -3,7 +3,9 @@ package workflow
 import "fmt"
 
 // NonDeterminismError: the code asked for something other than what the history
-// recorded at that point, so replaying it would give a wrong result. The task fails (and
+// recorded at that point, or returned before it replayed every command the history
+// recorded (Code is then "nothing more (it returned)"; a run with a cancel request may
+// stop early), so replaying it would give a wrong result. The task fails (and
 // is retried with backoff, so a deploy of the right code resumes the run); nothing of it
 // is committed past the mismatch.
 type NonDeterminismError struct {

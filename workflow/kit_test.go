@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -1006,4 +1007,99 @@ func TestKitChildIDTooLong(t *testing.T) {
 	if got, err := workflowtest.Result[string](env, id); err != nil || got != "refused: name" {
 		t.Fatalf("result %q, %v; want refused: name", got, err)
 	}
+}
+
+// TestKitAdvancePassesEveryTimerOnTheWay: an Advance longer than two sleeps in a row
+// fires both, each at its own fire time, as workers would while that time passes;
+// it does not jump past the first and arm the second from the end of the step.
+func TestKitAdvancePassesEveryTimerOnTheWay(t *testing.T) {
+	onBackends(t, func(t *testing.T, env *workflowtest.Env) {
+		workflow.Register(env.Worker, "two-sleeps", func(ctx workflow.Context, _ struct{}) (string, error) {
+			if err := workflow.Sleep(ctx, "first", time.Hour); err != nil {
+				return "", err
+			}
+			if err := workflow.Sleep(ctx, "second", time.Hour); err != nil {
+				return "", err
+			}
+			return "rested", nil
+		})
+		env.Start("two-sleeps", struct{}{}, "nap")
+		env.Run()
+		env.Advance(3 * time.Hour)
+		got, err := workflowtest.Result[string](env, "nap")
+		if err != nil || got != "rested" {
+			t.Fatalf("after 3h: %q, %v; want rested\n%s", got, err, env.Timeline("nap"))
+		}
+		var fired []time.Time
+		for _, e := range env.History("nap") {
+			if e.Kind == headgate.EventTimerFired {
+				fired = append(fired, e.RecordedAt.UTC())
+			}
+		}
+		want := []time.Time{workflowtest.Epoch.Add(time.Hour), workflowtest.Epoch.Add(2 * time.Hour)}
+		if !slices.Equal(fired, want) {
+			t.Errorf("timers fired at %v, want %v\n%s", fired, want, env.Timeline("nap"))
+		}
+		now, err := env.Store.Now(env.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := workflowtest.Epoch.Add(3 * time.Hour); !now.Equal(want) {
+			t.Errorf("store clock after Advance(3h) = %v, want %v", now.UTC(), want)
+		}
+	})
+}
+
+// TestKitCodeThatReturnsBeforeItsHistoryEnds: code changed to return before commands
+// its history recorded (a step and a sleep removed from the end) took another path than
+// the run did: Replay says so, and a task on that code fails with the
+// NonDeterminismError instead of completing the run past history it never replayed;
+// the right code resumes it.
+func TestKitCodeThatReturnsBeforeItsHistoryEnds(t *testing.T) {
+	onBackends(t, func(t *testing.T, env *workflowtest.Env) {
+		step := func(ctx workflow.Context, name string) error {
+			_, err := workflow.Step(ctx, name, func(context.Context) (int, error) { return 1, nil }, nil)
+			return err
+		}
+		v1 := func(ctx workflow.Context, _ int) (string, error) {
+			if err := step(ctx, "a"); err != nil {
+				return "", err
+			}
+			if err := step(ctx, "b"); err != nil {
+				return "", err
+			}
+			return "v1", workflow.Sleep(ctx, "nap", time.Hour)
+		}
+		v2 := func(ctx workflow.Context, _ int) (string, error) {
+			return "v2", step(ctx, "a")
+		}
+		workflow.Register(env.Worker, "flow", v1)
+		env.Start("flow", 0, "f-1")
+		env.Run()
+		history := env.History("f-1")
+		if err := workflow.Replay(v1, history); err != nil {
+			t.Fatalf("Replay of the code that made the history: %v", err)
+		}
+		var nd *workflow.NonDeterminismError
+		if err := workflow.Replay(v2, history); !errors.As(err, &nd) || nd.History != "step b#1" || nd.Seq != 3 {
+			t.Fatalf("Replay of code that returns after step a: %v, want a NonDeterminismError at step b#1, seq 3", err)
+		}
+
+		w2 := env.NewWorker("v2")
+		workflow.Register(w2, "flow", v2)
+		if err := env.Store.AdvanceClock(env.Context(), time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		attempts := env.RunWith(w2)
+		if len(attempts) != 1 || !errors.As(attempts[0].Err, &nd) {
+			t.Fatalf("the task on the changed code: %+v, want one attempt failed with a NonDeterminismError", attempts)
+		}
+		if st := env.Status("f-1"); st != headgate.WorkflowRunning {
+			t.Fatalf("the run is %s after the changed code's task, want running\n%s", st, env.Timeline("f-1"))
+		}
+		env.Advance(time.Hour) // the task's retry, on the code the run was made with
+		if got, err := workflowtest.Result[string](env, "f-1"); err != nil || got != "v1" {
+			t.Fatalf("result on the right code: %q, %v\n%s", got, err, env.Timeline("f-1"))
+		}
+	})
 }

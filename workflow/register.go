@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/headgate/headgate"
 	"github.com/headgate/headgate/worker"
@@ -154,6 +155,14 @@ func (t *task) execute(body func(Context, []byte) ([]byte, error)) (end *headgat
 	if !returned {
 		return nil, false, nil, nil
 	}
+	if t.cancelSeq == 0 {
+		// A cancelled run's code stops at its next step wherever that is; any other
+		// run's code that returns before it replayed every command of its history took
+		// another path than the one the history recorded.
+		if err := t.unreplayed(); err != nil {
+			return nil, false, nil, err
+		}
+	}
 	row := t.row
 	var can *continueAsNew
 	switch {
@@ -177,6 +186,24 @@ func (t *task) execute(body func(Context, []byte) ([]byte, error)) (end *headgat
 		parent = &headgate.Event{Kind: headgate.EventChildCompleted, ChildWorkflowID: t.wfID, ChildRunID: row.RunID, Result: out}
 	}
 	return end, false, parent, nil
+}
+
+// unreplayed returns the *NonDeterminismError of the earliest command of the history
+// that the code, having returned, did not replay, or nil. The caller holds t.mu.
+func (t *task) unreplayed() error {
+	first := -1
+	for scope, list := range t.commands {
+		if i := t.cursor[scope]; i < len(list) && (first < 0 || list[i] < first) {
+			first = list[i]
+		}
+	}
+	if first < 0 {
+		return nil
+	}
+	e := t.history[first]
+	class, key, _ := commandOf(e)
+	return &NonDeterminismError{WorkflowID: t.wfID, History: class + " " + strings.TrimPrefix(key, scopeOf(key)), Seq: e.Seq,
+		Code: "nothing more (it returned)"}
 }
 
 // jsonBody adapts a typed workflow function to the runtime's, which passes the input

@@ -95,9 +95,13 @@ func TestStepJobRunsOnItsQueue(t *testing.T) {
 				env.Timeline("pay-1"))
 		}
 		if err := workflow.Replay(func(ctx workflow.Context, amount int) (string, error) {
-			return workflow.Step(ctx, "charge", func(context.Context) (string, error) {
+			charge, err := workflow.Step(ctx, "charge", func(context.Context) (string, error) {
 				return "", errors.New("a replay ran the step")
 			}, &workflow.StepOptions{Job: paymentJob})
+			if err != nil {
+				return "", err
+			}
+			return charge + "/settled", workflow.Sleep(ctx, "settle", time.Hour)
 		}, env.History("pay-1")); err != nil {
 			t.Errorf("Replay of a step job's history: %v", err)
 		}

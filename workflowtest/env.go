@@ -124,12 +124,23 @@ func (e *Env) Run() []worker.Attempt {
 // RunWith is Run with w taking the tasks: those of the queues it serves alone.
 func (e *Env) RunWith(w *worker.Worker) []worker.Attempt {
 	e.t.Helper()
+	all, _ := e.runWith(w)
+	return all
+}
+
+// runWith is RunWith that also returns when the next thing is due on the store clock
+// once nothing is left to run: the earliest armed timer or scheduled job (zero when
+// there is none).
+func (e *Env) runWith(w *worker.Worker) ([]worker.Attempt, time.Time) {
+	e.t.Helper()
 	var all []worker.Attempt
 	for range 100_000 {
-		if _, _, err := e.Store.FireTimers(e.ctx, 1000); err != nil {
+		_, nextTimer, err := e.Store.FireTimers(e.ctx, 1000)
+		if err != nil {
 			e.t.Fatalf("workflowtest: fire timers: %v", err)
 		}
-		if _, _, err := e.Store.PromoteDue(e.ctx, 1000); err != nil {
+		_, nextJob, err := e.Store.PromoteDue(e.ctx, 1000)
+		if err != nil {
 			e.t.Fatalf("workflowtest: promote due jobs: %v", err)
 		}
 		attempts, err := w.Work(e.ctx, 1)
@@ -137,21 +148,50 @@ func (e *Env) RunWith(w *worker.Worker) []worker.Attempt {
 			e.t.Fatalf("workflowtest: run tasks: %v", err)
 		}
 		if len(attempts) == 0 {
-			return all
+			next := nextTimer
+			if next.IsZero() || (!nextJob.IsZero() && nextJob.Before(next)) {
+				next = nextJob
+			}
+			return all, next
 		}
 		all = append(all, attempts...)
 	}
 	e.t.Fatalf("workflowtest: still running tasks after 100,000: a workflow that never waits?")
-	return all
+	return all, time.Time{}
 }
 
-// Advance steps the store clock by d and runs what became due.
+// Advance lets d pass on the store clock and runs what becomes due, as workers would
+// over that time: what is due now runs first (a signal's task at the time it was
+// sent), then the clock steps to each timer's fire time and each scheduled job's
+// due time on the way, in order, and what is due then runs before it steps on, so a
+// timer armed on the way (a second sleep, a retry's backoff) fires too when it falls
+// within d, at its own time.
 func (e *Env) Advance(d time.Duration) []worker.Attempt {
 	e.t.Helper()
-	if err := e.Store.AdvanceClock(e.ctx, d); err != nil {
+	if d < 0 {
+		e.t.Fatalf("workflowtest: advance the clock: cannot step it back (%s)", d)
+	}
+	now, err := e.Store.Now(e.ctx)
+	if err != nil {
+		e.t.Fatalf("workflowtest: read the store clock: %v", err)
+	}
+	end := now.Add(d)
+	var all []worker.Attempt
+	for range 100_000 {
+		attempts, next := e.runWith(e.Worker)
+		all = append(all, attempts...)
+		if next.IsZero() || !next.After(now) || next.After(end) {
+			break
+		}
+		if err := e.Store.FreezeClock(e.ctx, next); err != nil {
+			e.t.Fatalf("workflowtest: advance the clock: %v", err)
+		}
+		now = next
+	}
+	if err := e.Store.FreezeClock(e.ctx, end); err != nil {
 		e.t.Fatalf("workflowtest: advance the clock: %v", err)
 	}
-	return e.Run()
+	return append(all, e.Run()...)
 }
 
 // Status returns a workflow's status.

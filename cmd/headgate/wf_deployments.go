@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -17,8 +18,9 @@ type wfDeploymentJSON struct {
 	CreatedAt        *string           `json:"created_at"`
 	UpdatedAt        *string           `json:"updated_at"`
 	DesiredChangedAt *string           `json:"desired_changed_at"`
-	// OpenRuns is, per version, how many runs on it are open (listings only).
-	OpenRuns map[string]int64 `json:"open_runs,omitempty"`
+	// OpenRuns is, per version, how many runs on it are open (listings only, where it
+	// is {} for a deployment that lists no version).
+	OpenRuns *map[string]int64 `json:"open_runs,omitempty"`
 }
 
 func wfDeploymentOf(d *headgate.WorkerDeployment) wfDeploymentJSON {
@@ -41,6 +43,9 @@ func cmdWfDeployments(ctx context.Context, c *cli, args []string) error {
 		return err
 	}
 	page, next, err := c.insp.WorkerDeployments(ctx, c.wf.after, c.wf.limit)
+	if inv, ok := errors.AsType[*headgate.InvalidError](err); ok && inv.Field == "cursor" {
+		return usagef("-after %s", inv.Reason) // named by the flag that carried it
+	}
 	if err != nil {
 		return err
 	}
@@ -64,10 +69,11 @@ func cmdWfDeployments(ctx context.Context, c *cli, args []string) error {
 		}{Deployments: []wfDeploymentJSON{}, Undecodable: []undecodableJSON{}}
 		for _, d := range page.Deployments {
 			j := wfDeploymentOf(d)
-			j.OpenRuns = map[string]int64{}
+			runs := map[string]int64{}
 			for _, v := range d.Versions {
-				j.OpenRuns[v] = open[v]
+				runs[v] = open[v]
 			}
+			j.OpenRuns = &runs
 			out.Deployments = append(out.Deployments, j)
 		}
 		for _, u := range page.Undecodable {

@@ -80,8 +80,8 @@ func TestWfDeploymentsDrainActivate(t *testing.T) {
 	}
 	out = wfDeploymentsOut{}
 	b.wfJSON(t, exitOK, &out, "deployments")
-	if len(out.Deployments) != 2 || out.Deployments[0].OpenRuns["v1"] != 1 || len(out.Deployments[1].OpenRuns) != 2 ||
-		out.Deployments[1].OpenRuns["v2"] != 0 {
+	if len(out.Deployments) != 2 || out.Deployments[0].OpenRuns == nil || (*out.Deployments[0].OpenRuns)["v1"] != 1 ||
+		out.Deployments[1].OpenRuns == nil || len(*out.Deployments[1].OpenRuns) != 2 || (*out.Deployments[1].OpenRuns)["v2"] != 0 {
 		t.Fatalf("deployments -json with a run open on v1: %+v", out)
 	}
 	if err := b.env.Client.Terminate(b.ctx, "s1", ""); err != nil {
@@ -91,11 +91,26 @@ func TestWfDeploymentsDrainActivate(t *testing.T) {
 		t.Fatalf("deployments once s1 closed:\n%s", text)
 	}
 
+	// A deployment that lists no version yet has every field too: open_runs is {}.
+	if _, _, err := b.env.Store.PutWorkerDeployment(b.ctx, headgate.WorkerDeployment{Name: "amber"}); err != nil {
+		t.Fatal(err)
+	}
+	if text := b.mustWf(t, "deployments", "-json", "-limit", "1"); !strings.Contains(text, `"name": "amber"`) ||
+		!strings.Contains(text, `"open_runs": {}`) {
+		t.Errorf("deployments -json with a deployment of no version:\n%s", text)
+	}
 	if code, _, errOut := b.wf(t, "drain", "nope"); code != exitError || !strings.Contains(errOut, `no worker deployment "nope"`) {
 		t.Errorf("drain nope: exit %d, stderr %q", code, errOut)
 	}
 	if code, _, errOut := b.wf(t, "drain", "poison"); code != exitError || !strings.Contains(errOut, "stored undecodable") {
 		t.Errorf("drain poison: exit %d, stderr %q", code, errOut)
+	}
+	// A cursor the listing did not print is refused, not read as the end of the listing.
+	for _, after := range []string{"xyz", "no!", "ew"} {
+		if code, out, errOut := b.wf(t, "deployments", "-after", after); code != exitUsage || out != "" || !strings.HasPrefix(errOut,
+			`headgate wf: -after "`+after+`" is not a cursor of this listing`+"\n") {
+			t.Errorf("deployments -after %s: exit %d, stdout %q, stderr %q", after, code, out, errOut)
+		}
 	}
 	for _, args := range [][]string{{"drain"}, {"activate", "a", "b"}, {"deployments", "x"}, {"deployments", "-limit", "0"},
 		{"drain", "blue", "-after", "x"}} {

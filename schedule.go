@@ -20,7 +20,8 @@ type Schedule struct {
 	Name string
 	// Cron is a standard 5-field expression ("*/5 * * * *": minute, hour, day of month,
 	// month, day of week) or a descriptor (@yearly, @monthly, @weekly, @daily,
-	// @midnight, @hourly), read in Zone. Exactly one of Cron and Interval is set.
+	// @midnight, @hourly), read in Zone, that some date matches (not "0 0 30 2 *").
+	// Exactly one of Cron and Interval is set.
 	Cron string
 	// Interval ticks at Start + k*Interval, k >= 1, whatever the zone says. At least 1s,
 	// whole milliseconds.
@@ -76,7 +77,8 @@ type Misfire struct {
 	// Max is, for MisfireCatchUp, the most missed ticks fired (1..MaxCatchUp).
 	Max int
 	// Window is, for MisfireCatchUp, how far back before the store's now missed ticks
-	// are caught up (at most a year).
+	// are caught up: more than Grace (a tick is missed only once it is more than Grace
+	// late), at most a year.
 	Window time.Duration
 }
 

@@ -41,8 +41,9 @@ type Schedule struct {
 }
 
 // MisfirePolicy names what a schedule does with ticks that were missed: due more than
-// Misfire.Grace ago when a worker could fire them (every worker was down, the schedule
-// was added with a backlog of ticks in its Start...).
+// Misfire.Grace ago when a worker could fire them (every worker was down, the cron duty
+// was between holders for long). Ticks before the schedule was added, or before its
+// last resume, are none of them: they never fire.
 type MisfirePolicy string
 
 const (

@@ -20,7 +20,8 @@ type Schedule struct {
 	Name string
 	// Cron is a standard 5-field expression ("*/5 * * * *": minute, hour, day of month,
 	// month, day of week) or a descriptor (@yearly, @monthly, @weekly, @daily,
-	// @midnight, @hourly), read in Zone. Exactly one of Cron and Interval is set.
+	// @midnight, @hourly), read in Zone, that some date matches (not "0 0 30 2 *").
+	// Exactly one of Cron and Interval is set.
 	Cron string
 	// Interval ticks at Start + k*Interval, k >= 1, whatever the zone says. At least 1s,
 	// whole milliseconds.
@@ -40,8 +41,9 @@ type Schedule struct {
 }
 
 // MisfirePolicy names what a schedule does with ticks that were missed: due more than
-// Misfire.Grace ago when a worker could fire them (every worker was down, the schedule
-// was added with a backlog of ticks in its Start...).
+// Misfire.Grace ago when a worker could fire them (every worker was down, the cron duty
+// was between holders for long). Ticks before the schedule was added, or before its
+// last resume, are none of them: they never fire.
 type MisfirePolicy string
 
 const (
@@ -76,7 +78,8 @@ type Misfire struct {
 	// Max is, for MisfireCatchUp, the most missed ticks fired (1..MaxCatchUp).
 	Max int
 	// Window is, for MisfireCatchUp, how far back before the store's now missed ticks
-	// are caught up (at most a year).
+	// are caught up: more than Grace (a tick is missed only once it is more than Grace
+	// late), at most a year.
 	Window time.Duration
 }
 

@@ -32,6 +32,9 @@ func (k *ticker) next(t time.Time) time.Time {
 		return k.anchor.Add((n + 1) * k.every)
 	}
 	c := k.spec.Next(t)
+	if w := k.wallNext(t); !w.IsZero() && (c.IsZero() || w.Before(c)) {
+		c = w
+	}
 	if k.spec.Hour&everyHour == everyHour {
 		return c
 	}
@@ -42,6 +45,31 @@ func (k *ticker) next(t time.Time) time.Time {
 		return g
 	}
 	return c
+}
+
+// wallNext returns the first instant after t whose wall time in the zone matches the
+// expression, searched on the wall clock, or the zero time. The parser's own Next steps
+// through a day an hour of elapsed time at a time, so where the clocks change by half an
+// hour (Australia/Lord_Howe) it passes over that day's every match: a daily tick would be
+// lost twice a year. A wall time the clocks skip has no instant, and one they repeat only
+// its first: Next finds those, and next takes the earlier of the two.
+func (k *ticker) wallNext(t time.Time) time.Time {
+	utc := *k.spec
+	utc.Location = time.UTC
+	w := t.In(k.loc)
+	wall := time.Date(w.Year(), w.Month(), w.Day(), w.Hour(), w.Minute(), w.Second(), w.Nanosecond(), time.UTC)
+	for range 4 { // a match that is no instant after t (skipped, or before t): the next one
+		m := utc.Next(wall)
+		if m.IsZero() {
+			return m
+		}
+		c := time.Date(m.Year(), m.Month(), m.Day(), m.Hour(), m.Minute(), m.Second(), 0, k.loc)
+		if cw := c.In(k.loc); cw.Hour() == m.Hour() && cw.Minute() == m.Minute() && c.After(t) {
+			return c
+		}
+		wall = m
+	}
+	return time.Time{}
 }
 
 // repeated reports whether c's wall time already occurred earlier, in the hour the

@@ -45,7 +45,7 @@ const (
 	WhyQuarantined WhyReason = "quarantined_fingerprint"
 	// WhyRateLimited: the job's rate class Reason.Class has Reason.Tokens of the
 	// Reason.Weight tokens the job needs (burst Reason.Burst); the bucket holds them at
-	// Reason.At.
+	// Reason.At, or never when Reason.At is zero: a class at limit 0 refills nothing.
 	WhyRateLimited WhyReason = "rate_limited"
 	// WhyTooHeavy: the job's Reason.Weight is more than its class's Reason.Burst: it
 	// cannot run at the class's current limit.
@@ -290,6 +290,10 @@ func (r Reason) Sentence(now time.Time) string {
 	case WhyQuarantined:
 		return fmt.Sprintf("held behind quarantined fingerprint %s (crashed job %s)", r.Fingerprint, r.CrashedJob)
 	case WhyRateLimited:
+		if r.At.IsZero() {
+			return fmt.Sprintf("its rate class %s has %d of the %d tokens it needs (burst %d) and never refills: its limit is 0",
+				r.Class, r.Tokens, r.Weight, r.Burst)
+		}
 		return fmt.Sprintf("its rate class %s has %d of the %d tokens it needs (burst %d) and holds them at %s",
 			r.Class, r.Tokens, r.Weight, r.Burst, whenFrom(r.At, now))
 	case WhyTooHeavy:

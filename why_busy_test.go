@@ -67,3 +67,12 @@ func TestWhyWorkersBusy(t *testing.T) {
 		}
 	})
 }
+
+// A rate class at limit 0 never refills: the sentence says so, not a time the tokens come.
+func TestWhyRateLimitedNeverSentence(t *testing.T) {
+	t.Parallel()
+	r := Reason{Reason: WhyRateLimited, Class: "api", Tokens: 0, Weight: 2, Burst: 1}
+	if got, want := r.Sentence(frozenEpoch), "its rate class api has 0 of the 2 tokens it needs (burst 1) and never refills: its limit is 0"; got != want {
+		t.Errorf("sentence = %q, want %q", got, want)
+	}
+}

@@ -2,7 +2,8 @@
 bulk_retry.lua: an operator retries a batch of the finished jobs (archived, undecodable,
 cancelled, quarantined, completed and retained) that a filter selects through the job
 indexes (index_select in lib.lua), as retry.lua retries one: each becomes available now
-on its queue, its attempts from zero unless kept, out of the retained index. A job whose
+on its queue, its attempts from zero unless kept, out of the retained index, a completed
+job without the result of the run the retry supersedes. A job whose
 strict unique key another job now holds is skipped. The queue's limit on unfinished jobs
 applies to the batch as to an enqueue of it: over the limit, the whole batch is refused.
 A quarantined job's fingerprint stays quarantined (the job is held with its siblings).
@@ -11,7 +12,7 @@ only counts.
 
 KEYS[1]  namespace prefix; derived keys (lib.lua): q:<queue>:kinds,
          q:<queue>:ix:<state>:<kind>[\x1f<dim>\x1f<value>], q:<queue>:pc:<part>,
-         job:<id>, scheduled, retained, unique, quarantine, held:<fp>, limits, clock,
+         job:<id>, result:<id>, scheduled, retained, unique, quarantine, held:<fp>, limits, clock,
          q:<queue>:{counts,ring,drr,p:<part>,wake}, q:<queue>:w:<worker>:{ring,drr,p:<part>}
 ARGV[1]  queue
 ARGV[2]  state (archived, undecodable, cancelled, quarantined, completed)
@@ -31,6 +32,7 @@ Cost     O(batch * log N)
 --- @include subtable
 --- @include call_chunked
 --- @include K.job
+--- @include K.result
 --- @include K.unique
 --- @include K.limits
 --- @include K.retained
@@ -169,6 +171,7 @@ for i = 1, n do
   else
     rcall('HDEL', k, 'fin', 'attempt', 'crash', 'snz')
   end
+  if from == 'completed' then rcall('DEL', K.result(P, jid)) end
   local ukey = v[UKEY]
   if ukey and ukey ~= '' and v[UWIN] == 0 then rcall('HSET', K.unique(P), ukey, jid) end
   local fp, tags = v[FP] or '', v[TAGS] or ''

@@ -3,6 +3,8 @@ retry.lua: an operator retries a finished job (archived, undecodable, cancelled,
 quarantined, or completed and retained). It becomes available now, or scheduled at a
 given time, on its queue, optionally with an edit of its fields. Its failed and crashed
 attempts and its snoozes start again from zero unless kept. It leaves the retained index.
+A completed job's result goes: it was the result of the run the retry supersedes, and
+the job's next success stores its own (or none).
 
 Everything is checked before the first write: a strict unique key the job held must be
 free or still its own (then it is taken again), else Duplicate naming the holder; the
@@ -11,7 +13,7 @@ fingerprint stays quarantined (the job is then held with its siblings) unless `l
 set: then the fingerprint is lifted and the caller releases the held siblings
 (release_quarantine.lua). A job whose own data is corrupt is parked, as cancel.lua does.
 
-KEYS[1]  namespace prefix; derived keys (lib.lua): job:<id>, scheduled, leases, retained,
+KEYS[1]  namespace prefix; derived keys (lib.lua): job:<id>, result:<id>, scheduled, leases, retained,
          unique, quarantine, held:<fp>, limits, clock, corrupt,
          q:<queue>:{counts,ring,drr,p:<part>,wake}, q:<queue>:w:<worker>:{ring,drr,p:<part>}
 ARGV[1]  job id
@@ -32,6 +34,7 @@ Cost     O(log N)
 ]]
 --- @include rcall
 --- @include K.job
+--- @include K.result
 --- @include K.scheduled
 --- @include K.retained
 --- @include K.unique
@@ -106,6 +109,7 @@ if lift and j.fp ~= '' and rcall('HEXISTS', K.quarantine(P), j.fp) == 1 then
   lifted = 1
 end
 rcall('ZREM', K.retained(P), id)
+if j.state == 'completed' and j.aux == '1' then rcall('DEL', K.result(P, id)) end
 apply_edit(P, id, j, e)
 local k = K.job(P, id)
 rcall('HDEL', k, 'fin')

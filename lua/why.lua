@@ -13,7 +13,8 @@ It returns every reason that applies, most decisive first:
   history; success for a completed job); a quarantined job's fingerprint;
 - otherwise, in this order: staged (pending), scheduled or retrying at its time; its
   queue paused; its fingerprint quarantined (with the job that crashed into it); its
-  rate class short of its weight (tokens now, the time the bucket holds the weight) or
+  rate class short of its weight (tokens now, the time the bucket holds the weight, 0
+  when it never does: a class at limit 0 refills nothing) or
   the job heavier than the burst; pinned to a worker that is not live (with when it was
   last seen); no live worker serving its queue, or none of them handling its kind, or
   every one that does busy (its jobs in flight at its concurrency at its last beat:
@@ -188,9 +189,13 @@ else
     if j.parked == 'u' or (b and j.weight > b.burst) then
       add('too_heavy', 'class', j.rc, 'weight', j.weight, 'burst', (b and b.burst) or 0)
     elseif b then
+      -- 0: a class at limit 0 refills nothing, so the tokens never come.
       local at = now
-      if b.tokens < j.weight and b.limit > 0 and b.window > 0 then
-        at = b.refilled + math.ceil((j.weight - b.tokens) * b.window / b.limit)
+      if b.tokens < j.weight then
+        at = 0
+        if b.limit > 0 and b.window > 0 then
+          at = b.refilled + math.ceil((j.weight - b.tokens) * b.window / b.limit)
+        end
       end
       add('rate_limited', 'class', j.rc, 'tokens', math.floor(b.tokens), 'weight', j.weight, 'burst', b.burst,
         'refill_at', at)

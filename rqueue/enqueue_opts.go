@@ -74,8 +74,12 @@ type EnqueueOpts struct {
 	// Defaults to 1.
 	Weight int
 
-	// Sticky pins the job to one worker id: only that worker admits it.
-	// Defaults to "" (any worker).
+	// Sticky pins the job to one worker id (worker.Config.ID): only that worker admits
+	// it, and while no live worker has that id the job waits (headgate why says
+	// pinned_worker_gone). A worker's default id is new in each process, so pin only to
+	// workers given a stable ID. A worker alternates its pinned jobs with the shared
+	// ones, so a pinned job can go before a shared one of higher priority in the same
+	// partition. Defaults to "" (any worker).
 	Sticky string
 
 	// Unique makes the job unique by its unique key. Defaults to not unique.

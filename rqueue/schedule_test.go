@@ -46,6 +46,24 @@ func TestAddScheduleWithTypedArgs(t *testing.T) {
 			t.Errorf("UpdateSchedule with %s set: %v, want *InvalidError for %s", field, err, field)
 		}
 	}
+	// The same holds of the args' own options, and of an option the store refuses.
+	for field, c := range map[string]struct {
+		args rqueue.Args
+		opts *rqueue.EnqueueOpts
+	}{
+		"opts.Unique.Debounce": {debouncedArgs{}, nil},
+		"opts.Queue":           {reportArgs{}, &rqueue.EnqueueOpts{Queue: "a:b"}},
+		"opts.Partition":       {reportArgs{}, &rqueue.EnqueueOpts{Partition: "a{b}"}},
+	} {
+		err := b.client.AddSchedule(b.ctx, headgate.Schedule{Name: "x", Cron: "@daily"}, c.args, c.opts)
+		if !errors.As(err, &inv) || inv.Field != field {
+			t.Errorf("AddSchedule of %T with %+v: %v, want *InvalidError for %s", c.args, c.opts, err, field)
+		}
+		err = b.client.UpdateSchedule(b.ctx, sc, c.args, c.opts)
+		if !errors.As(err, &inv) || inv.Field != field {
+			t.Errorf("UpdateSchedule of %T with %+v: %v, want *InvalidError for %s", c.args, c.opts, err, field)
+		}
+	}
 	// epoch is 2030-01-02 03:04:05 UTC, 22:04 the day before in New York: midnight is
 	// 05:00 UTC.
 	if err := b.store.AdvanceClock(b.ctx, 2*time.Hour); err != nil {
@@ -75,4 +93,13 @@ func TestAddScheduleWithTypedArgs(t *testing.T) {
 	if err != nil || st.Revision != 2 || st.Job.PartitionKey != "" || st.Fired != 1 {
 		t.Errorf("after update: %+v, %v", st, err)
 	}
+}
+
+// debouncedArgs debounce by their kind's default options.
+type debouncedArgs struct{}
+
+func (debouncedArgs) Kind() string { return "debounced" }
+
+func (debouncedArgs) EnqueueOpts() rqueue.EnqueueOpts {
+	return rqueue.EnqueueOpts{Unique: rqueue.UniqueOpts{Key: "k", Debounce: time.Minute}}
 }

@@ -55,6 +55,23 @@ var bulkRetryCases = []conformanceCase{
 			t.Errorf("p0's first job admitted is %s, want j-01497 (priority 5)", firstOf["p0"])
 		}
 	}},
+	// As Retry: a retried completed job's result goes with the run it was of.
+	{"BulkRetry/CompletedResultGoes", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		mustEnqueue(t, ctx, s, job("a"), job("b"))
+		for range 2 {
+			mustAck(t, ctx, s, admitOne(t, ctx, s), headgate.OutcomeSuccess,
+				&headgate.AckOpts{Result: &headgate.Blob{SchemaVersion: 1, Bytes: []byte("first run")}})
+		}
+		if res, err := s.BulkRetry(ctx, headgate.JobFilter{Queue: headgate.QueueDefault, State: headgate.StateCompleted}, nil); err != nil || res.Moved != 2 {
+			t.Fatalf("BulkRetry = %+v, %v; want 2 moved", res, err)
+		}
+		for _, id := range []string{"a", "b"} {
+			if r, err := s.JobResult(ctx, id); err != nil || r != nil {
+				t.Errorf("result of retried %s: %+v, %v; want none", id, r, err)
+			}
+		}
+	}},
 	{"BulkRetry/ByKindAndTag", func(t *testing.T, s *headgate.Store) {
 		ctx := freeze(t, s)
 		enqueueMany(t, ctx, s, "j", 1200, func(i int, e *headgate.Envelope) {

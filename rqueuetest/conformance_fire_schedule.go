@@ -320,6 +320,10 @@ var fireScheduleCases = []conformanceCase{
 		if err != nil {
 			t.Fatal(err)
 		}
+		lordHowe, err := time.LoadLocation("Australia/Lord_Howe") // clocks change by half an hour
+		if err != nil {
+			t.Fatal(err)
+		}
 		for _, c := range []struct {
 			zone  *time.Location
 			cron  string
@@ -335,6 +339,10 @@ var fireScheduleCases = []conformanceCase{
 			{ny, "0 * * * *", time.Date(2026, 3, 8, 0, 30, 0, 0, ny), []string{"03-08 06:00", "03-08 07:00", "03-08 08:00"}},
 			{berlin, "30 2 * * *", time.Date(2026, 3, 28, 12, 0, 0, 0, berlin), []string{"03-29 01:00", "03-30 00:30"}},
 			{berlin, "30 2 * * *", time.Date(2026, 10, 24, 12, 0, 0, 0, berlin), []string{"10-25 00:30", "10-26 01:30"}},
+			// A daily tick on the days the clocks move by half an hour: 02:00 +10:30 is
+			// 02:30 +11 on 4 October, 02:00 +11 is 01:30 +10:30 on 5 April.
+			{lordHowe, "0 0 * * *", time.Date(2026, 10, 3, 12, 0, 0, 0, lordHowe), []string{"10-03 13:30", "10-04 13:00"}},
+			{lordHowe, "0 12 * * *", time.Date(2026, 4, 4, 13, 0, 0, 0, lordHowe), []string{"04-05 01:30"}},
 		} {
 			name := fmt.Sprintf("dst-%d", c.from.Unix())
 			if err := s.FreezeClock(ctx, c.from); err != nil {

@@ -168,6 +168,7 @@ var scheduleValidationCases = []conformanceCase{
 			{"Cron", edit(func(sc *headgate.Schedule) { sc.Cron = "@every 5m" })},
 			{"Cron", edit(func(sc *headgate.Schedule) { sc.Cron = "TZ=UTC * * * * *" })},
 			{"Cron", edit(func(sc *headgate.Schedule) { sc.Interval = time.Minute })},
+			{"Cron", edit(func(sc *headgate.Schedule) { sc.Cron = "0 0 30 2 *" })}, // no date matches: never fires
 			{"Interval", edit(func(sc *headgate.Schedule) { sc.Cron, sc.Interval = "", 500*time.Millisecond })},
 			{"Start", edit(func(sc *headgate.Schedule) { sc.Start = epoch })},
 			{"Zone", edit(func(sc *headgate.Schedule) { sc.Zone = "Mars/Olympus" })},
@@ -186,6 +187,13 @@ var scheduleValidationCases = []conformanceCase{
 			{"Misfire.Max", edit(func(sc *headgate.Schedule) { sc.Misfire.Max = 3 })},
 			{"Misfire.Window", edit(func(sc *headgate.Schedule) {
 				sc.Misfire = headgate.Misfire{Policy: headgate.MisfireCatchUp, Max: 3}
+			})},
+			// A missed tick is more than Grace late: a window within Grace catches up none.
+			{"Misfire.Window", edit(func(sc *headgate.Schedule) {
+				sc.Misfire = headgate.Misfire{Policy: headgate.MisfireCatchUp, Max: 3, Window: 30 * time.Second}
+			})},
+			{"Misfire.Window", edit(func(sc *headgate.Schedule) {
+				sc.Misfire = headgate.Misfire{Policy: headgate.MisfireCatchUp, Max: 3, Window: time.Hour, Grace: time.Hour}
 			})},
 		} {
 			for _, put := range []struct {

@@ -99,6 +99,23 @@ var retryCases = []conformanceCase{
 			t.Errorf("admitted %v after the retries, want the 4 jobs", ids(got))
 		}
 	}},
+	// A retried completed job is no longer the run that stored its result: the result
+	// goes, and the next success stores its own, or none.
+	{"Retry/CompletedResultGoes", func(t *testing.T, s *headgate.Store) {
+		ctx := freeze(t, s)
+		mustEnqueue(t, ctx, s, job("a"))
+		mustAck(t, ctx, s, admitOne(t, ctx, s), headgate.OutcomeSuccess,
+			&headgate.AckOpts{Result: &headgate.Blob{SchemaVersion: 1, Bytes: []byte("first run")}})
+		mustRetry(t, ctx, s, "a", nil)
+		if r, err := s.JobResult(ctx, "a"); err != nil || r != nil {
+			t.Errorf("result of the retried job: %+v, %v; want none", r, err)
+		}
+		finishAs(t, ctx, s, "a", headgate.OutcomeSuccess)
+		wantState(t, ctx, s, "a", headgate.StateCompleted)
+		if r, err := s.JobResult(ctx, "a"); err != nil || r != nil {
+			t.Errorf("result after a success that set none: %+v, %v; want none, not the first run's", r, err)
+		}
+	}},
 	{"Retry/AtAndKeepAttempts", func(t *testing.T, s *headgate.Store) {
 		ctx := freeze(t, s)
 		failing := job("a")

@@ -84,6 +84,23 @@ var whyCases = []conformanceCase{
 		advance(t, ctx, s, 20*time.Second)
 		wantWhy(t, ctx, s, "b", headgate.StateAvailable, limited)
 	}},
+	{"Why/RateLimitedNeverRefills", func(t *testing.T, s *headgate.Store) {
+		ctx := whySetup(t, s)
+		// Limit 0: the burst is all the class ever admits; no time brings more tokens.
+		if err := s.SetRateLimit(ctx, "c", headgate.RateLimit{Limit: 0, Window: time.Minute, Burst: 1}); err != nil {
+			t.Fatal(err)
+		}
+		a, b := job("a"), job("b")
+		a.RateClass, b.RateClass = "c", "c"
+		mustEnqueue(t, ctx, s, a, b)
+		if got := mustAdmit(t, ctx, s, admitReq("w1", 2)); len(got) != 1 {
+			t.Fatalf("admitted %d jobs, want 1", len(got))
+		}
+		advance(t, ctx, s, time.Hour)
+		beat(t, ctx, s, "w1", time.Hour)
+		wantWhy(t, ctx, s, "b", headgate.StateAvailable,
+			headgate.Reason{Reason: headgate.WhyRateLimited, Class: "c", Tokens: 0, Weight: 1, Burst: 1})
+	}},
 	{"Why/TooHeavy", func(t *testing.T, s *headgate.Store) {
 		ctx := whySetup(t, s)
 		if err := s.SetRateLimit(ctx, "c", headgate.RateLimit{Limit: 2, Window: time.Minute, Burst: 2}); err != nil {

@@ -30,6 +30,10 @@ func remedy(id, pausedWorkflow string, state headgate.State, r headgate.Reason) 
 		return "headgate resume " + shellArg(r.Queue)
 	case headgate.WhyQuarantined:
 		return fmt.Sprintf("headgate quarantine release %s   (add -retry to also retry %s)", shellArg(r.Fingerprint), shellArg(r.CrashedJob))
+	case headgate.WhyRateLimited:
+		if r.At.IsZero() { // a class at limit 0: time lifts nothing
+			return fmt.Sprintf("headgate rate %s LIMIT WINDOW BURST   (a LIMIT above 0)", shellArg(r.Class))
+		}
 	case headgate.WhyTooHeavy:
 		return fmt.Sprintf("headgate rate %s LIMIT WINDOW BURST   (a BURST of at least %d)", shellArg(r.Class), r.Weight)
 	case headgate.WhyQueueFull:

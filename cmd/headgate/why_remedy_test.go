@@ -2,6 +2,7 @@ package main
 
 import (
 	"testing"
+	"time"
 
 	"github.com/headgate/headgate"
 )
@@ -21,6 +22,9 @@ func TestRemedy(t *testing.T) {
 			"headgate quarantine release fp   (add -retry to also retry c)"},
 		{headgate.StateAvailable, headgate.Reason{Reason: headgate.WhyTooHeavy, Class: "api", Weight: 5},
 			"headgate rate api LIMIT WINDOW BURST   (a BURST of at least 5)"},
+		// A class at limit 0 never refills (no At): only a new limit lifts it.
+		{headgate.StateAvailable, headgate.Reason{Reason: headgate.WhyRateLimited, Class: "api"},
+			"headgate rate api LIMIT WINDOW BURST   (a LIMIT above 0)"},
 		{headgate.StatePending, headgate.Reason{Reason: headgate.WhyQueueFull, Queue: "q", Limit: 10}, "headgate limit q N|off   (now 10)"},
 		{headgate.StateArchived, headgate.Reason{Reason: headgate.WhyFinished}, "headgate retry j"},
 		{headgate.StateQuarantined, headgate.Reason{Reason: headgate.WhyFinished},
@@ -32,7 +36,7 @@ func TestRemedy(t *testing.T) {
 		{headgate.StateRunning, headgate.Reason{Reason: headgate.WhyRunning}, ""},
 		{headgate.StateRunning, headgate.Reason{Reason: headgate.WhyLeaseExpired}, ""},
 		{headgate.StateAvailable, headgate.Reason{Reason: headgate.WhyPartitionTurn}, ""},
-		{headgate.StateAvailable, headgate.Reason{Reason: headgate.WhyRateLimited}, ""},
+		{headgate.StateAvailable, headgate.Reason{Reason: headgate.WhyRateLimited, Class: "api", At: time.Unix(1, 0)}, ""},
 		{headgate.StateAvailable, headgate.Reason{Reason: headgate.WhyFingerprintCap}, ""},
 	}
 	for _, c := range cases {

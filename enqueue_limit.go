@@ -8,6 +8,9 @@ import (
 // refused with *BackpressureError. Lowering it below the current depth refuses new work
 // until jobs finish.
 func (s *Store) SetEnqueueLimit(ctx context.Context, queue string, limit int64) error {
+	if err := s.checkFormat(ctx); err != nil {
+		return err
+	}
 	if err := validateRequired("queue", queue, false); err != nil {
 		return err
 	}
@@ -19,6 +22,9 @@ func (s *Store) SetEnqueueLimit(ctx context.Context, queue string, limit int64) 
 
 // RemoveEnqueueLimit makes the queue unbounded.
 func (s *Store) RemoveEnqueueLimit(ctx context.Context, queue string) error {
+	if err := s.checkFormat(ctx); err != nil {
+		return err
+	}
 	if err := validateRequired("queue", queue, false); err != nil {
 		return err
 	}

@@ -73,7 +73,9 @@ func (s *Store) checkFormat(ctx context.Context) error {
 		s.format.unmarked.Store(true)
 		found = StorageFormat
 	case err != nil:
-		return fmt.Errorf("headgate: read the storage format of namespace %q: %w", s.cfg.Namespace, err)
+		// Redis did not answer, or refused the client (NOAUTH, NOPERM): the caller's call
+		// failed as it would have without the check, which the next call makes again.
+		return err
 	}
 	if found != StorageFormat {
 		s.format.err = &FormatError{Namespace: s.cfg.Namespace, Found: found, Want: StorageFormat}

@@ -3,7 +3,10 @@ package headgate_test
 import (
 	"context"
 	"errors"
+	"maps"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/headgate/headgate"
 	"github.com/headgate/headgate/internal/redistest"
@@ -53,5 +56,75 @@ func TestStorageFormat(t *testing.T) {
 				t.Fatalf("job hash written under a refused format: exists=%d err=%v", n, err)
 			}
 		})
+	})
+}
+
+// TestStorageFormatRefusedByEveryCall: the format check guards every call of a store,
+// not only its scripts and GetJob: the operator reads (stats, policy, quarantine, ...)
+// refuse a namespace of another format instead of reporting it empty, and the writes
+// made without a script (pause, limits, rate limits, series) write nothing into it.
+func TestStorageFormatRefusedByEveryCall(t *testing.T) {
+	redistest.OnBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ctx := context.Background()
+		ns := redistest.Namespace(t)
+		if err := rdb.Set(ctx, "hg:{"+ns+"}:format", "0", 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		s, err := headgate.NewStore(rdb, &headgate.StoreConfig{Namespace: ns})
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls := map[string]func() error{
+			"QueueStats":      func() error { _, err := s.QueueStats(ctx); return err },
+			"PartitionStats":  func() error { _, _, err := s.PartitionStats(ctx, "default", 0, 10); return err },
+			"PartitionCounts": func() error { _, err := s.PartitionCounts(ctx, "default", "p"); return err },
+			"Gauges":          func() error { _, err := s.Gauges(ctx, nil); return err },
+			"CorruptJobs":     func() error { _, err := s.CorruptJobs(ctx); return err },
+			"Quarantined":     func() error { _, err := s.Quarantined(ctx); return err },
+			"Policy":          func() error { _, err := s.Policy(ctx); return err },
+			"RateClass":       func() error { _, err := s.RateClass(ctx, "r"); return err },
+			"ListSchedules":   func() error { _, _, err := s.ListSchedules(ctx, "", 10); return err },
+			"Workers":         func() error { _, err := s.Workers(ctx); return err },
+			"Series":          func() error { _, err := s.Series(ctx, time.Time{}); return err },
+			"JobErrors":       func() error { _, err := s.JobErrors(ctx, "a"); return err },
+			"JobProgress":     func() error { _, err := s.JobProgress(ctx, "a"); return err },
+			"JobOutput":       func() error { _, err := s.JobOutput(ctx, "a"); return err },
+			"GetWorkflow":     func() error { _, err := s.GetWorkflow(ctx, "w"); return err },
+			"ListWorkflows":   func() error { _, err := s.ListWorkflows(ctx, headgate.WorkflowListRequest{PageSize: 10}); return err },
+			"ListWorkerDeployments": func() error {
+				_, _, err := s.ListWorkerDeployments(ctx, "", 10)
+				return err
+			},
+			"PauseQueue":         func() error { return s.PauseQueue(ctx, "default") },
+			"ResumeQueue":        func() error { return s.ResumeQueue(ctx, "default") },
+			"SetEnqueueLimit":    func() error { return s.SetEnqueueLimit(ctx, "default", 5) },
+			"RemoveEnqueueLimit": func() error { return s.RemoveEnqueueLimit(ctx, "default") },
+			"SetRateLimit": func() error {
+				return s.SetRateLimit(ctx, "r", headgate.RateLimit{Limit: 1, Window: time.Second, Burst: 1})
+			},
+			"RemoveRateLimit": func() error { return s.RemoveRateLimit(ctx, "r") },
+			"RecordSeries":    func() error { _, err := s.RecordSeries(ctx, 0); return err },
+		}
+		for _, name := range slices.Sorted(maps.Keys(calls)) {
+			var fe *headgate.FormatError
+			if err := calls[name](); !errors.As(err, &fe) || fe.Found != "0" {
+				t.Errorf("%s on a namespace of format 0 = %v, want *FormatError", name, err)
+			}
+		}
+		node := rdb
+		if cc, ok := rdb.(*redis.ClusterClient); ok {
+			m, err := cc.MasterForKey(ctx, "hg:{"+ns+"}:format")
+			if err != nil {
+				t.Fatal(err)
+			}
+			node = m
+		}
+		keys, err := node.Keys(ctx, headgate.KeyPattern(ns)).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(keys) != 1 {
+			t.Errorf("keys of the refused namespace: %v, want only its format marker", keys)
+		}
 	})
 }

@@ -6,6 +6,9 @@ import (
 
 // PauseQueue stops admission from the queue; enqueues still succeed.
 func (s *Store) PauseQueue(ctx context.Context, queue string) error {
+	if err := s.checkFormat(ctx); err != nil {
+		return err
+	}
 	if err := validateRequired("queue", queue, false); err != nil {
 		return err
 	}
@@ -14,6 +17,9 @@ func (s *Store) PauseQueue(ctx context.Context, queue string) error {
 
 // ResumeQueue resumes admission from a paused queue.
 func (s *Store) ResumeQueue(ctx context.Context, queue string) error {
+	if err := s.checkFormat(ctx); err != nil {
+		return err
+	}
 	if err := validateRequired("queue", queue, false); err != nil {
 		return err
 	}

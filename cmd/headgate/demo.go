@@ -272,7 +272,13 @@ loop:
 		runErr = err
 	}
 	if strings.HasPrefix(where, "redis") {
-		fmt.Fprintf(d.stdout, "\ninspect it: headgate -redis %s -namespace %s stats\n", d.cfg.redisURL, d.cfg.namespace)
+		// Not the password: the line goes to a terminal, and maybe a log.
+		redacted := redactURL(d.cfg.redisURL)
+		note := ""
+		if redacted != d.cfg.redisURL {
+			note = " (the URL's password in place of xxxxx)"
+		}
+		fmt.Fprintf(d.stdout, "\ninspect it: headgate -redis %s -namespace %s stats%s\n", shellArg(redacted), d.cfg.namespace, note)
 	}
 	return runErr
 }
@@ -285,7 +291,7 @@ func (d *demo) connect() (redis.UniversalClient, string, func(), error) {
 		if err != nil {
 			return nil, "", nil, err
 		}
-		return rdb, "redis " + d.cfg.redisURL, func() { _ = rdb.Close() }, nil
+		return rdb, "redis " + redactURL(d.cfg.redisURL), func() { _ = rdb.Close() }, nil
 	}
 	mr := miniredis.NewMiniRedis()
 	if err := mr.Start(); err != nil {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/alicebob/miniredis/v2"
 )
 
 func TestDemo(t *testing.T) {
@@ -56,4 +58,23 @@ func TestDemoUsage(t *testing.T) {
 			t.Errorf("headgate %s: exit %d, stderr %q; want exit %d and %q", strings.Join(tc.args, " "), code, errOut.String(), tc.code, tc.want)
 		}
 	}
+}
+
+// The demo on a server whose URL has a password prints the URL without it: stdout goes
+// to terminals and logs.
+func TestDemoHidesPassword(t *testing.T) {
+	t.Parallel()
+	mr := miniredis.RunT(t)
+	mr.RequireAuth("hunter2")
+	var out, errOut bytes.Buffer
+	code := runDemo([]string{"-redis", "redis://:hunter2@" + mr.Addr(), "-noisy", "20", "-quiet", "2", "-tenants", "1",
+		"-every", "1ms", "-work", "0", "-workers", "1", "-progress", "1s", "-timeout", "60s"}, &out, &errOut)
+	if code != exitOK {
+		t.Fatalf("demo: exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errOut.String())
+	}
+	if strings.Contains(out.String()+errOut.String(), "hunter2") {
+		t.Errorf("the demo printed the password:\nstdout:\n%s\nstderr:\n%s", out.String(), errOut.String())
+	}
+	requireContains(t, out.String(), "headgate demo on redis redis://:xxxxx@"+mr.Addr(),
+		"inspect it: headgate -redis redis://:xxxxx@"+mr.Addr()+" -namespace ")
 }

@@ -78,6 +78,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -415,7 +416,8 @@ func (c *cli) connect() (*redis.Client, error) {
 	}
 	opts, err := redis.ParseURL(u)
 	if err != nil {
-		return nil, fmt.Errorf("bad -redis %q: %w", short(c.redisURL), err)
+		// The URL's password stays out of the message: it goes to terminals and logs.
+		return nil, fmt.Errorf("bad -redis %q: %s", short(redactURL(c.redisURL)), redactURL(err.Error()))
 	}
 	c.addr = opts.Addr
 	// -timeout bounds the whole command through its context; go-redis honours a
@@ -425,6 +427,17 @@ func (c *cli) connect() (*redis.Client, error) {
 	opts.ContextTimeoutEnabled = true
 	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout = c.timeout, c.timeout, c.timeout
 	return redis.NewClient(opts), nil
+}
+
+// urlPassword is the password of a redis:// or rediss:// URL (redis://[USER]:PASSWORD@...),
+// wherever such a URL appears in a text.
+var urlPassword = regexp.MustCompile(`(rediss?://[^:@/\s"]*:)[^@\s"]*@`)
+
+// redactURL replaces the password of every Redis URL in s with xxxxx, as
+// net/url.URL.Redacted does, so that a URL the command prints (the demo's server, an
+// error about the URL) does not show it.
+func redactURL(s string) string {
+	return urlPassword.ReplaceAllString(s, "${1}xxxxx@")
 }
 
 // parseInterleaved parses fs over args, letting flags come after positional arguments

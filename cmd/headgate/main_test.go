@@ -577,6 +577,33 @@ func TestConnectionError(t *testing.T) {
 	}
 }
 
+// No message repeats a password the -redis URL holds.
+func TestCredentialsErrors(t *testing.T) {
+	t.Parallel()
+	mr := miniredis.RunT(t)
+	mr.RequireAuth("hunter2")
+	for _, tc := range []struct {
+		name, url string
+		code      int
+		want      []string
+	}{
+		{"bad URL", "redis://:hunter2@127.0.0.1:notaport", exitUsage, []string{`bad -redis "redis://:xxxxx@127.0.0.1:notaport"`}},
+		{"bad database", "redis://ops:hunter2@" + mr.Addr() + "/x", exitUsage, []string{`bad -redis "redis://ops:xxxxx@` + mr.Addr() + `/x"`}},
+		{"right password", "redis://:hunter2@" + mr.Addr(), exitOK, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			if code := run([]string{"-redis", tc.url, "-namespace", "n", "stats"}, &out, &errOut); code != tc.code {
+				t.Errorf("exit %d, want %d\nstderr:\n%s", code, tc.code, errOut.String())
+			}
+			requireContains(t, errOut.String(), tc.want...)
+			if strings.Contains(errOut.String(), "hunter") {
+				t.Errorf("stderr shows the password:\n%s", errOut.String())
+			}
+		})
+	}
+}
+
 // A connection that could not be made (refused, no route, a name that does not resolve)
 // is reported with the dial's error and the address; a call that ran out of time says
 // -timeout; a connection dropped says so.

@@ -346,7 +346,12 @@ func (c *cli) errorLine(err error) string {
 	}
 	// Redis's NOPERM says what was refused, not why: the usual causes are a
 	// least-privilege user given another namespace and an administrator's command.
+	// NOAUTH and WRONGPASS do not say where the credentials go.
 	switch {
+	case strings.Contains(msg, "NOAUTH"):
+		msg += " (Redis wants a password: give it in the URL, -redis redis://:PASSWORD@HOST:PORT or redis://USER:PASSWORD@HOST:PORT, or in $REDIS_URL)"
+	case strings.Contains(msg, "WRONGPASS"):
+		msg += " (the user or password in the -redis URL or $REDIS_URL is wrong: redis://USER:PASSWORD@HOST:PORT)"
 	case strings.Contains(msg, "NOPERM") && strings.Contains(msg, "keys"):
 		msg += fmt.Sprintf(" (the Redis user may not reach namespace %s: a user of headgate acl reaches one namespace's keys; is -namespace right?)",
 			c.namespace)

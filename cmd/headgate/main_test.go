@@ -577,7 +577,8 @@ func TestConnectionError(t *testing.T) {
 	}
 }
 
-// No message repeats a password the -redis URL holds.
+// A server that wants a password, or gets a wrong one, is told apart, with where the
+// password goes; and no message repeats a password the -redis URL holds.
 func TestCredentialsErrors(t *testing.T) {
 	t.Parallel()
 	mr := miniredis.RunT(t)
@@ -587,6 +588,8 @@ func TestCredentialsErrors(t *testing.T) {
 		code      int
 		want      []string
 	}{
+		{"no password", mr.Addr(), exitError, []string{"NOAUTH", "Redis wants a password: give it in the URL, -redis redis://:PASSWORD@HOST:PORT"}},
+		{"wrong password", "redis://:hunter3@" + mr.Addr(), exitError, []string{"WRONGPASS", "password in the -redis URL or $REDIS_URL is wrong"}},
 		{"bad URL", "redis://:hunter2@127.0.0.1:notaport", exitUsage, []string{`bad -redis "redis://:xxxxx@127.0.0.1:notaport"`}},
 		{"bad database", "redis://ops:hunter2@" + mr.Addr() + "/x", exitUsage, []string{`bad -redis "redis://ops:xxxxx@` + mr.Addr() + `/x"`}},
 		{"right password", "redis://:hunter2@" + mr.Addr(), exitOK, nil},

@@ -17,7 +17,7 @@ func (s *Store) SetEnqueueLimit(ctx context.Context, queue string, limit int64) 
 	if limit < 0 {
 		return invalid("limit", "cannot be negative (%d)", limit)
 	}
-	return s.rdb.HSet(ctx, s.keys.Limits(), queue, limit).Err()
+	return outOfMemory("set enqueue limit", s.rdb.HSet(ctx, s.keys.Limits(), queue, limit).Err())
 }
 
 // RemoveEnqueueLimit makes the queue unbounded.

@@ -2,6 +2,8 @@ package headgate
 
 import (
 	"context"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // PauseQueue stops admission from the queue; enqueues still succeed.
@@ -12,7 +14,7 @@ func (s *Store) PauseQueue(ctx context.Context, queue string) error {
 	if err := validateRequired("queue", queue, false); err != nil {
 		return err
 	}
-	return s.rdb.SAdd(ctx, s.keys.Paused(), queue).Err()
+	return outOfMemory("pause", s.rdb.SAdd(ctx, s.keys.Paused(), queue).Err())
 }
 
 // ResumeQueue resumes admission from a paused queue.
@@ -23,8 +25,12 @@ func (s *Store) ResumeQueue(ctx context.Context, queue string) error {
 	if err := validateRequired("queue", queue, false); err != nil {
 		return err
 	}
-	if err := s.rdb.SRem(ctx, s.keys.Paused(), queue).Err(); err != nil {
-		return err
-	}
-	return s.rdb.RPush(ctx, s.keys.Wake(queue), "1").Err()
+	// One transaction: a Redis out of memory refuses the wake-up, and then the resume
+	// too, rather than resume the queue and report a failure.
+	cmds, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.SRem(ctx, s.keys.Paused(), queue)
+		p.RPush(ctx, s.keys.Wake(queue), "1")
+		return nil
+	})
+	return outOfMemory("resume", err, cmds...)
 }

@@ -59,6 +59,22 @@ func (e *EvictionPolicyError) Error() string {
 // this condition, acks included, so workers stall until memory is freed.
 var ErrOutOfMemory = errors.New("headgate: Redis is out of memory (maxmemory reached, noeviction)")
 
+// outOfMemory is err as ErrOutOfMemory when Redis refused the call what (a write made
+// without a script) for lack of memory, as decodeReply makes a script's refusal. A
+// transaction refused so is EXECABORT, its refused command's error saying why.
+func outOfMemory(what string, err error, cmds ...redis.Cmder) error {
+	for _, c := range cmds {
+		if redis.HasErrorPrefix(c.Err(), "OOM") {
+			err = c.Err()
+			break
+		}
+	}
+	if redis.HasErrorPrefix(err, "OOM") {
+		return fmt.Errorf("%w: %s refused: %w", ErrOutOfMemory, what, err)
+	}
+	return err
+}
+
 // CheckServer reads the memory configuration of rdb's servers (INFO memory, which
 // managed services allow where CONFIG GET is often disabled) and returns
 // *EvictionPolicyError when one of them evicts keys without a TTL, which would delete

@@ -142,6 +142,10 @@ func TestEnqueueOutOfMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	if err := store.PauseQueue(ctx, "paused"); err != nil {
+		t.Fatal(err)
+	}
+
 	// Every function loaded first (a server out of memory refuses FUNCTION LOAD).
 	if err := headgate.LoadFunctions(ctx, rdb); err != nil {
 		t.Fatal(err)
@@ -200,6 +204,24 @@ func TestEnqueueOutOfMemory(t *testing.T) {
 	}
 	if f, es, e := scriptCalls(t, rdb); f != 2 || es+e != 0 {
 		t.Errorf("Why and ListJobs at maxmemory: %d FCALL, %d EVALSHA, %d EVAL; want 2 FCALL", f, es, e)
+	}
+
+	// The writes made without a script are refused as ErrOutOfMemory too, and write
+	// nothing: a resume does not half apply (the queue resumed, its workers not woken)
+	// and report a failure.
+	before = dumpNamespace(t, rdb, "oom")
+	for name, call := range map[string]func() error{
+		"PauseQueue":      func() error { return store.PauseQueue(ctx, "default") },
+		"ResumeQueue":     func() error { return store.ResumeQueue(ctx, "paused") },
+		"SetEnqueueLimit": func() error { return store.SetEnqueueLimit(ctx, "default", 5) },
+		"RemoveRateLimit": func() error { return store.RemoveRateLimit(ctx, "r") },
+	} {
+		if err := call(); !errors.Is(err, headgate.ErrOutOfMemory) {
+			t.Errorf("%s at maxmemory = %v, want ErrOutOfMemory", name, err)
+		}
+	}
+	if after := dumpNamespace(t, rdb, "oom"); after != before {
+		t.Errorf("the refused writes changed the namespace:\nbefore:\n%s\nafter:\n%s", before, after)
 	}
 
 	if err := rdb.Del(ctx, "filler").Err(); err != nil {

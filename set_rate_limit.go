@@ -45,10 +45,10 @@ func (s *Store) RemoveRateLimit(ctx context.Context, class string) error {
 	if err := validateRequired("class", class, true); err != nil {
 		return err
 	}
-	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+	cmds, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.Del(ctx, s.keys.Rate(class))
 		p.ZAddXX(ctx, s.keys.Starved(), redis.Z{Score: 0, Member: class})
 		return nil
 	})
-	return err
+	return outOfMemory("remove rate limit", err, cmds...)
 }

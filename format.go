@@ -27,7 +27,8 @@ type FormatError struct {
 }
 
 func (e *FormatError) Error() string {
-	return fmt.Sprintf("headgate: namespace %q is stored in format %q; this build reads format %q", e.Namespace, e.Found, e.Want)
+	return fmt.Sprintf("headgate: namespace %q is stored in format %q; this build reads format %q: drain the namespace "+
+		"with a build of format %q, or use a new namespace", e.Namespace, e.Found, e.Want, e.Found)
 }
 
 // formatCheck is a store's one check of its namespace's format, made before its first

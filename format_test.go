@@ -5,6 +5,7 @@ import (
 	"errors"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -47,6 +48,10 @@ func TestStorageFormat(t *testing.T) {
 			var fe *headgate.FormatError
 			if !errors.As(err, &fe) || fe.Found != "0" || fe.Want != headgate.StorageFormat || fe.Namespace != ns {
 				t.Fatalf("Enqueue: %v, want *FormatError{Found 0, Want %s}", err, headgate.StorageFormat)
+			}
+			// The message says what to do, as the README's upgrade note does.
+			if !strings.Contains(err.Error(), `drain the namespace with a build of format "0", or use a new namespace`) {
+				t.Errorf("FormatError says %q; want it to say how to go on", err)
 			}
 			if _, err := s.GetJob(ctx, "a"); !errors.As(err, &fe) {
 				t.Fatalf("GetJob: %v, want *FormatError", err)

@@ -30,8 +30,9 @@ type NodeReport struct {
 }
 
 // Evicts reports whether the node may delete keys that have no TTL to free memory.
-// Headgate's keys have none, so volatile-* policies never touch them; allkeys-* ones
-// pick any key, a job's included.
+// Headgate's jobs, queues and indexes have none, so volatile-* policies never touch
+// them (only short-lived records do have one: admission records, per-minute counts);
+// allkeys-* ones pick any key, a job's included.
 func (n NodeReport) Evicts() bool {
 	return n.MaxMemory > 0 && strings.HasPrefix(n.Policy, "allkeys-")
 }

@@ -166,6 +166,11 @@ func (w *Worker) Start(ctx context.Context) error {
 		if errors.As(err, &ev) && !w.cfg.AllowEvictionPolicy {
 			return fmt.Errorf("worker: %w (set Config.AllowEvictionPolicy to start anyway)", err)
 		}
+		var re *headgate.ReplicaError
+		if errors.As(err, &re) {
+			// Every call of the worker would fail with READONLY, logged for ever.
+			return fmt.Errorf("worker: %w", err)
+		}
 		w.log.Warn("worker: server check", "err", err)
 	}
 	waiter := newWaiter(w.rdb)

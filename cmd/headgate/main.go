@@ -56,7 +56,8 @@
 //	      durable workflows: list, show a run's timeline, signal, cancel, pause, resume, terminate, retry; worker deployments, drained and activated
 //
 // -redis defaults to $REDIS_URL, else redis://127.0.0.1:6379; it takes a redis:// or
-// rediss:// URL or host:port. -namespace defaults to $HEADGATE_NAMESPACE and is required
+// rediss:// URL or host:port; any node of a Redis Cluster reaches the whole cluster.
+// -namespace defaults to $HEADGATE_NAMESPACE and is required
 // by every command but demo. -timeout bounds each command's calls to Redis (default 10s);
 // a run by filter's, each batch.
 // Flags may come before or after a command's arguments; a negative number is an argument
@@ -288,12 +289,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "headgate: -timeout must be positive, not %s\n", c.timeout)
 		return exitUsage
 	}
-	rdb, err := c.connect()
+	node, err := c.connect()
 	if err != nil {
 		fmt.Fprintln(stderr, c.errorLine(err))
 		return exitUsage
 	}
-	defer rdb.Close()
+	defer node.Close()
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	rdb := clusterOf(ctx, node)
+	if rdb != node {
+		defer rdb.Close()
+	}
 	c.rdb = rdb
 	// The inspector's one line per operator write goes to the command's stderr, its time
 	// in RFC 3339 with its zone like every time the command prints (slog.Default's
@@ -304,8 +311,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
 	err = cmd.run(ctx, c, pos)
 	var ue *usageError
 	switch {
@@ -443,6 +448,24 @@ var urlPassword = regexp.MustCompile(`(rediss?://[^:@/\s"]*:)[^@\s"]*@`)
 // error about the URL) does not show it.
 func redactURL(s string) string {
 	return urlPassword.ReplaceAllString(s, "${1}xxxxx@")
+}
+
+// clusterOf returns a client of node's Redis Cluster when node is a cluster node (INFO
+// cluster says cluster_enabled:1), with node's credentials, TLS and timeouts, and node
+// itself otherwise (or when it does not answer: the command's own call reports that). A
+// namespace lives on the master of its slot, which need not be the node -redis names,
+// and a client of one node gets MOVED for every slot of another.
+func clusterOf(ctx context.Context, node *redis.Client) redis.UniversalClient {
+	info, err := node.Info(ctx, "cluster").Result()
+	if err != nil || !strings.Contains(info, "cluster_enabled:1") {
+		return node
+	}
+	o := node.Options()
+	return redis.NewClusterClient(&redis.ClusterOptions{
+		Addrs: []string{o.Addr}, Username: o.Username, Password: o.Password, TLSConfig: o.TLSConfig,
+		DialTimeout: o.DialTimeout, ReadTimeout: o.ReadTimeout, WriteTimeout: o.WriteTimeout,
+		ContextTimeoutEnabled: o.ContextTimeoutEnabled,
+	})
 }
 
 // parseInterleaved parses fs over args, letting flags come after positional arguments

@@ -13,7 +13,7 @@ import (
 // line, e.g. with redis-cli, on every node.
 var aclCommand = &command{name: "acl", args: "[USER [PASSWORD]]",
 	summary: "print the ACL SETUSER line of a least-privilege Redis user for the namespace (USER defaults to hg-NS, PASSWORD to a random one)",
-	run:     cmdACL}
+	run:     cmdACL, offline: true}
 
 func cmdACL(_ context.Context, c *cli, args []string) error {
 	if len(args) > 2 {

@@ -128,6 +128,9 @@ type command struct {
 	flags func(fs *flag.FlagSet, c *cli)
 	// run executes the command with its positional arguments.
 	run func(ctx context.Context, c *cli, args []string) error
+	// offline: the command sends Redis nothing, so the command line asks it nothing
+	// either (whether it is a cluster node).
+	offline bool
 }
 
 // filterSynopsis is the job filter of jobs and of the verbs by filter, besides -state.
@@ -297,9 +300,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	defer node.Close()
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	rdb := clusterOf(ctx, node)
-	if rdb != node {
-		defer rdb.Close()
+	var rdb redis.UniversalClient = node
+	if !cmd.offline {
+		if rdb = clusterOf(ctx, node); rdb != node {
+			defer rdb.Close()
+		}
 	}
 	c.rdb = rdb
 	// The inspector's one line per operator write goes to the command's stderr, its time

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/headgate/headgate"
 )
@@ -28,6 +30,11 @@ func cmdACL(_ context.Context, c *cli, args []string) error {
 		password = args[1]
 	}
 	line, err := headgate.ACLSetUser(user, password, c.namespace)
+	var inv *headgate.InvalidError
+	if errors.As(err, &inv) {
+		// A user, password or namespace the line cannot hold: the command line's mistake.
+		return usagef("%s", strings.TrimPrefix(err.Error(), "headgate: "))
+	}
 	if err != nil {
 		return err
 	}

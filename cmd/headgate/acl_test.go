@@ -36,6 +36,14 @@ func TestACLCommand(t *testing.T) {
 	if code := run([]string{"-namespace", "orders", "acl", "a", "b", "c"}, &stdout, &stderr); code != exitUsage {
 		t.Errorf("three arguments: exit %d, want %d", code, exitUsage)
 	}
+	// A user or password the line cannot hold is the command line's mistake, named.
+	for _, args := range [][]string{{"bad user", "pw"}, {"app", "p w"}} {
+		stderr.Reset()
+		code := run(append([]string{"-namespace", "orders", "acl"}, args...), &stdout, &stderr)
+		if code != exitUsage || !strings.Contains(stderr.String(), "holds white space") {
+			t.Errorf("acl %q: exit %d, stderr %q; want exit %d naming the argument", args, code, stderr.String(), exitUsage)
+		}
+	}
 }
 
 // acl sends Redis nothing, so it does not connect to it.

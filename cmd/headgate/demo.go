@@ -187,6 +187,15 @@ func (d *demo) run(ctx context.Context) error {
 		return err
 	}
 	defer closeRedis()
+	// The workers refuse a server that would lose jobs or refuse every write; the demo
+	// finds out before it enqueues thousands of jobs there that nothing would run.
+	if _, err := headgate.CheckServer(ctx, rdb); err != nil {
+		var ev *headgate.EvictionPolicyError
+		var re *headgate.ReplicaError
+		if errors.As(err, &ev) || errors.As(err, &re) {
+			return err
+		}
+	}
 	client, err := rqueue.NewClient(rdb, &rqueue.Config{Namespace: d.cfg.namespace})
 	if err != nil {
 		return err

@@ -2,10 +2,14 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"strings"
 	"testing"
 
 	"github.com/alicebob/miniredis/v2"
+
+	"github.com/headgate/headgate"
+	"github.com/headgate/headgate/internal/redistest"
 )
 
 func TestDemo(t *testing.T) {
@@ -77,4 +81,31 @@ func TestDemoHidesPassword(t *testing.T) {
 	}
 	requireContains(t, out.String(), "headgate demo on redis redis://:xxxxx@"+mr.Addr(),
 		"inspect it: headgate -redis redis://:xxxxx@"+mr.Addr()+" -namespace ")
+}
+
+// The demo on a server that the workers would refuse (one that evicts jobs at its memory
+// limit) fails before it enqueues anything there, rather than leave its backlog behind.
+func TestDemoRefusesEvictingServer(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	for k, v := range map[string]string{"maxmemory": "100mb", "maxmemory-policy": "allkeys-lru"} {
+		if err := rdb.ConfigSet(ctx, k, v).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ns := redistest.Namespace(t)
+	var out, errOut bytes.Buffer
+	code := runDemo([]string{"-redis", "redis://" + srv.Addr(), "-namespace", ns, "-noisy", "50", "-quiet", "2"}, &out, &errOut)
+	if code != exitError || !strings.Contains(errOut.String(), "maxmemory-policy allkeys-lru") {
+		t.Errorf("demo on an evicting server: exit %d, stderr %q; want exit %d naming the policy", code, errOut.String(), exitError)
+	}
+	keys, err := rdb.Keys(ctx, headgate.KeyPattern(ns)).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) != 0 {
+		t.Errorf("the refused demo left %d keys in its namespace: %v", len(keys), keys)
+	}
 }

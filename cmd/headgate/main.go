@@ -87,6 +87,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/headgate/headgate"
 	"github.com/headgate/headgate/inspector"
 )
 
@@ -367,6 +368,10 @@ func (c *cli) errorLine(err error) string {
 			c.namespace)
 	case strings.Contains(msg, "NOPERM") && strings.Contains(msg, "command"):
 		msg += " (the Redis user may not run that command: headgate functions needs an administrator; otherwise compare the user's ACL with headgate acl's line)"
+	case strings.Contains(msg, "READONLY"):
+		msg += " (-redis names a replica: point it at the master)"
+	case errors.Is(err, headgate.ErrOutOfMemory):
+		msg += " (raise the server's maxmemory, or free memory on it; the command writes nothing until then)"
 	}
 	if !strings.HasPrefix(msg, "headgate: ") && !strings.HasPrefix(msg, "headgate ") {
 		msg = "headgate: " + msg

@@ -21,6 +21,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/headgate/headgate"
+	"github.com/headgate/headgate/internal/redistest"
 )
 
 func TestMain(m *testing.M) {
@@ -605,6 +606,23 @@ func TestCredentialsErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A write refused by a replica or by a server out of memory says what to do.
+func TestServerRefusalsSayWhatToDo(t *testing.T) {
+	t.Parallel()
+	master := redistest.Start(t)
+	host, port, _ := strings.Cut(master.Addr(), ":")
+	replica := redistest.StartWith(t, "--replicaof", host, port)
+	var out, errOut bytes.Buffer
+	if code := run([]string{"-redis", replica.Addr(), "-namespace", "n", "pause", "q", "-create"}, &out, &errOut); code != exitError {
+		t.Errorf("pause on a replica: exit %d, want %d", code, exitError)
+	}
+	requireContains(t, errOut.String(), "READONLY", "(-redis names a replica: point it at the master)")
+
+	c := &cli{addr: "redis.example:6379", timeout: 3 * time.Second}
+	oom := fmt.Errorf("%w: pause refused: OOM command not allowed", headgate.ErrOutOfMemory)
+	requireContains(t, c.errorLine(oom), "out of memory", "(raise the server's maxmemory, or free memory on it")
 }
 
 // A connection that could not be made (refused, no route, a name that does not resolve)

@@ -55,6 +55,13 @@ func (s *Store) markFormat(ctx context.Context) {
 	}
 }
 
+// CheckFormat returns *FormatError when the namespace is stored in a format this build
+// does not read, which every call of the store would return too. worker.Start calls it,
+// so that a worker of the wrong build fails to start instead of failing every call.
+func (s *Store) CheckFormat(ctx context.Context) error {
+	return s.checkFormat(ctx)
+}
+
 // checkFormat records StorageFormat in a namespace that has no format yet, and refuses
 // one recorded in another.
 func (s *Store) checkFormat(ctx context.Context) error {

@@ -263,3 +263,20 @@ func TestOutageProbeEndsBackoff(t *testing.T) {
 		t.Error("an error Redis answered with gave a channel to wait on")
 	}
 }
+
+// A worker on a namespace stored in another format fails to start with *FormatError,
+// instead of starting and failing every call (admission, duties, heartbeats) for ever.
+func TestStartRefusesNamespaceOfAnotherFormat(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Miniredis(t)
+	ns := redistest.Namespace(t)
+	mustOK(t, rdb.Set(context.Background(), "hg:{"+ns+"}:format", "0", 0).Err())
+	w, err := worker.New(rdb, &worker.Config{Namespace: ns, Logger: testLogger(t)})
+	mustOK(t, err)
+	worker.HandleFunc(w, "k", func(context.Context, *headgate.Claim) error { return nil })
+	var fe *headgate.FormatError
+	if err := w.Start(context.Background()); !errors.As(err, &fe) || fe.Found != "0" {
+		t.Errorf("Start on a namespace of format 0 = %v, want *FormatError", err)
+	}
+	mustOK(t, w.Stop(context.Background()))
+}

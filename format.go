@@ -43,9 +43,10 @@ type formatCheck struct {
 	unmarked atomic.Bool
 }
 
-// markFormat records StorageFormat in a namespace found without one, after an enqueue
-// succeeded there: jobs are what a build of another format would misread, and a call
-// that wrote nothing (a refusal, an empty append) must leave the namespace as it was.
+// markFormat records StorageFormat in a namespace found without one, after a call that
+// stored data there succeeded (an enqueue, a workflow's start or append, a schedule):
+// that data is what a build of another format would misread, and a call that wrote
+// nothing (a refusal, an empty append) must leave the namespace as it was.
 // SET NX keeps a marker another store wrote meanwhile.
 func (s *Store) markFormat(ctx context.Context) {
 	if s.format.unmarked.CompareAndSwap(true, false) {

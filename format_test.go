@@ -34,6 +34,37 @@ func TestStorageFormat(t *testing.T) {
 				t.Fatalf("format marker = %q, %v; want %q", got, err, headgate.StorageFormat)
 			}
 		})
+		// Not only jobs: a workflow's history and a schedule are data another format
+		// would misread, so the first of them marks a fresh namespace too.
+		for name, store := range map[string]func(s *headgate.Store) error{
+			"workflow start": func(s *headgate.Store) error {
+				_, err := s.StartWorkflow(ctx, headgate.WorkflowStart{WorkflowID: "w", WorkflowType: "t"})
+				return err
+			},
+			"append": func(s *headgate.Store) error {
+				return s.Append(ctx, "w", []headgate.Event{{Seq: 1, Kind: headgate.EventWorkflowStarted,
+					WorkflowType: "t", RunID: "r1"}}, 0)
+			},
+			"schedule": func(s *headgate.Store) error {
+				_, err := s.AddSchedule(ctx, headgate.Schedule{Name: "s", Cron: "* * * * *", Job: headgate.Envelope{Kind: "k"}})
+				return err
+			},
+		} {
+			t.Run(name+" marks a fresh namespace", func(t *testing.T) {
+				ns := redistest.Namespace(t)
+				s, err := headgate.NewStore(rdb, &headgate.StoreConfig{Namespace: ns})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := store(s); err != nil {
+					t.Fatal(err)
+				}
+				got, err := rdb.Get(ctx, "hg:{"+ns+"}:format").Result()
+				if err != nil || got != headgate.StorageFormat {
+					t.Fatalf("format marker = %q, %v; want %q", got, err, headgate.StorageFormat)
+				}
+			})
+		}
 		t.Run("other format refused", func(t *testing.T) {
 			ns := redistest.Namespace(t)
 			k := "hg:{" + ns + "}:format"

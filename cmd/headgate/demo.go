@@ -182,7 +182,7 @@ func newDemo(cfg demoConfig, stdout, stderr io.Writer) *demo {
 }
 
 func (d *demo) run(ctx context.Context) error {
-	rdb, where, closeRedis, err := d.connect()
+	rdb, where, closeRedis, err := d.connect(ctx)
 	if err != nil {
 		return err
 	}
@@ -292,15 +292,25 @@ loop:
 	return runErr
 }
 
-// connect returns a client of the -redis server, or of an embedded miniredis.
-func (d *demo) connect() (redis.UniversalClient, string, func(), error) {
+// connect returns a client of the -redis server (of its cluster, for a cluster node), or
+// of an embedded miniredis.
+func (d *demo) connect(ctx context.Context) (redis.UniversalClient, string, func(), error) {
 	if d.cfg.redisURL != "" {
 		c := &cli{redisURL: d.cfg.redisURL}
-		rdb, err := c.connect()
+		node, err := c.connect()
 		if err != nil {
 			return nil, "", nil, err
 		}
-		return rdb, "redis " + redactURL(d.cfg.redisURL), func() { _ = rdb.Close() }, nil
+		pctx, cancel := context.WithTimeout(ctx, timeoutDefault)
+		rdb := clusterOf(pctx, node)
+		cancel()
+		closeAll := func() {
+			if rdb != node {
+				_ = rdb.Close()
+			}
+			_ = node.Close()
+		}
+		return rdb, "redis " + redactURL(d.cfg.redisURL), closeAll, nil
 	}
 	mr := miniredis.NewMiniRedis()
 	if err := mr.Start(); err != nil {

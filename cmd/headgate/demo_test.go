@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/headgate/headgate"
 	"github.com/headgate/headgate/internal/redistest"
@@ -108,4 +109,21 @@ func TestDemoRefusesEvictingServer(t *testing.T) {
 	if len(keys) != 0 {
 		t.Errorf("the refused demo left %d keys in its namespace: %v", len(keys), keys)
 	}
+}
+
+// The demo runs on a Redis Cluster given any node of it.
+func TestDemoOnClusterNode(t *testing.T) {
+	t.Parallel()
+	cc, ok := redistest.SharedCluster(t).(*redis.ClusterClient)
+	if !ok {
+		t.Fatal("the shared cluster's client is not a *redis.ClusterClient")
+	}
+	ns := redistest.Namespace(t)
+	var out, errOut bytes.Buffer
+	code := runDemo([]string{"-redis", otherMaster(t, cc, ns), "-namespace", ns, "-noisy", "40", "-quiet", "2",
+		"-tenants", "1", "-every", "1ms", "-work", "0", "-workers", "1", "-progress", "1s", "-timeout", "60s"}, &out, &errOut)
+	if code != exitOK {
+		t.Fatalf("demo on a cluster node: exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errOut.String())
+	}
+	requireContains(t, out.String(), "done 42/42")
 }

@@ -29,6 +29,9 @@ const corruptScanPage = 500
 // queue's counts still count it in the state it had, since a corrupt hash may not say
 // which queue and state that was.
 func (s *Store) CorruptJobs(ctx context.Context) (map[string]string, error) {
+	if err := s.checkFormat(ctx); err != nil {
+		return nil, err
+	}
 	out := map[string]string{}
 	var cursor uint64
 	for {

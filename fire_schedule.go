@@ -139,6 +139,9 @@ func (s *Store) FireSchedule(ctx context.Context, f DutyFence, name string) ([]T
 // whose stored data is unusable does not hold the others back: it is passed over too,
 // and its *CorruptError is returned, with the others' results, once they are fired.
 func (s *Store) FireDueSchedules(ctx context.Context, f DutyFence, limit int) ([]TickResult, time.Time, error) {
+	if err := s.checkFormat(ctx); err != nil {
+		return nil, time.Time{}, err
+	}
 	if limit < 1 || limit > MaxBatch {
 		return nil, time.Time{}, invalid("limit", "is %d, outside 1..%d", limit, MaxBatch)
 	}

@@ -27,7 +27,8 @@ type FormatError struct {
 }
 
 func (e *FormatError) Error() string {
-	return fmt.Sprintf("headgate: namespace %q is stored in format %q; this build reads format %q", e.Namespace, e.Found, e.Want)
+	return fmt.Sprintf("headgate: namespace %q is stored in format %q; this build reads format %q: drain the namespace "+
+		"with a build of format %q, or use a new namespace", e.Namespace, e.Found, e.Want, e.Found)
 }
 
 // formatCheck is a store's one check of its namespace's format, made before its first
@@ -42,9 +43,10 @@ type formatCheck struct {
 	unmarked atomic.Bool
 }
 
-// markFormat records StorageFormat in a namespace found without one, after an enqueue
-// succeeded there: jobs are what a build of another format would misread, and a call
-// that wrote nothing (a refusal, an empty append) must leave the namespace as it was.
+// markFormat records StorageFormat in a namespace found without one, after a call that
+// stored data there succeeded (an enqueue, a workflow's start or append, a schedule):
+// that data is what a build of another format would misread, and a call that wrote
+// nothing (a refusal, an empty append) must leave the namespace as it was.
 // SET NX keeps a marker another store wrote meanwhile.
 func (s *Store) markFormat(ctx context.Context) {
 	if s.format.unmarked.CompareAndSwap(true, false) {
@@ -52,6 +54,13 @@ func (s *Store) markFormat(ctx context.Context) {
 			s.format.unmarked.Store(true) // the next successful enqueue tries again
 		}
 	}
+}
+
+// CheckFormat returns *FormatError when the namespace is stored in a format this build
+// does not read, which every call of the store would return too. worker.Start calls it,
+// so that a worker of the wrong build fails to start instead of failing every call.
+func (s *Store) CheckFormat(ctx context.Context) error {
+	return s.checkFormat(ctx)
 }
 
 // checkFormat records StorageFormat in a namespace that has no format yet, and refuses
@@ -73,7 +82,9 @@ func (s *Store) checkFormat(ctx context.Context) error {
 		s.format.unmarked.Store(true)
 		found = StorageFormat
 	case err != nil:
-		return fmt.Errorf("headgate: read the storage format of namespace %q: %w", s.cfg.Namespace, err)
+		// Redis did not answer, or refused the client (NOAUTH, NOPERM): the caller's call
+		// failed as it would have without the check, which the next call makes again.
+		return err
 	}
 	if found != StorageFormat {
 		s.format.err = &FormatError{Namespace: s.cfg.Namespace, Found: found, Want: StorageFormat}

@@ -83,6 +83,9 @@ type GaugesOptions struct {
 // (the live workers of each queue are counted, as QueueStats does), and with Partitions
 // 2 more per queue and 1 per partition read, however many jobs the namespace holds.
 func (s *Store) Gauges(ctx context.Context, opts *GaugesOptions) (*Gauges, error) {
+	if err := s.checkFormat(ctx); err != nil {
+		return nil, err
+	}
 	if opts == nil {
 		opts = &GaugesOptions{}
 	}

@@ -140,6 +140,9 @@ func parseAttemptError(line string) AttemptError {
 
 // JobErrors returns the job's error history, oldest first.
 func (s *Store) JobErrors(ctx context.Context, id string) ([]AttemptError, error) {
+	if err := s.checkFormat(ctx); err != nil {
+		return nil, err
+	}
 	lines, err := s.rdb.LRange(ctx, s.keys.Errors(id), 0, -1).Result()
 	if err != nil {
 		return nil, err
@@ -158,6 +161,9 @@ func (s *Store) JobResult(ctx context.Context, id string) (*StoredBlob, error) {
 
 // JobOutput returns the job's latest output, or nil when it has none.
 func (s *Store) JobOutput(ctx context.Context, id string) (*StoredBlob, error) {
+	if err := s.checkFormat(ctx); err != nil {
+		return nil, err
+	}
 	return s.getBlob(ctx, s.keys.Output(id))
 }
 
@@ -175,6 +181,9 @@ func (s *Store) getBlob(ctx context.Context, key string) (*StoredBlob, error) {
 
 // JobProgress returns the job's latest progress, or nil when it has none.
 func (s *Store) JobProgress(ctx context.Context, id string) (*Progress, error) {
+	if err := s.checkFormat(ctx); err != nil {
+		return nil, err
+	}
 	h, err := s.rdb.HGetAll(ctx, s.keys.Progress(id)).Result()
 	if err != nil || len(h) == 0 {
 		return nil, err

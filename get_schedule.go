@@ -28,6 +28,9 @@ func (s *Store) GetSchedule(ctx context.Context, name string) (*ScheduleState, e
 // ListSchedules returns up to limit schedules in name order, starting after the name
 // cursor ("" = from the first), and the cursor of the next page ("" = no more).
 func (s *Store) ListSchedules(ctx context.Context, cursor string, limit int) ([]*ScheduleState, string, error) {
+	if err := s.checkFormat(ctx); err != nil {
+		return nil, "", err
+	}
 	if limit < 1 || limit > MaxBatch {
 		return nil, "", invalid("limit", "is %d, outside 1..%d", limit, MaxBatch)
 	}

@@ -105,6 +105,9 @@ func (s *Store) Heartbeat(ctx context.Context, hb Heartbeat) (time.Time, error) 
 // Workers returns every listed worker by id, live or not: those seen within
 // WorkerRetention.
 func (s *Store) Workers(ctx context.Context) ([]WorkerStatus, error) {
+	if err := s.checkFormat(ctx); err != nil {
+		return nil, err
+	}
 	now, err := s.Now(ctx)
 	if err != nil {
 		return nil, err

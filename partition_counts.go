@@ -13,6 +13,9 @@ import (
 // partition's size. Partition "" is the jobs of no partition. States with no job are
 // left out.
 func (s *Store) PartitionCounts(ctx context.Context, queue, partition string) (map[State]int64, error) {
+	if err := s.checkFormat(ctx); err != nil {
+		return nil, err
+	}
 	if err := validateRequired("queue", queue, false); err != nil {
 		return nil, err
 	}

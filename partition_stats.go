@@ -45,6 +45,9 @@ const PartitionStatsMax = 200
 // hour's admissions by minute; its waiting jobs at three ranks), whatever the partitions'
 // sizes.
 func (s *Store) PartitionStats(ctx context.Context, queue string, offset, limit int) ([]PartitionStat, int64, error) {
+	if err := s.checkFormat(ctx); err != nil {
+		return nil, 0, err
+	}
 	if err := validateRequired("queue", queue, false); err != nil {
 		return nil, 0, err
 	}

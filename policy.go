@@ -174,6 +174,9 @@ func (s *Store) defaultPolicy() Policy {
 // Policy returns the namespace's policy as the scripts called by this store apply it:
 // stored fields, and this store's defaults for the others (listed in Policy.Stored).
 func (s *Store) Policy(ctx context.Context) (*Policy, error) {
+	if err := s.checkFormat(ctx); err != nil {
+		return nil, err
+	}
 	h, err := s.rdb.HGetAll(ctx, s.keys.Policy()).Result()
 	if err != nil {
 		return nil, fmt.Errorf("headgate: policy: %w", err)

@@ -36,6 +36,7 @@ func (s *Store) putSchedule(ctx context.Context, sc Schedule, mode string) (int6
 	if err != nil {
 		return 0, err
 	}
+	s.markFormat(ctx) // a schedule, whose ticks enqueue jobs, is the namespace's data too
 	return asInt(reply, 0), nil
 }
 

@@ -17,6 +17,9 @@ type QuarantinedFingerprint struct {
 
 // Quarantined lists the quarantined fingerprints.
 func (s *Store) Quarantined(ctx context.Context) ([]QuarantinedFingerprint, error) {
+	if err := s.checkFormat(ctx); err != nil {
+		return nil, err
+	}
 	h, err := s.rdb.HGetAll(ctx, s.keys.Quarantine()).Result()
 	if err != nil {
 		return nil, err

@@ -46,6 +46,9 @@ const (
 
 // QueueStats returns the stats of every queue that has had a job or a setting, by name.
 func (s *Store) QueueStats(ctx context.Context) ([]QueueStats, error) {
+	if err := s.checkFormat(ctx); err != nil {
+		return nil, err
+	}
 	queues, err := s.rdb.SMembers(ctx, s.keys.Queues()).Result()
 	if err != nil {
 		return nil, err

@@ -30,6 +30,9 @@ type RateClassState struct {
 
 // RateClass reads one rate class with plain reads (no script), in one round trip.
 func (s *Store) RateClass(ctx context.Context, class string) (*RateClassState, error) {
+	if err := s.checkFormat(ctx); err != nil {
+		return nil, err
+	}
 	if err := validateRequired("class", class, true); err != nil {
 		return nil, err
 	}

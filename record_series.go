@@ -26,6 +26,9 @@ const SeriesKeep = 120
 // its newest SeriesKeep samples. The queues are those the namespace lists (one SMEMBERS
 // before the script): a queue whose first job comes later is sampled next time.
 func (s *Store) RecordSeries(ctx context.Context, gap time.Duration) (int, error) {
+	if err := s.checkFormat(ctx); err != nil {
+		return 0, err
+	}
 	if gap < 0 {
 		return 0, invalid("gap", "is %s, less than zero", gap)
 	}
@@ -78,6 +81,9 @@ func (s SeriesSample) Since(prev SeriesSample) (completed, failed int64) {
 // as they are now, at the store time (when that is after its newest recorded sample):
 // what the current minute did counts before the series duty samples it.
 func (s *Store) Series(ctx context.Context, since time.Time, queues ...string) (map[string][]SeriesSample, error) {
+	if err := s.checkFormat(ctx); err != nil {
+		return nil, err
+	}
 	for _, q := range queues {
 		if err := validateRequired("queue", q, false); err != nil {
 			return nil, err

@@ -115,6 +115,9 @@ func (s *Store) Retry(ctx context.Context, id string, opts *RetryOptions) (Retry
 // (deleted) or no longer quarantined, the fingerprint is still released and the result's
 // State is empty; for a fingerprint that is not quarantined the result is empty.
 func (s *Store) ReleaseQuarantineAndRetry(ctx context.Context, fingerprint string) (RetryResult, error) {
+	if err := s.checkFormat(ctx); err != nil {
+		return RetryResult{}, err
+	}
 	if err := validateRequired("fingerprint", fingerprint, true); err != nil {
 		return RetryResult{}, err
 	}

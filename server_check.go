@@ -27,11 +27,15 @@ type NodeReport struct {
 	// Unknown says why the node could not be checked (INFO refused or not supported,
 	// as on miniredis); empty when it was.
 	Unknown string
+	// Replica: the server is a replica (INFO replication, role:slave), which refuses
+	// writes (READONLY), or loses them at its next sync when it is writable.
+	Replica bool
 }
 
 // Evicts reports whether the node may delete keys that have no TTL to free memory.
-// Headgate's keys have none, so volatile-* policies never touch them; allkeys-* ones
-// pick any key, a job's included.
+// Headgate's jobs, queues and indexes have none, so volatile-* policies never touch
+// them (only short-lived records do have one: admission records, per-minute counts);
+// allkeys-* ones pick any key, a job's included.
 func (n NodeReport) Evicts() bool {
 	return n.MaxMemory > 0 && strings.HasPrefix(n.Policy, "allkeys-")
 }
@@ -53,17 +57,47 @@ func (e *EvictionPolicyError) Error() string {
 		"the provider's parameter group)", e.Addr, e.Policy, e.MaxMemory)
 }
 
+// ReplicaError: the client talks to a replica, not a master. Every transition writes,
+// so every call would fail with READONLY: point the client at the master (with
+// Sentinel, a redis.NewFailoverClient without ReplicaOnly; on a managed service, the
+// primary endpoint rather than the reader endpoint).
+type ReplicaError struct {
+	Addr string
+}
+
+func (e *ReplicaError) Error() string {
+	return fmt.Sprintf("headgate: Redis %s is a replica, which refuses writes: point the client at the master "+
+		"(with Sentinel, redis.NewFailoverClient without ReplicaOnly; on a managed service, the primary endpoint)", e.Addr)
+}
+
 // ErrOutOfMemory: Redis is at its maxmemory under a policy that does not evict
 // (noeviction) and refused the call before running it; nothing was written. Free memory
 // (evict retained jobs, raise maxmemory) and try again. Redis refuses every script under
 // this condition, acks included, so workers stall until memory is freed.
 var ErrOutOfMemory = errors.New("headgate: Redis is out of memory (maxmemory reached, noeviction)")
 
+// outOfMemory is err as ErrOutOfMemory when Redis refused the call what (a write made
+// without a script) for lack of memory, as decodeReply makes a script's refusal. A
+// transaction refused so is EXECABORT, its refused command's error saying why.
+func outOfMemory(what string, err error, cmds ...redis.Cmder) error {
+	for _, c := range cmds {
+		if redis.HasErrorPrefix(c.Err(), "OOM") {
+			err = c.Err()
+			break
+		}
+	}
+	if redis.HasErrorPrefix(err, "OOM") {
+		return fmt.Errorf("%w: %s refused: %w", ErrOutOfMemory, what, err)
+	}
+	return err
+}
+
 // CheckServer reads the memory configuration of rdb's servers (INFO memory, which
 // managed services allow where CONFIG GET is often disabled) and returns
 // *EvictionPolicyError when one of them evicts keys without a TTL, which would delete
-// jobs silently. A server that does not answer INFO memory is reported Unknown, not an
-// error. worker.Start calls it and refuses to start on *EvictionPolicyError unless
+// jobs silently, or *ReplicaError when the client talks to a replica (INFO
+// replication), where every call would fail. A server that does not answer INFO memory
+// is reported Unknown, not an error. worker.Start calls it and refuses to start on *EvictionPolicyError unless
 // Config.AllowEvictionPolicy is set; producers and operators may call it at start too.
 func CheckServer(ctx context.Context, rdb redis.UniversalClient) (*ServerReport, error) {
 	rep := &ServerReport{}
@@ -91,6 +125,9 @@ func CheckServer(ctx context.Context, rdb redis.UniversalClient) (*ServerReport,
 		return rep, fmt.Errorf("headgate: check server: %w", err)
 	}
 	for _, n := range rep.Nodes {
+		if n.Replica {
+			return rep, &ReplicaError{Addr: n.Addr}
+		}
 		if n.Evicts() {
 			return rep, &EvictionPolicyError{Addr: n.Addr, Policy: n.Policy, MaxMemory: n.MaxMemory}
 		}
@@ -123,5 +160,12 @@ func checkNode(ctx context.Context, c *redis.Client) (NodeReport, error) {
 		return n, nil
 	}
 	n.Policy, n.MaxMemory = policy, max
+	// A server that answers INFO memory answers INFO replication; one that refuses it
+	// leaves the role unknown, as before.
+	if repl, err := c.Info(ctx, "replication").Result(); err == nil {
+		n.Replica = strings.Contains(repl, "\nrole:slave") || strings.HasPrefix(repl, "role:slave")
+	} else if !errors.As(err, &rerr) {
+		return n, err
+	}
 	return n, nil
 }

@@ -82,6 +82,41 @@ func TestCheckServerEvictionPolicy(t *testing.T) {
 	}
 }
 
+// TestCheckServerReplica: a client of a replica (a reader endpoint, a Sentinel client
+// with ReplicaOnly) is refused by CheckServer and worker.Start with *ReplicaError,
+// instead of a worker that starts and then fails every call with READONLY.
+func TestCheckServerReplica(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	master := redistest.Start(t)
+	host, port, _ := strings.Cut(master.Addr(), ":")
+	replica := redistest.StartWith(t, "--replicaof", host, port)
+	if _, err := headgate.CheckServer(ctx, master.Client(t)); err != nil {
+		t.Fatalf("CheckServer of the master: %v", err)
+	}
+	rdb := replica.Client(t)
+	rep, err := headgate.CheckServer(ctx, rdb)
+	var re *headgate.ReplicaError
+	if !errors.As(err, &re) || re.Addr != replica.Addr() {
+		t.Errorf("CheckServer of a replica = %v, want *ReplicaError naming %s", err, replica.Addr())
+	}
+	if rep == nil || len(rep.Nodes) != 1 || !rep.Nodes[0].Replica {
+		t.Errorf("report %+v: want one node, a replica", rep)
+	}
+	w, err := worker.New(rdb, &worker.Config{Namespace: redistest.Namespace(t), AllowEvictionPolicy: true,
+		Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	worker.HandleFunc(w, "noop", func(context.Context, *headgate.Claim) error { return nil })
+	if err := w.Start(ctx); !errors.As(err, &re) {
+		t.Errorf("Start on a replica = %v, want *ReplicaError", err)
+	}
+	if err := w.Stop(ctx); err != nil {
+		t.Errorf("Stop: %v", err)
+	}
+}
+
 // TestCheckServerUnknown: a server that does not answer INFO memory (miniredis) is
 // reported unknown, not refused, so tests on miniredis start workers as before.
 func TestCheckServerUnknown(t *testing.T) {
@@ -139,6 +174,10 @@ func TestEnqueueOutOfMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := store.Enqueue(ctx, headgate.Envelope{ID: "before", Kind: "k"}); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := store.PauseQueue(ctx, "paused"); err != nil {
 		t.Fatal(err)
 	}
 
@@ -200,6 +239,24 @@ func TestEnqueueOutOfMemory(t *testing.T) {
 	}
 	if f, es, e := scriptCalls(t, rdb); f != 2 || es+e != 0 {
 		t.Errorf("Why and ListJobs at maxmemory: %d FCALL, %d EVALSHA, %d EVAL; want 2 FCALL", f, es, e)
+	}
+
+	// The writes made without a script are refused as ErrOutOfMemory too, and write
+	// nothing: a resume does not half apply (the queue resumed, its workers not woken)
+	// and report a failure.
+	before = dumpNamespace(t, rdb, "oom")
+	for name, call := range map[string]func() error{
+		"PauseQueue":      func() error { return store.PauseQueue(ctx, "default") },
+		"ResumeQueue":     func() error { return store.ResumeQueue(ctx, "paused") },
+		"SetEnqueueLimit": func() error { return store.SetEnqueueLimit(ctx, "default", 5) },
+		"RemoveRateLimit": func() error { return store.RemoveRateLimit(ctx, "r") },
+	} {
+		if err := call(); !errors.Is(err, headgate.ErrOutOfMemory) {
+			t.Errorf("%s at maxmemory = %v, want ErrOutOfMemory", name, err)
+		}
+	}
+	if after := dumpNamespace(t, rdb, "oom"); after != before {
+		t.Errorf("the refused writes changed the namespace:\nbefore:\n%s\nafter:\n%s", before, after)
 	}
 
 	if err := rdb.Del(ctx, "filler").Err(); err != nil {

@@ -18,6 +18,9 @@ type RateLimit struct {
 // to its class; a class without a limit is unlimited. It rewrites the whole bucket, so
 // it also replaces a corrupt one.
 func (s *Store) SetRateLimit(ctx context.Context, class string, rl RateLimit) error {
+	if err := s.checkFormat(ctx); err != nil {
+		return err
+	}
 	if err := validateRequired("class", class, true); err != nil {
 		return err
 	}
@@ -36,13 +39,16 @@ func (s *Store) SetRateLimit(ctx context.Context, class string, rl RateLimit) er
 // RemoveRateLimit makes the class unlimited; jobs it parked for lack of tokens are due
 // for admission again.
 func (s *Store) RemoveRateLimit(ctx context.Context, class string) error {
+	if err := s.checkFormat(ctx); err != nil {
+		return err
+	}
 	if err := validateRequired("class", class, true); err != nil {
 		return err
 	}
-	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+	cmds, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.Del(ctx, s.keys.Rate(class))
 		p.ZAddXX(ctx, s.keys.Starved(), redis.Z{Score: 0, Member: class})
 		return nil
 	})
-	return err
+	return outOfMemory("remove rate limit", err, cmds...)
 }

@@ -101,6 +101,9 @@ type Store struct {
 
 // NewStore returns the store of cfg.Namespace on rdb.
 func NewStore(rdb redis.UniversalClient, cfg *StoreConfig) (*Store, error) {
+	if rdb == nil {
+		return nil, invalid("rdb", "is nil")
+	}
 	if cfg == nil {
 		cfg = &StoreConfig{}
 	}

@@ -18,8 +18,13 @@ func (s *Store) Append(ctx context.Context, workflowID string, events []Event, e
 	if err != nil {
 		return err
 	}
-	_, err = s.run(ctx, scriptWfAppend, workflowID, args...)
-	return err
+	if _, err = s.run(ctx, scriptWfAppend, workflowID, args...); err != nil {
+		return err
+	}
+	if len(events) > 0 {
+		s.markFormat(ctx) // a history is data another format would misread, as jobs are
+	}
+	return nil
 }
 
 func appendArgs(workflowID string, events []Event, expectedSeq int64) ([]any, error) {

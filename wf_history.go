@@ -62,6 +62,9 @@ func summaryFromRow(id string, v []any) *WorkflowSummary {
 
 // GetWorkflow returns a workflow's row, or ErrWorkflowNotFound when it has no history.
 func (s *Store) GetWorkflow(ctx context.Context, workflowID string) (*WorkflowSummary, error) {
+	if err := s.checkFormat(ctx); err != nil {
+		return nil, err
+	}
 	v, err := s.rdb.HMGet(ctx, s.keys.Workflow(workflowID), workflowRowFields...).Result()
 	if err != nil {
 		return nil, err
@@ -78,6 +81,9 @@ func (s *Store) GetWorkflow(ctx context.Context, workflowID string) (*WorkflowSu
 // history ends within this page). An unknown workflow has an empty history. limit
 // defaults to 100 (0) and is at most 1,000.
 func (s *Store) ReadHistoryFrom(ctx context.Context, workflowID string, fromSeq int64, limit int) ([]Event, int64, error) {
+	if err := s.checkFormat(ctx); err != nil {
+		return nil, 0, err
+	}
 	limit, err := pageLimit(limit)
 	if err != nil {
 		return nil, 0, err
@@ -139,6 +145,9 @@ type RunSummary struct {
 // continue-as-new closes it as continued_as_new and the next started event opens its
 // successor). It reads the chain kept by Append, a page of 1,000 runs per round trip.
 func (s *Store) ReadRunChain(ctx context.Context, workflowID string) ([]RunSummary, error) {
+	if err := s.checkFormat(ctx); err != nil {
+		return nil, err
+	}
 	var out []RunSummary
 	for from := int64(0); ; from += maxPage {
 		page, err := s.rdb.LRange(ctx, s.keys.WorkflowRuns(workflowID), from, from+maxPage-1).Result()

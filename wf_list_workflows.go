@@ -35,6 +35,9 @@ type VisibilityPage struct {
 // StartedAt during a listing may be seen at both places or at neither. A PageToken that
 // is not one this ordering printed is *InvalidError of "cursor", and nothing is read.
 func (s *Store) ListWorkflows(ctx context.Context, req WorkflowListRequest) (*VisibilityPage, error) {
+	if err := s.checkFormat(ctx); err != nil {
+		return nil, err
+	}
 	if err := validateWorkflowFilter(req.WorkflowType, req.Status, req.Parent, req.StartedAfter, req.StartedBefore); err != nil {
 		return nil, err
 	}

@@ -92,6 +92,9 @@ type Registry struct {
 
 // NewRegistry returns the namespace registry on rdb.
 func NewRegistry(rdb redis.UniversalClient, cfg *RegistryConfig) (*Registry, error) {
+	if rdb == nil {
+		return nil, invalid("rdb", "is nil")
+	}
 	if cfg == nil {
 		cfg = &RegistryConfig{}
 	}

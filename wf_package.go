@@ -38,6 +38,9 @@ func validatePackageKey(typ, hash string) error {
 // ListPackages returns a page of the package records ordered by DeployedAt, then
 // workflow type, then content hash, and the cursor of the next page ("" at the end).
 func (s *Store) ListPackages(ctx context.Context, cursor string, limit int) ([]PackageRecord, string, error) {
+	if err := s.checkFormat(ctx); err != nil {
+		return nil, "", err
+	}
 	members, next, err := s.lexPage(ctx, s.keys.PackageIndex(), "-", "+", cursor, limit)
 	if err != nil || len(members) == 0 {
 		return nil, next, err
@@ -74,6 +77,9 @@ func (s *Store) ListPackages(ctx context.Context, cursor string, limit int) ([]P
 // PackageRouteOf returns the content hash new runs of a workflow type start on, or ""
 // when the type has no route.
 func (s *Store) PackageRouteOf(ctx context.Context, workflowType string) (string, error) {
+	if err := s.checkFormat(ctx); err != nil {
+		return "", err
+	}
 	h, err := s.rdb.HGet(ctx, s.keys.PackageRoutes(), workflowType).Result()
 	if errors.Is(err, redis.Nil) {
 		return "", nil
@@ -84,6 +90,9 @@ func (s *Store) PackageRouteOf(ctx context.Context, workflowType string) (string
 // ListPackageRoutes returns a page of the routes in workflow type order, and the cursor
 // of the next page ("" at the end).
 func (s *Store) ListPackageRoutes(ctx context.Context, cursor string, limit int) ([]PackageRoute, string, error) {
+	if err := s.checkFormat(ctx); err != nil {
+		return nil, "", err
+	}
 	types, next, err := s.lexPage(ctx, s.keys.PackageRouteIndex(), "-", "+", cursor, limit)
 	if err != nil || len(types) == 0 {
 		return nil, next, err

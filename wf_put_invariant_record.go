@@ -66,6 +66,9 @@ func decodeInvariant(loopID, invariant, stored string) (InvariantStateRecord, er
 
 // CurrentInvariantRecord returns an invariant's current generation, or nil.
 func (s *Store) CurrentInvariantRecord(ctx context.Context, loopID, invariant string) (*InvariantStateRecord, error) {
+	if err := s.checkFormat(ctx); err != nil {
+		return nil, err
+	}
 	v, err := s.rdb.LIndex(ctx, s.keys.InvariantRecords(loopID, invariant), 0).Result()
 	if errors.Is(err, redis.Nil) {
 		return nil, nil
@@ -82,6 +85,9 @@ func (s *Store) CurrentInvariantRecord(ctx context.Context, loopID, invariant st
 
 // InvariantRecordGenerations returns an invariant's previous generations, newest first.
 func (s *Store) InvariantRecordGenerations(ctx context.Context, loopID, invariant string) ([]InvariantStateRecord, error) {
+	if err := s.checkFormat(ctx); err != nil {
+		return nil, err
+	}
 	v, err := s.rdb.LRange(ctx, s.keys.InvariantRecords(loopID, invariant), 1, InvariantGenerationsMax).Result()
 	if err != nil {
 		return nil, err

@@ -65,6 +65,9 @@ func (s *Store) RecordVisibility(ctx context.Context, r VisibilityRecord) error 
 
 // GetVisibility returns a workflow's visibility row, or ErrWorkflowNotFound.
 func (s *Store) GetVisibility(ctx context.Context, workflowID string) (*VisibilityRecord, error) {
+	if err := s.checkFormat(ctx); err != nil {
+		return nil, err
+	}
 	v, err := s.rdb.HMGet(ctx, s.keys.Visibility(workflowID), visibilityFields...).Result()
 	if err != nil {
 		return nil, err

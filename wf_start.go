@@ -81,6 +81,7 @@ func (s *Store) StartWorkflow(ctx context.Context, st WorkflowStart) (*WorkflowS
 	if asInt(reply, 0) == 0 {
 		return &WorkflowStarted{RunID: asString(reply, 1), Status: WorkflowStatus(asString(reply, 2))}, nil
 	}
+	s.markFormat(ctx) // a history and a task job, which another format would misread
 	return &WorkflowStarted{RunID: asString(reply, 1), Started: true, Status: WorkflowRunning, TaskID: asString(reply, 2)}, nil
 }
 

@@ -13,6 +13,9 @@ import (
 // child_failed. An id without a history is ErrWorkflowNotFound, a closed run
 // *WorkflowClosedError.
 func (s *Store) TerminateWorkflow(ctx context.Context, workflowID, reason, operator string) error {
+	if err := s.checkFormat(ctx); err != nil {
+		return err
+	}
 	if err := validateRequired("workflowID", workflowID, true); err != nil {
 		return err
 	}

@@ -72,6 +72,9 @@ func versionQueueError(version, queue string) error {
 // run is on counts 0. A run that was open before the counts were kept (an earlier
 // headgate release) is counted from its next event on.
 func (s *Store) OpenRunsByVersion(ctx context.Context, versions ...string) (map[string]int64, error) {
+	if err := s.checkFormat(ctx); err != nil {
+		return nil, err
+	}
 	out := make(map[string]int64, len(versions))
 	if len(versions) == 0 {
 		return out, nil

@@ -11,6 +11,9 @@ import (
 // the closing commit publishes on, then reads the row, so a close between the two is
 // not missed. An id without a history is ErrWorkflowNotFound.
 func (s *Store) WaitWorkflowClosed(ctx context.Context, workflowID string) (*WorkflowSummary, error) {
+	if err := s.checkFormat(ctx); err != nil {
+		return nil, err
+	}
 	if err := validateRequired("workflowID", workflowID, true); err != nil {
 		return nil, err
 	}

@@ -102,6 +102,9 @@ type WorkflowExplanation struct {
 // mix of two moments, as any listing does. It returns an error matching
 // ErrWorkflowNotFound for an id with no workflow.
 func (s *Store) WhyWorkflow(ctx context.Context, id string) (*WorkflowExplanation, error) {
+	if err := s.checkFormat(ctx); err != nil {
+		return nil, err
+	}
 	if err := validateRequired("id", id, true); err != nil {
 		return nil, err
 	}

@@ -94,6 +94,9 @@ func decodeDeployment(name, row string) (*WorkerDeployment, error) {
 // GetWorkerDeployment returns a worker deployment, nil when absent, or an error when its
 // row is undecodable.
 func (s *Store) GetWorkerDeployment(ctx context.Context, name string) (*WorkerDeployment, error) {
+	if err := s.checkFormat(ctx); err != nil {
+		return nil, err
+	}
 	row, err := s.rdb.HGet(ctx, s.keys.Deployments(), name).Result()
 	if errors.Is(err, redis.Nil) {
 		return nil, nil
@@ -109,6 +112,9 @@ func (s *Store) GetWorkerDeployment(ctx context.Context, name string) (*WorkerDe
 // this listing printed is *InvalidError of "cursor", and nothing is read.
 func (s *Store) ListWorkerDeployments(ctx context.Context, cursor string, limit int) (*WorkerDeploymentListing, string, error) {
 	if err := checkNameCursor(cursor); err != nil {
+		return nil, "", err
+	}
+	if err := s.checkFormat(ctx); err != nil {
 		return nil, "", err
 	}
 	names, next, err := s.lexPage(ctx, s.keys.DeploymentIndex(), "-", "+", cursor, limit)

@@ -81,6 +81,9 @@ type WorkloopListing struct {
 // GetWorkloop returns a workloop, nil when absent, or an error when its row does not
 // decode.
 func (s *Store) GetWorkloop(ctx context.Context, loopID string) (*WorkloopRecord, error) {
+	if err := s.checkFormat(ctx); err != nil {
+		return nil, err
+	}
 	row, err := s.rdb.HGet(ctx, s.keys.Workloops(), loopID).Bytes()
 	if errors.Is(err, redis.Nil) {
 		return nil, nil
@@ -94,6 +97,9 @@ func (s *Store) GetWorkloop(ctx context.Context, loopID string) (*WorkloopRecord
 // ListWorkloops returns a page of workloops in id order (undecodable rows apart), and
 // the cursor of the next page ("" at the end).
 func (s *Store) ListWorkloops(ctx context.Context, cursor string, limit int) (*WorkloopListing, string, error) {
+	if err := s.checkFormat(ctx); err != nil {
+		return nil, "", err
+	}
 	ids, next, err := s.lexPage(ctx, s.keys.WorkloopIndex(), "-", "+", cursor, limit)
 	if err != nil {
 		return nil, "", err
@@ -138,6 +144,9 @@ func (s *Store) workloopRows(ctx context.Context, ids []string) ([][]byte, error
 // earliest first. It reads due rows only, never a decode per sleeping loop; a due row
 // that does not decode is left out here and stays in ListWorkloops.
 func (s *Store) DueWorkloops(ctx context.Context, asOf time.Time, limit int) ([]*WorkloopRecord, error) {
+	if err := s.checkFormat(ctx); err != nil {
+		return nil, err
+	}
 	limit, err := pageLimit(limit)
 	if err != nil {
 		return nil, err

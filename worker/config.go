@@ -94,7 +94,8 @@ type Config struct {
 	ShutdownTimeout time.Duration
 
 	// StartTimeout is how long Start (and Run) wait for Redis to answer a PING, retrying
-	// with backoff, before they fail with an error that names the Redis address.
+	// with backoff, before they fail with an error that names the Redis address. A Redis
+	// that refuses the client's credentials (NOAUTH, WRONGPASS) fails them at once.
 	// Defaults to StartTimeoutDefault (10s).
 	StartTimeout time.Duration
 

@@ -101,7 +101,8 @@
 // # Redis failures
 //
 // Start and Run first wait up to Config.StartTimeout for Redis to answer, and fail with
-// an error naming the address when it does not. A worker that loses Redis later backs off
+// an error naming the address (and the last failure, such as the dial's) when it does
+// not; a Redis that refuses the client's credentials fails them at once. A worker that loses Redis later backs off
 // with jitter, from 50ms up to 5s, and resumes by itself; it logs one WARN when Redis
 // stops answering and one INFO when it answers again, not a line per retry. It keeps retrying the ack of a finished job while the job's lease lasts, and
 // cancels handlers whose leases ran out meanwhile by its own clock. On a Redis Cluster,

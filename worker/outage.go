@@ -174,11 +174,13 @@ func redisAddr(rdb redis.UniversalClient) string {
 }
 
 // ping waits until Redis answers a PING, retrying with backoff, for at most
-// Config.StartTimeout.
+// Config.StartTimeout. A Redis that refuses the client's credentials fails it at once:
+// waiting does not change a password.
 func (w *Worker) ping(parent context.Context) error {
 	ctx, cancel := context.WithTimeout(parent, w.cfg.StartTimeout)
 	defer cancel()
 	var bo backoff
+	var last error // the last failure that was not the wait running out
 	for {
 		err := w.rdb.Ping(ctx).Err()
 		if err == nil {
@@ -188,12 +190,34 @@ func (w *Worker) ping(parent context.Context) error {
 			// The caller gave up (a signal during start-up), not Redis.
 			return w.startCancelled(parent)
 		}
+		if authRefused(err) {
+			return fmt.Errorf("worker: Redis at %s refused the client's credentials (check the password and user "+
+				"in the client's options or URL): %w", redisAddr(w.rdb), err)
+		}
+		if ctx.Err() == nil || last == nil {
+			last = err
+		}
 		if ctx.Err() != nil {
+			// The call cut by the wait's end says only that; the one before says why
+			// Redis did not answer (refused, no route, a name that does not resolve).
 			return fmt.Errorf("worker: Redis at %s did not answer within %s (Config.StartTimeout): %w",
-				redisAddr(w.rdb), w.cfg.StartTimeout, err)
+				redisAddr(w.rdb), w.cfg.StartTimeout, last)
 		}
 		sleepCtx(ctx, bo.next())
 	}
+}
+
+// authRefused reports whether Redis refused the connection's credentials: none given
+// where it wants some (NOAUTH), a wrong pair (WRONGPASS), a user that may not PING
+// (NOPERM), or a password given to a server without one.
+func authRefused(err error) bool {
+	var rerr redis.Error
+	if !errors.As(err, &rerr) {
+		return false
+	}
+	msg := rerr.Error()
+	return strings.HasPrefix(msg, "NOAUTH") || strings.HasPrefix(msg, "WRONGPASS") || strings.HasPrefix(msg, "NOPERM") ||
+		(strings.HasPrefix(msg, "ERR") && strings.Contains(msg, "AUTH"))
 }
 
 // startCancelled is Start's error when its context ended before the worker started.

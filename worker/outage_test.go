@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -66,6 +67,50 @@ func TestStartFailsWhenRedisDoesNotAnswer(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A worker whose Redis refuses its credentials fails at once, saying so, instead of
+// waiting StartTimeout and reporting that Redis did not answer; a worker whose Redis is
+// down names why it could not reach it (the dial's error), not the end of its own wait.
+func TestStartSaysWhyRedisRefused(t *testing.T) {
+	t.Parallel()
+	t.Run("wrong password", func(t *testing.T) {
+		srv := redistest.Start(t)
+		admin := srv.Client(t)
+		mustOK(t, admin.Do(context.Background(), "ACL", "SETUSER", "hg-start", "on", ">right", "~*", "&*", "+@all").Err())
+		rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), Username: "hg-start", Password: "wrong"})
+		t.Cleanup(func() { _ = rdb.Close() })
+		w, err := worker.New(rdb, &worker.Config{Namespace: redistest.Namespace(t), StartTimeout: waitLimit, Logger: testLogger(t)})
+		mustOK(t, err)
+		worker.HandleFunc(w, "k", func(context.Context, *headgate.Claim) error { return nil })
+		t0 := time.Now()
+		err = w.Start(context.Background())
+		took := time.Since(t0)
+		var rerr redis.Error
+		if err == nil || !errors.As(err, &rerr) || !strings.Contains(err.Error(), "WRONGPASS") ||
+			!strings.Contains(err.Error(), "credentials") || !strings.Contains(err.Error(), srv.Addr()) ||
+			strings.Contains(err.Error(), "did not answer") {
+			t.Errorf("Start with a wrong password = %v; want an error that names %s, says the credentials were refused and wraps WRONGPASS", err, srv.Addr())
+		}
+		if took > waitLimit/3 {
+			t.Errorf("Start with a wrong password returned after %s; want at once, not after StartTimeout (%s)", took, waitLimit)
+		}
+		mustOK(t, w.Stop(context.Background()))
+	})
+	t.Run("redis down", func(t *testing.T) {
+		// No retries inside a call, so that a PING fails with the dial's error well
+		// within the wait.
+		rdb := redis.NewClient(&redis.Options{Addr: closedPort(t), MaxRetries: -1, DialerRetries: 1})
+		t.Cleanup(func() { _ = rdb.Close() })
+		w, err := worker.New(rdb, &worker.Config{Namespace: redistest.Namespace(t), StartTimeout: 300 * time.Millisecond, Logger: testLogger(t)})
+		mustOK(t, err)
+		worker.HandleFunc(w, "k", func(context.Context, *headgate.Claim) error { return nil })
+		err = w.Start(context.Background())
+		if err == nil || !errors.Is(err, syscall.ECONNREFUSED) {
+			t.Errorf("Start on a closed port = %v; want the dial's error (connection refused), not only the wait's end", err)
+		}
+		mustOK(t, w.Stop(context.Background()))
+	})
 }
 
 // A start whose context ends while the worker waits for Redis (a SIGTERM during a
@@ -217,4 +262,21 @@ func TestOutageProbeEndsBackoff(t *testing.T) {
 	if worker.FailCall(w, errors.New("ERR not an outage")) != nil {
 		t.Error("an error Redis answered with gave a channel to wait on")
 	}
+}
+
+// A worker on a namespace stored in another format fails to start with *FormatError,
+// instead of starting and failing every call (admission, duties, heartbeats) for ever.
+func TestStartRefusesNamespaceOfAnotherFormat(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Miniredis(t)
+	ns := redistest.Namespace(t)
+	mustOK(t, rdb.Set(context.Background(), "hg:{"+ns+"}:format", "0", 0).Err())
+	w, err := worker.New(rdb, &worker.Config{Namespace: ns, Logger: testLogger(t)})
+	mustOK(t, err)
+	worker.HandleFunc(w, "k", func(context.Context, *headgate.Claim) error { return nil })
+	var fe *headgate.FormatError
+	if err := w.Start(context.Background()); !errors.As(err, &fe) || fe.Found != "0" {
+		t.Errorf("Start on a namespace of format 0 = %v, want *FormatError", err)
+	}
+	mustOK(t, w.Stop(context.Background()))
 }

@@ -145,6 +145,10 @@ var ErrAlreadyStarted = errors.New("worker: already started")
 // error names the address), when ctx ends first (the error says the start was cancelled
 // and wraps ctx's cause), or when the worker was started before or has no handler: a worker without handlers would fail an attempt of
 // every job it admits ("no handler for kind"), spending the jobs' attempts for nothing.
+// It also fails on a server where every call would fail or jobs would be lost:
+// *headgate.ReplicaError, *headgate.EvictionPolicyError (unless
+// Config.AllowEvictionPolicy), and *headgate.FormatError for a namespace stored in
+// another format.
 func (w *Worker) Start(ctx context.Context) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -166,7 +170,21 @@ func (w *Worker) Start(ctx context.Context) error {
 		if errors.As(err, &ev) && !w.cfg.AllowEvictionPolicy {
 			return fmt.Errorf("worker: %w (set Config.AllowEvictionPolicy to start anyway)", err)
 		}
+		var re *headgate.ReplicaError
+		if errors.As(err, &re) {
+			// Every call of the worker would fail with READONLY, logged for ever.
+			return fmt.Errorf("worker: %w", err)
+		}
 		w.log.Warn("worker: server check", "err", err)
+	}
+	// A namespace of another storage format: every call would fail with the same
+	// *FormatError, logged for ever.
+	cctx, cancel = context.WithTimeout(ctx, w.cfg.StartTimeout)
+	err = w.store.CheckFormat(cctx)
+	cancel()
+	var fe *headgate.FormatError
+	if errors.As(err, &fe) {
+		return fmt.Errorf("worker: %w", err)
 	}
 	waiter := newWaiter(w.rdb)
 	waitStore := w.store

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/headgate/headgate"
 )
@@ -13,7 +15,7 @@ import (
 // line, e.g. with redis-cli, on every node.
 var aclCommand = &command{name: "acl", args: "[USER [PASSWORD]]",
 	summary: "print the ACL SETUSER line of a least-privilege Redis user for the namespace (USER defaults to hg-NS, PASSWORD to a random one)",
-	run:     cmdACL}
+	run:     cmdACL, offline: true}
 
 func cmdACL(_ context.Context, c *cli, args []string) error {
 	if len(args) > 2 {
@@ -28,6 +30,11 @@ func cmdACL(_ context.Context, c *cli, args []string) error {
 		password = args[1]
 	}
 	line, err := headgate.ACLSetUser(user, password, c.namespace)
+	var inv *headgate.InvalidError
+	if errors.As(err, &inv) {
+		// A user, password or namespace the line cannot hold: the command line's mistake.
+		return usagef("%s", strings.TrimPrefix(err.Error(), "headgate: "))
+	}
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"net"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/headgate/headgate"
@@ -33,5 +35,42 @@ func TestACLCommand(t *testing.T) {
 	}
 	if code := run([]string{"-namespace", "orders", "acl", "a", "b", "c"}, &stdout, &stderr); code != exitUsage {
 		t.Errorf("three arguments: exit %d, want %d", code, exitUsage)
+	}
+	// A user or password the line cannot hold is the command line's mistake, named.
+	for _, args := range [][]string{{"bad user", "pw"}, {"app", "p w"}} {
+		stderr.Reset()
+		code := run(append([]string{"-namespace", "orders", "acl"}, args...), &stdout, &stderr)
+		if code != exitUsage || !strings.Contains(stderr.String(), "holds white space") {
+			t.Errorf("acl %q: exit %d, stderr %q; want exit %d naming the argument", args, code, stderr.String(), exitUsage)
+		}
+	}
+}
+
+// acl sends Redis nothing, so it does not connect to it.
+func TestACLCommandOffline(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	var dialed atomic.Bool
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			dialed.Store(true)
+			_ = conn.Close()
+		}
+	}()
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"-redis", ln.Addr().String(), "-timeout", "5s", "-namespace", "orders", "acl", "app", "s3cret"},
+		&stdout, &stderr); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if dialed.Load() {
+		t.Error("acl connected to Redis")
 	}
 }

@@ -182,11 +182,20 @@ func newDemo(cfg demoConfig, stdout, stderr io.Writer) *demo {
 }
 
 func (d *demo) run(ctx context.Context) error {
-	rdb, where, closeRedis, err := d.connect()
+	rdb, where, closeRedis, err := d.connect(ctx)
 	if err != nil {
 		return err
 	}
 	defer closeRedis()
+	// The workers refuse a server that would lose jobs or refuse every write; the demo
+	// finds out before it enqueues thousands of jobs there that nothing would run.
+	if _, err := headgate.CheckServer(ctx, rdb); err != nil {
+		var ev *headgate.EvictionPolicyError
+		var re *headgate.ReplicaError
+		if errors.As(err, &ev) || errors.As(err, &re) {
+			return err
+		}
+	}
 	client, err := rqueue.NewClient(rdb, &rqueue.Config{Namespace: d.cfg.namespace})
 	if err != nil {
 		return err
@@ -272,20 +281,36 @@ loop:
 		runErr = err
 	}
 	if strings.HasPrefix(where, "redis") {
-		fmt.Fprintf(d.stdout, "\ninspect it: headgate -redis %s -namespace %s stats\n", d.cfg.redisURL, d.cfg.namespace)
+		// Not the password: the line goes to a terminal, and maybe a log.
+		redacted := redactURL(d.cfg.redisURL)
+		note := ""
+		if redacted != d.cfg.redisURL {
+			note = " (the URL's password in place of xxxxx)"
+		}
+		fmt.Fprintf(d.stdout, "\ninspect it: headgate -redis %s -namespace %s stats%s\n", shellArg(redacted), d.cfg.namespace, note)
 	}
 	return runErr
 }
 
-// connect returns a client of the -redis server, or of an embedded miniredis.
-func (d *demo) connect() (redis.UniversalClient, string, func(), error) {
+// connect returns a client of the -redis server (of its cluster, for a cluster node), or
+// of an embedded miniredis.
+func (d *demo) connect(ctx context.Context) (redis.UniversalClient, string, func(), error) {
 	if d.cfg.redisURL != "" {
 		c := &cli{redisURL: d.cfg.redisURL}
-		rdb, err := c.connect()
+		node, err := c.connect()
 		if err != nil {
 			return nil, "", nil, err
 		}
-		return rdb, "redis " + d.cfg.redisURL, func() { _ = rdb.Close() }, nil
+		pctx, cancel := context.WithTimeout(ctx, timeoutDefault)
+		rdb := clusterOf(pctx, node)
+		cancel()
+		closeAll := func() {
+			if rdb != node {
+				_ = rdb.Close()
+			}
+			_ = node.Close()
+		}
+		return rdb, "redis " + redactURL(d.cfg.redisURL), closeAll, nil
 	}
 	mr := miniredis.NewMiniRedis()
 	if err := mr.Start(); err != nil {

@@ -56,7 +56,8 @@
 //	      durable workflows: list, show a run's timeline, signal, cancel, pause, resume, terminate, retry; worker deployments, drained and activated
 //
 // -redis defaults to $REDIS_URL, else redis://127.0.0.1:6379; it takes a redis:// or
-// rediss:// URL or host:port. -namespace defaults to $HEADGATE_NAMESPACE and is required
+// rediss:// URL or host:port; any node of a Redis Cluster reaches the whole cluster.
+// -namespace defaults to $HEADGATE_NAMESPACE and is required
 // by every command but demo. -timeout bounds each command's calls to Redis (default 10s);
 // a run by filter's, each batch.
 // Flags may come before or after a command's arguments; a negative number is an argument
@@ -78,6 +79,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -85,6 +87,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/headgate/headgate"
 	"github.com/headgate/headgate/inspector"
 )
 
@@ -126,6 +129,9 @@ type command struct {
 	flags func(fs *flag.FlagSet, c *cli)
 	// run executes the command with its positional arguments.
 	run func(ctx context.Context, c *cli, args []string) error
+	// offline: the command sends Redis nothing, so the command line asks it nothing
+	// either (whether it is a cluster node).
+	offline bool
 }
 
 // filterSynopsis is the job filter of jobs and of the verbs by filter, besides -state.
@@ -287,12 +293,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "headgate: -timeout must be positive, not %s\n", c.timeout)
 		return exitUsage
 	}
-	rdb, err := c.connect()
+	node, err := c.connect()
 	if err != nil {
 		fmt.Fprintln(stderr, c.errorLine(err))
 		return exitUsage
 	}
-	defer rdb.Close()
+	defer node.Close()
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	var rdb redis.UniversalClient = node
+	if !cmd.offline {
+		if rdb = clusterOf(ctx, node); rdb != node {
+			defer rdb.Close()
+		}
+	}
 	c.rdb = rdb
 	// The inspector's one line per operator write goes to the command's stderr, its time
 	// in RFC 3339 with its zone like every time the command prints (slog.Default's
@@ -303,8 +317,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
 	err = cmd.run(ctx, c, pos)
 	var ue *usageError
 	switch {
@@ -345,12 +357,21 @@ func (c *cli) errorLine(err error) string {
 	}
 	// Redis's NOPERM says what was refused, not why: the usual causes are a
 	// least-privilege user given another namespace and an administrator's command.
+	// NOAUTH and WRONGPASS do not say where the credentials go.
 	switch {
+	case strings.Contains(msg, "NOAUTH"):
+		msg += " (Redis wants a password: give it in the URL, -redis redis://:PASSWORD@HOST:PORT or redis://USER:PASSWORD@HOST:PORT, or in $REDIS_URL)"
+	case strings.Contains(msg, "WRONGPASS"):
+		msg += " (the user or password in the -redis URL or $REDIS_URL is wrong: redis://USER:PASSWORD@HOST:PORT)"
 	case strings.Contains(msg, "NOPERM") && strings.Contains(msg, "keys"):
 		msg += fmt.Sprintf(" (the Redis user may not reach namespace %s: a user of headgate acl reaches one namespace's keys; is -namespace right?)",
 			c.namespace)
 	case strings.Contains(msg, "NOPERM") && strings.Contains(msg, "command"):
 		msg += " (the Redis user may not run that command: headgate functions needs an administrator; otherwise compare the user's ACL with headgate acl's line)"
+	case strings.Contains(msg, "READONLY"):
+		msg += " (-redis names a replica: point it at the master)"
+	case errors.Is(err, headgate.ErrOutOfMemory):
+		msg += " (raise the server's maxmemory, or free memory on it; the command writes nothing until then)"
 	}
 	if !strings.HasPrefix(msg, "headgate: ") && !strings.HasPrefix(msg, "headgate ") {
 		msg = "headgate: " + msg
@@ -415,7 +436,8 @@ func (c *cli) connect() (*redis.Client, error) {
 	}
 	opts, err := redis.ParseURL(u)
 	if err != nil {
-		return nil, fmt.Errorf("bad -redis %q: %w", short(c.redisURL), err)
+		// The URL's password stays out of the message: it goes to terminals and logs.
+		return nil, fmt.Errorf("bad -redis %q: %s", short(redactURL(c.redisURL)), redactURL(err.Error()))
 	}
 	c.addr = opts.Addr
 	// -timeout bounds the whole command through its context; go-redis honours a
@@ -425,6 +447,35 @@ func (c *cli) connect() (*redis.Client, error) {
 	opts.ContextTimeoutEnabled = true
 	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout = c.timeout, c.timeout, c.timeout
 	return redis.NewClient(opts), nil
+}
+
+// urlPassword is the password of a redis:// or rediss:// URL (redis://[USER]:PASSWORD@...),
+// wherever such a URL appears in a text.
+var urlPassword = regexp.MustCompile(`(rediss?://[^:@/\s"]*:)[^@\s"]*@`)
+
+// redactURL replaces the password of every Redis URL in s with xxxxx, as
+// net/url.URL.Redacted does, so that a URL the command prints (the demo's server, an
+// error about the URL) does not show it.
+func redactURL(s string) string {
+	return urlPassword.ReplaceAllString(s, "${1}xxxxx@")
+}
+
+// clusterOf returns a client of node's Redis Cluster when node is a cluster node (INFO
+// cluster says cluster_enabled:1), with node's credentials, TLS and timeouts, and node
+// itself otherwise (or when it does not answer: the command's own call reports that). A
+// namespace lives on the master of its slot, which need not be the node -redis names,
+// and a client of one node gets MOVED for every slot of another.
+func clusterOf(ctx context.Context, node *redis.Client) redis.UniversalClient {
+	info, err := node.Info(ctx, "cluster").Result()
+	if err != nil || !strings.Contains(info, "cluster_enabled:1") {
+		return node
+	}
+	o := node.Options()
+	return redis.NewClusterClient(&redis.ClusterOptions{
+		Addrs: []string{o.Addr}, Username: o.Username, Password: o.Password, TLSConfig: o.TLSConfig,
+		DialTimeout: o.DialTimeout, ReadTimeout: o.ReadTimeout, WriteTimeout: o.WriteTimeout,
+		ContextTimeoutEnabled: o.ContextTimeoutEnabled,
+	})
 }
 
 // parseInterleaved parses fs over args, letting flags come after positional arguments

@@ -21,6 +21,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/headgate/headgate"
+	"github.com/headgate/headgate/internal/redistest"
 )
 
 func TestMain(m *testing.M) {
@@ -575,6 +576,53 @@ func TestConnectionError(t *testing.T) {
 	if got := errOut.String(); got != want {
 		t.Errorf("stderr = %q, want %q", got, want)
 	}
+}
+
+// A server that wants a password, or gets a wrong one, is told apart, with where the
+// password goes; and no message repeats a password the -redis URL holds.
+func TestCredentialsErrors(t *testing.T) {
+	t.Parallel()
+	mr := miniredis.RunT(t)
+	mr.RequireAuth("hunter2")
+	for _, tc := range []struct {
+		name, url string
+		code      int
+		want      []string
+	}{
+		{"no password", mr.Addr(), exitError, []string{"NOAUTH", "Redis wants a password: give it in the URL, -redis redis://:PASSWORD@HOST:PORT"}},
+		{"wrong password", "redis://:hunter3@" + mr.Addr(), exitError, []string{"WRONGPASS", "password in the -redis URL or $REDIS_URL is wrong"}},
+		{"bad URL", "redis://:hunter2@127.0.0.1:notaport", exitUsage, []string{`bad -redis "redis://:xxxxx@127.0.0.1:notaport"`}},
+		{"bad database", "redis://ops:hunter2@" + mr.Addr() + "/x", exitUsage, []string{`bad -redis "redis://ops:xxxxx@` + mr.Addr() + `/x"`}},
+		{"right password", "redis://:hunter2@" + mr.Addr(), exitOK, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			if code := run([]string{"-redis", tc.url, "-namespace", "n", "stats"}, &out, &errOut); code != tc.code {
+				t.Errorf("exit %d, want %d\nstderr:\n%s", code, tc.code, errOut.String())
+			}
+			requireContains(t, errOut.String(), tc.want...)
+			if strings.Contains(errOut.String(), "hunter") {
+				t.Errorf("stderr shows the password:\n%s", errOut.String())
+			}
+		})
+	}
+}
+
+// A write refused by a replica or by a server out of memory says what to do.
+func TestServerRefusalsSayWhatToDo(t *testing.T) {
+	t.Parallel()
+	master := redistest.Start(t)
+	host, port, _ := strings.Cut(master.Addr(), ":")
+	replica := redistest.StartWith(t, "--replicaof", host, port)
+	var out, errOut bytes.Buffer
+	if code := run([]string{"-redis", replica.Addr(), "-namespace", "n", "pause", "q", "-create"}, &out, &errOut); code != exitError {
+		t.Errorf("pause on a replica: exit %d, want %d", code, exitError)
+	}
+	requireContains(t, errOut.String(), "READONLY", "(-redis names a replica: point it at the master)")
+
+	c := &cli{addr: "redis.example:6379", timeout: 3 * time.Second}
+	oom := fmt.Errorf("%w: pause refused: OOM command not allowed", headgate.ErrOutOfMemory)
+	requireContains(t, c.errorLine(oom), "out of memory", "(raise the server's maxmemory, or free memory on it")
 }
 
 // A connection that could not be made (refused, no route, a name that does not resolve)

@@ -23,6 +23,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"regexp"
 	"strings"
 	"syscall"
 	"time"
@@ -152,7 +153,8 @@ func client(addr string, cluster bool) (redis.UniversalClient, error) {
 		}
 		o, err := redis.ParseURL(a)
 		if err != nil {
-			return nil, &usageError{fmt.Sprintf("bad -redis %q: %v", redact(a), err)}
+			// The parser's error may quote the URL whole, password included.
+			return nil, &usageError{fmt.Sprintf("bad -redis %q: %v", redact(a), urlPassword.ReplaceAllString(err.Error(), "${1}xxxxx@"))}
 		}
 		return o, nil
 	}
@@ -176,6 +178,10 @@ func client(addr string, cluster bool) (redis.UniversalClient, error) {
 	}
 	return redis.NewClusterClient(&co), nil
 }
+
+// urlPassword is the password of a redis:// or rediss:// URL (redis://[USER]:PASSWORD@...),
+// wherever such a URL appears in a text.
+var urlPassword = regexp.MustCompile(`(rediss?://[^:@/\s"]*:)[^@\s"]*@`)
 
 // redact is a -redis value with its password, if any, left out of a message.
 func redact(a string) string {

@@ -158,4 +158,9 @@ func TestRedisURLWithPassword(t *testing.T) {
 	if exitCode(err) != exitUsage || err == nil || strings.Contains(err.Error(), "s3cret") || !strings.Contains(err.Error(), "-redis") {
 		t.Errorf("a bad -redis URL: %v, exit %d; want a usage error naming -redis without the password", err, exitCode(err))
 	}
+	// A URL that does not parse: the parser's error quotes it whole.
+	err = run(bounded, []string{"-redis", "redis://:s3cret@127.0.0.1:notaport", "-namespace", "shop", "-addr", "127.0.0.1:0"}, io.Discard, nil)
+	if exitCode(err) != exitUsage || err == nil || strings.Contains(err.Error(), "s3cret") || !strings.Contains(err.Error(), "-redis") {
+		t.Errorf("a -redis URL that does not parse: %v, exit %d; want a usage error naming -redis without the password", err, exitCode(err))
+	}
 }

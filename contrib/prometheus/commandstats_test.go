@@ -76,6 +76,7 @@ func TestCollectorScrapeCommandStats(t *testing.T) {
 		return delta
 	}
 	enqueue(40) // 20 partitions per queue, more than the 10 read
+	scrape()    // the collector's first scrape also reads the namespace's storage format, once
 	small := scrape()
 	enqueue(20_000)
 	large := scrape()

@@ -427,16 +427,8 @@ func policyRows(p *headgate.Policy) []policyRow {
 // hold no queue: a page of a mistyped queue would show nothing, which reads as a queue
 // without such jobs.
 func knownQueue(stats []inspector.QueueStats, queue string) error {
-	names := make([]string, 0, len(stats))
-	for _, s := range stats {
-		if s.Queue == queue {
-			return nil
-		}
-		names = append(names, s.Queue)
+	if unknown, has := inspector.UnknownQueue(stats, queue); unknown {
+		return fmt.Errorf("no queue %q in the namespace (it never had a job, a limit or a pause; %s): %w", queue, has, errNotFound)
 	}
-	has := "it has no queue"
-	if len(names) > 0 {
-		has = "its queues: " + strings.Join(names, ", ")
-	}
-	return fmt.Errorf("no queue %q in the namespace (it never had a job, a limit or a pause; %s): %w", queue, has, errNotFound)
+	return nil
 }

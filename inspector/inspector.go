@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -213,4 +214,22 @@ func (i *Inspector) ReleasePending(ctx context.Context, ids ...string) ([]string
 	notPending, err := i.store.ReleasePending(ctx, ids...)
 	released := len(ids) - len(notPending)
 	return notPending, i.auditChange(released > 0, err, "pending jobs released", "jobs", released)
+}
+
+// UnknownQueue says whether stats (a namespace's queues, as Stats returns them) hold no
+// queue named queue, and then names the queues they hold ("its queues: a, b", or "it
+// has no queue"): a listing of a mistyped queue finds nothing, which reads as a queue
+// without such jobs, so the command and the dashboard say this instead.
+func UnknownQueue(stats []QueueStats, queue string) (unknown bool, queues string) {
+	names := make([]string, 0, len(stats))
+	for _, s := range stats {
+		if s.Queue == queue {
+			return false, ""
+		}
+		names = append(names, s.Queue)
+	}
+	if len(names) == 0 {
+		return true, "it has no queue"
+	}
+	return true, "its queues: " + strings.Join(names, ", ")
 }

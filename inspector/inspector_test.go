@@ -472,3 +472,21 @@ func TestReleasePending(t *testing.T) {
 		t.Errorf("released job is %s, want available", d.Job.State)
 	}
 }
+
+func TestUnknownQueue(t *testing.T) {
+	stats := []inspector.QueueStats{{Queue: "default"}, {Queue: "mail"}}
+	for _, c := range []struct {
+		stats   []inspector.QueueStats
+		queue   string
+		unknown bool
+		queues  string
+	}{
+		{stats, "mail", false, ""},
+		{stats, "mial", true, "its queues: default, mail"},
+		{nil, "default", true, "it has no queue"},
+	} {
+		if unknown, queues := inspector.UnknownQueue(c.stats, c.queue); unknown != c.unknown || queues != c.queues {
+			t.Errorf("UnknownQueue(%v, %q) = %t, %q; want %t, %q", c.stats, c.queue, unknown, queues, c.unknown, c.queues)
+		}
+	}
+}

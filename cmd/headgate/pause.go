@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/headgate/headgate/inspector"
 )
@@ -48,16 +47,9 @@ func (c *cli) warnUnknownQueue(ctx context.Context, verb, queue string, stats []
 			return err
 		}
 	}
-	names := make([]string, 0, len(stats))
-	for _, s := range stats {
-		if s.Queue == queue {
-			return nil
-		}
-		names = append(names, s.Queue)
-	}
-	has := "it has no queue"
-	if len(names) > 0 {
-		has = "its queues: " + strings.Join(names, ", ")
+	unknown, has := inspector.UnknownQueue(stats, queue)
+	if !unknown {
+		return nil
 	}
 	fmt.Fprintf(c.stderr, "headgate %s: warning: namespace %s has no queue %q (it never had a job, a limit or a pause; %s)\n",
 		verb, c.namespace, short(queue), has)

@@ -26,45 +26,14 @@ func TestServesMetrics(t *testing.T) {
 	if _, err := s.Enqueue(context.Background(), headgate.Envelope{ID: "j1", Kind: "k", Queue: "mail"}); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan string, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"-redis", m.Addr(), "-namespace", "shop,other", "-addr", "127.0.0.1:0"}, io.Discard, ready)
-	}()
-	var addr string
-	select {
-	case addr = <-ready:
-	case err := <-done:
-		t.Fatalf("run: %v", err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("not listening within 10s")
-	}
-	resp, err := http.Get("http://" + addr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, err := io.ReadAll(resp.Body)
-	_ = resp.Body.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	body := scrapeOnce(t, m.Addr(), "shop,other")
 	for _, want := range []string{
 		`headgate_jobs{namespace="shop",queue="mail",state="available"} 1`,
 		`headgate_quarantined_fingerprints{namespace="other"} 0`,
 	} {
-		if !strings.Contains(string(body), want) {
+		if !strings.Contains(body, want) {
 			t.Errorf("/metrics lacks %q:\n%s", want, body)
 		}
-	}
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("run after cancel: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("run did not return after cancel")
 	}
 }
 
@@ -114,12 +83,34 @@ func TestRedisURLWithPassword(t *testing.T) {
 	if _, err := s.Enqueue(context.Background(), headgate.Envelope{ID: "j1", Kind: "k", Queue: "mail"}); err != nil {
 		t.Fatal(err)
 	}
+	body := scrapeOnce(t, "redis://:s3cret@"+m.Addr()+"/0", "shop")
+	if want := `headgate_jobs{namespace="shop",queue="mail",state="available"} 1`; !strings.Contains(body, want) {
+		t.Errorf("/metrics lacks %q:\n%s", want, body)
+	}
+
+	bounded, stop := context.WithTimeout(context.Background(), 5*time.Second)
+	defer stop()
+	err = run(bounded, []string{"-redis", "redis://:s3cret@" + m.Addr() + "/nodb", "-namespace", "shop", "-addr", "127.0.0.1:0"}, io.Discard, nil)
+	if exitCode(err) != exitUsage || err == nil || strings.Contains(err.Error(), "s3cret") || !strings.Contains(err.Error(), "-redis") {
+		t.Errorf("a bad -redis URL: %v, exit %d; want a usage error naming -redis without the password", err, exitCode(err))
+	}
+	// A URL that does not parse: the parser's error quotes it whole.
+	err = run(bounded, []string{"-redis", "redis://:s3cret@127.0.0.1:notaport", "-namespace", "shop", "-addr", "127.0.0.1:0"}, io.Discard, nil)
+	if exitCode(err) != exitUsage || err == nil || strings.Contains(err.Error(), "s3cret") || !strings.Contains(err.Error(), "-redis") {
+		t.Errorf("a -redis URL that does not parse: %v, exit %d; want a usage error naming -redis without the password", err, exitCode(err))
+	}
+}
+
+// scrapeOnce runs the command on redisArg and namespaces until it listens, reads its
+// /metrics once, then cancels it and checks that it returned without an error.
+func scrapeOnce(t *testing.T, redisArg, namespaces string) string {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"-redis", "redis://:s3cret@" + m.Addr() + "/0", "-namespace", "shop", "-addr", "127.0.0.1:0"}, io.Discard, ready)
+		done <- run(ctx, []string{"-redis", redisArg, "-namespace", namespaces, "-addr", "127.0.0.1:0"}, io.Discard, ready)
 	}()
 	var addr string
 	select {
@@ -139,9 +130,6 @@ func TestRedisURLWithPassword(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := `headgate_jobs{namespace="shop",queue="mail",state="available"} 1`; !strings.Contains(string(body), want) {
-		t.Errorf("/metrics lacks %q:\n%s", want, body)
-	}
 	cancel()
 	select {
 	case err := <-done:
@@ -151,16 +139,5 @@ func TestRedisURLWithPassword(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("run did not return after cancel")
 	}
-
-	bounded, stop := context.WithTimeout(context.Background(), 5*time.Second)
-	defer stop()
-	err = run(bounded, []string{"-redis", "redis://:s3cret@" + m.Addr() + "/nodb", "-namespace", "shop", "-addr", "127.0.0.1:0"}, io.Discard, nil)
-	if exitCode(err) != exitUsage || err == nil || strings.Contains(err.Error(), "s3cret") || !strings.Contains(err.Error(), "-redis") {
-		t.Errorf("a bad -redis URL: %v, exit %d; want a usage error naming -redis without the password", err, exitCode(err))
-	}
-	// A URL that does not parse: the parser's error quotes it whole.
-	err = run(bounded, []string{"-redis", "redis://:s3cret@127.0.0.1:notaport", "-namespace", "shop", "-addr", "127.0.0.1:0"}, io.Discard, nil)
-	if exitCode(err) != exitUsage || err == nil || strings.Contains(err.Error(), "s3cret") || !strings.Contains(err.Error(), "-redis") {
-		t.Errorf("a -redis URL that does not parse: %v, exit %d; want a usage error naming -redis without the password", err, exitCode(err))
-	}
+	return string(body)
 }

@@ -68,15 +68,7 @@ var whyCases = []conformanceCase{
 	}},
 	{"Why/RateLimited", func(t *testing.T, s *headgate.Store) {
 		ctx := whySetup(t, s)
-		if err := s.SetRateLimit(ctx, "c", headgate.RateLimit{Limit: 1, Window: time.Minute, Burst: 1}); err != nil {
-			t.Fatal(err)
-		}
-		a, b := job("a"), job("b")
-		a.RateClass, b.RateClass = "c", "c"
-		mustEnqueue(t, ctx, s, a, b)
-		if got := mustAdmit(t, ctx, s, admitReq("w1", 2)); len(got) != 1 {
-			t.Fatalf("admitted %d jobs, want 1", len(got))
-		}
+		oneOfTwoAdmitted(t, ctx, s, 1)
 		// The class spent its one token at epoch and refills one a minute.
 		limited := headgate.Reason{Reason: headgate.WhyRateLimited, Class: "c", Tokens: 0, Weight: 1, Burst: 1,
 			At: epoch.Add(time.Minute)}
@@ -87,15 +79,7 @@ var whyCases = []conformanceCase{
 	{"Why/RateLimitedNeverRefills", func(t *testing.T, s *headgate.Store) {
 		ctx := whySetup(t, s)
 		// Limit 0: the burst is all the class ever admits; no time brings more tokens.
-		if err := s.SetRateLimit(ctx, "c", headgate.RateLimit{Limit: 0, Window: time.Minute, Burst: 1}); err != nil {
-			t.Fatal(err)
-		}
-		a, b := job("a"), job("b")
-		a.RateClass, b.RateClass = "c", "c"
-		mustEnqueue(t, ctx, s, a, b)
-		if got := mustAdmit(t, ctx, s, admitReq("w1", 2)); len(got) != 1 {
-			t.Fatalf("admitted %d jobs, want 1", len(got))
-		}
+		oneOfTwoAdmitted(t, ctx, s, 0)
 		advance(t, ctx, s, time.Hour)
 		beat(t, ctx, s, "w1", time.Hour)
 		wantWhy(t, ctx, s, "b", headgate.StateAvailable,
@@ -353,4 +337,19 @@ func formatReasons(rs []headgate.Reason) string {
 		fmt.Fprintf(&b, "\n  %+v", r)
 	}
 	return b.String()
+}
+
+// oneOfTwoAdmitted sets rate class c to limit a minute with a burst of 1, enqueues jobs a
+// and b in it, and checks that an admission of two takes one: b waits for c's tokens.
+func oneOfTwoAdmitted(t *testing.T, ctx context.Context, s *headgate.Store, limit int64) {
+	t.Helper()
+	if err := s.SetRateLimit(ctx, "c", headgate.RateLimit{Limit: limit, Window: time.Minute, Burst: 1}); err != nil {
+		t.Fatal(err)
+	}
+	a, b := job("a"), job("b")
+	a.RateClass, b.RateClass = "c", "c"
+	mustEnqueue(t, ctx, s, a, b)
+	if got := mustAdmit(t, ctx, s, admitReq("w1", 2)); len(got) != 1 {
+		t.Fatalf("admitted %d jobs, want 1", len(got))
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -56,8 +57,8 @@ const maxListed = 20
 // RequireEnqueued checks that the store holds jobs as described by want (at least one,
 // or exactly want.Count) and returns them, ordered by id. Otherwise it fails the test
 // with what was wanted, how many of the store's jobs matched, and what the store holds:
-// up to 20 jobs with their id, kind, queue, partition, state, scheduled time and
-// payload (msgpack shown as JSON), or that it is empty.
+// up to 20 jobs, the matches first, with their id, kind, queue, partition, state,
+// scheduled time and payload (msgpack shown as JSON), or that it is empty.
 //
 // A job exists in the store until it is deleted: a success with retention 0, a revoke
 // or an eviction removes it, and then it is no longer "enqueued". Check before running
@@ -254,7 +255,9 @@ func check(t tb, name string, store *headgate.Store, m matcher, count int, not b
 		b.WriteString("\n  the store is EMPTY: nothing was enqueued at all (or everything enqueued was deleted)")
 	} else {
 		b.WriteString("\n  what IS enqueued (* = matches):")
-		writeJobs(&b, all, m.matches)
+		// The matches first, so that the listing's cut never hides them.
+		listed := slices.Concat(hits, slices.DeleteFunc(slices.Clone(all), m.matches))
+		writeJobs(&b, listed, m.matches)
 	}
 	fatalf(t, "%s", b.String())
 	return nil

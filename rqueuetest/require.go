@@ -35,7 +35,8 @@ type Enqueued struct {
 	Partition string
 	// State is the job's state.
 	State headgate.State
-	// Count is how many jobs must match, exactly. Zero means at least one.
+	// Count is how many jobs must match, exactly. Zero means at least one; a negative
+	// Count fails the test.
 	Count int
 }
 
@@ -46,8 +47,8 @@ type Match struct {
 	ScheduledAt time.Time
 	Partition   string
 	State       headgate.State
-	// Count is how many jobs must match, exactly. Zero means at least one. The Not
-	// checks ignore it.
+	// Count is how many jobs must match, exactly. Zero means at least one; a negative
+	// Count fails the test. The Not checks ignore it.
 	Count int
 }
 
@@ -95,6 +96,9 @@ func requireEnqueued(t tb, store *headgate.Store, want Enqueued) []*headgate.Job
 	if want.Kind == "" {
 		fatalf(t, "rqueuetest.RequireEnqueued: want.Kind is empty: name the kind of job you expect")
 	}
+	if want.Count < 0 {
+		fatalf(t, "rqueuetest.RequireEnqueued: want.Count is negative (%d): give the exact number of jobs, or 0 for at least one", want.Count)
+	}
 	return check(t, "RequireEnqueued", store, matcherOf(want), want.Count, false)
 }
 
@@ -109,6 +113,9 @@ func requireNotEnqueued(t tb, store *headgate.Store, want Enqueued) {
 func requireEnqueuedArgs[T rqueue.Args](t tb, store *headgate.Store, args T, m *Match) []*headgate.Job {
 	t.Helper()
 	mt, count := argsMatcher(t, "RequireEnqueuedArgs", args, m)
+	if count < 0 {
+		fatalf(t, "rqueuetest.RequireEnqueuedArgs: Match.Count is negative (%d): give the exact number of jobs, or 0 for at least one", count)
+	}
 	return check(t, "RequireEnqueuedArgs", store, mt, count, false)
 }
 

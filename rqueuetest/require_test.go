@@ -128,6 +128,14 @@ func TestRequireEnqueuedFailureMessages(t *testing.T) {
 		wantFailure(t, f, "rqueuetest.RequireEnqueued: want.Kind is empty")
 		f = runFake(func(ft tb) { requireNotEnqueued(ft, k.Store, Enqueued{}) })
 		wantFailure(t, f, "rqueuetest.RequireNotEnqueued: want.Kind is empty")
+
+		// So is a negative count, which would otherwise mean "at least one".
+		f = runFake(func(ft tb) { requireEnqueued(ft, k.Store, Enqueued{Kind: "send_email", Count: -1}) })
+		wantFailure(t, f, "rqueuetest.RequireEnqueued: want.Count is negative (-1): give the exact number of jobs, or 0 for at least one")
+		f = runFake(func(ft tb) {
+			requireEnqueuedArgs(ft, k.Store, mailArgs{To: "ada@example.com", Subject: "Welcome"}, &Match{Count: -2})
+		})
+		wantFailure(t, f, "rqueuetest.RequireEnqueuedArgs: Match.Count is negative (-2): give the exact number of jobs, or 0 for at least one")
 	})
 }
 

@@ -25,7 +25,8 @@ const (
 	DrainTimeoutDefault = time.Minute
 )
 
-// DrainOpts configure a Drain; nil means the defaults.
+// DrainOpts configure a Drain; nil means the defaults. A negative Batch, MaxAttempts or
+// Timeout fails the test, naming the field, before any job runs.
 type DrainOpts struct {
 	// Queues are the queues Kit.Drain serves. Defaults to every queue of the namespace,
 	// including queues that get their first job while Drain runs. DrainWorker serves
@@ -228,6 +229,19 @@ func newDrainer(t tb, store *headgate.Store, o DrainOpts) *drainer {
 
 func (d *drainer) run(ctx context.Context) DrainResult {
 	d.t.Helper()
+	for _, f := range []struct {
+		name     string
+		negative bool
+		v        any
+	}{
+		{"Batch", d.opts.Batch < 0, d.opts.Batch},
+		{"MaxAttempts", d.opts.MaxAttempts < 0, d.opts.MaxAttempts},
+		{"Timeout", d.opts.Timeout < 0, d.opts.Timeout},
+	} {
+		if f.negative {
+			fatalf(d.t, "rqueuetest: Drain: DrainOpts.%s is negative (%v): leave it 0 for the default", f.name, f.v)
+		}
+	}
 	timeout := cmp.Or(d.opts.Timeout, DrainTimeoutDefault)
 	maxAttempts := cmp.Or(d.opts.MaxAttempts, DrainMaxAttemptsDefault)
 	batch := cmp.Or(d.opts.Batch, DrainBatchDefault)

@@ -358,6 +358,34 @@ func TestDrainFailures(t *testing.T) {
 		"    id="+id+` kind="step" queue="default"`)
 }
 
+// A negative DrainOpts field fails the Drain naming it, before any job runs, rather than
+// failing in the worker (Batch), stopping at once (MaxAttempts) or timing out (Timeout).
+func TestDrainRefusesNegativeOpts(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	k := New(t)
+	Handle(k, func(ctx context.Context, job *worker.Job[stepArgs]) error { return nil })
+	mustEnqueueArgs(t, k, stepArgs{Do: "once"}, nil)
+	for _, c := range []struct {
+		opts DrainOpts
+		want string
+	}{
+		{DrainOpts{Batch: -1}, "rqueuetest: Drain: DrainOpts.Batch is negative (-1): leave it 0 for the default"},
+		{DrainOpts{MaxAttempts: -2}, "rqueuetest: Drain: DrainOpts.MaxAttempts is negative (-2): leave it 0 for the default"},
+		{DrainOpts{Timeout: -time.Second}, "rqueuetest: Drain: DrainOpts.Timeout is negative (-1s): leave it 0 for the default"},
+	} {
+		f := runFake(func(ft tb) {
+			k.fail = ft
+			k.Drain(ctx, &c.opts)
+		})
+		wantFailure(t, f, c.want)
+	}
+	k.fail = t
+	if r := k.Drain(ctx, nil); r.Attempts != 1 {
+		t.Errorf("the refused Drains ran jobs: a Drain after them ran %d attempts, want 1", r.Attempts)
+	}
+}
+
 // A handler runs on the goroutine that called Drain: t.FailNow (runtime.Goexit) in it
 // stops the test's goroutine, as in any other code of the test, and the round's jobs
 // are acked on the way out.

@@ -115,14 +115,22 @@ func (k *Kit) Namespace() string { return k.Store.Namespace() }
 func (k *Kit) NewWorker(cfg *worker.Config) *worker.Worker {
 	k.t.Helper()
 	w := k.newWorker(cfg)
-	k.t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := w.Stop(ctx); err != nil {
-			k.t.Errorf("rqueuetest: stop worker %s: %v", w.ID(), err)
-		}
-	})
+	k.t.Cleanup(func() { stopIfRunning(k.t, w) })
 	return w
+}
+
+// stopIfRunning stops w unless the test stopped it already (and so saw, and handled,
+// what its Stop returned), and fails t when that stop fails.
+func stopIfRunning(t tb, w *worker.Worker) {
+	t.Helper()
+	if w.Stopped() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := w.Stop(ctx); err != nil {
+		t.Errorf("rqueuetest: stop worker %s when the test ended: %v", w.ID(), err)
+	}
 }
 
 // newWorker builds a worker of the kit's namespace with the kit's handlers.

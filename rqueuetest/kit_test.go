@@ -275,6 +275,44 @@ func TestKitNewWorker(t *testing.T) {
 	wantFailure(t, f, `rqueuetest: worker config names namespace "elsewhere", but the kit's is "`+k.Namespace()+`": leave Namespace empty`)
 }
 
+// A worker the test stopped itself, handling what Stop returned, is left alone when the
+// test ends: the kit stops only a worker that still runs, so an error the test expected
+// does not fail it again.
+func TestKitNewWorkerStoppedByTheTest(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	k := New(t)
+	running := make(chan struct{})
+	release := make(chan struct{})
+	Handle(k, func(context.Context, *worker.Job[mailArgs]) error {
+		close(running)
+		<-release // ignores its cancelled context: Stop reports it
+		return nil
+	})
+	w := k.NewWorker(&worker.Config{Queues: []string{"default"}, ShutdownTimeout: time.Millisecond})
+	if w.Stopped() {
+		t.Error("a worker not started yet reports Stopped")
+	}
+	if err := w.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mustEnqueueArgs(t, k, mailArgs{To: "ada@example.com"}, nil)
+	select {
+	case <-running:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the worker did not run the job")
+	}
+	err := w.Stop(ctx)
+	close(release)
+	if err == nil || !strings.Contains(err.Error(), "ignore context cancellation") {
+		t.Fatalf("Stop = %v, want the handler that ignores its context reported", err)
+	}
+	if !w.Stopped() {
+		t.Error("Stopped = false after Stop returned")
+	}
+	wantPass(t, runFake(func(ft tb) { stopIfRunning(ft, w) }))
+}
+
 func TestHandleFailures(t *testing.T) {
 	t.Parallel()
 	k := New(t)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -34,7 +35,8 @@ type Enqueued struct {
 	Partition string
 	// State is the job's state.
 	State headgate.State
-	// Count is how many jobs must match, exactly. Zero means at least one.
+	// Count is how many jobs must match, exactly. Zero means at least one; a negative
+	// Count fails the test.
 	Count int
 }
 
@@ -45,8 +47,8 @@ type Match struct {
 	ScheduledAt time.Time
 	Partition   string
 	State       headgate.State
-	// Count is how many jobs must match, exactly. Zero means at least one. The Not
-	// checks ignore it.
+	// Count is how many jobs must match, exactly. Zero means at least one; a negative
+	// Count fails the test. The Not checks ignore it.
 	Count int
 }
 
@@ -56,8 +58,8 @@ const maxListed = 20
 // RequireEnqueued checks that the store holds jobs as described by want (at least one,
 // or exactly want.Count) and returns them, ordered by id. Otherwise it fails the test
 // with what was wanted, how many of the store's jobs matched, and what the store holds:
-// up to 20 jobs with their id, kind, queue, partition, state, scheduled time and
-// payload (msgpack shown as JSON), or that it is empty.
+// up to 20 jobs, the matches first, with their id, kind, queue, partition, state,
+// scheduled time and payload (msgpack shown as JSON), or that it is empty.
 //
 // A job exists in the store until it is deleted: a success with retention 0, a revoke
 // or an eviction removes it, and then it is no longer "enqueued". Check before running
@@ -94,6 +96,9 @@ func requireEnqueued(t tb, store *headgate.Store, want Enqueued) []*headgate.Job
 	if want.Kind == "" {
 		fatalf(t, "rqueuetest.RequireEnqueued: want.Kind is empty: name the kind of job you expect")
 	}
+	if want.Count < 0 {
+		fatalf(t, "rqueuetest.RequireEnqueued: want.Count is negative (%d): give the exact number of jobs, or 0 for at least one", want.Count)
+	}
 	return check(t, "RequireEnqueued", store, matcherOf(want), want.Count, false)
 }
 
@@ -108,6 +113,9 @@ func requireNotEnqueued(t tb, store *headgate.Store, want Enqueued) {
 func requireEnqueuedArgs[T rqueue.Args](t tb, store *headgate.Store, args T, m *Match) []*headgate.Job {
 	t.Helper()
 	mt, count := argsMatcher(t, "RequireEnqueuedArgs", args, m)
+	if count < 0 {
+		fatalf(t, "rqueuetest.RequireEnqueuedArgs: Match.Count is negative (%d): give the exact number of jobs, or 0 for at least one", count)
+	}
 	return check(t, "RequireEnqueuedArgs", store, mt, count, false)
 }
 
@@ -254,7 +262,9 @@ func check(t tb, name string, store *headgate.Store, m matcher, count int, not b
 		b.WriteString("\n  the store is EMPTY: nothing was enqueued at all (or everything enqueued was deleted)")
 	} else {
 		b.WriteString("\n  what IS enqueued (* = matches):")
-		writeJobs(&b, all, m.matches)
+		// The matches first, so that the listing's cut never hides them.
+		listed := slices.Concat(hits, slices.DeleteFunc(slices.Clone(all), m.matches))
+		writeJobs(&b, listed, m.matches)
 	}
 	fatalf(t, "%s", b.String())
 	return nil

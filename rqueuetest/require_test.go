@@ -128,6 +128,14 @@ func TestRequireEnqueuedFailureMessages(t *testing.T) {
 		wantFailure(t, f, "rqueuetest.RequireEnqueued: want.Kind is empty")
 		f = runFake(func(ft tb) { requireNotEnqueued(ft, k.Store, Enqueued{}) })
 		wantFailure(t, f, "rqueuetest.RequireNotEnqueued: want.Kind is empty")
+
+		// So is a negative count, which would otherwise mean "at least one".
+		f = runFake(func(ft tb) { requireEnqueued(ft, k.Store, Enqueued{Kind: "send_email", Count: -1}) })
+		wantFailure(t, f, "rqueuetest.RequireEnqueued: want.Count is negative (-1): give the exact number of jobs, or 0 for at least one")
+		f = runFake(func(ft tb) {
+			requireEnqueuedArgs(ft, k.Store, mailArgs{To: "ada@example.com", Subject: "Welcome"}, &Match{Count: -2})
+		})
+		wantFailure(t, f, "rqueuetest.RequireEnqueuedArgs: Match.Count is negative (-2): give the exact number of jobs, or 0 for at least one")
 	})
 }
 
@@ -146,6 +154,15 @@ func TestRequireEnqueuedListsAtMost20(t *testing.T) {
 	if msg := f.message(); strings.Contains(msg, "id=job-20") {
 		t.Errorf("the message lists more than 20 jobs:\n%s", msg)
 	}
+
+	// The jobs that match are listed first, whatever their ids: the cut does not hide
+	// the job a Not check found, or the extra match of a count.
+	if _, err := k.Store.Enqueue(testCtx(t), headgate.Envelope{ID: "zz-late", Kind: "send_email"}); err != nil {
+		t.Fatal(err)
+	}
+	f = runFake(func(ft tb) { requireNotEnqueued(ft, k.Store, Enqueued{Kind: "send_email"}) })
+	wantFailure(t, f, "1 of the 26 jobs", "what IS enqueued (* = matches):\n    * id=zz-late ", "      id=job-00 ",
+		"    ... and 6 more")
 }
 
 func TestRequireEnqueuedStoreError(t *testing.T) {

@@ -1,11 +1,14 @@
 package rqueuetest
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/headgate/headgate"
+	"github.com/headgate/headgate/internal/humandur"
 	"github.com/headgate/headgate/rqueue"
 	"github.com/headgate/headgate/worker"
 )
@@ -18,6 +21,12 @@ type WorkOpts struct {
 	// Worker configures the worker the handler runs in: JobTimeout, RetryBase, RetryCap
 	// and so on. Namespace and Queues are WorkJob's.
 	Worker *worker.Config
+	// Timeout bounds the attempt, as DrainOpts.Timeout bounds a Drain: it is the
+	// deadline of the handler's context. When it passes, the handler's context is
+	// cancelled, its job is handed back unless it succeeds, and WorkJob fails the test.
+	// A handler that ignores its context is not interrupted. Defaults to
+	// DrainTimeoutDefault (1m); a negative Timeout fails the test.
+	Timeout time.Duration
 }
 
 // WorkResult is how the one attempt of a WorkJob ended.
@@ -44,7 +53,9 @@ type WorkResult struct {
 // enqueued in a private namespace on an embedded miniredis (no server needed) with the
 // store clock frozen, so the outcome is the one attempt's: a retry or snooze is not run
 // again. Whatever its schedule, the job runs at once; a staged job is released first,
-// and a job pinned to a worker runs in a worker of that id.
+// and a job pinned to a worker runs in a worker of that id. The attempt is bounded by
+// WorkOpts.Timeout (a minute by default), so a handler waiting for its context does not
+// hang the test.
 //
 // Use it to test a handler's outcome mapping; use a Kit and Drain to test handlers
 // together with the producers that enqueue their jobs.
@@ -89,7 +100,17 @@ func workJob[T worker.Args](ctx context.Context, t testing.TB, fail tb, fn func(
 	if j := jobOrNil(fail, ctx, k.Store, res.ID); j != nil && j.StickyWorker != "" {
 		cfg.ID = j.StickyWorker // the job is pinned: run it in the worker it is pinned to
 	}
-	attempts, err := k.newWorker(&cfg).Work(ctx, 1)
+	if o.Timeout < 0 {
+		fatalf(fail, "rqueuetest.WorkJob: WorkOpts.Timeout is negative (%v): leave it 0 for the default", o.Timeout)
+	}
+	timeout := cmp.Or(o.Timeout, DrainTimeoutDefault)
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	attempts, err := k.newWorker(&cfg).Work(wctx, 1)
+	if err != nil && wctx.Err() != nil {
+		fatalf(fail, "rqueuetest.WorkJob: the %s job %s did not end within %s (WorkOpts.Timeout, or the context's deadline): "+
+			"its handler's context was cancelled: %v", args.Kind(), res.ID, humandur.String(timeout), err)
+	}
 	if err != nil {
 		fatalf(fail, "rqueuetest.WorkJob: run the %s job %s: %v", args.Kind(), res.ID, err)
 	}

@@ -89,6 +89,27 @@ func TestWorkJobTimeout(t *testing.T) {
 	}
 }
 
+// A handler that waits for its context does not hang WorkJob: the attempt is bounded
+// by WorkOpts.Timeout, and the failure names the job and the bound.
+func TestWorkJobBounded(t *testing.T) {
+	t.Parallel()
+	var id string
+	f := runFake(func(ft tb) {
+		workJob(context.Background(), t, ft, func(ctx context.Context, job *worker.Job[stepArgs]) error {
+			id = job.ID
+			<-ctx.Done()
+			return ctx.Err()
+		}, stepArgs{Do: "wait"}, &WorkOpts{Timeout: 50 * time.Millisecond})
+	})
+	wantFailure(t, f, "rqueuetest.WorkJob: the step job "+id+" did not end within 50ms (WorkOpts.Timeout, or the context's deadline): "+
+		"its handler's context was cancelled: worker: Work: context deadline exceeded; 1 of 1 jobs handed back")
+
+	f = runFake(func(ft tb) {
+		workJob(testCtx(t), t, ft, doHandler, stepArgs{Do: "ok"}, &WorkOpts{Timeout: -time.Second})
+	})
+	wantFailure(t, f, "rqueuetest.WorkJob: WorkOpts.Timeout is negative (-1s): leave it 0 for the default")
+}
+
 func TestWorkJobRunsAtOnce(t *testing.T) {
 	t.Parallel()
 	for name, opts := range map[string]*rqueue.EnqueueOpts{

@@ -163,11 +163,20 @@ func TestRunStopsWithContext(t *testing.T) {
 		})
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
+		if b.worker.Stopped() {
+			t.Error("Stopped = true before Run")
+		}
 		go func() { done <- b.worker.Run(ctx) }()
 		b.enqueue("j1", testArgs{}, nil)
 		recv(t, got, "the job to run")
+		if b.worker.Stopped() {
+			t.Error("Stopped = true while Run runs")
+		}
 		cancel()
 		mustOK(t, recv(t, done, "Run to return"))
+		if !b.worker.Stopped() {
+			t.Error("Stopped = false after Run returned")
+		}
 		if n := worker.Goroutines(b.worker); n != 0 {
 			t.Errorf("%d worker goroutines still running after Run returned", n)
 		}

@@ -290,6 +290,18 @@ func (w *Worker) Stop(ctx context.Context) error {
 	return w.stopErr
 }
 
+// Stopped reports whether the worker's shutdown is over: Stop (or Run, which calls it)
+// returned, and a later Stop returns what that one returned. A worker that never started,
+// or whose shutdown is still under way, is not stopped.
+func (w *Worker) Stopped() bool {
+	select {
+	case <-w.stopped:
+		return true
+	default:
+		return false
+	}
+}
+
 func (w *Worker) shutdown(ctx context.Context) error {
 	w.stopping.Store(true)
 	close(w.stopRequested)

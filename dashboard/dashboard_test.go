@@ -1377,3 +1377,62 @@ func TestMatchingActionRefusesStateItCannotTake(t *testing.T) {
 		t.Errorf("a is %s after the refusals, want available", got)
 	}
 }
+
+// TestJobLinksOfUnusualIDs: a listing's link to each job opens that job's page, under the
+// mount prefix, whatever its id: one with an empty, "." or ".." path segment, which the
+// router would clean into another id (a//b into a/b) and redirect to without the prefix,
+// goes by the query.
+func TestJobLinksOfUnusualIDs(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Config{})
+	ids := []string{"a//b", "a/b", "x/../y", "y", ".", "a/", "a b", "é", "a?b#c", "50%", "<x>"}
+	for _, id := range ids {
+		b.enqueue(t, headgate.Envelope{ID: id, Queue: "q"})
+	}
+	b.h = http.StripPrefix("/admin", b.h)
+	body := b.mustGet(t, "/admin/queues/q/available")
+	links := regexp.MustCompile(`<a class="job-link" href="([^"]*)">([^<]*)</a>`).FindAllStringSubmatch(body, -1)
+	if len(links) != len(ids) {
+		t.Fatalf("listing links %d jobs, want %d:\n%s", len(links), len(ids), body)
+	}
+	for _, l := range links {
+		href, id := html.UnescapeString(l[1]), html.UnescapeString(l[2])
+		res := b.get(t, href)
+		if res.status != http.StatusOK {
+			t.Errorf("job %q: GET %s: %d (Location %q), want its page", id, href, res.status, res.header.Get("Location"))
+			continue
+		}
+		if want := "<title>Job " + html.EscapeString(id) + " · "; !strings.Contains(res.body, want) {
+			t.Errorf("job %q: GET %s shows another page, lacks %q", id, href, want)
+		}
+	}
+
+	// A workflow's link too, and its history's next page keeps its id.
+	for _, id := range []string{"w//x", "w/x"} {
+		events := make([]headgate.Event, 250)
+		events[0] = headgate.Event{Kind: headgate.EventWorkflowStarted, WorkflowType: "odd", RunID: "r1"}
+		for i := 1; i < len(events); i++ {
+			events[i] = headgate.Event{Kind: headgate.EventStepScheduled, Name: "s", Attempt: i}
+		}
+		for i := range events {
+			events[i].Seq = int64(i) + 1
+		}
+		if err := b.store.Append(b.ctx, id, events, 0); err != nil {
+			t.Fatalf("Append(%s): %v", id, err)
+		}
+	}
+	body = b.mustGet(t, "/admin/workflows")
+	wfLinks := regexp.MustCompile(`class="workflow-link" href="([^"]*)">([^<]*)</a>`).FindAllStringSubmatch(body, -1)
+	if len(wfLinks) != 2 {
+		t.Fatalf("workflows page links %d workflows, want 2:\n%s", len(wfLinks), body)
+	}
+	for _, l := range wfLinks {
+		href, id := html.UnescapeString(l[1]), html.UnescapeString(l[2])
+		page := b.mustGet(t, href, "<title>Workflow "+html.EscapeString(id)+" · ")
+		next := regexp.MustCompile(`href="([^"]*from=[^"]*)"`).FindStringSubmatch(page)
+		if next == nil {
+			t.Fatalf("workflow %q: no next page of its history:\n%s", id, page)
+		}
+		b.mustGet(t, html.UnescapeString(next[1]), "<title>Workflow "+html.EscapeString(id)+" · ", "#201")
+	}
+}

@@ -333,7 +333,7 @@ type progressView struct {
 }
 
 func (h *Handler) job(w http.ResponseWriter, r *http.Request) error {
-	id := r.PathValue("id")
+	id := idOf(r)
 	d, err := h.src.job.Job(r.Context(), id)
 	if err != nil {
 		return err

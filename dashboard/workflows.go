@@ -61,7 +61,7 @@ type eventRow struct {
 }
 
 func (h *Handler) workflow(w http.ResponseWriter, r *http.Request) error {
-	id := r.PathValue("id")
+	id := idOf(r)
 	wf, err := h.src.workflows.GetWorkflow(r.Context(), id)
 	if err != nil {
 		return err
@@ -85,7 +85,11 @@ func (h *Handler) workflow(w http.ResponseWriter, r *http.Request) error {
 		d.Events = append(d.Events, row)
 	}
 	if next != 0 {
-		d.NextURL = baseOf(r) + "/workflows/" + escapeID(id) + "?from=" + strconv.FormatInt(next, 10)
+		u, sep := escapeID(id), "?"
+		if strings.HasPrefix(u, "?") {
+			sep = "&" // the id is in the query already
+		}
+		d.NextURL = baseOf(r) + "/workflows/" + u + sep + "from=" + strconv.FormatInt(next, 10)
 	}
 	h.render(w, r, "workflow", "Workflow "+id, d)
 	return nil

@@ -1436,3 +1436,27 @@ func TestJobLinksOfUnusualIDs(t *testing.T) {
 		b.mustGet(t, html.UnescapeString(next[1]), "<title>Workflow "+html.EscapeString(id)+" · ", "#201")
 	}
 }
+
+// TestOverviewQueueLinksOfUnusualNames: the overview's tenants link and pause button of
+// a queue whose name holds '/', '?' or '#' reach that queue, not a 404 or another path.
+func TestOverviewQueueLinksOfUnusualNames(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Config{AllowActions: true})
+	queues := []string{"a/b", "a?b", "a#b", "50%"}
+	for _, q := range queues {
+		b.enqueue(t, headgate.Envelope{ID: "j-" + q, Queue: q, PartitionKey: "p"})
+	}
+	body := b.mustGet(t, "/")
+	for _, q := range queues {
+		row := regexp.MustCompile(`(?s)<tr data-queue="` + regexp.QuoteMeta(html.EscapeString(q)) + `">.*?</tr>`).FindString(body)
+		tenants := regexp.MustCompile(`class="tenants-link" href="([^"]*)"`).FindStringSubmatch(row)
+		pause := regexp.MustCompile(`action="([^"]*/pause)"`).FindStringSubmatch(row)
+		if tenants == nil || pause == nil {
+			t.Fatalf("queue %q: no tenants link or pause button in its row %q", q, row)
+		}
+		b.mustGet(t, html.UnescapeString(tenants[1]), "of queue <a", ">"+html.EscapeString(q)+"</a>")
+		if op := b.act(t, html.UnescapeString(pause[1]), url.Values{}); op.Done != 1 || op.Result != "queue "+q+" paused" {
+			t.Errorf("queue %q: pause button (%s): %+v, want it paused", q, pause[1], op)
+		}
+	}
+}

@@ -65,6 +65,8 @@ var templateFuncs = template.FuncMap{
 	"queueURL": func(base, queue string, state headgate.State) string {
 		return base + "/queues/" + url.PathEscape(queue) + "/" + url.PathEscape(string(state))
 	},
+	// queuePath is a queue's path, for its tenants page and its pause and resume.
+	"queuePath":   func(base, queue string) string { return base + "/queues/" + url.PathEscape(queue) },
 	"jobURL":      func(base, id string) string { return base + "/jobs/" + escapeID(id) },
 	"workflowURL": func(base, id string) string { return base + "/workflows/" + escapeID(id) },
 	"time":        formatTime,

@@ -1460,3 +1460,51 @@ func TestOverviewQueueLinksOfUnusualNames(t *testing.T) {
 		}
 	}
 }
+
+// TestJobPageActionsBackLink: each button of a job's page leads, once its operation is
+// done, back to a page that exists: the job's own after a retry or cancel, its queue's
+// listing after a delete (the job's page is gone with it).
+func TestJobPageActionsBackLink(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Config{AllowActions: true})
+	b.enqueue(t, headgate.Envelope{ID: "c", Queue: "q"}, headgate.Envelope{ID: "d", Queue: "q"})
+	form := regexp.MustCompile(`(?s)<form method="post" action="/jobs" class="job-actions">.*?</form>`)
+	field := regexp.MustCompile(`name="([^"]*)" value="([^"]*)"`)
+	for id, action := range map[string]string{"c": "cancel", "d": "delete"} {
+		var values url.Values
+		for _, f := range form.FindAllString(b.mustGet(t, "/jobs/"+id), -1) {
+			if strings.Contains(f, `value="`+action+`"`) {
+				values = url.Values{}
+				for _, m := range field.FindAllStringSubmatch(f, -1) {
+					if m[1] != "action" {
+						values.Set(m[1], html.UnescapeString(m[2]))
+					}
+				}
+			}
+		}
+		if values == nil {
+			t.Fatalf("job %s: no %s button on its page", id, action)
+		}
+		values.Set("action", action)
+		values.Set("confirm", "1")
+		res := b.post(t, "/jobs", values)
+		if res.status != http.StatusSeeOther {
+			t.Fatalf("%s %s: %d %s", action, id, res.status, res.body)
+		}
+		loc := res.header.Get("Location")
+		var op struct {
+			Back     string
+			Done     int64
+			Finished bool
+		}
+		if err := json.Unmarshal([]byte(b.get(t, loc+"/progress.json?wait=10000").body), &op); err != nil {
+			t.Fatal(err)
+		}
+		if !op.Finished || op.Done != 1 {
+			t.Fatalf("%s %s: %+v, want it done", action, id, op)
+		}
+		if back := b.get(t, op.Back); back.status != http.StatusOK {
+			t.Errorf("%s %s: the operation's back link %s answers %d, want a page", action, id, op.Back, back.status)
+		}
+	}
+}

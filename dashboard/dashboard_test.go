@@ -1508,3 +1508,26 @@ func TestJobPageActionsBackLink(t *testing.T) {
 		}
 	}
 }
+
+// TestPartitionEndingInSpace: the tenants page's link to a partition whose name ends in
+// a space lists that partition's jobs, and an action on everything matching it takes
+// them alone, not those of the partition without the space.
+func TestPartitionEndingInSpace(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Config{AllowActions: true})
+	b.enqueue(t, headgate.Envelope{ID: "spaced", Queue: "q", PartitionKey: "acme "},
+		headgate.Envelope{ID: "plain", Queue: "q", PartitionKey: "acme"})
+	link := regexp.MustCompile(`<a href="([^"]*)">acme </a>`).FindStringSubmatch(b.mustGet(t, "/queues/q/tenants"))
+	if link == nil {
+		t.Fatal(`tenants page has no link to partition "acme "`)
+	}
+	listing := b.mustGet(t, html.UnescapeString(link[1]), ">spaced</a>")
+	if strings.Contains(listing, ">plain</a>") {
+		t.Errorf("partition %q's listing shows job plain of partition %q", "acme ", "acme")
+	}
+	op := b.act(t, "/jobs", url.Values{"action": {"delete"}, "scope": {"matching"}, "queue": {"q"}, "state": {"available"},
+		"partition": {"acme "}})
+	if op.Done != 1 || b.state(t, "spaced") != "deleted" || b.state(t, "plain") != headgate.StateAvailable {
+		t.Errorf("delete partition %q: %+v; spaced %s, plain %s", "acme ", op, b.state(t, "spaced"), b.state(t, "plain"))
+	}
+}

@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/headgate/headgate"
@@ -146,10 +145,12 @@ type filter struct {
 	Oldest bool
 }
 
+// filterOf reads a listing's filter from its query or form. Values are taken as given,
+// spaces included, as the CLI takes them: a partition, tag or id may end in a space, and
+// a link to it (the tenants page's) must select it, not another.
 func filterOf(q url.Values) filter {
-	return filter{Kind: strings.TrimSpace(q.Get("kind")), Partition: strings.TrimSpace(q.Get("partition")),
-		Tag: strings.TrimSpace(q.Get("tag")), Fingerprint: strings.TrimSpace(q.Get("fingerprint")),
-		ID: strings.TrimSpace(q.Get("id")), Oldest: q.Get("order") == "oldest"}
+	return filter{Kind: q.Get("kind"), Partition: q.Get("partition"), Tag: q.Get("tag"),
+		Fingerprint: q.Get("fingerprint"), ID: q.Get("id"), Oldest: q.Get("order") == "oldest"}
 }
 
 // narrowed tells whether f selects less than its whole queue and state.

@@ -203,6 +203,12 @@ func (h *Handler) routes() {
 	m.HandleFunc("GET /operations/{op}", h.view(h.operation))
 	m.HandleFunc("GET /operations/{op}/progress.json", h.view(h.operationJSON))
 
+	// Any other path is the dashboard's own not-found page, which names it, rather than
+	// the router's bare "404 page not found".
+	m.HandleFunc("/", h.view(func(w http.ResponseWriter, r *http.Request) error {
+		return fmt.Errorf("%s %s is not a page or action of the dashboard: %w", r.Method, baseOf(r)+r.URL.Path, errNotFound)
+	}))
+
 	m.HandleFunc("POST /jobs", h.jobAction)
 	m.HandleFunc("POST /queues/{queue}/pause", h.queueAction(ActionPause))
 	m.HandleFunc("POST /queues/{queue}/resume", h.queueAction(ActionResume))

@@ -1531,3 +1531,19 @@ func TestPartitionEndingInSpace(t *testing.T) {
 		t.Errorf("delete partition %q: %+v; spaced %s, plain %s", "acme ", op, b.state(t, "spaced"), b.state(t, "plain"))
 	}
 }
+
+// TestUnknownPage: a path that is no page of the dashboard answers 404 with the
+// dashboard's error page naming it, under the mount prefix, not the router's bare text.
+func TestUnknownPage(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Config{})
+	b.enqueue(t, headgate.Envelope{ID: "j", Queue: "q"})
+	b.h = http.StripPrefix("/admin", b.h)
+	for _, path := range []string{"/admin/queues/q", "/admin/queues/q/available/more", "/admin/nope"} {
+		res := b.get(t, path)
+		want := "GET " + path + " is not a page or action of the dashboard"
+		if res.status != http.StatusNotFound || !strings.Contains(res.body, want) || !strings.Contains(res.body, `href="/admin/"`) {
+			t.Errorf("GET %s: %d %q, want 404 saying %q with a link to the overview", path, res.status, res.body, want)
+		}
+	}
+}

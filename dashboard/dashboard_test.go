@@ -1547,3 +1547,24 @@ func TestUnknownPage(t *testing.T) {
 		}
 	}
 }
+
+// TestStateLinksKeepFilter: a listing's links to the queue's other states keep its
+// filter and order, as its paging links do.
+func TestStateLinksKeepFilter(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Config{})
+	b.enqueue(t, headgate.Envelope{ID: "a1", Queue: "q", PartitionKey: "acme"}, headgate.Envelope{ID: "a2", Queue: "q", PartitionKey: "acme"},
+		headgate.Envelope{ID: "g1", Queue: "q", PartitionKey: "globex"}, headgate.Envelope{ID: "g2", Queue: "q", PartitionKey: "globex"})
+	b.cancel(t, "a2", "g2")
+	body := b.mustGet(t, "/queues/q/available?partition=acme&order=oldest", ">a1</a>")
+	link := regexp.MustCompile(`<nav class="states">.*?<a href="([^"]*)">cancelled</a>`).FindStringSubmatch(body)
+	if link == nil {
+		t.Fatalf("no link to the cancelled listing:\n%s", body)
+	}
+	if want := "/queues/q/cancelled?order=oldest&amp;partition=acme"; link[1] != want {
+		t.Errorf("link to the cancelled listing %q, want %q", link[1], want)
+	}
+	if cancelled := b.mustGet(t, html.UnescapeString(link[1]), ">a2</a>"); strings.Contains(cancelled, ">g2</a>") {
+		t.Errorf("the cancelled listing of partition acme shows globex's job g2")
+	}
+}

@@ -255,7 +255,9 @@ type jobsData struct {
 	NextURL  string
 	FirstURL string
 	Orders   []orderLink
-	Paused   bool
+	// States links the queue's other listings, the filter and order kept.
+	States []orderLink
+	Paused bool
 }
 
 type orderLink struct {
@@ -303,6 +305,13 @@ func (h *Handler) jobs(w http.ResponseWriter, r *http.Request) error {
 	if next != "" {
 		q.Set("cursor", next)
 		d.NextURL = here + "?" + q.Encode()
+	}
+	for _, st := range listedStates {
+		u := baseOf(r) + "/queues/" + url.PathEscape(sel.Queue) + "/" + url.PathEscape(string(st))
+		if q := sel.Filter.values().Encode(); q != "" {
+			u += "?" + q
+		}
+		d.States = append(d.States, orderLink{Label: string(st), URL: u, Current: st == sel.State})
 	}
 	for _, o := range []struct {
 		label  string

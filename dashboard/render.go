@@ -72,7 +72,6 @@ var templateFuncs = template.FuncMap{
 	"time":        formatTime,
 	"duration":    formatDuration,
 	"states":      func() []headgate.State { return headgate.States },
-	"listed":      func() []headgate.State { return listedStates },
 	"terminal":    func(s headgate.State) bool { return s.Terminal() },
 }
 

@@ -1568,3 +1568,19 @@ func TestStateLinksKeepFilter(t *testing.T) {
 		t.Errorf("the cancelled listing of partition acme shows globex's job g2")
 	}
 }
+
+// TestListingShortPageNote: the listing says a page may show fewer jobs than it read
+// only when it may (two or more of partition, tag and fingerprint), not for a kind or
+// a partition alone, which the job indexes answer in full pages.
+func TestListingShortPageNote(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Config{})
+	b.enqueue(t, headgate.Envelope{ID: "j", Queue: "q", Kind: "a", PartitionKey: "acme", Tags: []string{"vip"}})
+	const note = "may show fewer jobs than it read"
+	for query, want := range map[string]bool{"": false, "?kind=a": false, "?partition=acme": false, "?tag=vip": false,
+		"?kind=a&partition=acme": false, "?partition=acme&tag=vip": true} {
+		if body := b.mustGet(t, "/queues/q/available"+query, ">j</a>"); strings.Contains(body, note) != want {
+			t.Errorf("listing%s says %q: %v, want %v", query, note, !want, want)
+		}
+	}
+}

@@ -137,8 +137,8 @@ func writeJSON(w http.ResponseWriter, v any) error {
 const pageSize = 50
 
 // filter is what a listing selects within its queue and state. The inspector's listing
-// filters by kind itself; partition, tag, fingerprint and id are matched here on the
-// jobs each page reads.
+// answers kind, partition, tag and fingerprint from the job indexes; an id is looked up
+// alone.
 type filter struct {
 	Kind, Partition, Tag, Fingerprint, ID string
 	// Oldest orders a page oldest first (ids are time-ordered); newest first otherwise.
@@ -156,6 +156,19 @@ func filterOf(q url.Values) filter {
 // narrowed tells whether f selects less than its whole queue and state.
 func (f filter) narrowed() bool {
 	return f.Kind != "" || f.Partition != "" || f.Tag != "" || f.Fingerprint != "" || f.ID != ""
+}
+
+// MayBeShort tells whether a page of f may show fewer jobs than a full page and still
+// have a next one: with two or more of partition, tag and fingerprint the listing walks
+// the first one's index and checks the others (inspector.ListJobs).
+func (f filter) MayBeShort() bool {
+	n := 0
+	for _, v := range []string{f.Partition, f.Tag, f.Fingerprint} {
+		if v != "" {
+			n++
+		}
+	}
+	return n >= 2 && f.ID == ""
 }
 
 // partitionOnly tells whether f selects by partition alone, which the store counts.

@@ -11,6 +11,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
+	"path"
 	"strings"
 	"time"
 
@@ -177,7 +179,32 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), h.cfg.RequestTimeout)
 	defer cancel()
-	h.mux.ServeHTTP(w, r.WithContext(withBase(ctx, r)))
+	r = r.WithContext(withBase(ctx, r))
+	if clean := cleanPath(r.URL.Path); clean != r.URL.Path {
+		// The router would redirect to the clean path without the prefix the dashboard
+		// is mounted under (/admin into /, /admin/queues/./q into /queues/q): redirect
+		// under it.
+		u := url.URL{Path: clean, RawQuery: r.URL.RawQuery}
+		http.Redirect(w, r, baseOf(r)+u.String(), http.StatusTemporaryRedirect)
+		return
+	}
+	h.mux.ServeHTTP(w, r)
+}
+
+// cleanPath is p as the router serves it: rooted, without empty, "." or ".." segments,
+// its trailing slash kept.
+func cleanPath(p string) string {
+	if p == "" {
+		return "/"
+	}
+	if p[0] != '/' {
+		p = "/" + p
+	}
+	np := path.Clean(p)
+	if p[len(p)-1] == '/' && np != "/" {
+		np += "/"
+	}
+	return np
 }
 
 // contentSecurityPolicy allows only the dashboard's own script, style and requests: no

@@ -1584,3 +1584,25 @@ func TestListingShortPageNote(t *testing.T) {
 		}
 	}
 }
+
+// TestMountedRedirectsKeepPrefix: a path the router would clean (the mount point
+// without its slash, an empty, "." or ".." segment) is redirected under the prefix the
+// dashboard is mounted under, its query kept, not to the site's root.
+func TestMountedRedirectsKeepPrefix(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Config{})
+	b.enqueue(t, headgate.Envelope{ID: "j", Queue: "q"})
+	b.h = http.StripPrefix("/admin", b.h)
+	for path, want := range map[string]string{
+		"/admin":                                 "/admin/",
+		"/admin//queues/q/available":             "/admin/queues/q/available",
+		"/admin/queues/q/./available?kind=a%20b": "/admin/queues/q/available?kind=a%20b",
+		"/admin/queues/x/../q/available/":        "/admin/queues/q/available/",
+	} {
+		res := b.get(t, path)
+		if loc := res.header.Get("Location"); res.status != http.StatusTemporaryRedirect || loc != want {
+			t.Errorf("GET %s: %d to %q, want 307 to %q", path, res.status, loc, want)
+		}
+	}
+	b.mustGet(t, "/admin/queues/q/available", `href="/admin/jobs/j"`)
+}

@@ -1606,3 +1606,26 @@ func TestMountedRedirectsKeepPrefix(t *testing.T) {
 	}
 	b.mustGet(t, "/admin/queues/q/available", `href="/admin/jobs/j"`)
 }
+
+// TestChildrenOfWorkflowEndingInSpace: a workflow's children link lists its children,
+// also when its id ends in a space, not those of the id without it.
+func TestChildrenOfWorkflowEndingInSpace(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Config{})
+	for id, parent := range map[string]string{"p ": "", "p": "", "child-of-spaced": "p ", "child-of-plain": "p"} {
+		events := []headgate.Event{{Seq: 1, Kind: headgate.EventWorkflowStarted, WorkflowType: "t", RunID: "r1", ParentWorkflowID: parent}}
+		if parent != "" {
+			events[0].ParentRunID = "r1"
+		}
+		if err := b.store.Append(b.ctx, id, events, 0); err != nil {
+			t.Fatalf("Append(%s): %v", id, err)
+		}
+	}
+	link := regexp.MustCompile(`<a href="([^"]*)">children</a>`).FindStringSubmatch(b.mustGet(t, "/workflows/p%20"))
+	if link == nil {
+		t.Fatal("no children link on workflow \"p \"'s page")
+	}
+	if body := b.mustGet(t, html.UnescapeString(link[1]), ">child-of-spaced</a>"); strings.Contains(body, ">child-of-plain</a>") {
+		t.Errorf("the children of %q list %q, a child of %q", "p ", "child-of-plain", "p")
+	}
+}

@@ -27,8 +27,9 @@ type workflowsData struct {
 // status and parent, a page at a time.
 func (h *Handler) workflows(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	d := &workflowsData{Type: strings.TrimSpace(q.Get("type")), Status: q.Get("status"), Parent: strings.TrimSpace(q.Get("parent")),
-		Statuses: workflowStatuses}
+	// Taken as given, spaces included: a workflow's children link must select its
+	// children, not those of the id without its spaces.
+	d := &workflowsData{Type: q.Get("type"), Status: q.Get("status"), Parent: q.Get("parent"), Statuses: workflowStatuses}
 	f := headgate.WorkflowFilter{WorkflowType: d.Type, Status: headgate.WorkflowStatus(d.Status), Parent: d.Parent}
 	rows, next, err := h.src.workflows.Query(r.Context(), f, q.Get("cursor"), pageSize)
 	if err != nil {

@@ -307,9 +307,10 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 
 var errNotFound = errors.New("not found")
 
-// refuse answers with status and an error page (plain text for JSON endpoints).
+// refuse answers with status and an error page (plain text for JSON endpoints: the
+// routes whose pattern ends in .json, not a job or workflow page whose id does).
 func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, status int, msg string) {
-	if strings.HasSuffix(r.URL.Path, ".json") {
+	if strings.HasSuffix(r.Pattern, ".json") {
 		http.Error(w, msg, status)
 		return
 	}

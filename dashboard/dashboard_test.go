@@ -1629,3 +1629,16 @@ func TestChildrenOfWorkflowEndingInSpace(t *testing.T) {
 		t.Errorf("the children of %q list %q, a child of %q", "p ", "child-of-plain", "p")
 	}
 }
+
+// TestErrorPageOfIDEndingInJSON: a job whose id ends in .json that is not found gets the
+// dashboard's error page, as any other id; the JSON endpoints keep their plain errors.
+func TestErrorPageOfIDEndingInJSON(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Config{})
+	if res := b.get(t, "/jobs/report.json"); res.status != http.StatusNotFound || !strings.Contains(res.body, `id="error"`) {
+		t.Errorf("missing job report.json: %d %q, want 404 with the error page", res.status, res.body)
+	}
+	if res := b.get(t, "/operations/none/progress.json"); res.status != http.StatusNotFound || strings.Contains(res.body, "<html") {
+		t.Errorf("missing operation's progress.json: %d %q, want a plain 404", res.status, res.body)
+	}
+}

@@ -11,6 +11,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
+	"path"
 	"strings"
 	"time"
 
@@ -177,7 +179,32 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), h.cfg.RequestTimeout)
 	defer cancel()
-	h.mux.ServeHTTP(w, r.WithContext(withBase(ctx, r)))
+	r = r.WithContext(withBase(ctx, r))
+	if clean := cleanPath(r.URL.Path); clean != r.URL.Path {
+		// The router would redirect to the clean path without the prefix the dashboard
+		// is mounted under (/admin into /, /admin/queues/./q into /queues/q): redirect
+		// under it.
+		u := url.URL{Path: clean, RawQuery: r.URL.RawQuery}
+		http.Redirect(w, r, baseOf(r)+u.String(), http.StatusTemporaryRedirect)
+		return
+	}
+	h.mux.ServeHTTP(w, r)
+}
+
+// cleanPath is p as the router serves it: rooted, without empty, "." or ".." segments,
+// its trailing slash kept.
+func cleanPath(p string) string {
+	if p == "" {
+		return "/"
+	}
+	if p[0] != '/' {
+		p = "/" + p
+	}
+	np := path.Clean(p)
+	if p[len(p)-1] == '/' && np != "/" {
+		np += "/"
+	}
+	return np
 }
 
 // contentSecurityPolicy allows only the dashboard's own script, style and requests: no
@@ -202,6 +229,12 @@ func (h *Handler) routes() {
 	m.HandleFunc("GET /workflows/{id...}", h.view(h.workflow))
 	m.HandleFunc("GET /operations/{op}", h.view(h.operation))
 	m.HandleFunc("GET /operations/{op}/progress.json", h.view(h.operationJSON))
+
+	// Any other path is the dashboard's own not-found page, which names it, rather than
+	// the router's bare "404 page not found".
+	m.HandleFunc("/", h.view(func(w http.ResponseWriter, r *http.Request) error {
+		return fmt.Errorf("%s %s is not a page or action of the dashboard: %w", r.Method, baseOf(r)+r.URL.Path, errNotFound)
+	}))
 
 	m.HandleFunc("POST /jobs", h.jobAction)
 	m.HandleFunc("POST /queues/{queue}/pause", h.queueAction(ActionPause))
@@ -274,9 +307,10 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 
 var errNotFound = errors.New("not found")
 
-// refuse answers with status and an error page (plain text for JSON endpoints).
+// refuse answers with status and an error page (plain text for JSON endpoints: the
+// routes whose pattern ends in .json, not a job or workflow page whose id does).
 func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, status int, msg string) {
-	if strings.HasSuffix(r.URL.Path, ".json") {
+	if strings.HasSuffix(r.Pattern, ".json") {
 		http.Error(w, msg, status)
 		return
 	}

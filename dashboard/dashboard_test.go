@@ -1377,3 +1377,268 @@ func TestMatchingActionRefusesStateItCannotTake(t *testing.T) {
 		t.Errorf("a is %s after the refusals, want available", got)
 	}
 }
+
+// TestJobLinksOfUnusualIDs: a listing's link to each job opens that job's page, under the
+// mount prefix, whatever its id: one with an empty, "." or ".." path segment, which the
+// router would clean into another id (a//b into a/b) and redirect to without the prefix,
+// goes by the query.
+func TestJobLinksOfUnusualIDs(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Config{})
+	ids := []string{"a//b", "a/b", "x/../y", "y", ".", "a/", "a b", "é", "a?b#c", "50%", "<x>"}
+	for _, id := range ids {
+		b.enqueue(t, headgate.Envelope{ID: id, Queue: "q"})
+	}
+	b.h = http.StripPrefix("/admin", b.h)
+	body := b.mustGet(t, "/admin/queues/q/available")
+	links := regexp.MustCompile(`<a class="job-link" href="([^"]*)">([^<]*)</a>`).FindAllStringSubmatch(body, -1)
+	if len(links) != len(ids) {
+		t.Fatalf("listing links %d jobs, want %d:\n%s", len(links), len(ids), body)
+	}
+	for _, l := range links {
+		href, id := html.UnescapeString(l[1]), html.UnescapeString(l[2])
+		res := b.get(t, href)
+		if res.status != http.StatusOK {
+			t.Errorf("job %q: GET %s: %d (Location %q), want its page", id, href, res.status, res.header.Get("Location"))
+			continue
+		}
+		if want := "<title>Job " + html.EscapeString(id) + " · "; !strings.Contains(res.body, want) {
+			t.Errorf("job %q: GET %s shows another page, lacks %q", id, href, want)
+		}
+	}
+
+	// A workflow's link too, and its history's next page keeps its id.
+	for _, id := range []string{"w//x", "w/x"} {
+		events := make([]headgate.Event, 250)
+		events[0] = headgate.Event{Kind: headgate.EventWorkflowStarted, WorkflowType: "odd", RunID: "r1"}
+		for i := 1; i < len(events); i++ {
+			events[i] = headgate.Event{Kind: headgate.EventStepScheduled, Name: "s", Attempt: i}
+		}
+		for i := range events {
+			events[i].Seq = int64(i) + 1
+		}
+		if err := b.store.Append(b.ctx, id, events, 0); err != nil {
+			t.Fatalf("Append(%s): %v", id, err)
+		}
+	}
+	body = b.mustGet(t, "/admin/workflows")
+	wfLinks := regexp.MustCompile(`class="workflow-link" href="([^"]*)">([^<]*)</a>`).FindAllStringSubmatch(body, -1)
+	if len(wfLinks) != 2 {
+		t.Fatalf("workflows page links %d workflows, want 2:\n%s", len(wfLinks), body)
+	}
+	for _, l := range wfLinks {
+		href, id := html.UnescapeString(l[1]), html.UnescapeString(l[2])
+		page := b.mustGet(t, href, "<title>Workflow "+html.EscapeString(id)+" · ")
+		next := regexp.MustCompile(`href="([^"]*from=[^"]*)"`).FindStringSubmatch(page)
+		if next == nil {
+			t.Fatalf("workflow %q: no next page of its history:\n%s", id, page)
+		}
+		b.mustGet(t, html.UnescapeString(next[1]), "<title>Workflow "+html.EscapeString(id)+" · ", "#201")
+	}
+}
+
+// TestOverviewQueueLinksOfUnusualNames: the overview's tenants link and pause button of
+// a queue whose name holds '/', '?' or '#' reach that queue, not a 404 or another path.
+func TestOverviewQueueLinksOfUnusualNames(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Config{AllowActions: true})
+	queues := []string{"a/b", "a?b", "a#b", "50%"}
+	for _, q := range queues {
+		b.enqueue(t, headgate.Envelope{ID: "j-" + q, Queue: q, PartitionKey: "p"})
+	}
+	body := b.mustGet(t, "/")
+	for _, q := range queues {
+		row := regexp.MustCompile(`(?s)<tr data-queue="` + regexp.QuoteMeta(html.EscapeString(q)) + `">.*?</tr>`).FindString(body)
+		tenants := regexp.MustCompile(`class="tenants-link" href="([^"]*)"`).FindStringSubmatch(row)
+		pause := regexp.MustCompile(`action="([^"]*/pause)"`).FindStringSubmatch(row)
+		if tenants == nil || pause == nil {
+			t.Fatalf("queue %q: no tenants link or pause button in its row %q", q, row)
+		}
+		b.mustGet(t, html.UnescapeString(tenants[1]), "of queue <a", ">"+html.EscapeString(q)+"</a>")
+		if op := b.act(t, html.UnescapeString(pause[1]), url.Values{}); op.Done != 1 || op.Result != "queue "+q+" paused" {
+			t.Errorf("queue %q: pause button (%s): %+v, want it paused", q, pause[1], op)
+		}
+	}
+}
+
+// TestJobPageActionsBackLink: each button of a job's page leads, once its operation is
+// done, back to a page that exists: the job's own after a retry or cancel, its queue's
+// listing after a delete (the job's page is gone with it).
+func TestJobPageActionsBackLink(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Config{AllowActions: true})
+	b.enqueue(t, headgate.Envelope{ID: "c", Queue: "q"}, headgate.Envelope{ID: "d", Queue: "q"})
+	form := regexp.MustCompile(`(?s)<form method="post" action="/jobs" class="job-actions">.*?</form>`)
+	field := regexp.MustCompile(`name="([^"]*)" value="([^"]*)"`)
+	for id, action := range map[string]string{"c": "cancel", "d": "delete"} {
+		var values url.Values
+		for _, f := range form.FindAllString(b.mustGet(t, "/jobs/"+id), -1) {
+			if strings.Contains(f, `value="`+action+`"`) {
+				values = url.Values{}
+				for _, m := range field.FindAllStringSubmatch(f, -1) {
+					if m[1] != "action" {
+						values.Set(m[1], html.UnescapeString(m[2]))
+					}
+				}
+			}
+		}
+		if values == nil {
+			t.Fatalf("job %s: no %s button on its page", id, action)
+		}
+		values.Set("action", action)
+		values.Set("confirm", "1")
+		res := b.post(t, "/jobs", values)
+		if res.status != http.StatusSeeOther {
+			t.Fatalf("%s %s: %d %s", action, id, res.status, res.body)
+		}
+		loc := res.header.Get("Location")
+		var op struct {
+			Back     string
+			Done     int64
+			Finished bool
+		}
+		if err := json.Unmarshal([]byte(b.get(t, loc+"/progress.json?wait=10000").body), &op); err != nil {
+			t.Fatal(err)
+		}
+		if !op.Finished || op.Done != 1 {
+			t.Fatalf("%s %s: %+v, want it done", action, id, op)
+		}
+		if back := b.get(t, op.Back); back.status != http.StatusOK {
+			t.Errorf("%s %s: the operation's back link %s answers %d, want a page", action, id, op.Back, back.status)
+		}
+	}
+}
+
+// TestPartitionEndingInSpace: the tenants page's link to a partition whose name ends in
+// a space lists that partition's jobs, and an action on everything matching it takes
+// them alone, not those of the partition without the space.
+func TestPartitionEndingInSpace(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Config{AllowActions: true})
+	b.enqueue(t, headgate.Envelope{ID: "spaced", Queue: "q", PartitionKey: "acme "},
+		headgate.Envelope{ID: "plain", Queue: "q", PartitionKey: "acme"})
+	link := regexp.MustCompile(`<a href="([^"]*)">acme </a>`).FindStringSubmatch(b.mustGet(t, "/queues/q/tenants"))
+	if link == nil {
+		t.Fatal(`tenants page has no link to partition "acme "`)
+	}
+	listing := b.mustGet(t, html.UnescapeString(link[1]), ">spaced</a>")
+	if strings.Contains(listing, ">plain</a>") {
+		t.Errorf("partition %q's listing shows job plain of partition %q", "acme ", "acme")
+	}
+	op := b.act(t, "/jobs", url.Values{"action": {"delete"}, "scope": {"matching"}, "queue": {"q"}, "state": {"available"},
+		"partition": {"acme "}})
+	if op.Done != 1 || b.state(t, "spaced") != "deleted" || b.state(t, "plain") != headgate.StateAvailable {
+		t.Errorf("delete partition %q: %+v; spaced %s, plain %s", "acme ", op, b.state(t, "spaced"), b.state(t, "plain"))
+	}
+}
+
+// TestUnknownPage: a path that is no page of the dashboard answers 404 with the
+// dashboard's error page naming it, under the mount prefix, not the router's bare text.
+func TestUnknownPage(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Config{})
+	b.enqueue(t, headgate.Envelope{ID: "j", Queue: "q"})
+	b.h = http.StripPrefix("/admin", b.h)
+	for _, path := range []string{"/admin/queues/q", "/admin/queues/q/available/more", "/admin/nope"} {
+		res := b.get(t, path)
+		want := "GET " + path + " is not a page or action of the dashboard"
+		if res.status != http.StatusNotFound || !strings.Contains(res.body, want) || !strings.Contains(res.body, `href="/admin/"`) {
+			t.Errorf("GET %s: %d %q, want 404 saying %q with a link to the overview", path, res.status, res.body, want)
+		}
+	}
+}
+
+// TestStateLinksKeepFilter: a listing's links to the queue's other states keep its
+// filter and order, as its paging links do.
+func TestStateLinksKeepFilter(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Config{})
+	b.enqueue(t, headgate.Envelope{ID: "a1", Queue: "q", PartitionKey: "acme"}, headgate.Envelope{ID: "a2", Queue: "q", PartitionKey: "acme"},
+		headgate.Envelope{ID: "g1", Queue: "q", PartitionKey: "globex"}, headgate.Envelope{ID: "g2", Queue: "q", PartitionKey: "globex"})
+	b.cancel(t, "a2", "g2")
+	body := b.mustGet(t, "/queues/q/available?partition=acme&order=oldest", ">a1</a>")
+	link := regexp.MustCompile(`<nav class="states">.*?<a href="([^"]*)">cancelled</a>`).FindStringSubmatch(body)
+	if link == nil {
+		t.Fatalf("no link to the cancelled listing:\n%s", body)
+	}
+	if want := "/queues/q/cancelled?order=oldest&amp;partition=acme"; link[1] != want {
+		t.Errorf("link to the cancelled listing %q, want %q", link[1], want)
+	}
+	if cancelled := b.mustGet(t, html.UnescapeString(link[1]), ">a2</a>"); strings.Contains(cancelled, ">g2</a>") {
+		t.Errorf("the cancelled listing of partition acme shows globex's job g2")
+	}
+}
+
+// TestListingShortPageNote: the listing says a page may show fewer jobs than it read
+// only when it may (two or more of partition, tag and fingerprint), not for a kind or
+// a partition alone, which the job indexes answer in full pages.
+func TestListingShortPageNote(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Config{})
+	b.enqueue(t, headgate.Envelope{ID: "j", Queue: "q", Kind: "a", PartitionKey: "acme", Tags: []string{"vip"}})
+	const note = "may show fewer jobs than it read"
+	for query, want := range map[string]bool{"": false, "?kind=a": false, "?partition=acme": false, "?tag=vip": false,
+		"?kind=a&partition=acme": false, "?partition=acme&tag=vip": true} {
+		if body := b.mustGet(t, "/queues/q/available"+query, ">j</a>"); strings.Contains(body, note) != want {
+			t.Errorf("listing%s says %q: %v, want %v", query, note, !want, want)
+		}
+	}
+}
+
+// TestMountedRedirectsKeepPrefix: a path the router would clean (the mount point
+// without its slash, an empty, "." or ".." segment) is redirected under the prefix the
+// dashboard is mounted under, its query kept, not to the site's root.
+func TestMountedRedirectsKeepPrefix(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Config{})
+	b.enqueue(t, headgate.Envelope{ID: "j", Queue: "q"})
+	b.h = http.StripPrefix("/admin", b.h)
+	for path, want := range map[string]string{
+		"/admin":                                 "/admin/",
+		"/admin//queues/q/available":             "/admin/queues/q/available",
+		"/admin/queues/q/./available?kind=a%20b": "/admin/queues/q/available?kind=a%20b",
+		"/admin/queues/x/../q/available/":        "/admin/queues/q/available/",
+	} {
+		res := b.get(t, path)
+		if loc := res.header.Get("Location"); res.status != http.StatusTemporaryRedirect || loc != want {
+			t.Errorf("GET %s: %d to %q, want 307 to %q", path, res.status, loc, want)
+		}
+	}
+	b.mustGet(t, "/admin/queues/q/available", `href="/admin/jobs/j"`)
+}
+
+// TestChildrenOfWorkflowEndingInSpace: a workflow's children link lists its children,
+// also when its id ends in a space, not those of the id without it.
+func TestChildrenOfWorkflowEndingInSpace(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Config{})
+	for id, parent := range map[string]string{"p ": "", "p": "", "child-of-spaced": "p ", "child-of-plain": "p"} {
+		events := []headgate.Event{{Seq: 1, Kind: headgate.EventWorkflowStarted, WorkflowType: "t", RunID: "r1", ParentWorkflowID: parent}}
+		if parent != "" {
+			events[0].ParentRunID = "r1"
+		}
+		if err := b.store.Append(b.ctx, id, events, 0); err != nil {
+			t.Fatalf("Append(%s): %v", id, err)
+		}
+	}
+	link := regexp.MustCompile(`<a href="([^"]*)">children</a>`).FindStringSubmatch(b.mustGet(t, "/workflows/p%20"))
+	if link == nil {
+		t.Fatal("no children link on workflow \"p \"'s page")
+	}
+	if body := b.mustGet(t, html.UnescapeString(link[1]), ">child-of-spaced</a>"); strings.Contains(body, ">child-of-plain</a>") {
+		t.Errorf("the children of %q list %q, a child of %q", "p ", "child-of-plain", "p")
+	}
+}
+
+// TestErrorPageOfIDEndingInJSON: a job whose id ends in .json that is not found gets the
+// dashboard's error page, as any other id; the JSON endpoints keep their plain errors.
+func TestErrorPageOfIDEndingInJSON(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Config{})
+	if res := b.get(t, "/jobs/report.json"); res.status != http.StatusNotFound || !strings.Contains(res.body, `id="error"`) {
+		t.Errorf("missing job report.json: %d %q, want 404 with the error page", res.status, res.body)
+	}
+	if res := b.get(t, "/operations/none/progress.json"); res.status != http.StatusNotFound || strings.Contains(res.body, "<html") {
+		t.Errorf("missing operation's progress.json: %d %q, want a plain 404", res.status, res.body)
+	}
+}

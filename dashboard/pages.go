@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/headgate/headgate"
@@ -138,23 +137,38 @@ func writeJSON(w http.ResponseWriter, v any) error {
 const pageSize = 50
 
 // filter is what a listing selects within its queue and state. The inspector's listing
-// filters by kind itself; partition, tag, fingerprint and id are matched here on the
-// jobs each page reads.
+// answers kind, partition, tag and fingerprint from the job indexes; an id is looked up
+// alone.
 type filter struct {
 	Kind, Partition, Tag, Fingerprint, ID string
 	// Oldest orders a page oldest first (ids are time-ordered); newest first otherwise.
 	Oldest bool
 }
 
+// filterOf reads a listing's filter from its query or form. Values are taken as given,
+// spaces included, as the CLI takes them: a partition, tag or id may end in a space, and
+// a link to it (the tenants page's) must select it, not another.
 func filterOf(q url.Values) filter {
-	return filter{Kind: strings.TrimSpace(q.Get("kind")), Partition: strings.TrimSpace(q.Get("partition")),
-		Tag: strings.TrimSpace(q.Get("tag")), Fingerprint: strings.TrimSpace(q.Get("fingerprint")),
-		ID: strings.TrimSpace(q.Get("id")), Oldest: q.Get("order") == "oldest"}
+	return filter{Kind: q.Get("kind"), Partition: q.Get("partition"), Tag: q.Get("tag"),
+		Fingerprint: q.Get("fingerprint"), ID: q.Get("id"), Oldest: q.Get("order") == "oldest"}
 }
 
 // narrowed tells whether f selects less than its whole queue and state.
 func (f filter) narrowed() bool {
 	return f.Kind != "" || f.Partition != "" || f.Tag != "" || f.Fingerprint != "" || f.ID != ""
+}
+
+// MayBeShort tells whether a page of f may show fewer jobs than a full page and still
+// have a next one: with two or more of partition, tag and fingerprint the listing walks
+// the first one's index and checks the others (inspector.ListJobs).
+func (f filter) MayBeShort() bool {
+	n := 0
+	for _, v := range []string{f.Partition, f.Tag, f.Fingerprint} {
+		if v != "" {
+			n++
+		}
+	}
+	return n >= 2 && f.ID == ""
 }
 
 // partitionOnly tells whether f selects by partition alone, which the store counts.
@@ -254,7 +268,9 @@ type jobsData struct {
 	NextURL  string
 	FirstURL string
 	Orders   []orderLink
-	Paused   bool
+	// States links the queue's other listings, the filter and order kept.
+	States []orderLink
+	Paused bool
 }
 
 type orderLink struct {
@@ -303,6 +319,13 @@ func (h *Handler) jobs(w http.ResponseWriter, r *http.Request) error {
 		q.Set("cursor", next)
 		d.NextURL = here + "?" + q.Encode()
 	}
+	for _, st := range listedStates {
+		u := baseOf(r) + "/queues/" + url.PathEscape(sel.Queue) + "/" + url.PathEscape(string(st))
+		if q := sel.Filter.values().Encode(); q != "" {
+			u += "?" + q
+		}
+		d.States = append(d.States, orderLink{Label: string(st), URL: u, Current: st == sel.State})
+	}
 	for _, o := range []struct {
 		label  string
 		oldest bool
@@ -333,7 +356,7 @@ type progressView struct {
 }
 
 func (h *Handler) job(w http.ResponseWriter, r *http.Request) error {
-	id := r.PathValue("id")
+	id := idOf(r)
 	d, err := h.src.job.Job(r.Context(), id)
 	if err != nil {
 		return err

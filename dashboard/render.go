@@ -65,22 +65,37 @@ var templateFuncs = template.FuncMap{
 	"queueURL": func(base, queue string, state headgate.State) string {
 		return base + "/queues/" + url.PathEscape(queue) + "/" + url.PathEscape(string(state))
 	},
+	// queuePath is a queue's path, for its tenants page and its pause and resume.
+	"queuePath":   func(base, queue string) string { return base + "/queues/" + url.PathEscape(queue) },
 	"jobURL":      func(base, id string) string { return base + "/jobs/" + escapeID(id) },
 	"workflowURL": func(base, id string) string { return base + "/workflows/" + escapeID(id) },
 	"time":        formatTime,
 	"duration":    formatDuration,
 	"states":      func() []headgate.State { return headgate.States },
-	"listed":      func() []headgate.State { return listedStates },
 	"terminal":    func(s headgate.State) bool { return s.Terminal() },
 }
 
-// escapeID escapes a job id for a path, keeping '/' so {id...} reads it back whole.
+// escapeID escapes a job id for a path, keeping '/' so {id...} reads it back whole. An
+// id the path cannot carry (an empty, "." or ".." segment, which the router cleans away
+// and redirects to another id's page) goes in the query instead: "?id=..." after the
+// route's slash, which idOf reads.
 func escapeID(id string) string {
+	if p := "/" + id; path.Clean(p) != p && path.Clean(p)+"/" != p || id == "" {
+		return "?id=" + url.QueryEscape(id)
+	}
 	parts := strings.Split(id, "/")
 	for i, p := range parts {
 		parts[i] = url.PathEscape(p)
 	}
 	return strings.Join(parts, "/")
+}
+
+// idOf is the id of a job's or workflow's page: its path's, else its query's (escapeID).
+func idOf(r *http.Request) string {
+	if id := r.PathValue("id"); id != "" {
+		return id
+	}
+	return r.URL.Query().Get("id")
 }
 
 func formatTime(t time.Time) string {

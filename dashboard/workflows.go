@@ -27,8 +27,9 @@ type workflowsData struct {
 // status and parent, a page at a time.
 func (h *Handler) workflows(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	d := &workflowsData{Type: strings.TrimSpace(q.Get("type")), Status: q.Get("status"), Parent: strings.TrimSpace(q.Get("parent")),
-		Statuses: workflowStatuses}
+	// Taken as given, spaces included: a workflow's children link must select its
+	// children, not those of the id without its spaces.
+	d := &workflowsData{Type: q.Get("type"), Status: q.Get("status"), Parent: q.Get("parent"), Statuses: workflowStatuses}
 	f := headgate.WorkflowFilter{WorkflowType: d.Type, Status: headgate.WorkflowStatus(d.Status), Parent: d.Parent}
 	rows, next, err := h.src.workflows.Query(r.Context(), f, q.Get("cursor"), pageSize)
 	if err != nil {
@@ -61,7 +62,7 @@ type eventRow struct {
 }
 
 func (h *Handler) workflow(w http.ResponseWriter, r *http.Request) error {
-	id := r.PathValue("id")
+	id := idOf(r)
 	wf, err := h.src.workflows.GetWorkflow(r.Context(), id)
 	if err != nil {
 		return err
@@ -85,7 +86,11 @@ func (h *Handler) workflow(w http.ResponseWriter, r *http.Request) error {
 		d.Events = append(d.Events, row)
 	}
 	if next != 0 {
-		d.NextURL = baseOf(r) + "/workflows/" + escapeID(id) + "?from=" + strconv.FormatInt(next, 10)
+		u, sep := escapeID(id), "?"
+		if strings.HasPrefix(u, "?") {
+			sep = "&" // the id is in the query already
+		}
+		d.NextURL = baseOf(r) + "/workflows/" + u + sep + "from=" + strconv.FormatInt(next, 10)
 	}
 	h.render(w, r, "workflow", "Workflow "+id, d)
 	return nil

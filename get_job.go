@@ -156,6 +156,9 @@ func (s *Store) JobErrors(ctx context.Context, id string) ([]AttemptError, error
 
 // JobResult returns a completed job's result, or nil when it has none.
 func (s *Store) JobResult(ctx context.Context, id string) (*StoredBlob, error) {
+	if err := s.checkFormat(ctx); err != nil {
+		return nil, err
+	}
 	return s.getBlob(ctx, s.keys.Result(id))
 }
 

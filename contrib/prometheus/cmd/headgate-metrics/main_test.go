@@ -17,15 +17,7 @@ import (
 // The command serves a namespace's gauges on /metrics and stops when its context ends.
 func TestServesMetrics(t *testing.T) {
 	m := miniredis.RunT(t)
-	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
-	t.Cleanup(func() { _ = rdb.Close() })
-	s, err := headgate.NewStore(rdb, &headgate.StoreConfig{Namespace: "shop"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Enqueue(context.Background(), headgate.Envelope{ID: "j1", Kind: "k", Queue: "mail"}); err != nil {
-		t.Fatal(err)
-	}
+	shopWithOneJob(t, m.Addr(), "")
 	body := scrapeOnce(t, m.Addr(), "shop,other")
 	for _, want := range []string{
 		`headgate_jobs{namespace="shop",queue="mail",state="available"} 1`,
@@ -74,15 +66,7 @@ func TestCommandLineExitCodes(t *testing.T) {
 func TestRedisURLWithPassword(t *testing.T) {
 	m := miniredis.RunT(t)
 	m.RequireAuth("s3cret")
-	rdb := redis.NewClient(&redis.Options{Addr: m.Addr(), Password: "s3cret"})
-	t.Cleanup(func() { _ = rdb.Close() })
-	s, err := headgate.NewStore(rdb, &headgate.StoreConfig{Namespace: "shop"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Enqueue(context.Background(), headgate.Envelope{ID: "j1", Kind: "k", Queue: "mail"}); err != nil {
-		t.Fatal(err)
-	}
+	shopWithOneJob(t, m.Addr(), "s3cret")
 	body := scrapeOnce(t, "redis://:s3cret@"+m.Addr()+"/0", "shop")
 	if want := `headgate_jobs{namespace="shop",queue="mail",state="available"} 1`; !strings.Contains(body, want) {
 		t.Errorf("/metrics lacks %q:\n%s", want, body)
@@ -90,7 +74,7 @@ func TestRedisURLWithPassword(t *testing.T) {
 
 	bounded, stop := context.WithTimeout(context.Background(), 5*time.Second)
 	defer stop()
-	err = run(bounded, []string{"-redis", "redis://:s3cret@" + m.Addr() + "/nodb", "-namespace", "shop", "-addr", "127.0.0.1:0"}, io.Discard, nil)
+	err := run(bounded, []string{"-redis", "redis://:s3cret@" + m.Addr() + "/nodb", "-namespace", "shop", "-addr", "127.0.0.1:0"}, io.Discard, nil)
 	if exitCode(err) != exitUsage || err == nil || strings.Contains(err.Error(), "s3cret") || !strings.Contains(err.Error(), "-redis") {
 		t.Errorf("a bad -redis URL: %v, exit %d; want a usage error naming -redis without the password", err, exitCode(err))
 	}
@@ -140,4 +124,18 @@ func scrapeOnce(t *testing.T, redisArg, namespaces string) string {
 		t.Fatal("run did not return after cancel")
 	}
 	return string(body)
+}
+
+// shopWithOneJob enqueues job j1 of queue mail into namespace shop on the server at addr.
+func shopWithOneJob(t *testing.T, addr, password string) {
+	t.Helper()
+	rdb := redis.NewClient(&redis.Options{Addr: addr, Password: password})
+	t.Cleanup(func() { _ = rdb.Close() })
+	s, err := headgate.NewStore(rdb, &headgate.StoreConfig{Namespace: "shop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Enqueue(context.Background(), headgate.Envelope{ID: "j1", Kind: "k", Queue: "mail"}); err != nil {
+		t.Fatal(err)
+	}
 }

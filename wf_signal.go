@@ -10,7 +10,7 @@ import (
 // is appended to the history at once, or, while the run's task is running, kept in the
 // inbox until that task commits; either way a task follows. An id without a history is
 // ErrWorkflowNotFound, a closed run *WorkflowClosedError, a name no await can take
-// (see validateSignalName) *InvalidError.
+// (see ValidateWorkflowName) *InvalidError.
 func (s *Store) SignalWorkflow(ctx context.Context, workflowID, name string, payload []byte) error {
 	_, err := s.deliver(ctx, workflowID, Event{Kind: EventSignalReceived, Name: name, Payload: payload})
 	return err
@@ -35,7 +35,7 @@ func (s *Store) deliver(ctx context.Context, workflowID string, e Event) (string
 		return "", err
 	}
 	if e.Kind == EventSignalReceived {
-		if err := validateSignalName(e.Name); err != nil {
+		if err := ValidateWorkflowName("name", e.Name); err != nil {
 			return "", err
 		}
 	}
@@ -53,23 +53,24 @@ func (s *Store) deliver(ctx context.Context, workflowID string, e Event) (string
 	return asString(reply, 0), nil
 }
 
-// maxSignalNameBytes is the longest signal name a workflow can await (package
-// workflow's names of steps, sleeps, awaits and children).
-const maxSignalNameBytes = 200
+// maxWorkflowNameBytes is the longest name package workflow takes for a step, sleep,
+// await (a signal) or child, and for a workflow type.
+const maxWorkflowNameBytes = 200
 
-// validateSignalName refuses a signal name that no workflow can await: package
-// workflow refuses such a name in Await (it names an await "<scope>/<name>#<n>", the
-// scope of a Parallel branch "<name>#<n>[<i>]/"), so a signal of it would wait unread
-// in the run's history for good.
-func validateSignalName(name string) error {
-	if err := validateRequired("name", name, true); err != nil {
+// ValidateWorkflowName refuses, with an *InvalidError of field, a name package workflow
+// cannot use: empty, longer than 200 bytes, with braces or control characters, or with
+// '/', '#', '[' or ']', which its scoped names ("<scope>/<name>#<n>", a Parallel branch's
+// scope "<name>#<n>[<i>]/") use. A signal of such a name could never be awaited and
+// would wait unread in the run's history for good.
+func ValidateWorkflowName(field, name string) error {
+	if err := validateRequired(field, name, true); err != nil {
 		return err
 	}
-	if len(name) > maxSignalNameBytes {
-		return invalid("name", "longer than %d bytes: no workflow can await it", maxSignalNameBytes)
+	if len(name) > maxWorkflowNameBytes {
+		return invalid(field, "longer than %d bytes: no workflow can use it", maxWorkflowNameBytes)
 	}
 	if i := strings.IndexAny(name, "/#[]"); i >= 0 {
-		return invalid("name", "%q contains %q: no workflow can await it", name, name[i:i+1])
+		return invalid(field, "%q contains %q: no workflow can use it", name, name[i:i+1])
 	}
 	return nil
 }

@@ -271,15 +271,7 @@ func (t *task) goRun(fn func()) {
 
 // checkName refuses a name the scoped naming cannot hold, with an
 // *headgate.InvalidError naming field (the argument that carried it).
-func checkName(field, name string) error {
-	if name == "" || len(name) > 200 || strings.ContainsFunc(name, func(r rune) bool {
-		return r == '/' || r == '#' || r == '[' || r == ']' || r == '{' || r == '}' || r < 0x20 || r == 0x7f
-	}) {
-		return &headgate.InvalidError{Field: field, Reason: fmt.Sprintf(
-			"%q is not 1 to 200 bytes without '/', '#', '[', ']', braces or control characters", name)}
-	}
-	return nil
-}
+func checkName(field, name string) error { return headgate.ValidateWorkflowName(field, name) }
 
 // armedTimers returns the timers of the run that are armed and have not fired: sleeps',
 // awaits' and steps' retries, in the history and made by this task. The caller holds
